@@ -1,0 +1,304 @@
+// The one typed view of docgen's configuration: DOCGEN_* environment variables, validated
+// at start. A bad value stops the process with a message naming the variable and the fix.
+// docs/configuration.md and the README table list the same variables; keep them in step.
+
+export type Role = 'api' | 'render' | 'webhooks';
+export const ALL_ROLES: readonly Role[] = ['api', 'render', 'webhooks'];
+
+export interface ListenAddress {
+  host: string;
+  port: number;
+}
+
+export interface Config {
+  roles: Role[];
+  publicAddress: ListenAddress;
+  adminAddress: ListenAddress;
+  opsAddress: ListenAddress;
+  adminToken: string;
+  /** 32-byte key: encrypts webhook secrets, signs page tokens. */
+  secretKey: Buffer;
+  mongodb: { url: string; database: string };
+  nats: { servers: string[]; streamPrefix: string };
+  s3: {
+    endpoint: URL;
+    publicEndpoint: URL;
+    accessKey: string;
+    secretKey: string;
+    bucket: string;
+    region: string;
+  };
+  render: {
+    chromiumPath: string;
+    concurrency: number;
+    timeoutMs: number;
+    liquidTimeoutMs: number;
+    liquidMemoryMb: number;
+    browserRecycleAfterRenders: number;
+    browserMaxRssMb: number;
+    maxAttempts: number;
+  };
+  api: {
+    rateLimitPerSecond: number;
+    rateLimitBurst: number;
+    maxBodyBytes: number;
+    apiKeyCacheMs: number;
+  };
+  webhooks: {
+    allowInsecureUrls: boolean;
+    timeoutMs: number;
+    concurrency: number;
+    endpointConcurrency: number;
+  };
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+  shutdownGraceMs: number;
+}
+
+export interface ConfigVariable {
+  name: string;
+  default: string | undefined;
+  description: string;
+}
+
+/** Every variable docgen reads, with its default: the source of the README's table. */
+export const CONFIG_VARIABLES: ConfigVariable[] = [
+  { name: 'DOCGEN_ROLES', default: 'api,render,webhooks', description: 'Roles this process runs (`docgen serve --role` sets it).' },
+  { name: 'DOCGEN_PUBLIC_ADDR', default: '0.0.0.0:8080', description: 'Public listener: REST `/v1` and Connect/gRPC `docgen.v1`.' },
+  { name: 'DOCGEN_ADMIN_ADDR', default: '0.0.0.0:8081', description: 'Admin listener: Connect/gRPC `docgen.admin.v1`. Never expose publicly.' },
+  { name: 'DOCGEN_OPS_ADDR', default: '0.0.0.0:9090', description: 'Health (`/healthz`, `/readyz`) and `/metrics`, for every role.' },
+  { name: 'DOCGEN_ADMIN_TOKEN', default: undefined, description: 'Operator token for the admin API (at least 16 characters). Required by the api role.' },
+  { name: 'DOCGEN_SECRET_KEY', default: undefined, description: '32 bytes as 64 hex characters or base64: encrypts webhook secrets and signs page tokens. Required.' },
+  { name: 'DOCGEN_MONGODB_URL', default: undefined, description: 'MongoDB connection string (MongoDB 7+). Required.' },
+  { name: 'DOCGEN_MONGODB_DATABASE', default: 'docgen', description: 'Database name.' },
+  { name: 'DOCGEN_NATS_URL', default: undefined, description: 'NATS server URL(s), comma-separated; JetStream must be enabled. Required.' },
+  { name: 'DOCGEN_NATS_STREAM_PREFIX', default: 'DOCGEN', description: 'Prefix of JetStream stream and subject names (lets several installs share one NATS).' },
+  { name: 'DOCGEN_S3_ENDPOINT', default: undefined, description: 'S3/MinIO endpoint URL used by docgen, e.g. `http://minio:9000`. Required.' },
+  { name: 'DOCGEN_S3_PUBLIC_ENDPOINT', default: undefined, description: 'Endpoint URL that clients download `outputUrl` from (defaults to DOCGEN_S3_ENDPOINT).' },
+  { name: 'DOCGEN_S3_ACCESS_KEY', default: undefined, description: 'S3 access key. Required.' },
+  { name: 'DOCGEN_S3_SECRET_KEY', default: undefined, description: 'S3 secret key. Required.' },
+  { name: 'DOCGEN_S3_BUCKET', default: 'docgen', description: 'Bucket for generated documents (created if missing).' },
+  { name: 'DOCGEN_S3_REGION', default: 'us-east-1', description: 'S3 region used for signing.' },
+  { name: 'DOCGEN_CHROMIUM_PATH', default: '/usr/bin/chromium', description: 'Chromium executable.' },
+  { name: 'DOCGEN_RENDER_CONCURRENCY', default: '4', description: 'Pages rendering at once per render process (also the number of jobs pulled).' },
+  { name: 'DOCGEN_RENDER_TIMEOUT_MS', default: '10000', description: 'Hard time-out of one render (Liquid and PDF).' },
+  { name: 'DOCGEN_LIQUID_TIMEOUT_MS', default: '2000', description: 'Hard time-out of the Liquid step; the worker thread is terminated past it.' },
+  { name: 'DOCGEN_LIQUID_MEMORY_MB', default: '64', description: 'Heap limit of a Liquid worker thread.' },
+  { name: 'DOCGEN_BROWSER_RECYCLE_RENDERS', default: '1000', description: 'Restart Chromium after this many renders.' },
+  { name: 'DOCGEN_BROWSER_MAX_RSS_MB', default: '1500', description: 'Restart Chromium when its processes use more memory than this.' },
+  { name: 'DOCGEN_RENDER_MAX_ATTEMPTS', default: '3', description: 'Attempts in all for transient render failures before FAILED.' },
+  { name: 'DOCGEN_RATE_LIMIT_PER_SECOND', default: '20', description: 'Default sustained requests/s per API key (keys may override).' },
+  { name: 'DOCGEN_RATE_LIMIT_BURST', default: '40', description: 'Default burst per API key.' },
+  { name: 'DOCGEN_MAX_BODY_BYTES', default: '1048576', description: 'Largest accepted request body.' },
+  { name: 'DOCGEN_API_KEY_CACHE_MS', default: '500', description: 'How long an API key lookup is cached (a revoke takes effect within this).' },
+  { name: 'DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS', default: 'false', description: 'Allow `http://` and private/loopback webhook addresses (local development only).' },
+  { name: 'DOCGEN_WEBHOOK_TIMEOUT_MS', default: '10000', description: 'Time a receiver has to answer an attempt.' },
+  { name: 'DOCGEN_WEBHOOK_CONCURRENCY', default: '256', description: 'Attempts in flight per webhooks process.' },
+  { name: 'DOCGEN_WEBHOOK_ENDPOINT_CONCURRENCY', default: '16', description: 'Attempts in flight to any one endpoint per webhooks process.' },
+  { name: 'DOCGEN_LOG_LEVEL', default: 'info', description: '`debug`, `info`, `warn` or `error`.' },
+  { name: 'DOCGEN_SHUTDOWN_GRACE_MS', default: '25000', description: 'On SIGTERM: time to finish in-flight work before handing it back and exiting.' },
+];
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`docgen cannot start, its configuration is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+class Reader {
+  readonly problems: string[] = [];
+  private readonly env: Env;
+  constructor(env: Env) {
+    this.env = env;
+  }
+
+  raw(name: string): string | undefined {
+    const value = this.env[name];
+    if (value !== undefined && value.trim() !== '') return value.trim();
+    return CONFIG_VARIABLES.find((v) => v.name === name)?.default;
+  }
+
+  string(name: string, fix: string, required: boolean): string {
+    const value = this.raw(name);
+    if (value === undefined) {
+      if (required) this.problems.push(`${name} is not set. ${fix}`);
+      return '';
+    }
+    return value;
+  }
+
+  integer(name: string, min: number, max: number): number {
+    const value = this.raw(name) ?? '';
+    const n = Number(value);
+    if (!/^-?\d+$/.test(value) || n < min || n > max) {
+      this.problems.push(`${name}=${JSON.stringify(value)} is not valid. Set it to a whole number from ${min} to ${max}.`);
+      return min;
+    }
+    return n;
+  }
+
+  number(name: string, min: number, max: number): number {
+    const value = this.raw(name) ?? '';
+    const n = Number(value);
+    if (value === '' || !Number.isFinite(n) || n < min || n > max) {
+      this.problems.push(`${name}=${JSON.stringify(value)} is not valid. Set it to a number from ${min} to ${max}.`);
+      return min;
+    }
+    return n;
+  }
+
+  boolean(name: string): boolean {
+    const value = (this.raw(name) ?? '').toLowerCase();
+    if (['true', '1', 'yes'].includes(value)) return true;
+    if (['false', '0', 'no'].includes(value)) return false;
+    this.problems.push(`${name}=${JSON.stringify(value)} is not valid. Set it to true or false.`);
+    return false;
+  }
+
+  address(name: string): ListenAddress {
+    const value = this.raw(name) ?? '';
+    const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s]+):(\d{1,5})$/.exec(value);
+    const port = match ? Number(match[2]) : NaN;
+    if (!match || port > 65535) {
+      this.problems.push(`${name}=${JSON.stringify(value)} is not valid. Set it to HOST:PORT, e.g. 0.0.0.0:8080 (port 0 picks a free one).`);
+      return { host: '127.0.0.1', port: 0 };
+    }
+    return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
+  }
+
+  url(name: string, protocols: string[], required: boolean, fix: string): URL | undefined {
+    const value = this.raw(name);
+    if (value === undefined) {
+      if (required) this.problems.push(`${name} is not set. ${fix}`);
+      return undefined;
+    }
+    try {
+      const url = new URL(value);
+      if (!protocols.includes(url.protocol)) throw new Error('protocol');
+      return url;
+    } catch {
+      this.problems.push(`${name}=${JSON.stringify(value)} is not a valid ${protocols.join(' or ')} URL. ${fix}`);
+      return undefined;
+    }
+  }
+}
+
+function parseRoles(value: string, problems: string[]): Role[] {
+  const roles = value.split(',').map((r) => r.trim()).filter(Boolean);
+  const bad = roles.filter((r) => !(ALL_ROLES as string[]).includes(r));
+  if (bad.length > 0 || roles.length === 0) {
+    problems.push(`DOCGEN_ROLES=${JSON.stringify(value)} is not valid. Use a comma-separated subset of ${ALL_ROLES.join(', ')}.`);
+    return [];
+  }
+  return [...new Set(roles)] as Role[];
+}
+
+export function parseSecretKey(value: string): Buffer | undefined {
+  if (/^[0-9a-fA-F]{64}$/.test(value)) return Buffer.from(value, 'hex');
+  if (/^[A-Za-z0-9+/_-]{43}=?$/.test(value)) {
+    const buf = Buffer.from(value.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+    if (buf.length === 32) return buf;
+  }
+  return undefined;
+}
+
+/** Reads and validates the configuration; throws ConfigError listing every problem at once. */
+export function loadConfig(env: Env = process.env): Config {
+  const r = new Reader(env);
+  const roles = parseRoles(r.raw('DOCGEN_ROLES') ?? '', r.problems);
+
+  const adminToken = r.string('DOCGEN_ADMIN_TOKEN', 'Set it to a long random string, e.g. `openssl rand -hex 32`.', roles.includes('api'));
+  if (adminToken !== '' && adminToken.length < 16) {
+    r.problems.push('DOCGEN_ADMIN_TOKEN is shorter than 16 characters. Use a long random string, e.g. `openssl rand -hex 32`.');
+  }
+
+  const secretKeyText = r.string('DOCGEN_SECRET_KEY', 'Generate one with `openssl rand -hex 32`.', true);
+  let secretKey = Buffer.alloc(0);
+  if (secretKeyText !== '') {
+    const parsed = parseSecretKey(secretKeyText);
+    if (parsed) secretKey = parsed;
+    else r.problems.push('DOCGEN_SECRET_KEY must be 32 bytes: 64 hex characters or 44 base64 characters. Generate one with `openssl rand -hex 32`.');
+  }
+
+  const mongoUrl = r.string('DOCGEN_MONGODB_URL', 'Set it to a connection string, e.g. mongodb://mongo:27017/?replicaSet=rs0.', true);
+  if (mongoUrl !== '' && !/^mongodb(\+srv)?:\/\//.test(mongoUrl)) {
+    r.problems.push(`DOCGEN_MONGODB_URL must start with mongodb:// or mongodb+srv://.`);
+  }
+
+  const natsText = r.string('DOCGEN_NATS_URL', 'Set it to the NATS server, e.g. nats://nats:4222 (JetStream enabled).', true);
+  const natsServers = natsText.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const server of natsServers) {
+    if (!/^(nats|tls):\/\/[^\s/]+$/.test(server) && !/^[^\s/:]+:\d+$/.test(server)) {
+      r.problems.push(`DOCGEN_NATS_URL entry ${JSON.stringify(server)} is not valid. Use nats://HOST:PORT.`);
+    }
+  }
+  const streamPrefix = r.string('DOCGEN_NATS_STREAM_PREFIX', '', false);
+  if (!/^[A-Z][A-Z0-9_]{0,31}$/.test(streamPrefix)) {
+    r.problems.push('DOCGEN_NATS_STREAM_PREFIX must be 1-32 characters of A-Z, 0-9 and _, starting with a letter.');
+  }
+
+  const s3Fix = 'Set it to your MinIO/S3 endpoint, e.g. http://minio:9000.';
+  const s3Endpoint = r.url('DOCGEN_S3_ENDPOINT', ['http:', 'https:'], true, s3Fix);
+  const s3Public = r.url('DOCGEN_S3_PUBLIC_ENDPOINT', ['http:', 'https:'], false, 'Set it to the URL clients reach the object store at.');
+  const s3AccessKey = r.string('DOCGEN_S3_ACCESS_KEY', 'Set it to the S3 access key.', true);
+  const s3SecretKey = r.string('DOCGEN_S3_SECRET_KEY', 'Set it to the S3 secret key.', true);
+  const bucket = r.string('DOCGEN_S3_BUCKET', '', false);
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    r.problems.push(`DOCGEN_S3_BUCKET=${JSON.stringify(bucket)} is not a valid bucket name (3-63 of a-z, 0-9, '.', '-').`);
+  }
+
+  const logLevel = r.string('DOCGEN_LOG_LEVEL', '', false);
+  if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
+    r.problems.push(`DOCGEN_LOG_LEVEL=${JSON.stringify(logLevel)} is not valid. Use debug, info, warn or error.`);
+  }
+
+  const config: Config = {
+    roles,
+    publicAddress: r.address('DOCGEN_PUBLIC_ADDR'),
+    adminAddress: r.address('DOCGEN_ADMIN_ADDR'),
+    opsAddress: r.address('DOCGEN_OPS_ADDR'),
+    adminToken,
+    secretKey,
+    mongodb: { url: mongoUrl, database: r.string('DOCGEN_MONGODB_DATABASE', '', false) },
+    nats: { servers: natsServers, streamPrefix },
+    s3: {
+      endpoint: s3Endpoint ?? new URL('http://invalid.invalid'),
+      publicEndpoint: s3Public ?? s3Endpoint ?? new URL('http://invalid.invalid'),
+      accessKey: s3AccessKey,
+      secretKey: s3SecretKey,
+      bucket,
+      region: r.string('DOCGEN_S3_REGION', '', false),
+    },
+    render: {
+      chromiumPath: r.string('DOCGEN_CHROMIUM_PATH', '', false),
+      concurrency: r.integer('DOCGEN_RENDER_CONCURRENCY', 1, 64),
+      timeoutMs: r.integer('DOCGEN_RENDER_TIMEOUT_MS', 1000, 300000),
+      liquidTimeoutMs: r.integer('DOCGEN_LIQUID_TIMEOUT_MS', 100, 60000),
+      liquidMemoryMb: r.integer('DOCGEN_LIQUID_MEMORY_MB', 16, 4096),
+      browserRecycleAfterRenders: r.integer('DOCGEN_BROWSER_RECYCLE_RENDERS', 1, 1000000),
+      browserMaxRssMb: r.integer('DOCGEN_BROWSER_MAX_RSS_MB', 128, 65536),
+      maxAttempts: r.integer('DOCGEN_RENDER_MAX_ATTEMPTS', 1, 10),
+    },
+    api: {
+      rateLimitPerSecond: r.number('DOCGEN_RATE_LIMIT_PER_SECOND', 0.001, 1000000),
+      rateLimitBurst: r.integer('DOCGEN_RATE_LIMIT_BURST', 1, 1000000),
+      maxBodyBytes: r.integer('DOCGEN_MAX_BODY_BYTES', 1024, 64 * 1024 * 1024),
+      apiKeyCacheMs: r.integer('DOCGEN_API_KEY_CACHE_MS', 0, 1000),
+    },
+    webhooks: {
+      allowInsecureUrls: r.boolean('DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS'),
+      timeoutMs: r.integer('DOCGEN_WEBHOOK_TIMEOUT_MS', 100, 60000),
+      concurrency: r.integer('DOCGEN_WEBHOOK_CONCURRENCY', 1, 10000),
+      endpointConcurrency: r.integer('DOCGEN_WEBHOOK_ENDPOINT_CONCURRENCY', 1, 1000),
+    },
+    logLevel: logLevel as Config['logLevel'],
+    shutdownGraceMs: r.integer('DOCGEN_SHUTDOWN_GRACE_MS', 0, 600000),
+  };
+
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return config;
+}

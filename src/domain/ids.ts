@@ -1,0 +1,39 @@
+// Public identifiers are a type prefix plus the row's MongoDB ObjectId in hex: URL-safe,
+// and sortable by creation time because an ObjectId starts with its creation second.
+import { createHash } from 'node:crypto';
+import { ObjectId } from 'mongodb';
+
+export const ID_PREFIXES = {
+  generation: 'gen_',
+  workspace: 'ws_',
+  template: 'tpl_',
+  apiKey: 'key_',
+  webhookEndpoint: 'whe_',
+  event: 'evt_',
+  delivery: 'dlv_',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+export function formatId(kind: IdKind, id: ObjectId): string {
+  return ID_PREFIXES[kind] + id.toHexString();
+}
+
+/** Parses a public id of the given kind; undefined when it is not one (wrong prefix, bad hex). */
+export function parseId(kind: IdKind, value: string): ObjectId | undefined {
+  const prefix = ID_PREFIXES[kind];
+  if (typeof value !== 'string' || !value.startsWith(prefix)) return undefined;
+  const hex = value.slice(prefix.length);
+  if (!/^[0-9a-f]{24}$/.test(hex)) return undefined;
+  return new ObjectId(hex);
+}
+
+/**
+ * An ObjectId derived from a name: the same parts always give the same id. Used where an
+ * insert must be idempotent (one delivery per event and endpoint, one idempotency record per
+ * key) without relying on unique secondary indexes: `_id` is unique on every MongoDB.
+ */
+export function deterministicObjectId(...parts: string[]): ObjectId {
+  const digest = createHash('sha256').update(parts.join('\u0000')).digest();
+  return new ObjectId(digest.subarray(0, 12));
+}
