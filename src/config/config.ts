@@ -217,7 +217,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const secretKeyText = r.string('DOCGEN_SECRET_KEY', 'Generate one with `openssl rand -hex 32`.', true);
-  let secretKey = Buffer.alloc(0);
+  let secretKey: Buffer = Buffer.alloc(0);
   if (secretKeyText !== '') {
     const parsed = parseSecretKey(secretKeyText);
     if (parsed) secretKey = parsed;

@@ -1,0 +1,249 @@
+// The REST `/v1` gateway (interface-v1 + contract §1). It maps HTTP onto the same request
+// pipeline the Connect handlers use (src/api/public-api.ts), so authentication, scope, rate
+// limit and validation are written once. This file only speaks HTTP: routing, bodies,
+// query strings, headers and the JSON shapes of the interface.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { CallContext, PublicApi } from '../src/api/public-api.ts';
+import { writeRateLimitHeaders } from '../src/api/rate-limit-headers.ts';
+import { DomainError, validationError, type FieldIssue } from '../src/domain/errors.ts';
+import { parseCreateGenerationBody, validateIdempotencyKey } from '../src/generations/create-input.ts';
+import type { ListGenerationsInput } from '../src/generations/generation-service.ts';
+import type { GenerationView } from '../src/generations/generation-view.ts';
+import { BodyError, MethodNotAllowed, sendError } from './rest-errors.ts';
+
+type Request = IncomingMessage | Http2ServerRequest;
+type Response = ServerResponse | Http2ServerResponse;
+
+export interface RestGatewayOptions {
+  api: PublicApi;
+  maxBodyBytes: number;
+  /** Called for INTERNAL/UNAVAILABLE errors with the request id (for logging the cause). */
+  onError?: (err: unknown, requestId: string) => void;
+  /** Called once per answered request, for metrics and access logs. */
+  onResponse?: (info: { route: string; method: string; status: number; durationMs: number; requestId: string }) => void;
+}
+
+/** Deepest JSON nesting accepted in a body: far above any real document, far below a stack risk. */
+export const MAX_JSON_DEPTH = 64;
+const LIST_PARAMS = new Set(['pageSize', 'pageToken', 'status', 'templateId', 'createdAfter', 'createdBefore']);
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
+
+/** The eleven fields of the interface's Generation, in its order, and nothing else. */
+export function generationJson(view: GenerationView) {
+  return {
+    id: view.id,
+    workspaceId: view.workspaceId,
+    templateId: view.templateId,
+    templateName: view.templateName,
+    format: view.format,
+    status: view.status,
+    data: view.data,
+    outputUrl: view.outputUrl,
+    error: view.error,
+    createdAt: view.createdAt.toISOString(),
+    updatedAt: view.updatedAt.toISOString(),
+  };
+}
+
+interface Route {
+  name: string;
+  methods: string[];
+}
+
+function matchRoute(path: string): { route: Route; id?: string } | undefined {
+  if (path === '/v1/generations' || path === '/v1/generations/') return { route: { name: '/v1/generations', methods: ['GET', 'POST'] } };
+  const match = /^\/v1\/generations\/([^/]+)$/.exec(path);
+  if (match) return { route: { name: '/v1/generations/{id}', methods: ['GET'] }, id: decodeURIComponentSafe(match[1]!) };
+  return undefined;
+}
+
+function decodeURIComponentSafe(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+/** Returns a request handler for `/v1/…`; it answers every request it is given. */
+export function createRestGateway(options: RestGatewayOptions) {
+  const { api } = options;
+
+  return async function handle(req: Request, res: Response): Promise<void> {
+    const started = performance.now();
+    const given = req.headers['x-request-id'];
+    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    res.setHeader('X-Request-Id', requestId);
+    const ctx: CallContext = { authorization: req.headers.authorization };
+    let routeName = 'unmatched';
+    const method = req.method ?? 'GET';
+    let status = 500;
+
+    const answer = (code: number, body: unknown) => {
+      status = code;
+      writeRateLimitHeaders(ctx.rateLimit, (name, value) => res.setHeader(name, value));
+      res.statusCode = code;
+      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.setHeader('Cache-Control', 'no-store');
+      res.end(JSON.stringify(body));
+    };
+
+    try {
+      const url = new URL(req.url ?? '/', 'http://gateway.invalid');
+      const matched = matchRoute(url.pathname);
+      if (!matched) {
+        drain(req);
+        throw new DomainError('NOT_FOUND', `No route for ${method} ${url.pathname}`);
+      }
+      routeName = matched.route.name;
+      if (!matched.route.methods.includes(method)) {
+        drain(req);
+        res.setHeader('Allow', matched.route.methods.join(', '));
+        throw new MethodNotAllowed(method, matched.route.methods);
+      }
+
+      if (method === 'POST') {
+        const raw = await readBody(req, options.maxBodyBytes);
+        const view = await api.createGeneration(ctx, () => ({
+          input: parseCreateGenerationBody(parseJsonBody(raw)),
+          idempotencyKey: validateIdempotencyKey(headerValue(req.headers['idempotency-key'])),
+        }));
+        answer(201, generationJson(view));
+      } else if (matched.id !== undefined) {
+        drain(req);
+        const view = await api.getGeneration(ctx, () => matched.id!);
+        answer(200, generationJson(view));
+      } else {
+        drain(req);
+        const page = await api.listGenerations(ctx, () => parseListQuery(url.searchParams));
+        answer(200, { generations: page.generations.map(generationJson), nextPageToken: page.nextPageToken });
+      }
+    } catch (err) {
+      status = sendError(res, err, (cause) => options.onError?.(cause, requestId), () =>
+        writeRateLimitHeaders(ctx.rateLimit, (name, value) => res.setHeader(name, value)),
+      );
+    } finally {
+      options.onResponse?.({ route: routeName, method, status, durationMs: performance.now() - started, requestId });
+    }
+  };
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Discards a body we do not read, so keep-alive connections stay usable. */
+function drain(req: Request): void {
+  req.resume();
+}
+
+/**
+ * Reads the body up to the limit. Size and media type are transport checks made before
+ * authentication (a huge body is refused without reading it all); everything about the
+ * body's content is validation, made after authentication, scope and rate limit.
+ */
+async function readBody(req: Request, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (Number.isFinite(declared) && declared > limit) {
+    drainOrClose(req);
+    throw new BodyError(413, `Request body is larger than ${limit} bytes`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      drainOrClose(req);
+      throw new BodyError(413, `Request body is larger than ${limit} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  const body = Buffer.concat(chunks);
+  const contentType = headerValue(req.headers['content-type']);
+  if (body.length > 0 && !isJsonMediaType(contentType)) {
+    throw new BodyError(415, 'Content-Type must be application/json');
+  }
+  return body;
+}
+
+function drainOrClose(req: Request): void {
+  // Past the limit we stop reading; the connection is closed after the answer.
+  req.pause();
+  (req.socket as { setTimeout?: (ms: number) => void } | undefined)?.setTimeout?.(5000);
+}
+
+function isJsonMediaType(value: string | undefined): boolean {
+  if (!value) return false;
+  const type = value.split(';')[0]!.trim().toLowerCase();
+  return type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
+}
+
+/** JSON text -> value; invalid UTF-8, too deep nesting or bad JSON are VALIDATION_ERRORs. */
+export function parseJsonBody(raw: Buffer): unknown {
+  if (raw.length === 0) throw validationError([{ field: 'body', issue: 'is required (a JSON object)' }]);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+  } catch {
+    throw validationError([{ field: 'body', issue: 'is not valid UTF-8' }]);
+  }
+  if (exceedsDepth(text, MAX_JSON_DEPTH)) {
+    throw validationError([{ field: 'body', issue: `must not be nested deeper than ${MAX_JSON_DEPTH} levels` }]);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw validationError([{ field: 'body', issue: 'is not valid JSON' }]);
+  }
+}
+
+/** Nesting depth of JSON text without parsing it (brackets outside strings). */
+function exceedsDepth(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > limit) return true;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return false;
+}
+
+export function parseListQuery(params: URLSearchParams): ListGenerationsInput {
+  const issues: FieldIssue[] = [];
+  const seen = new Set<string>();
+  for (const key of params.keys()) {
+    if (!LIST_PARAMS.has(key)) issues.push({ field: key, issue: 'is not a known query parameter' });
+    else if (seen.has(key)) issues.push({ field: key, issue: 'must be given at most once' });
+    seen.add(key);
+  }
+  const input: ListGenerationsInput = {};
+  const pageSize = params.get('pageSize');
+  if (pageSize !== null) {
+    if (!/^\d{1,9}$/.test(pageSize)) issues.push({ field: 'pageSize', issue: 'must be a non-negative integer' });
+    else input.pageSize = Number(pageSize);
+  }
+  const pageToken = params.get('pageToken');
+  if (pageToken !== null && pageToken !== '') input.pageToken = pageToken;
+  const status = params.get('status');
+  if (status !== null) input.status = status;
+  const templateId = params.get('templateId');
+  if (templateId !== null) input.templateId = templateId;
+  for (const field of ['createdAfter', 'createdBefore'] as const) {
+    const value = params.get(field);
+    if (value === null) continue;
+    const date = new Date(value);
+    if (!RFC3339.test(value) || Number.isNaN(date.getTime())) issues.push({ field, issue: 'must be an RFC 3339 date-time' });
+    else input[field] = date;
+  }
+  if (issues.length > 0) throw validationError(issues);
+  return input;
+}

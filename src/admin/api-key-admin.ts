@@ -1,0 +1,129 @@
+// API keys (contract §5). The secret is generated here, returned once, and only its SHA-256
+// hash and display prefix are stored.
+import { ObjectId } from 'mongodb';
+import { displayPrefix, generateApiKey, hashApiKey, isScope, SCOPES, type Scope } from '../auth/api-keys.ts';
+import { notFound, validationError, type FieldIssue } from '../domain/errors.ts';
+import { formatId } from '../domain/ids.ts';
+import type { ApiKeysRepository } from '../store/api-keys-repository.ts';
+import type { ApiKeyDoc } from '../store/documents.ts';
+import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
+import { checkPage, quoteId, requireId, requireName, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
+
+/** Same ceilings as DOCGEN_RATE_LIMIT_PER_SECOND / DOCGEN_RATE_LIMIT_BURST. */
+const MAX_RATE = 1_000_000;
+
+export interface ApiKeyView {
+  id: string;
+  workspaceId: string;
+  name: string;
+  scopes: string[];
+  prefix: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+  /** null: the service default. */
+  rateLimitPerSecond: number | null;
+  rateLimitBurst: number | null;
+}
+
+export interface CreateApiKeyInput {
+  workspaceId: string;
+  name: string;
+  scopes: string[];
+  /** 0 or absent: the service default. */
+  rateLimitPerSecond?: number | undefined;
+  rateLimitBurst?: number | undefined;
+}
+
+export function toApiKeyView(doc: ApiKeyDoc): ApiKeyView {
+  return {
+    id: formatId('apiKey', doc._id),
+    workspaceId: formatId('workspace', doc.workspaceId),
+    name: doc.name,
+    scopes: [...doc.scopes],
+    prefix: doc.prefix,
+    createdAt: doc.createdAt,
+    lastUsedAt: doc.lastUsedAt,
+    revokedAt: doc.revokedAt,
+    rateLimitPerSecond: doc.rateLimitPerSecond,
+    rateLimitBurst: doc.rateLimitBurst,
+  };
+}
+
+export class ApiKeyAdmin {
+  private readonly workspaces: WorkspacesRepository;
+  private readonly apiKeys: ApiKeysRepository;
+  constructor(deps: { workspaces: WorkspacesRepository; apiKeys: ApiKeysRepository }) {
+    this.workspaces = deps.workspaces;
+    this.apiKeys = deps.apiKeys;
+  }
+
+  /** Returns the record and the key itself; the key is never retrievable again. */
+  async create(input: CreateApiKeyInput): Promise<{ apiKey: ApiKeyView; secret: string }> {
+    const name = requireName(input.name);
+    const scopes = checkScopes(input.scopes);
+    const rate = checkRateLimit(input.rateLimitPerSecond, input.rateLimitBurst);
+    const workspace = await requireWorkspace(this.workspaces, input.workspaceId);
+    const secret = generateApiKey();
+    const doc: ApiKeyDoc = {
+      _id: new ObjectId(),
+      workspaceId: workspace._id,
+      name,
+      scopes,
+      hash: hashApiKey(secret),
+      prefix: displayPrefix(secret),
+      createdAt: new Date(),
+      lastUsedAt: null,
+      revokedAt: null,
+      rateLimitPerSecond: rate.perSecond,
+      rateLimitBurst: rate.burst,
+    };
+    await this.apiKeys.insert(doc);
+    return { apiKey: toApiKeyView(doc), secret };
+  }
+
+  async list(workspaceId: string, page?: PageInput): Promise<PageOf<ApiKeyView>> {
+    const { pageSize, pageToken } = checkPage(page);
+    const workspace = await requireWorkspace(this.workspaces, workspaceId);
+    const result = await this.apiKeys.list(workspace._id, pageSize, pageToken);
+    return { items: result.items.map(toApiKeyView), nextPageToken: result.nextPageToken };
+  }
+
+  /** Idempotent: revoking a revoked key keeps the first revocation time. */
+  async revoke(id: string): Promise<ApiKeyView> {
+    const objectId = requireId('apiKey', id, 'id', 'API key');
+    const doc = await this.apiKeys.revoke(objectId, new Date());
+    if (!doc) throw notFound(`API key ${quoteId(id)}`);
+    return toApiKeyView(doc);
+  }
+}
+
+function checkScopes(value: unknown): Scope[] {
+  const list = Array.isArray(value) ? value : [];
+  const issues: FieldIssue[] = [];
+  const scopes: Scope[] = [];
+  for (const raw of list) {
+    const scope = typeof raw === 'string' ? raw.trim() : '';
+    if (!isScope(scope)) issues.push({ field: 'scopes', issue: `unknown scope ${JSON.stringify(raw)}; known scopes: ${SCOPES.join(', ')}` });
+    else if (!scopes.includes(scope)) scopes.push(scope);
+  }
+  if (issues.length === 0 && scopes.length === 0) {
+    issues.push({ field: 'scopes', issue: `at least one scope is required (${SCOPES.join(', ')})` });
+  }
+  if (issues.length > 0) throw validationError(issues);
+  return scopes;
+}
+
+function checkRateLimit(perSecond: number | undefined, burst: number | undefined): { perSecond: number | null; burst: number | null } {
+  const issues: FieldIssue[] = [];
+  const rate = perSecond ?? 0;
+  const size = burst ?? 0;
+  if (!Number.isFinite(rate) || rate < 0 || rate > MAX_RATE) {
+    issues.push({ field: 'rateLimitPerSecond', issue: `must be from 0 (service default) to ${MAX_RATE}` });
+  }
+  if (!Number.isInteger(size) || size < 0 || size > MAX_RATE) {
+    issues.push({ field: 'rateLimitBurst', issue: `must be a whole number from 0 (service default) to ${MAX_RATE}` });
+  }
+  if (issues.length > 0) throw validationError(issues);
+  return { perSecond: rate > 0 ? rate : null, burst: size > 0 ? size : null };
+}

@@ -1,0 +1,168 @@
+// Turns submitted template content into the stored, immutable TemplateVersionContent:
+// defaults filled in, and every field checked so that a stored version is always well formed.
+// Whether the Liquid itself is acceptable is decided at publish time (analyzeTemplate).
+import { validationError, type FieldIssue } from '../domain/errors.ts';
+import {
+  DEFAULT_PDF_OPTIONS,
+  PAGE_SIZES,
+  type JsonObject,
+  type JsonValue,
+  type PageSize,
+  type PdfOptions,
+  type TemplateVersionContent,
+  type VariableDeclaration,
+} from '../domain/template.ts';
+
+export const MAX_CONTENT_BYTES = 1024 * 1024;
+export const MAX_VARIABLES = 500;
+export const MAX_PARTIALS = 100;
+const MAX_DESCRIPTION = 1000;
+const MAX_HEADER_FOOTER_BYTES = 64 * 1024;
+
+// Liquid identifiers; a hyphen is legal in Liquid names, so it is accepted too.
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+const PARTIAL_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$/;
+// What Chromium's PDF printer accepts: a number with an optional px/in/cm/mm unit.
+const CSS_LENGTH = /^\d+(\.\d+)?(px|in|cm|mm)?$/;
+
+export interface VariableDeclarationInput {
+  name: string;
+  required?: boolean | undefined;
+  /** undefined: no default (null is a default). */
+  default?: JsonValue | undefined;
+  description?: string | undefined;
+}
+
+export interface PdfOptionsInput {
+  pageSize?: string | undefined;
+  landscape?: boolean | undefined;
+  margins?: { top?: string | undefined; right?: string | undefined; bottom?: string | undefined; left?: string | undefined } | undefined;
+  printBackground?: boolean | undefined;
+  headerTemplate?: string | undefined;
+  footerTemplate?: string | undefined;
+}
+
+export interface TemplateContentInput {
+  body: string;
+  css?: string | undefined;
+  partials?: Record<string, string> | undefined;
+  variables?: VariableDeclarationInput[] | undefined;
+  /** Absent: DEFAULT_PDF_OPTIONS; absent fields inside take their defaults. */
+  pdfOptions?: PdfOptionsInput | undefined;
+}
+
+export function normalizeContent(input: TemplateContentInput | undefined): TemplateVersionContent {
+  const issues: FieldIssue[] = [];
+  if (!input) throw validationError([{ field: 'content', issue: 'is required' }]);
+
+  const body = typeof input.body === 'string' ? input.body : '';
+  if (body.trim() === '') issues.push({ field: 'content.body', issue: 'is required (the Liquid HTML of the template)' });
+  const css = typeof input.css === 'string' ? input.css : '';
+
+  const partials: Record<string, string> = {};
+  const partialEntries = Object.entries(input.partials ?? {});
+  if (partialEntries.length > MAX_PARTIALS) issues.push({ field: 'content.partials', issue: `at most ${MAX_PARTIALS} partials` });
+  for (const [name, text] of partialEntries) {
+    if (!PARTIAL_NAME.test(name)) {
+      issues.push({ field: `content.partials`, issue: `partial name ${JSON.stringify(name)} must be 1-100 characters of A-Z, a-z, 0-9, '_', '.', '-'` });
+    } else if (typeof text !== 'string') {
+      issues.push({ field: `content.partials.${name}`, issue: 'must be a string' });
+    } else {
+      partials[name] = text;
+    }
+  }
+
+  const variables = normalizeVariables(input.variables ?? [], issues);
+  const pdfOptions = normalizePdfOptions(input.pdfOptions, issues);
+
+  let bytes = Buffer.byteLength(body) + Buffer.byteLength(css);
+  for (const text of Object.values(partials)) bytes += Buffer.byteLength(text);
+  bytes += Buffer.byteLength(pdfOptions.headerTemplate) + Buffer.byteLength(pdfOptions.footerTemplate);
+  if (bytes > MAX_CONTENT_BYTES) issues.push({ field: 'content', issue: `body, CSS, partials and header/footer together must be at most ${MAX_CONTENT_BYTES} bytes` });
+
+  if (issues.length > 0) throw validationError(issues);
+  return { body, css, partials, variables, pdfOptions };
+}
+
+function normalizeVariables(list: VariableDeclarationInput[], issues: FieldIssue[]): VariableDeclaration[] {
+  if (!Array.isArray(list)) {
+    issues.push({ field: 'content.variables', issue: 'must be a list' });
+    return [];
+  }
+  if (list.length > MAX_VARIABLES) issues.push({ field: 'content.variables', issue: `at most ${MAX_VARIABLES} variables` });
+  const seen = new Set<string>();
+  const out: VariableDeclaration[] = [];
+  list.forEach((v, i) => {
+    const field = `content.variables[${i}]`;
+    const name = typeof v?.name === 'string' ? v.name : '';
+    if (!VARIABLE_NAME.test(name)) {
+      issues.push({ field: `${field}.name`, issue: `${JSON.stringify(name)} is not a valid variable name (a letter or '_', then letters, digits, '_' or '-'; at most 64)` });
+      return;
+    }
+    if (seen.has(name)) {
+      issues.push({ field: `${field}.name`, issue: `variable \`${name}\` is declared twice` });
+      return;
+    }
+    seen.add(name);
+    const description = typeof v.description === 'string' ? v.description : '';
+    if (description.length > MAX_DESCRIPTION) issues.push({ field: `${field}.description`, issue: `must be at most ${MAX_DESCRIPTION} characters` });
+    // Build without undefined keys: the driver would store undefined as null, turning
+    // "no default" into "default null".
+    const declaration: VariableDeclaration = { name, required: v.required === true, description };
+    if (v.default !== undefined) declaration.default = v.default;
+    out.push(declaration);
+  });
+  return out;
+}
+
+function normalizePdfOptions(input: PdfOptionsInput | undefined, issues: FieldIssue[]): PdfOptions {
+  const d = DEFAULT_PDF_OPTIONS;
+  if (!input) return { ...d, margins: { ...d.margins } };
+  let pageSize: PageSize = d.pageSize;
+  if (input.pageSize !== undefined && input.pageSize !== '') {
+    const match = PAGE_SIZES.find((s) => s.toLowerCase() === String(input.pageSize).toLowerCase());
+    if (match) pageSize = match;
+    else issues.push({ field: 'content.pdfOptions.pageSize', issue: `${JSON.stringify(input.pageSize)} is not a page size; use one of ${PAGE_SIZES.join(', ')}` });
+  }
+  const margins = { ...d.margins };
+  for (const side of ['top', 'right', 'bottom', 'left'] as const) {
+    const value = input.margins?.[side];
+    if (value === undefined || value === '') continue;
+    const text = String(value).trim();
+    if (CSS_LENGTH.test(text)) margins[side] = text;
+    else issues.push({ field: `content.pdfOptions.margins.${side}`, issue: `${JSON.stringify(value)} is not a length; use e.g. "10mm", "0.5in", "1cm" or "20px"` });
+  }
+  const headerTemplate = input.headerTemplate ?? d.headerTemplate;
+  const footerTemplate = input.footerTemplate ?? d.footerTemplate;
+  for (const [field, text] of [['headerTemplate', headerTemplate], ['footerTemplate', footerTemplate]] as const) {
+    if (Buffer.byteLength(text) > MAX_HEADER_FOOTER_BYTES) issues.push({ field: `content.pdfOptions.${field}`, issue: `must be at most ${MAX_HEADER_FOOTER_BYTES} bytes` });
+  }
+  return {
+    pageSize,
+    landscape: input.landscape ?? d.landscape,
+    margins,
+    printBackground: input.printBackground ?? d.printBackground,
+    headerTemplate,
+    footerTemplate,
+  };
+}
+
+/**
+ * The variables a preview renders with: unknown names and missing required ones are
+ * refused (as a generation would fail on them), declared defaults fill the gaps.
+ */
+export function resolvePreviewVariables(content: TemplateVersionContent, supplied: JsonObject, version: number): JsonObject {
+  const issues: FieldIssue[] = [];
+  const declared = new Map(content.variables.map((v) => [v.name, v]));
+  for (const name of Object.keys(supplied)) {
+    if (!declared.has(name)) issues.push({ field: `variables.${name}`, issue: `variable \`${name}\` is not declared by version ${version}` });
+  }
+  const resolved: JsonObject = {};
+  for (const v of content.variables) {
+    if (Object.hasOwn(supplied, v.name)) resolved[v.name] = supplied[v.name]!;
+    else if (v.default !== undefined) resolved[v.name] = v.default;
+    else if (v.required) issues.push({ field: `variables.${v.name}`, issue: `required variable \`${v.name}\` is missing` });
+  }
+  if (issues.length > 0) throw validationError(issues, issues.map((i) => i.issue).join('; '));
+  return resolved;
+}

@@ -1,0 +1,58 @@
+// One listening port for HTTP/1.1 (REST, Connect, gRPC-web) and cleartext HTTP/2 (gRPC,
+// Connect): Node's HTTP/2 server only speaks h2c to clients with prior knowledge, so each
+// connection is routed by its first bytes: the HTTP/2 preface goes to the HTTP/2 server,
+// anything else to the HTTP/1.1 server. Both use the same request handler.
+import http from 'node:http';
+import http2 from 'node:http2';
+import net from 'node:net';
+import type { ListenAddress } from '../config/config.ts';
+
+export type RequestHandler = (
+  req: http.IncomingMessage | http2.Http2ServerRequest,
+  res: http.ServerResponse | http2.Http2ServerResponse,
+) => void;
+
+const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+
+export interface DualProtocolServer {
+  readonly port: number;
+  /** Stops accepting connections and closes idle ones; in-flight requests finish. */
+  close(): Promise<void>;
+}
+
+export async function startDualProtocolServer(address: ListenAddress, handler: RequestHandler): Promise<DualProtocolServer> {
+  const h1 = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000, headersTimeout: 30_000 }, handler);
+  const h2 = http2.createServer({}, handler);
+  const sockets = new Set<net.Socket>();
+  const front = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.once('data', (first: Buffer) => {
+      socket.pause();
+      socket.unshift(first);
+      const isHttp2 = first.subarray(0, Math.min(first.length, HTTP2_PREFACE.length)).equals(HTTP2_PREFACE.subarray(0, Math.min(first.length, HTTP2_PREFACE.length)));
+      (isHttp2 ? h2 : h1).emit('connection', socket);
+      socket.resume();
+    });
+    socket.on('error', () => socket.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    front.once('error', reject);
+    front.listen(address.port, address.host, () => resolve());
+  });
+  const port = (front.address() as net.AddressInfo).port;
+  return {
+    port,
+    async close() {
+      await new Promise<void>((resolve) => {
+        front.close(() => resolve());
+        h1.closeIdleConnections();
+        h2.close();
+        // Connections still busy after a grace period are cut.
+        setTimeout(() => {
+          for (const s of sockets) s.destroy();
+        }, 5000).unref();
+      });
+    },
+  };
+}

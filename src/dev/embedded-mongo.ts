@@ -1,0 +1,328 @@
+// The MongoDB stand-in of `docgen dev` and of the tests: CongoDB (a MongoDB wire-protocol
+// server written in TypeScript) running in this process on 127.0.0.1.
+//
+// Why not CongoDB's own server and storage: its 'file' storage rewrites a JSON file per
+// operation without locking (concurrent inserts are lost, so conditional updates stop being
+// atomic) and JSON turns Dates and ObjectIds into strings on reload. Its in-memory storage
+// runs each command to completion without yielding to I/O, which makes every single-document
+// command atomic. So we keep the in-memory storage and persist it ourselves: a snapshot in
+// canonical Extended JSON (types survive), written atomically (temp file + rename) shortly
+// after each write and on stop. A crash (SIGKILL) can lose the writes of the last
+// `flushDelayMs`; a clean stop loses nothing.
+//
+// What CongoDB does not do (see test/integration/congodb-capabilities.test.ts for the list the
+// data layer may rely on): unique secondary indexes, TTL indexes, transactions, change streams.
+import { createServer, type Server, type Socket } from 'node:net';
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  CommandRouter,
+  MemoryStorageAdapter,
+  WireProtocol,
+  plugins as congoPlugins,
+  type CongoServer,
+} from '@push.rocks/smartmongo/dist_ts/congodb/index.js';
+import { OP_QUERY } from '@push.rocks/smartmongo/dist_ts/congodb/server/WireProtocol.js';
+import type { IStoredDocument } from '@push.rocks/smartmongo/dist_ts/congodb/types/interfaces.js';
+
+type Document = Record<string, unknown>;
+type IndexSpec = { key: Record<string, unknown>; unique?: boolean; sparse?: boolean; expireAfterSeconds?: number };
+type StoredIndex = IndexSpec & { name: string };
+
+const SNAPSHOT_FILE = 'congodb.ejson';
+const SNAPSHOT_FORMAT = 'docgen-congodb-snapshot/1';
+
+// CongoDB's documents are instances of the bson package it imports; EJSON must come from the
+// same copy so that it recognises them.
+const { EJSON } = congoPlugins.bson;
+
+interface Snapshot {
+  format: string;
+  databases: Record<string, Record<string, { indexes: StoredIndex[]; documents: Document[] }>>;
+}
+
+/** CongoDB's in-memory storage, snapshotted to one file after writes. */
+class SnapshottingStorage extends MemoryStorageAdapter {
+  private readonly file: string | undefined;
+  private readonly flushDelayMs: number;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+  private dirty = false;
+  private restoring = false;
+  lastFlushError: unknown;
+
+  constructor(dataDir: string | undefined, flushDelayMs: number) {
+    super();
+    this.file = dataDir === undefined ? undefined : join(dataDir, SNAPSHOT_FILE);
+    this.flushDelayMs = flushDelayMs;
+  }
+
+  override async initialize(): Promise<void> {
+    await super.initialize();
+    if (this.file !== undefined) await this.restore();
+  }
+
+  override async close(): Promise<void> {
+    await this.flush();
+    await super.close();
+  }
+
+  /** Writes the snapshot now if anything changed since the last one. */
+  async flush(): Promise<void> {
+    if (this.flushTimer !== undefined) {
+      clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
+    }
+    while (this.flushing !== undefined) await this.flushing;
+    if (!this.dirty || this.file === undefined) return;
+    this.dirty = false;
+    this.flushing = this.writeSnapshot(this.file).finally(() => {
+      this.flushing = undefined;
+    });
+    await this.flushing;
+  }
+
+  private markDirty(): void {
+    if (this.restoring || this.file === undefined) return;
+    this.dirty = true;
+    if (this.flushTimer !== undefined) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      this.flush().then(
+        () => {
+          this.lastFlushError = undefined;
+        },
+        (err: unknown) => {
+          // Keep serving; the next write retries the snapshot.
+          this.lastFlushError = err;
+          this.dirty = true;
+          console.error('docgen dev: could not write the MongoDB stand-in snapshot:', err);
+        },
+      );
+    }, this.flushDelayMs);
+    this.flushTimer.unref();
+  }
+
+  private async writeSnapshot(file: string): Promise<void> {
+    // Built without yielding to I/O, so no command can interleave: the snapshot is consistent.
+    const snapshot: Snapshot = { format: SNAPSHOT_FORMAT, databases: {} };
+    for (const dbName of await this.listDatabases()) {
+      const collections: Snapshot['databases'][string] = {};
+      for (const collName of await this.listCollections(dbName)) {
+        collections[collName] = {
+          indexes: (await this.getIndexes(dbName, collName)) as StoredIndex[],
+          documents: await this.findAll(dbName, collName),
+        };
+      }
+      snapshot.databases[dbName] = collections;
+    }
+    const text = EJSON.stringify(snapshot, { relaxed: false });
+    const temp = `${file}.${process.pid}.tmp`;
+    await mkdir(join(file, '..'), { recursive: true });
+    const handle = await open(temp, 'w');
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  }
+
+  override async persist(): Promise<void> {
+    await this.flush();
+  }
+
+  override async restore(): Promise<void> {
+    if (this.file === undefined) return;
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    const snapshot = EJSON.parse(text, { relaxed: false }) as Snapshot;
+    if (snapshot.format !== SNAPSHOT_FORMAT) {
+      throw new Error(`${this.file} is not a docgen MongoDB stand-in snapshot (format ${String(snapshot.format)}).`);
+    }
+    this.restoring = true;
+    try {
+      for (const [dbName, collections] of Object.entries(snapshot.databases)) {
+        for (const [collName, { indexes, documents }] of Object.entries(collections)) {
+          await this.createCollection(dbName, collName);
+          for (const { name, ...spec } of indexes) {
+            if (name !== '_id_') await this.saveIndex(dbName, collName, name, spec);
+          }
+          await this.insertMany(dbName, collName, documents);
+        }
+      }
+    } finally {
+      this.restoring = false;
+    }
+  }
+
+  // Every mutation schedules a snapshot.
+  override async createDatabase(dbName: string): Promise<void> {
+    await super.createDatabase(dbName);
+    this.markDirty();
+  }
+  override async dropDatabase(dbName: string): Promise<boolean> {
+    const result = await super.dropDatabase(dbName);
+    this.markDirty();
+    return result;
+  }
+  override async createCollection(dbName: string, collName: string): Promise<void> {
+    await super.createCollection(dbName, collName);
+    this.markDirty();
+  }
+  override async dropCollection(dbName: string, collName: string): Promise<boolean> {
+    const result = await super.dropCollection(dbName, collName);
+    this.markDirty();
+    return result;
+  }
+  override async renameCollection(dbName: string, oldName: string, newName: string): Promise<void> {
+    await super.renameCollection(dbName, oldName, newName);
+    this.markDirty();
+  }
+  override async insertOne(dbName: string, collName: string, doc: Document): Promise<IStoredDocument> {
+    const result = await super.insertOne(dbName, collName, doc);
+    this.markDirty();
+    return result;
+  }
+  override async updateById(dbName: string, collName: string, id: congoPlugins.bson.ObjectId, doc: IStoredDocument): Promise<boolean> {
+    const result = await super.updateById(dbName, collName, id, doc);
+    this.markDirty();
+    return result;
+  }
+  override async deleteById(dbName: string, collName: string, id: congoPlugins.bson.ObjectId): Promise<boolean> {
+    const result = await super.deleteById(dbName, collName, id);
+    this.markDirty();
+    return result;
+  }
+  override async saveIndex(dbName: string, collName: string, indexName: string, indexSpec: IndexSpec): Promise<void> {
+    await super.saveIndex(dbName, collName, indexName, indexSpec);
+    this.markDirty();
+  }
+  override async dropIndex(dbName: string, collName: string, indexName: string): Promise<boolean> {
+    const result = await super.dropIndex(dbName, collName, indexName);
+    this.markDirty();
+    return result;
+  }
+}
+
+export interface EmbeddedMongoOptions {
+  /** Directory holding the snapshot; without it the data lives in memory only. */
+  dataDir?: string;
+  /** TCP port; 0 or absent picks a free one. */
+  port?: number;
+  /** Delay between a write and the snapshot that includes it. Default 100 ms. */
+  flushDelayMs?: number;
+}
+
+export interface EmbeddedMongo {
+  /** Connection string for the mongodb driver. */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string | undefined;
+  /** Writes pending changes to the snapshot now. */
+  flush(): Promise<void>;
+  /** Closes client connections, writes the final snapshot and stops listening. */
+  stop(): Promise<void>;
+}
+
+const HOST = '127.0.0.1';
+
+export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Promise<EmbeddedMongo> {
+  const storage = new SnapshottingStorage(options.dataDir, options.flushDelayMs ?? 100);
+  await storage.initialize();
+
+  const sockets = new Set<Socket>();
+  const startedAt = Date.now();
+  let port = options.port ?? 0;
+  // CommandRouter only reads these server facts (serverStatus, whatsmyuri).
+  const serverFacts = {
+    getUptime: () => Math.floor((Date.now() - startedAt) / 1000),
+    getConnectionCount: () => sockets.size,
+    get host() {
+      return HOST;
+    },
+    get port() {
+      return port;
+    },
+  };
+  const router = new CommandRouter(storage, serverFacts as unknown as CongoServer);
+
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    serveConnection(socket, router);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port, host: HOST }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  port = typeof address === 'object' && address !== null ? address.port : port;
+
+  let stopped: Promise<void> | undefined;
+  return {
+    url: `mongodb://${HOST}:${port}/?directConnection=true`,
+    host: HOST,
+    port,
+    dataDir: options.dataDir,
+    flush: () => storage.flush(),
+    stop() {
+      stopped ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        for (const socket of sockets) socket.destroy();
+        await closed;
+        await storage.close();
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** Reads wire-protocol messages off one connection and answers them in order. */
+function serveConnection(socket: Socket, router: CommandRouter): void {
+  let buffered: Buffer = Buffer.alloc(0);
+  let busy = false;
+
+  const pump = async (): Promise<void> => {
+    if (busy) return;
+    busy = true;
+    try {
+      for (;;) {
+        const parsed = WireProtocol.parseMessage(buffered);
+        if (parsed === null) break;
+        buffered = buffered.subarray(parsed.bytesConsumed);
+        const { command } = parsed;
+        const response = await router.route(command);
+        if (socket.destroyed) return;
+        socket.write(
+          command.opCode === OP_QUERY
+            ? WireProtocol.encodeOpReplyResponse(command.requestID, [response])
+            : WireProtocol.encodeOpMsgResponse(command.requestID, response),
+        );
+      }
+    } catch {
+      // A message we cannot parse leaves the stream out of step: drop the connection.
+      socket.destroy();
+    } finally {
+      busy = false;
+    }
+  };
+
+  socket.on('data', (chunk: Buffer) => {
+    buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+    // While a command runs, the loop in pump() picks up what arrives.
+    void pump();
+  });
+}

@@ -1,0 +1,181 @@
+// Create, read and list generations for an authenticated principal. Transport-neutral: the
+// REST gateway and the Connect handlers both call this after authentication, scope and rate
+// limit checks (src/api/public-api.ts).
+import type { ObjectId } from 'mongodb';
+import type { Principal } from '../auth/api-key-authenticator.ts';
+import { DomainError, notFound, validationError } from '../domain/errors.ts';
+import { deterministicObjectId, formatId, parseId } from '../domain/ids.ts';
+import type { GenerationDoc, GenerationStatus } from '../store/documents.ts';
+import type { GenerationsRepository } from '../store/generations-repository.ts';
+import { clampPageSize } from '../store/pagination.ts';
+import type { TemplatesRepository } from '../store/templates-repository.ts';
+import { createInputHash, type CreateGenerationInput } from './create-input.ts';
+import { GENERATION_STATUSES, toGenerationView, type GenerationView } from './generation-view.ts';
+import { PageTokenCodec } from './page-token.ts';
+
+export const OUTPUT_URL_TTL_SECONDS = 3600;
+const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
+export interface RenderJobPublisher {
+  publishRenderJob(generationId: string): Promise<void>;
+}
+
+export interface OutputUrlSigner {
+  presignGet(key: string, expirySeconds: number): Promise<string>;
+}
+
+export interface ListGenerationsInput {
+  pageSize?: number;
+  pageToken?: string;
+  status?: string;
+  templateId?: string;
+  createdAfter?: Date;
+  createdBefore?: Date;
+}
+
+export interface GenerationPage {
+  generations: GenerationView[];
+  nextPageToken: string | null;
+}
+
+export interface GenerationServiceDeps {
+  generations: GenerationsRepository;
+  templates: TemplatesRepository;
+  jobs: RenderJobPublisher;
+  urls: OutputUrlSigner;
+  pageTokens: PageTokenCodec;
+  onPublishError?: (generationId: string, err: unknown) => void;
+  /** Test hook: runs between the database write and the job publish (fault injection). */
+  afterInsert?: (generationId: string) => void;
+}
+
+export class GenerationService {
+  private readonly deps: GenerationServiceDeps;
+  constructor(deps: GenerationServiceDeps) {
+    this.deps = deps;
+  }
+
+  async create(principal: Principal, input: CreateGenerationInput, idempotencyKey?: string): Promise<GenerationView> {
+    const { generations } = this.deps;
+    const template = await this.findTemplate(principal.workspaceId, input.templateId);
+    const now = new Date();
+    const doc = generations.newDoc(
+      {
+        workspaceId: principal.workspaceId,
+        templateId: template?._id ?? null,
+        templateRef: input.templateId,
+        templateName: template?.name ?? '',
+        data: input.variables,
+      },
+      now,
+    );
+
+    if (idempotencyKey !== undefined) {
+      const bodyHash = createInputHash(input);
+      const recordId = deterministicObjectId('idempotency', principal.workspaceId.toHexString(), idempotencyKey);
+      const existing = await generations.claimIdempotencyKey({
+        _id: recordId,
+        workspaceId: principal.workspaceId,
+        bodyHash,
+        generationId: doc._id,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+      });
+      if (existing) {
+        if (existing.bodyHash !== bodyHash) {
+          throw new DomainError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body');
+        }
+        const earlier = await this.awaitGeneration(existing.generationId);
+        if (earlier) return this.view(earlier);
+        if (!(await generations.takeOverIdempotencyKey(recordId, existing.generationId, doc._id))) {
+          throw new DomainError('UNAVAILABLE', 'A request with this Idempotency-Key is still being processed; retry shortly', { retryAfterSeconds: 1 });
+        }
+      }
+    }
+
+    await generations.insert(doc);
+    const id = formatId('generation', doc._id);
+    this.deps.afterInsert?.(id);
+    try {
+      await this.deps.jobs.publishRenderJob(id);
+      await generations.markJobPublished(doc._id);
+    } catch (err) {
+      // The row is the source of truth: the outbox sweeper publishes it shortly.
+      this.deps.onPublishError?.(id, err);
+    }
+    return this.view(doc);
+  }
+
+  async get(principal: Principal, id: string): Promise<GenerationView> {
+    const objectId = parseId('generation', id);
+    const doc = objectId ? await this.deps.generations.get(objectId) : null;
+    if (!doc || !doc.workspaceId.equals(principal.workspaceId)) throw notFound('Generation');
+    return this.view(doc);
+  }
+
+  async list(principal: Principal, input: ListGenerationsInput): Promise<GenerationPage> {
+    if (input.pageSize !== undefined && (!Number.isInteger(input.pageSize) || input.pageSize < 0)) {
+      throw validationError([{ field: 'pageSize', issue: 'must be a non-negative integer' }]);
+    }
+    if (input.status !== undefined && !(GENERATION_STATUSES as readonly string[]).includes(input.status)) {
+      throw validationError([{ field: 'status', issue: `must be one of ${GENERATION_STATUSES.join(', ')}` }]);
+    }
+    if (input.templateId !== undefined && input.templateId.length === 0) {
+      throw validationError([{ field: 'templateId', issue: 'must not be empty' }]);
+    }
+    const limit = clampPageSize(input.pageSize);
+    const queryHash = PageTokenCodec.queryHash({
+      workspace: principal.workspaceId.toHexString(),
+      status: input.status,
+      templateId: input.templateId,
+      createdAfter: input.createdAfter?.toISOString(),
+      createdBefore: input.createdBefore?.toISOString(),
+    });
+    let after;
+    if (input.pageToken !== undefined && input.pageToken !== '') {
+      after = this.deps.pageTokens.decode(input.pageToken, queryHash);
+      if (!after) throw validationError([{ field: 'pageToken', issue: 'is not a valid page token for this query' }]);
+    }
+    let templateId: ObjectId | undefined;
+    if (input.templateId !== undefined) {
+      templateId = parseId('template', input.templateId);
+      // An id that is not a template id matches nothing.
+      if (!templateId) return { generations: [], nextPageToken: null };
+    }
+    const rows = await this.deps.generations.list({
+      workspaceId: principal.workspaceId,
+      status: input.status as GenerationStatus | undefined,
+      templateId,
+      createdAfter: input.createdAfter,
+      createdBefore: input.createdBefore,
+      after,
+      limit: limit + 1,
+    });
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    const nextPageToken = rows.length > limit && last ? this.deps.pageTokens.encode({ createdAt: last.createdAt, id: last._id }, queryHash) : null;
+    return { generations: await Promise.all(page.map((doc) => this.view(doc))), nextPageToken };
+  }
+
+  private async view(doc: GenerationDoc): Promise<GenerationView> {
+    const url = doc.status === 'COMPLETED' && doc.outputKey ? await this.deps.urls.presignGet(doc.outputKey, OUTPUT_URL_TTL_SECONDS) : null;
+    return toGenerationView(doc, url);
+  }
+
+  private async findTemplate(workspaceId: ObjectId, templateRef: string) {
+    const id = parseId('template', templateRef);
+    const template = id ? await this.deps.templates.get(id) : null;
+    // Another workspace's template is as unknown as a missing one.
+    return template && template.workspaceId.equals(workspaceId) ? template : null;
+  }
+
+  /** The generation an earlier request with the same Idempotency-Key is inserting. */
+  private async awaitGeneration(id: ObjectId): Promise<GenerationDoc | null> {
+    for (let i = 0; i < 50; i++) {
+      const doc = await this.deps.generations.get(id);
+      if (doc) return doc;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return null;
+  }
+}

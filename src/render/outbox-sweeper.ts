@@ -1,0 +1,65 @@
+// Finishes what a crash interrupted (contract §2: nothing stays PENDING or PROCESSING forever,
+// exactly one final event per generation):
+// - PENDING rows whose render job was never published (the API died between insert and
+//   publish) or was lost, and PROCESSING rows whose worker's lease expired: publish the job;
+// - final rows whose event never left: publish it.
+// Every replica may sweep; JetStream's msgID de-duplication and the conditional claim make
+// a duplicate publish harmless.
+import type { GenerationDoc } from '../store/documents.ts';
+import type { GenerationsRepository } from '../store/generations-repository.ts';
+import { formatId } from '../domain/ids.ts';
+
+export interface SweeperDeps {
+  generations: GenerationsRepository;
+  /** msgId de-duplicates within JetStream's window. */
+  publishJob(generationId: string, msgId: string): Promise<void>;
+  publishEvent(doc: GenerationDoc): Promise<void>;
+  intervalMs: number;
+  /** How long a fresh PENDING row may wait for the API's own publish. */
+  publishGraceMs: number;
+  /** Republish a PENDING job after this long (it was lost from the stream). */
+  republishAfterMs: number;
+  onError?: (err: unknown) => void;
+}
+
+export class OutboxSweeper {
+  private readonly deps: SweeperDeps;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(deps: SweeperDeps) {
+    this.deps = deps;
+  }
+
+  start(): void {
+    const tick = () => {
+      this.running = this.sweepOnce()
+        .catch((err) => this.deps.onError?.(err))
+        .finally(() => {
+          this.running = undefined;
+          if (this.timer) this.timer = setTimeout(tick, this.deps.intervalMs);
+        });
+    };
+    this.timer = setTimeout(tick, this.deps.intervalMs);
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  async sweepOnce(now = new Date()): Promise<void> {
+    const { generations } = this.deps;
+    const stranded = await generations.findStranded(now, this.deps.publishGraceMs, this.deps.republishAfterMs, 200);
+    for (const doc of stranded) {
+      const id = formatId('generation', doc._id);
+      // The API's own publish used the bare id: if it did reach JetStream, this one is dropped.
+      const msgId = doc.status === 'PENDING' && doc.jobPublishedAt === null ? id : `${id}:${doc.attempts}:${now.getTime()}`;
+      await this.deps.publishJob(id, msgId);
+      await generations.markJobPublished(doc._id, now);
+    }
+    const unpublished = await generations.findUnpublishedEvents(new Date(now.getTime() - this.deps.publishGraceMs), 200);
+    for (const doc of unpublished) await this.deps.publishEvent(doc);
+  }
+}

@@ -1,0 +1,197 @@
+// One render job, from claim to final state (contract §2):
+//   PENDING -> PROCESSING (conditional claim with a lease) -> COMPLETED | FAILED.
+// The lease lets a crashed worker's generation be taken over; the attempt counter on the row
+// bounds retries across crashes; every transition is conditional on still holding the lease,
+// so a stale or duplicate worker can never overwrite a final state.
+import { randomUUID } from 'node:crypto';
+import type { ObjectId } from 'mongodb';
+import { deterministicObjectId, formatId, parseId } from '../domain/ids.ts';
+import type { JsonObject, TemplateVersionContent } from '../domain/template.ts';
+import type { GenerationDoc } from '../store/documents.ts';
+import type { GenerationsRepository } from '../store/generations-repository.ts';
+import type { TemplatesRepository } from '../store/templates-repository.ts';
+
+export interface RenderJob {
+  generationId: string;
+}
+
+/** What the queue lets a handler do with the message it is working on. */
+export interface JobControl {
+  working(): void;
+  ack(): void | Promise<void>;
+  nak(delayMs: number): void | Promise<void>;
+  term(): void | Promise<void>;
+}
+
+export interface DocumentRendererLike {
+  render(content: TemplateVersionContent, variables: JsonObject): Promise<{ pdf: Buffer }>;
+}
+
+export interface PdfStore {
+  putPdf(key: string, pdf: Buffer, options: { downloadFilename: string }): Promise<void>;
+}
+
+export interface FinalEvent {
+  eventId: string;
+  event: 'generation.completed' | 'generation.failed';
+  generationId: string;
+  workspaceId: string;
+  error?: string;
+  /** Unix seconds of the final transition. */
+  timestamp: number;
+}
+
+export interface FinalEventPublisher {
+  publishFinalEvent(event: FinalEvent): Promise<void>;
+}
+
+export interface RenderOutcomeListener {
+  (outcome: 'completed' | 'failed' | 'retried' | 'skipped', info: { generationId: string; durationMs: number; error?: string }): void;
+}
+
+/** Transient failures are retried after these delays (attempt 1 -> 2, 2 -> 3). */
+export const RENDER_RETRY_DELAYS_MS = [1000, 4000, 10000];
+
+/** Errors the renderer classifies; anything unclassified counts as transient. */
+export function isPermanentRenderError(err: unknown): boolean {
+  return (err as { kind?: string } | null)?.kind === 'permanent';
+}
+
+class PermanentFailure extends Error {
+  readonly kind = 'permanent';
+}
+
+export function outputKeyFor(doc: Pick<GenerationDoc, '_id' | 'workspaceId'>): string {
+  return `workspaces/${formatId('workspace', doc.workspaceId)}/generations/${formatId('generation', doc._id)}.pdf`;
+}
+
+export function finalEventFor(doc: GenerationDoc): FinalEvent {
+  const event: FinalEvent = {
+    eventId: formatId('event', deterministicObjectId('event', doc._id.toHexString())),
+    event: doc.status === 'COMPLETED' ? 'generation.completed' : 'generation.failed',
+    generationId: formatId('generation', doc._id),
+    workspaceId: formatId('workspace', doc.workspaceId),
+    timestamp: Math.floor(doc.updatedAt.getTime() / 1000),
+  };
+  if (doc.status === 'FAILED') event.error = doc.error ?? 'Rendering failed';
+  return event;
+}
+
+export interface RenderPipelineDeps {
+  generations: GenerationsRepository;
+  templates: TemplatesRepository;
+  renderer: DocumentRendererLike;
+  store: PdfStore;
+  events: FinalEventPublisher;
+  maxAttempts: number;
+  /** Lease on a claimed generation; renewed while rendering. */
+  leaseMs: number;
+  onOutcome?: RenderOutcomeListener;
+  onError?: (err: unknown, generationId: string) => void;
+}
+
+export class RenderPipeline {
+  private readonly deps: RenderPipelineDeps;
+  /** Identifies this worker's leases. */
+  readonly workerId = `render-${randomUUID()}`;
+
+  constructor(deps: RenderPipelineDeps) {
+    this.deps = deps;
+  }
+
+  async process(job: RenderJob, control: JobControl): Promise<void> {
+    const started = performance.now();
+    const id = parseId('generation', job?.generationId);
+    if (!id) {
+      await control.term();
+      return;
+    }
+    const { generations } = this.deps;
+    const doc = await generations.claim(id, this.workerId, this.deps.leaseMs);
+    if (!doc) {
+      // Final already, or another worker holds a live lease: nothing to do here. A final row
+      // whose event never left (crash after the transition) gets it now.
+      const current = await generations.get(id);
+      if (current && current.eventPublished === false) await this.publishEvent(current);
+      await control.ack();
+      this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
+      return;
+    }
+
+    if (doc.attempts > this.deps.maxAttempts) {
+      // Earlier attempts died with their worker (e.g. a crash on this very document).
+      const error = doc.lastError ?? `Rendering did not finish after ${this.deps.maxAttempts} attempts`;
+      await this.finishFailed(id, error, undefined, control, started, job.generationId);
+      return;
+    }
+
+    const heartbeat = setInterval(() => {
+      control.working();
+      generations.extendLease(id, this.workerId, this.deps.leaseMs).catch(() => {});
+    }, Math.max(1000, Math.floor(this.deps.leaseMs / 3)));
+    let templateVersion: number | undefined;
+    try {
+      const { content, version } = await this.publishedVersion(doc);
+      templateVersion = version;
+      const { pdf } = await this.deps.renderer.render(content, doc.data);
+      const key = outputKeyFor(doc);
+      await this.deps.store.putPdf(key, pdf, { downloadFilename: `${formatId('generation', doc._id)}.pdf` });
+      const completed = await generations.complete(id, this.workerId, key, version);
+      if (completed) {
+        await this.publishEvent(completed);
+        this.deps.onOutcome?.('completed', { generationId: job.generationId, durationMs: performance.now() - started });
+      }
+      await control.ack();
+    } catch (err) {
+      const message = errorMessage(err);
+      if (isPermanentRenderError(err) || doc.attempts >= this.deps.maxAttempts) {
+        await this.finishFailed(id, message, templateVersion, control, started, job.generationId);
+      } else {
+        this.deps.onError?.(err, job.generationId);
+        const delayMs = RENDER_RETRY_DELAYS_MS[doc.attempts - 1] ?? 10000;
+        await generations.releaseForRetry(id, this.workerId, message, new Date(Date.now() + delayMs));
+        await control.nak(delayMs);
+        this.deps.onOutcome?.('retried', { generationId: job.generationId, durationMs: performance.now() - started, error: message });
+      }
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  /** Publishes a final row's event and records that it left (the outbox flag). */
+  async publishEvent(doc: GenerationDoc): Promise<void> {
+    await this.deps.events.publishFinalEvent(finalEventFor(doc));
+    await this.deps.generations.markEventPublished(doc._id);
+  }
+
+  private async finishFailed(id: ObjectId, error: string, templateVersion: number | undefined, control: JobControl, started: number, generationId: string) {
+    const failed = await this.deps.generations.fail(id, this.workerId, error, templateVersion);
+    if (failed) {
+      await this.publishEvent(failed);
+      this.deps.onOutcome?.('failed', { generationId, durationMs: performance.now() - started, error });
+    }
+    await control.ack();
+  }
+
+  /** The version published now (contract §2: at processing time), or a permanent failure. */
+  private async publishedVersion(doc: GenerationDoc): Promise<{ content: TemplateVersionContent; version: number }> {
+    const template = doc.templateId ? await this.deps.templates.get(doc.templateId) : null;
+    if (!template || !template.workspaceId.equals(doc.workspaceId)) {
+      throw new PermanentFailure(`Template "${doc.templateRef}" does not exist`);
+    }
+    if (template.status === 'ARCHIVED') {
+      throw new PermanentFailure(`Template "${doc.templateRef}" (${template.name}) is archived`);
+    }
+    if (template.publishedVersion === 0) {
+      throw new PermanentFailure(`Template "${doc.templateRef}" (${template.name}) has no published version`);
+    }
+    const version = await this.deps.templates.getVersion(template._id, template.publishedVersion);
+    if (!version) throw new Error(`Published version ${template.publishedVersion} of ${doc.templateRef} is missing`);
+    return { content: version.content, version: version.version };
+  }
+}
+
+function errorMessage(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message.length > 2000 ? `${message.slice(0, 2000)}…` : message;
+}

@@ -1,0 +1,126 @@
+// Connect/gRPC/gRPC-web handler of docgen.v1.GenerationService: translates proto to the
+// shared request pipeline (src/api/public-api.ts) and back. No business logic here.
+import { create } from '@bufbuild/protobuf';
+import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
+import type { HandlerContext } from '@connectrpc/connect';
+import { validationError } from '../domain/errors.ts';
+import { MAX_VARIABLES_DEPTH, jsonDepth, validateIdempotencyKey } from '../generations/create-input.ts';
+import type { GenerationView } from '../generations/generation-view.ts';
+import type { CallContext, PublicApi } from '../api/public-api.ts';
+import type { JsonObject } from '../domain/template.ts';
+import {
+  CreateGenerationResponseSchema,
+  DocumentFormat,
+  GenerationSchema,
+  GenerationStatus,
+  GetGenerationResponseSchema,
+  ListGenerationsResponseSchema,
+  type CreateGenerationRequest,
+  type CreateGenerationResponse,
+  type Generation,
+  type GetGenerationRequest,
+  type GetGenerationResponse,
+  type ListGenerationsRequest,
+  type ListGenerationsResponse,
+} from '../gen/docgen/v1/generation_pb.js';
+import { writeRateLimitHeaders } from '../api/rate-limit-headers.ts';
+
+const STATUS_TO_PROTO = {
+  PENDING: GenerationStatus.PENDING,
+  PROCESSING: GenerationStatus.PROCESSING,
+  COMPLETED: GenerationStatus.COMPLETED,
+  FAILED: GenerationStatus.FAILED,
+} as const;
+
+const STATUS_FROM_PROTO: Record<number, string | undefined> = {
+  [GenerationStatus.PENDING]: 'PENDING',
+  [GenerationStatus.PROCESSING]: 'PROCESSING',
+  [GenerationStatus.COMPLETED]: 'COMPLETED',
+  [GenerationStatus.FAILED]: 'FAILED',
+};
+
+export function generationToProto(view: GenerationView): Generation {
+  return create(GenerationSchema, {
+    id: view.id,
+    workspaceId: view.workspaceId,
+    templateId: view.templateId,
+    templateName: view.templateName,
+    format: DocumentFormat.PDF,
+    status: STATUS_TO_PROTO[view.status],
+    data: view.data,
+    outputUrl: view.outputUrl ?? undefined,
+    error: view.error ?? undefined,
+    createdAt: timestampFromDate(view.createdAt),
+    updatedAt: timestampFromDate(view.updatedAt),
+    templateVersion: view.templateVersion,
+  });
+}
+
+export class GenerationHandler {
+  private readonly api: PublicApi;
+  constructor(api: PublicApi) {
+    this.api = api;
+  }
+
+  async createGeneration(req: CreateGenerationRequest, ctx: HandlerContext): Promise<CreateGenerationResponse> {
+    const call = callContext(ctx);
+    try {
+      const view = await this.api.createGeneration(call, () => {
+        const issues = [];
+        if (req.templateId.length < 1) issues.push({ field: 'templateId', issue: 'must be at least 1 character' });
+        if (req.format !== DocumentFormat.UNSPECIFIED && req.format !== DocumentFormat.PDF) issues.push({ field: 'format', issue: 'must be PDF' });
+        const variables = (req.variables ?? {}) as JsonObject;
+        if (jsonDepth(variables, MAX_VARIABLES_DEPTH) > MAX_VARIABLES_DEPTH) {
+          issues.push({ field: 'variables', issue: `must not be nested deeper than ${MAX_VARIABLES_DEPTH} levels` });
+        }
+        if (issues.length > 0) throw validationError(issues);
+        return {
+          input: { templateId: req.templateId, variables, format: 'pdf' },
+          idempotencyKey: validateIdempotencyKey(ctx.requestHeader.get('idempotency-key')),
+        };
+      });
+      return create(CreateGenerationResponseSchema, { generation: generationToProto(view) });
+    } finally {
+      writeRateLimitHeaders(call.rateLimit, (name, value) => ctx.responseHeader.set(name, value));
+    }
+  }
+
+  async getGeneration(req: GetGenerationRequest, ctx: HandlerContext): Promise<GetGenerationResponse> {
+    const call = callContext(ctx);
+    try {
+      const view = await this.api.getGeneration(call, () => req.id);
+      return create(GetGenerationResponseSchema, { generation: generationToProto(view) });
+    } finally {
+      writeRateLimitHeaders(call.rateLimit, (name, value) => ctx.responseHeader.set(name, value));
+    }
+  }
+
+  async listGenerations(req: ListGenerationsRequest, ctx: HandlerContext): Promise<ListGenerationsResponse> {
+    const call = callContext(ctx);
+    try {
+      const page = await this.api.listGenerations(call, () => {
+        if (req.status !== GenerationStatus.UNSPECIFIED && !STATUS_FROM_PROTO[req.status]) {
+          throw validationError([{ field: 'status', issue: 'is not a known status' }]);
+        }
+        return {
+          pageSize: req.pageSize,
+          pageToken: req.pageToken || undefined,
+          status: STATUS_FROM_PROTO[req.status],
+          templateId: req.templateId || undefined,
+          createdAfter: req.createdAfter ? timestampDate(req.createdAfter) : undefined,
+          createdBefore: req.createdBefore ? timestampDate(req.createdBefore) : undefined,
+        };
+      });
+      return create(ListGenerationsResponseSchema, {
+        generations: page.generations.map(generationToProto),
+        nextPageToken: page.nextPageToken ?? '',
+      });
+    } finally {
+      writeRateLimitHeaders(call.rateLimit, (name, value) => ctx.responseHeader.set(name, value));
+    }
+  }
+}
+
+function callContext(ctx: HandlerContext): CallContext {
+  return { authorization: ctx.requestHeader.get('authorization') };
+}

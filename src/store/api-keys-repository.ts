@@ -1,0 +1,36 @@
+import { ObjectId, type Db } from 'mongodb';
+import { COLLECTIONS, type ApiKeyDoc } from './documents.ts';
+import { pageByIdDesc, type Page } from './pagination.ts';
+
+export class ApiKeysRepository {
+  private readonly collection;
+  constructor(db: Db) {
+    this.collection = db.collection<ApiKeyDoc>(COLLECTIONS.apiKeys);
+  }
+
+  async insert(doc: ApiKeyDoc): Promise<void> {
+    await this.collection.insertOne(doc);
+  }
+
+  get(id: ObjectId): Promise<ApiKeyDoc | null> {
+    return this.collection.findOne({ _id: id });
+  }
+
+  findByHash(hash: string): Promise<ApiKeyDoc | null> {
+    return this.collection.findOne({ hash });
+  }
+
+  list(workspaceId: ObjectId, pageSize?: number, pageToken?: string): Promise<Page<ApiKeyDoc>> {
+    return pageByIdDesc(this.collection, { workspaceId }, pageSize, pageToken);
+  }
+
+  /** Sets revokedAt once; revoking again keeps the first time. */
+  async revoke(id: ObjectId, at: Date): Promise<ApiKeyDoc | null> {
+    await this.collection.updateOne({ _id: id, revokedAt: null }, { $set: { revokedAt: at } });
+    return this.get(id);
+  }
+
+  async touch(id: ObjectId, at: Date): Promise<void> {
+    await this.collection.updateOne({ _id: id }, { $set: { lastUsedAt: at } });
+  }
+}

@@ -1,0 +1,73 @@
+// Webhook deliveries: one document per (event, endpoint) with every attempt appended.
+import type { Db, Filter, ObjectId } from 'mongodb';
+import { COLLECTIONS, type DeliveryAttemptDoc, type DeliveryDoc } from './documents.ts';
+import { isDuplicateKey } from './mongo-errors.ts';
+import { pageByIdDesc, type Page } from './pagination.ts';
+
+export class DeliveriesRepository {
+  private readonly collection;
+  constructor(db: Db) {
+    this.collection = db.collection<DeliveryDoc>(COLLECTIONS.deliveries);
+  }
+
+  /** Inserts the delivery unless it exists (its _id is derived from event and endpoint). */
+  async insertOnce(doc: DeliveryDoc): Promise<boolean> {
+    try {
+      await this.collection.insertOne(doc);
+      return true;
+    } catch (err) {
+      if (isDuplicateKey(err)) return false;
+      throw err;
+    }
+  }
+
+  get(id: ObjectId): Promise<DeliveryDoc | null> {
+    return this.collection.findOne({ _id: id });
+  }
+
+  list(filter: { workspaceId?: ObjectId; generationId?: ObjectId }, pageSize?: number, pageToken?: string): Promise<Page<DeliveryDoc>> {
+    const query: Filter<DeliveryDoc> = {};
+    if (filter.workspaceId) query.workspaceId = filter.workspaceId;
+    if (filter.generationId) query.generationId = filter.generationId;
+    return pageByIdDesc(this.collection, query, pageSize, pageToken);
+  }
+
+  /**
+   * Records an attempt of the given round, and the resulting state. Conditional on the
+   * number of attempts made so far, so a duplicate worker cannot record the same attempt twice.
+   */
+  async recordAttempt(
+    id: ObjectId,
+    round: number,
+    attemptsBefore: number,
+    attempt: DeliveryAttemptDoc,
+    next: { status: 'PENDING'; nextAttemptAt: Date } | { status: 'SUCCEEDED' | 'DROPPED' },
+  ): Promise<DeliveryDoc | null> {
+    const result = await this.collection.findOneAndUpdate(
+      { _id: id, status: 'PENDING', round, roundAttempts: attemptsBefore },
+      {
+        $push: { attempts: attempt },
+        $inc: { roundAttempts: 1 },
+        $set: { status: next.status, nextAttemptAt: next.status === 'PENDING' ? next.nextAttemptAt : null, updatedAt: new Date() },
+      },
+      { returnDocument: 'after' },
+    );
+    return result ?? null;
+  }
+
+  /** Starts a new round of attempts for a delivery that is not already pending. */
+  async startNewRound(id: ObjectId): Promise<DeliveryDoc | null> {
+    const now = new Date();
+    const result = await this.collection.findOneAndUpdate(
+      { _id: id, status: { $in: ['DROPPED', 'SUCCEEDED'] } },
+      { $set: { status: 'PENDING', roundAttempts: 0, nextAttemptAt: now, updatedAt: now }, $inc: { round: 1 } },
+      { returnDocument: 'after' },
+    );
+    return result ?? null;
+  }
+
+  /** PENDING deliveries whose next attempt is overdue (their job was lost): the sweeper requeues them. */
+  findOverdue(before: Date, limit: number): Promise<DeliveryDoc[]> {
+    return this.collection.find({ status: 'PENDING', nextAttemptAt: { $lt: before } }).limit(limit).toArray();
+  }
+}

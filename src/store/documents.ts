@@ -1,0 +1,203 @@
+// The shape of docgen's MongoDB documents, and the indexes each collection needs.
+// Every _id is an ObjectId (public ids are prefix + hex, see src/domain/ids.ts). Correctness
+// never depends on multi-document transactions or unique secondary indexes: where an insert
+// must happen once, its _id is derived from the natural key (deterministicObjectId).
+import type { Db, IndexDescription, ObjectId } from 'mongodb';
+import type { JsonObject, TemplateStatus, TemplateVersionContent } from '../domain/template.ts';
+
+export type GenerationStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
+
+export interface WorkspaceDoc {
+  _id: ObjectId;
+  name: string;
+  createdAt: Date;
+}
+
+export interface ApiKeyDoc {
+  _id: ObjectId;
+  workspaceId: ObjectId;
+  name: string;
+  scopes: string[];
+  /** SHA-256 of the whole key, hex. The key itself is never stored. */
+  hash: string;
+  prefix: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+  rateLimitPerSecond: number | null;
+  rateLimitBurst: number | null;
+}
+
+export interface TemplateDoc {
+  _id: ObjectId;
+  workspaceId: ObjectId;
+  name: string;
+  status: TemplateStatus;
+  publishedVersion: number;
+  latestVersion: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface TemplateVersionDoc {
+  /** deterministicObjectId(templateId, version): a version number is taken once. */
+  _id: ObjectId;
+  templateId: ObjectId;
+  version: number;
+  content: TemplateVersionContent;
+  createdAt: Date;
+}
+
+export interface GenerationDoc {
+  _id: ObjectId;
+  workspaceId: ObjectId;
+  templateId: ObjectId | null;
+  /** The id as the client sent it (kept for templates that never existed). */
+  templateRef: string;
+  templateName: string;
+  format: 'PDF';
+  status: GenerationStatus;
+  data: JsonObject;
+  templateVersion: number;
+  outputKey: string | null;
+  error: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  /** Outbox: when the render job was last handed to JetStream; null until the first publish. */
+  jobPublishedAt: Date | null;
+  /** Render attempts started (claims), for the 3-attempt budget across crashes. */
+  attempts: number;
+  leaseOwner: string | null;
+  leaseUntil: Date | null;
+  lastError: string | null;
+  /** Outbox of the final event: false from the final transition until the event is published. */
+  eventPublished: boolean | null;
+}
+
+export interface IdempotencyDoc {
+  /** deterministicObjectId(workspaceId, idempotencyKey). */
+  _id: ObjectId;
+  workspaceId: ObjectId;
+  bodyHash: string;
+  generationId: ObjectId;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export interface RateLimitDoc {
+  /** deterministicObjectId('rate', apiKeyId). */
+  _id: ObjectId;
+  /** GCRA theoretical arrival time, epoch ms. */
+  tat: number;
+  /** Lets real MongoDB drop idle buckets by TTL. */
+  expiresAt: Date;
+}
+
+export interface EncryptedSecret {
+  v: 1;
+  iv: string;
+  tag: string;
+  data: string;
+}
+
+export interface WebhookEndpointDoc {
+  _id: ObjectId;
+  workspaceId: ObjectId;
+  url: string;
+  events: string[];
+  description: string;
+  secret: EncryptedSecret;
+  previousSecret: EncryptedSecret | null;
+  /** Until when previousSecret still signs (24 h after a rotation). */
+  previousSecretExpiresAt: Date | null;
+  createdAt: Date;
+  secretRotatedAt: Date | null;
+  deletedAt: Date | null;
+}
+
+export type DeliveryStatus = 'PENDING' | 'SUCCEEDED' | 'DROPPED';
+
+export interface DeliveryAttemptDoc {
+  number: number;
+  attemptedAt: Date;
+  statusCode: number;
+  error: string;
+  durationMs: number;
+}
+
+export interface DeliveryDoc {
+  /** deterministicObjectId(eventId, endpointId): one delivery per event and endpoint. */
+  _id: ObjectId;
+  workspaceId: ObjectId;
+  endpointId: ObjectId;
+  eventId: ObjectId;
+  event: string;
+  generationId: ObjectId;
+  /** The event body fields, so every attempt sends the same bytes. */
+  payload: { generationId: string; error?: string };
+  timestamp: number;
+  status: DeliveryStatus;
+  attempts: DeliveryAttemptDoc[];
+  /** Attempts of the current round (a redeliver starts a new round). */
+  roundAttempts: number;
+  round: number;
+  createdAt: Date;
+  updatedAt: Date;
+  nextAttemptAt: Date | null;
+}
+
+export const COLLECTIONS = {
+  workspaces: 'workspaces',
+  apiKeys: 'api_keys',
+  templates: 'templates',
+  templateVersions: 'template_versions',
+  generations: 'generations',
+  idempotency: 'idempotency_keys',
+  rateLimits: 'rate_limits',
+  webhookEndpoints: 'webhook_endpoints',
+  deliveries: 'deliveries',
+} as const;
+
+const INDEXES: Record<string, IndexDescription[]> = {
+  [COLLECTIONS.apiKeys]: [
+    { key: { hash: 1 }, name: 'hash', unique: true },
+    { key: { workspaceId: 1, _id: -1 }, name: 'workspace' },
+  ],
+  [COLLECTIONS.templates]: [{ key: { workspaceId: 1, _id: -1 }, name: 'workspace' }],
+  [COLLECTIONS.templateVersions]: [{ key: { templateId: 1, version: 1 }, name: 'template_version', unique: true }],
+  [COLLECTIONS.generations]: [
+    { key: { workspaceId: 1, createdAt: -1, _id: -1 }, name: 'workspace_created' },
+    { key: { workspaceId: 1, status: 1, createdAt: -1, _id: -1 }, name: 'workspace_status_created' },
+    { key: { workspaceId: 1, templateId: 1, createdAt: -1, _id: -1 }, name: 'workspace_template_created' },
+    { key: { status: 1, jobPublishedAt: 1 }, name: 'outbox_jobs' },
+    { key: { status: 1, leaseUntil: 1 }, name: 'stale_leases' },
+    { key: { eventPublished: 1, updatedAt: 1 }, name: 'outbox_events', partialFilterExpression: { eventPublished: false } },
+  ],
+  [COLLECTIONS.idempotency]: [{ key: { expiresAt: 1 }, name: 'ttl', expireAfterSeconds: 0 }],
+  [COLLECTIONS.rateLimits]: [{ key: { expiresAt: 1 }, name: 'ttl', expireAfterSeconds: 0 }],
+  [COLLECTIONS.webhookEndpoints]: [{ key: { workspaceId: 1, _id: -1 }, name: 'workspace' }],
+  [COLLECTIONS.deliveries]: [
+    { key: { workspaceId: 1, _id: -1 }, name: 'workspace' },
+    { key: { generationId: 1, _id: -1 }, name: 'generation' },
+    { key: { status: 1, nextAttemptAt: 1 }, name: 'due' },
+  ],
+};
+
+/**
+ * Creates the indexes (idempotent) and returns the ones the server refused. On MongoDB 7+
+ * none is refused; a stand-in server may lack an option (TTL, partial), which costs speed
+ * or clean-up there, never correctness.
+ */
+export async function ensureIndexes(db: Db): Promise<string[]> {
+  const refused: string[] = [];
+  for (const [collection, indexes] of Object.entries(INDEXES)) {
+    for (const { key, ...options } of indexes) {
+      try {
+        await db.collection(collection).createIndex(key, options);
+      } catch (err) {
+        refused.push(`${collection}.${options.name}: ${(err as Error).message}`);
+      }
+    }
+  }
+  return refused;
+}

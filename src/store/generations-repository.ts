@@ -1,0 +1,242 @@
+// Generations and their state machine. Every transition is one conditional update on one
+// document, so a stale or duplicate worker can never overwrite a final state, and the two
+// outboxes (render job, final event) need no transaction: a flag on the row says what still
+// has to be published, and sweepers finish it after a crash.
+import { ObjectId, type Db, type Filter } from 'mongodb';
+import type { JsonObject } from '../domain/template.ts';
+import { COLLECTIONS, type GenerationDoc, type GenerationStatus, type IdempotencyDoc } from './documents.ts';
+import { isDuplicateKey } from './mongo-errors.ts';
+
+export interface NewGeneration {
+  workspaceId: ObjectId;
+  templateId: ObjectId | null;
+  templateRef: string;
+  templateName: string;
+  data: JsonObject;
+}
+
+export interface ListQuery {
+  workspaceId: ObjectId;
+  status?: GenerationStatus;
+  templateId?: ObjectId;
+  createdAfter?: Date;
+  createdBefore?: Date;
+  /** Keyset cursor: the last row of the previous page. */
+  after?: { createdAt: Date; id: ObjectId };
+  limit: number;
+}
+
+export class GenerationsRepository {
+  private readonly collection;
+  private readonly idempotency;
+  constructor(db: Db) {
+    this.collection = db.collection<GenerationDoc>(COLLECTIONS.generations);
+    this.idempotency = db.collection<IdempotencyDoc>(COLLECTIONS.idempotency);
+  }
+
+  newDoc(input: NewGeneration, now = new Date()): GenerationDoc {
+    return {
+      _id: new ObjectId(),
+      workspaceId: input.workspaceId,
+      templateId: input.templateId,
+      templateRef: input.templateRef,
+      templateName: input.templateName,
+      format: 'PDF',
+      status: 'PENDING',
+      data: input.data,
+      templateVersion: 0,
+      outputKey: null,
+      error: null,
+      createdAt: now,
+      updatedAt: now,
+      jobPublishedAt: null,
+      attempts: 0,
+      leaseOwner: null,
+      leaseUntil: null,
+      lastError: null,
+      eventPublished: null,
+    };
+  }
+
+  async insert(doc: GenerationDoc): Promise<void> {
+    await this.collection.insertOne(doc);
+  }
+
+  get(id: ObjectId): Promise<GenerationDoc | null> {
+    return this.collection.findOne({ _id: id });
+  }
+
+  async list(query: ListQuery): Promise<GenerationDoc[]> {
+    const and: Filter<GenerationDoc>[] = [{ workspaceId: query.workspaceId }];
+    if (query.status) and.push({ status: query.status });
+    if (query.templateId) and.push({ templateId: query.templateId });
+    if (query.createdAfter) and.push({ createdAt: { $gte: query.createdAfter } });
+    if (query.createdBefore) and.push({ createdAt: { $lt: query.createdBefore } });
+    if (query.after) {
+      and.push({
+        $or: [
+          { createdAt: { $lt: query.after.createdAt } },
+          { createdAt: query.after.createdAt, _id: { $lt: query.after.id } },
+        ],
+      });
+    }
+    return this.collection.find({ $and: and }).sort({ createdAt: -1, _id: -1 }).limit(query.limit).toArray();
+  }
+
+  // ---- outbox of render jobs -------------------------------------------------------------
+
+  async markJobPublished(id: ObjectId, at = new Date()): Promise<void> {
+    await this.collection.updateOne({ _id: id }, { $set: { jobPublishedAt: at } });
+  }
+
+  /**
+   * Generations whose render job may not be in JetStream: PENDING ones never published (the
+   * API died between insert and publish) or published long ago, and PROCESSING ones whose
+   * worker's lease ran out (the worker died). The caller republishes; JetStream's msgID
+   * de-duplication and the conditional claim make a duplicate harmless.
+   */
+  async findStranded(now: Date, publishGraceMs: number, republishAfterMs: number, limit: number): Promise<GenerationDoc[]> {
+    return this.collection
+      .find({
+        $or: [
+          { status: 'PENDING', jobPublishedAt: null, createdAt: { $lt: new Date(now.getTime() - publishGraceMs) } },
+          { status: 'PENDING', jobPublishedAt: { $lt: new Date(now.getTime() - republishAfterMs) } },
+          { status: 'PROCESSING', leaseUntil: { $lt: now }, jobPublishedAt: { $lt: new Date(now.getTime() - publishGraceMs) } },
+        ],
+      })
+      .limit(limit)
+      .toArray();
+  }
+
+  // ---- state machine ---------------------------------------------------------------------
+
+  /**
+   * PENDING -> PROCESSING, or takes over a PROCESSING row whose lease expired (its worker
+   * died). Counts the attempt. Null when another worker holds it or it is final.
+   */
+  async claim(id: ObjectId, owner: string, leaseMs: number, now = new Date()): Promise<GenerationDoc | null> {
+    const result = await this.collection.findOneAndUpdate(
+      {
+        _id: id,
+        $or: [{ status: 'PENDING' }, { status: 'PROCESSING', leaseUntil: { $lt: now } }, { status: 'PROCESSING', leaseOwner: null }],
+      },
+      {
+        $set: { status: 'PROCESSING', leaseOwner: owner, leaseUntil: new Date(now.getTime() + leaseMs), updatedAt: now },
+        $inc: { attempts: 1 },
+      },
+      { returnDocument: 'after' },
+    );
+    return result ?? null;
+  }
+
+  async extendLease(id: ObjectId, owner: string, leaseMs: number): Promise<boolean> {
+    const result = await this.collection.updateOne(
+      { _id: id, status: 'PROCESSING', leaseOwner: owner },
+      { $set: { leaseUntil: new Date(Date.now() + leaseMs) } },
+    );
+    return result.matchedCount === 1;
+  }
+
+  /**
+   * Gives the row back for another attempt after a transient failure; it stays PROCESSING
+   * (contract §2 has no way back to PENDING). Any worker may claim it (leaseOwner null); the
+   * sweeper only steps in if nobody has by `retryAt` plus its grace.
+   */
+  async releaseForRetry(id: ObjectId, owner: string, error: string, retryAt: Date): Promise<boolean> {
+    const now = new Date();
+    const result = await this.collection.updateOne(
+      { _id: id, status: 'PROCESSING', leaseOwner: owner },
+      { $set: { leaseOwner: null, leaseUntil: retryAt, lastError: error, updatedAt: now } },
+    );
+    return result.matchedCount === 1;
+  }
+
+  /** PROCESSING (held by owner) -> COMPLETED. False when the row was not ours any more. */
+  async complete(id: ObjectId, owner: string, outputKey: string, templateVersion: number): Promise<GenerationDoc | null> {
+    const now = new Date();
+    const result = await this.collection.findOneAndUpdate(
+      { _id: id, status: 'PROCESSING', leaseOwner: owner },
+      {
+        $set: {
+          status: 'COMPLETED',
+          outputKey,
+          templateVersion,
+          error: null,
+          leaseOwner: null,
+          leaseUntil: null,
+          updatedAt: now,
+          eventPublished: false,
+        },
+      },
+      { returnDocument: 'after' },
+    );
+    return result ?? null;
+  }
+
+  /**
+   * -> FAILED from PROCESSING held by owner, or (owner null) from any non-final state.
+   * Null when the row is already final or held by someone else.
+   */
+  async fail(id: ObjectId, owner: string | null, error: string, templateVersion?: number): Promise<GenerationDoc | null> {
+    const now = new Date();
+    const filter: Filter<GenerationDoc> =
+      owner === null ? { _id: id, status: { $in: ['PENDING', 'PROCESSING'] } } : { _id: id, status: 'PROCESSING', leaseOwner: owner };
+    const set: Partial<GenerationDoc> = {
+      status: 'FAILED',
+      error,
+      leaseOwner: null,
+      leaseUntil: null,
+      updatedAt: now,
+      eventPublished: false,
+    };
+    if (templateVersion !== undefined) set.templateVersion = templateVersion;
+    const result = await this.collection.findOneAndUpdate(filter, { $set: set }, { returnDocument: 'after' });
+    return result ?? null;
+  }
+
+  // ---- outbox of final events ------------------------------------------------------------
+
+  async markEventPublished(id: ObjectId): Promise<void> {
+    await this.collection.updateOne({ _id: id, eventPublished: false }, { $set: { eventPublished: true } });
+  }
+
+  findUnpublishedEvents(olderThan: Date, limit: number): Promise<GenerationDoc[]> {
+    return this.collection.find({ eventPublished: false, updatedAt: { $lt: olderThan } }).limit(limit).toArray();
+  }
+
+  // ---- idempotency -----------------------------------------------------------------------
+
+  /**
+   * Claims an idempotency key for a new generation. Returns null when this caller won (go on
+   * and insert the generation), or the existing record when the key is already taken.
+   * An expired record is replaced by a conditional update, so a race still has one winner.
+   */
+  async claimIdempotencyKey(record: IdempotencyDoc): Promise<IdempotencyDoc | null> {
+    for (let tries = 0; tries < 5; tries++) {
+      try {
+        await this.idempotency.insertOne(record);
+        return null;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+      const existing = await this.idempotency.findOne({ _id: record._id });
+      if (!existing) continue; // expired and removed in between: try again
+      if (existing.expiresAt > record.createdAt) return existing;
+      const replaced = await this.idempotency.updateOne(
+        { _id: record._id, expiresAt: existing.expiresAt, generationId: existing.generationId },
+        { $set: { bodyHash: record.bodyHash, generationId: record.generationId, createdAt: record.createdAt, expiresAt: record.expiresAt } },
+      );
+      if (replaced.matchedCount === 1) return null;
+    }
+    throw new Error('could not claim the idempotency key under contention');
+  }
+
+  /**
+   * Re-points a claimed key whose generation never appeared (its request died between the
+   * claim and the insert) at a new generation. True when this caller won the takeover.
+   */
+  async takeOverIdempotencyKey(recordId: ObjectId, fromGenerationId: ObjectId, toGenerationId: ObjectId): Promise<boolean> {
+    const result = await this.idempotency.updateOne({ _id: recordId, generationId: fromGenerationId }, { $set: { generationId: toGenerationId } });
+    return result.modifiedCount === 1;
+  }
+}

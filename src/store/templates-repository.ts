@@ -1,0 +1,99 @@
+import { ObjectId, type Db } from 'mongodb';
+import { deterministicObjectId } from '../domain/ids.ts';
+import type { TemplateVersionContent } from '../domain/template.ts';
+import { COLLECTIONS, type TemplateDoc, type TemplateVersionDoc } from './documents.ts';
+import { isDuplicateKey } from './mongo-errors.ts';
+import { pageByIdDesc, type Page } from './pagination.ts';
+
+export function templateVersionId(templateId: ObjectId, version: number): ObjectId {
+  return deterministicObjectId('template-version', templateId.toHexString(), String(version));
+}
+
+export class TemplatesRepository {
+  private readonly templates;
+  private readonly versions;
+  constructor(db: Db) {
+    this.templates = db.collection<TemplateDoc>(COLLECTIONS.templates);
+    this.versions = db.collection<TemplateVersionDoc>(COLLECTIONS.templateVersions);
+  }
+
+  async create(workspaceId: ObjectId, name: string, content: TemplateVersionContent): Promise<{ template: TemplateDoc; version: TemplateVersionDoc }> {
+    const now = new Date();
+    const template: TemplateDoc = {
+      _id: new ObjectId(),
+      workspaceId,
+      name,
+      status: 'ACTIVE',
+      publishedVersion: 0,
+      latestVersion: 1,
+      createdAt: now,
+      updatedAt: now,
+    };
+    // Version first: a template row never points at a version that does not exist.
+    const version: TemplateVersionDoc = { _id: templateVersionId(template._id, 1), templateId: template._id, version: 1, content, createdAt: now };
+    await this.versions.insertOne(version);
+    await this.templates.insertOne(template);
+    return { template, version };
+  }
+
+  get(id: ObjectId): Promise<TemplateDoc | null> {
+    return this.templates.findOne({ _id: id });
+  }
+
+  list(workspaceId: ObjectId, pageSize?: number, pageToken?: string): Promise<Page<TemplateDoc>> {
+    return pageByIdDesc(this.templates, { workspaceId }, pageSize, pageToken);
+  }
+
+  getVersion(templateId: ObjectId, version: number): Promise<TemplateVersionDoc | null> {
+    return this.versions.findOne({ _id: templateVersionId(templateId, version) });
+  }
+
+  listVersions(templateId: ObjectId): Promise<TemplateVersionDoc[]> {
+    return this.versions.find({ templateId }).sort({ version: 1 }).toArray();
+  }
+
+  /**
+   * Adds the next version. The version number is claimed by inserting its deterministic _id,
+   * so two concurrent adds never share a number; the template's latestVersion only grows.
+   * Returns null when the template is archived (or gone).
+   */
+  async addVersion(templateId: ObjectId, content: TemplateVersionContent): Promise<TemplateVersionDoc | null> {
+    for (let tries = 0; tries < 20; tries++) {
+      const template = await this.get(templateId);
+      if (!template || template.status !== 'ACTIVE') return null;
+      const number = template.latestVersion + 1;
+      const version: TemplateVersionDoc = { _id: templateVersionId(templateId, number), templateId, version: number, content, createdAt: new Date() };
+      try {
+        await this.versions.insertOne(version);
+      } catch (err) {
+        if (isDuplicateKey(err)) {
+          // Another add took this number; make sure latestVersion reflects it, then retry.
+          await this.templates.updateOne({ _id: templateId, latestVersion: { $lt: number } }, { $set: { latestVersion: number } });
+          continue;
+        }
+        throw err;
+      }
+      await this.templates.updateOne(
+        { _id: templateId, latestVersion: { $lt: number } },
+        { $set: { latestVersion: number, updatedAt: new Date() } },
+      );
+      return version;
+    }
+    throw new Error('could not allocate a template version number under contention');
+  }
+
+  /** Publishes a version of an ACTIVE template; null when the template is not active. */
+  async publish(templateId: ObjectId, version: number): Promise<TemplateDoc | null> {
+    const result = await this.templates.findOneAndUpdate(
+      { _id: templateId, status: 'ACTIVE' },
+      { $set: { publishedVersion: version, updatedAt: new Date() } },
+      { returnDocument: 'after' },
+    );
+    return result ?? null;
+  }
+
+  async archive(templateId: ObjectId): Promise<TemplateDoc | null> {
+    await this.templates.updateOne({ _id: templateId, status: 'ACTIVE' }, { $set: { status: 'ARCHIVED', updatedAt: new Date() } });
+    return this.get(templateId);
+  }
+}

@@ -1,0 +1,42 @@
+import type { Db, ObjectId } from 'mongodb';
+import { COLLECTIONS, type EncryptedSecret, type WebhookEndpointDoc } from './documents.ts';
+import { pageByIdDesc, type Page } from './pagination.ts';
+
+export class WebhookEndpointsRepository {
+  private readonly collection;
+  constructor(db: Db) {
+    this.collection = db.collection<WebhookEndpointDoc>(COLLECTIONS.webhookEndpoints);
+  }
+
+  async insert(doc: WebhookEndpointDoc): Promise<void> {
+    await this.collection.insertOne(doc);
+  }
+
+  get(id: ObjectId): Promise<WebhookEndpointDoc | null> {
+    return this.collection.findOne({ _id: id, deletedAt: null });
+  }
+
+  list(workspaceId: ObjectId, pageSize?: number, pageToken?: string): Promise<Page<WebhookEndpointDoc>> {
+    return pageByIdDesc(this.collection, { workspaceId, deletedAt: null }, pageSize, pageToken);
+  }
+
+  /** Live endpoints of a workspace that selected the event. */
+  subscribers(workspaceId: ObjectId, event: string): Promise<WebhookEndpointDoc[]> {
+    return this.collection.find({ workspaceId, deletedAt: null, events: event }).toArray();
+  }
+
+  /** Soft delete: past deliveries keep pointing at a row that explains them. */
+  async delete(id: ObjectId): Promise<boolean> {
+    const result = await this.collection.updateOne({ _id: id, deletedAt: null }, { $set: { deletedAt: new Date() } });
+    return result.matchedCount === 1;
+  }
+
+  async rotateSecret(id: ObjectId, secret: EncryptedSecret, previous: EncryptedSecret, previousValidUntil: Date): Promise<WebhookEndpointDoc | null> {
+    const result = await this.collection.findOneAndUpdate(
+      { _id: id, deletedAt: null },
+      { $set: { secret, previousSecret: previous, previousSecretExpiresAt: previousValidUntil, secretRotatedAt: new Date() } },
+      { returnDocument: 'after' },
+    );
+    return result ?? null;
+  }
+}
