@@ -1,7 +1,7 @@
 // Webhook deliveries: one document per (event, endpoint) with every attempt appended.
 import type { Db, Filter, ObjectId } from 'mongodb';
 import { COLLECTIONS, type DeliveryAttemptDoc, type DeliveryDoc } from './documents.ts';
-import { isDuplicateKey } from './mongo-errors.ts';
+import { isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
 import { pageByIdDesc, type Page } from './pagination.ts';
 
 export class DeliveriesRepository {

@@ -5,7 +5,7 @@
 import { ObjectId, type Db, type Filter } from 'mongodb';
 import type { JsonObject } from '../domain/template.ts';
 import { COLLECTIONS, type GenerationDoc, type GenerationStatus, type IdempotencyDoc } from './documents.ts';
-import { isDuplicateKey } from './mongo-errors.ts';
+import { isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
 
 export interface NewGeneration {
   workspaceId: ObjectId;

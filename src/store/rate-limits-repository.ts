@@ -3,7 +3,7 @@
 import type { Db, ObjectId } from 'mongodb';
 import { deterministicObjectId } from '../domain/ids.ts';
 import { COLLECTIONS, type RateLimitDoc } from './documents.ts';
-import { isDuplicateKey } from './mongo-errors.ts';
+import { isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
 
 export interface RateLimitPolicy {
   perSecond: number;

@@ -2,7 +2,7 @@ import { ObjectId, type Db } from 'mongodb';
 import { deterministicObjectId } from '../domain/ids.ts';
 import type { TemplateVersionContent } from '../domain/template.ts';
 import { COLLECTIONS, type TemplateDoc, type TemplateVersionDoc } from './documents.ts';
-import { isDuplicateKey } from './mongo-errors.ts';
+import { isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
 import { pageByIdDesc, type Page } from './pagination.ts';
 
 export function templateVersionId(templateId: ObjectId, version: number): ObjectId {

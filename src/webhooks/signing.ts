@@ -11,7 +11,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import pkg from '../../package.json' with { type: 'json' };
 import { DomainError } from '../domain/errors.ts';
-import { WEBHOOK_SECRET_PREFIX } from './secret-box.ts';
+import { decryptSecret, WEBHOOK_SECRET_PREFIX } from './secret-box.ts';
+import type { SealedSecret } from './secret-box.ts';
 
 export type WebhookEventName = 'generation.completed' | 'generation.failed';
 export const WEBHOOK_EVENTS: readonly WebhookEventName[] = ['generation.completed', 'generation.failed'];
@@ -24,8 +25,11 @@ export type WebhookEventData =
 export interface SigningSecrets {
   /** The endpoint's secret now (decrypted). Signs both headers. */
   current: string;
-  /** The secret replaced by the last rotation; it also signs `webhook-signature` until 24 h after `rotatedAt`. */
-  previous?: { secret: string; rotatedAt: Date } | undefined;
+  /**
+   * The secret replaced by the last rotation; it also signs `webhook-signature` until 24 h
+   * after `rotatedAt`, or until `validUntil` when the caller stored the expiry instead.
+   */
+  previous?: { secret: string; rotatedAt: Date } | { secret: string; validUntil: Date } | null | undefined;
 }
 
 export interface SignedWebhookRequest {
@@ -94,15 +98,36 @@ export function buildSignedRequest(input: {
   };
 }
 
-/** The secrets that sign at `now`: the current one, then the previous one within 24 h of its rotation. */
+/** The secrets that sign at `now`: the current one, then the previous one while it is still valid. */
 export function activeSecrets(secrets: SigningSecrets, now: Date): string[] {
   const out = [secrets.current];
   const prev = secrets.previous;
   if (prev && prev.secret !== secrets.current) {
-    const age = now.getTime() - prev.rotatedAt.getTime();
-    if (age >= 0 && age < PREVIOUS_SECRET_VALIDITY_MS) out.push(prev.secret);
+    const t = now.getTime();
+    const valid =
+      'validUntil' in prev
+        ? t < prev.validUntil.getTime()
+        : t >= prev.rotatedAt.getTime() && t < prev.rotatedAt.getTime() + PREVIOUS_SECRET_VALIDITY_MS;
+    if (valid) out.push(prev.secret);
   }
   return out;
+}
+
+/**
+ * Decrypts an endpoint's stored secrets into SigningSecrets. The previous secret is only
+ * opened while it still signs. `context` is the one the secrets were sealed under (the
+ * endpoint id). Throws DomainError INTERNAL when a secret cannot be decrypted.
+ */
+export function openSigningSecrets(
+  stored: { secret: SealedSecret | string; previousSecret?: SealedSecret | string | null; previousSecretExpiresAt?: Date | null },
+  key: Buffer,
+  context: string,
+  now: Date = new Date(),
+): SigningSecrets {
+  const current = decryptSecret(stored.secret, key, context);
+  const until = stored.previousSecretExpiresAt;
+  if (!stored.previousSecret || !until || now.getTime() >= until.getTime()) return { current };
+  return { current, previous: { secret: decryptSecret(stored.previousSecret, key, context), validUntil: until } };
 }
 
 /** `sha256=` + lower-case hex HMAC-SHA256 of the body, keyed with the UTF-8 bytes of the whole secret. */

@@ -3,11 +3,13 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import pkg from '../../package.json' with { type: 'json' };
-import { generateWebhookSecret } from '../../src/webhooks/secret-box.ts';
+import { randomBytes } from 'node:crypto';
+import { generateWebhookSecret, sealSecret } from '../../src/webhooks/secret-box.ts';
 import {
   activeSecrets,
   buildSignedRequest,
   buildWebhookBody,
+  openSigningSecrets,
   PREVIOUS_SECRET_VALIDITY_MS,
   verifyServiceSignature,
   verifyStandardWebhook,
@@ -165,6 +167,14 @@ describe('signed webhook request', () => {
     expect(activeSecrets(s, new Date(rotatedAt.getTime() + PREVIOUS_SECRET_VALIDITY_MS - 1))).toEqual(['whsec_a', 'whsec_b']);
     expect(activeSecrets(s, new Date(rotatedAt.getTime() + PREVIOUS_SECRET_VALIDITY_MS))).toEqual(['whsec_a']);
     expect(activeSecrets({ current: 'whsec_a' }, now)).toEqual(['whsec_a']);
+    expect(activeSecrets({ current: 'whsec_a', previous: null }, now)).toEqual(['whsec_a']);
+    // The same rule from a stored expiry instead of the rotation time.
+    const validUntil = new Date(rotatedAt.getTime() + PREVIOUS_SECRET_VALIDITY_MS);
+    const e = { current: 'whsec_a', previous: { secret: 'whsec_b', validUntil } };
+    expect(activeSecrets(e, new Date(validUntil.getTime() - 1))).toEqual(['whsec_a', 'whsec_b']);
+    expect(activeSecrets(e, validUntil)).toEqual(['whsec_a']);
+    // A previous secret equal to the current one is not listed twice.
+    expect(activeSecrets({ current: 'whsec_a', previous: { secret: 'whsec_a', rotatedAt } }, rotatedAt)).toEqual(['whsec_a']);
   });
 
   it('verifyStandardWebhook enforces the timestamp tolerance', () => {
@@ -185,5 +195,22 @@ describe('signed webhook request', () => {
     const base = { data: { event: 'generation.completed', generationId: 'gen_1' } as const, eventTimestamp: 1, secrets: { current: secret } };
     expect(() => buildSignedRequest({ ...base, deliveryId: 'dlv_1\r\nX-Evil: 1' })).toThrow();
     expect(() => buildSignedRequest({ ...base, deliveryId: 'evt_1' })).toThrow();
+  });
+});
+
+describe('openSigningSecrets', () => {
+  it('decrypts the stored secrets, the previous one only while it is valid', () => {
+    const key = randomBytes(32);
+    const current = generateWebhookSecret();
+    const previous = generateWebhookSecret();
+    const stored = {
+      secret: sealSecret(current, key, 'whe_1'),
+      previousSecret: sealSecret(previous, key, 'whe_1'),
+      previousSecretExpiresAt: new Date(now.getTime() + 1000),
+    };
+    expect(openSigningSecrets(stored, key, 'whe_1', now)).toEqual({ current, previous: { secret: previous, validUntil: stored.previousSecretExpiresAt } });
+    expect(openSigningSecrets(stored, key, 'whe_1', new Date(now.getTime() + 1000))).toEqual({ current });
+    expect(openSigningSecrets({ ...stored, previousSecret: null, previousSecretExpiresAt: null }, key, 'whe_1', now)).toEqual({ current });
+    expect(() => openSigningSecrets(stored, key, 'whe_2', now)).toThrow(/cannot be decrypted/);
   });
 });

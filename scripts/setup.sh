@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs what docgen needs on a fresh Debian machine, then its npm packages.
+# System packages (Chromium, fonts, nats-server, poppler-utils) need root; without root
+# this script says exactly what to install and stops. Safe to run again: it skips what is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(chromium fonts-liberation fonts-noto-core nats-server poppler-utils)
+
+missing=()
+command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
+dpkg -s fonts-liberation >/dev/null 2>&1 || missing+=(fonts-liberation)
+dpkg -s fonts-noto-core >/dev/null 2>&1 || missing+=(fonts-noto-core)
+[ -x /usr/sbin/nats-server ] || command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
+command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = "0" ]; then
+    echo "setup: installing Debian packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "setup: these Debian packages are missing: ${missing[*]}" >&2
+    echo "setup: install them as root, then run this script again:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y ${APT_PACKAGES[*]}" >&2
+    exit 1
+  fi
+fi
+
+# npm packages. puppeteer must not download a browser (no network; we use Debian's
+# Chromium): .puppeteerrc.cjs says so, and package.json's allowScripts runs only the
+# install scripts of `node` (the pinned Node 24 runtime) and `@bufbuild/buf`.
+export PUPPETEER_SKIP_DOWNLOAD=1
+if [ ! -x node_modules/.bin/node ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+node_version=$(node_modules/.bin/node --version)
+case "$node_version" in
+  v24.*) ;;
+  *) echo "setup: expected the pinned Node 24 at node_modules/.bin/node, found $node_version" >&2; exit 1 ;;
+esac
+echo "setup: ready (node $node_version for npm scripts, $(/usr/bin/chromium --version 2>/dev/null | head -1))"

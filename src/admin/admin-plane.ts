@@ -1,0 +1,64 @@
+// Builds the admin plane's domain services from repositories and collaborators. Transport-
+// neutral: the Connect handlers (src/rpc/admin-services.ts) and `docgen dev`'s seeding can
+// both use what this returns.
+import type { ApiKeysRepository } from '../store/api-keys-repository.ts';
+import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
+import type { TemplatesRepository } from '../store/templates-repository.ts';
+import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
+import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
+import type { HostLookup } from '../webhooks/address-guard.ts';
+import { ApiKeyAdmin } from './api-key-admin.ts';
+import { DeliveryAdmin } from './delivery-admin.ts';
+import { TemplateAdmin, type AnalyzeTemplate, type RenderPreview } from './template-admin.ts';
+import { WebhookEndpointAdmin } from './webhook-endpoint-admin.ts';
+import { WorkspaceAdmin } from './workspace-admin.ts';
+
+export interface AdminRepositories {
+  workspaces: WorkspacesRepository;
+  apiKeys: ApiKeysRepository;
+  templates: TemplatesRepository;
+  webhookEndpoints: WebhookEndpointsRepository;
+  deliveries: DeliveriesRepository;
+}
+
+export interface AdminPlaneDeps {
+  repositories: AdminRepositories;
+  /** config.secretKey: seals webhook signing secrets. */
+  secretKey: Buffer;
+  /** config.webhooks.allowInsecureUrls. */
+  allowInsecureWebhookUrls: boolean;
+  /** Liquid/declaration/PDF-option checks run before publishing (src/render/liquid). */
+  analyzeTemplate: AnalyzeTemplate;
+  /** Renders a version to PDF for previews (the document renderer). */
+  renderPreview: RenderPreview;
+  /** Hands a redelivered delivery (`dlv_…`) to the webhook workers. */
+  enqueueDelivery: (deliveryId: string) => Promise<void>;
+  onEnqueueError?: ((deliveryId: string, err: unknown) => void) | undefined;
+  /** Host resolution for webhook URL checks; the system resolver by default. */
+  lookup?: HostLookup | undefined;
+}
+
+export interface AdminPlane {
+  workspaces: WorkspaceAdmin;
+  apiKeys: ApiKeyAdmin;
+  templates: TemplateAdmin;
+  webhookEndpoints: WebhookEndpointAdmin;
+  deliveries: DeliveryAdmin;
+}
+
+export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
+  const { workspaces, apiKeys, templates, webhookEndpoints, deliveries } = deps.repositories;
+  return {
+    workspaces: new WorkspaceAdmin({ workspaces }),
+    apiKeys: new ApiKeyAdmin({ workspaces, apiKeys }),
+    templates: new TemplateAdmin({ workspaces, templates, analyzeTemplate: deps.analyzeTemplate, renderPreview: deps.renderPreview }),
+    webhookEndpoints: new WebhookEndpointAdmin({
+      workspaces,
+      endpoints: webhookEndpoints,
+      secretKey: deps.secretKey,
+      allowInsecureUrls: deps.allowInsecureWebhookUrls,
+      lookup: deps.lookup,
+    }),
+    deliveries: new DeliveryAdmin({ workspaces, deliveries, enqueueDelivery: deps.enqueueDelivery, onEnqueueError: deps.onEnqueueError }),
+  };
+}

@@ -1,0 +1,116 @@
+// Webhook deliveries: read them with every attempt, and redeliver (a new round of attempts).
+import type { ObjectId } from 'mongodb';
+import { failedPrecondition, notFound, validationError } from '../domain/errors.ts';
+import { formatId, parseId } from '../domain/ids.ts';
+import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
+import type { DeliveryAttemptDoc, DeliveryDoc, DeliveryStatus } from '../store/documents.ts';
+import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
+import { checkPage, quoteId, requireId, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
+
+export interface DeliveryAttemptView {
+  number: number;
+  attemptedAt: Date;
+  /** 0 when no answer was received. */
+  statusCode: number;
+  error: string;
+  durationMs: number;
+}
+
+export interface DeliveryView {
+  id: string;
+  workspaceId: string;
+  endpointId: string;
+  eventId: string;
+  event: string;
+  generationId: string;
+  status: DeliveryStatus;
+  attempts: DeliveryAttemptView[];
+  createdAt: Date;
+  updatedAt: Date;
+  nextAttemptAt: Date | null;
+}
+
+export interface ListDeliveriesInput extends PageInput {
+  workspaceId?: string | undefined;
+  generationId?: string | undefined;
+}
+
+export interface DeliveryAdminDeps {
+  workspaces: WorkspacesRepository;
+  deliveries: DeliveriesRepository;
+  /** Hands the delivery (`dlv_…`) to the webhook workers. */
+  enqueueDelivery: (deliveryId: string) => Promise<void>;
+  /**
+   * Told when the hand-over fails. The delivery is PENDING and due, so the webhooks sweeper
+   * picks it up anyway; the redeliver itself still succeeds.
+   */
+  onEnqueueError?: ((deliveryId: string, err: unknown) => void) | undefined;
+}
+
+function toAttemptView(a: DeliveryAttemptDoc): DeliveryAttemptView {
+  return { number: a.number, attemptedAt: a.attemptedAt, statusCode: a.statusCode, error: a.error, durationMs: a.durationMs };
+}
+
+export function toDeliveryView(doc: DeliveryDoc): DeliveryView {
+  return {
+    id: formatId('delivery', doc._id),
+    workspaceId: formatId('workspace', doc.workspaceId),
+    endpointId: formatId('webhookEndpoint', doc.endpointId),
+    eventId: formatId('event', doc.eventId),
+    event: doc.event,
+    generationId: formatId('generation', doc.generationId),
+    status: doc.status,
+    attempts: doc.attempts.map(toAttemptView),
+    createdAt: doc.createdAt,
+    updatedAt: doc.updatedAt,
+    nextAttemptAt: doc.status === 'PENDING' ? doc.nextAttemptAt : null,
+  };
+}
+
+export class DeliveryAdmin {
+  private readonly deps: DeliveryAdminDeps;
+  constructor(deps: DeliveryAdminDeps) {
+    this.deps = deps;
+  }
+
+  /** By workspace, by generation, or both; newest first. */
+  async list(input: ListDeliveriesInput): Promise<PageOf<DeliveryView>> {
+    const { pageSize, pageToken } = checkPage(input);
+    const filter: { workspaceId?: ObjectId; generationId?: ObjectId } = {};
+    if (!input.workspaceId && !input.generationId) {
+      throw validationError([{ field: 'workspaceId', issue: 'give a workspace, a generation, or both' }]);
+    }
+    if (input.workspaceId) filter.workspaceId = (await requireWorkspace(this.deps.workspaces, input.workspaceId))._id;
+    if (input.generationId) {
+      const generationId = parseId('generation', input.generationId);
+      if (!generationId) throw validationError([{ field: 'generationId', issue: `${JSON.stringify(quoteId(input.generationId))} is not a generation id (gen_…)` }]);
+      filter.generationId = generationId;
+    }
+    const result = await this.deps.deliveries.list(filter, pageSize, pageToken);
+    return { items: result.items.map(toDeliveryView), nextPageToken: result.nextPageToken };
+  }
+
+  async get(id: string): Promise<DeliveryView> {
+    const objectId = requireId('delivery', id, 'id', 'Delivery');
+    const doc = await this.deps.deliveries.get(objectId);
+    if (!doc) throw notFound(`Delivery ${quoteId(id)}`);
+    return toDeliveryView(doc);
+  }
+
+  /** Starts a new round of attempts (same id, same body) for a delivery that is not pending. */
+  async redeliver(id: string): Promise<DeliveryView> {
+    const objectId = requireId('delivery', id, 'id', 'Delivery');
+    const doc = await this.deps.deliveries.startNewRound(objectId);
+    if (!doc) {
+      if (!(await this.deps.deliveries.get(objectId))) throw notFound(`Delivery ${quoteId(id)}`);
+      throw failedPrecondition(`Delivery ${quoteId(id)} is already pending; its attempts are still running`);
+    }
+    const publicId = formatId('delivery', doc._id);
+    try {
+      await this.deps.enqueueDelivery(publicId);
+    } catch (err) {
+      this.deps.onEnqueueError?.(publicId, err);
+    }
+    return toDeliveryView(doc);
+  }
+}

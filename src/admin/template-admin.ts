@@ -1,0 +1,203 @@
+// Templates (contract §3): create with a first version, add immutable versions, publish one
+// after checking its Liquid and PDF options, archive, and preview-render without storing.
+import type { ObjectId } from 'mongodb';
+import { DomainError, failedPrecondition, notFound, validationError } from '../domain/errors.ts';
+import { formatId } from '../domain/ids.ts';
+import type { JsonObject, Template, TemplateVersion, TemplateVersionContent } from '../domain/template.ts';
+import type { TemplateDoc, TemplateVersionDoc } from '../store/documents.ts';
+import type { TemplatesRepository } from '../store/templates-repository.ts';
+import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
+import { checkPage, quoteId, requireId, requireName, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
+import { normalizeContent, resolvePreviewVariables, type TemplateContentInput } from './template-content.ts';
+
+/** One problem found by the analyzer: a message, or an object carrying one. */
+export type TemplateProblem = string | { message: string };
+
+/** Parses the Liquid and checks declarations and PDF options; empty when publishable. */
+export type AnalyzeTemplate = (content: TemplateVersionContent) => readonly TemplateProblem[] | Promise<readonly TemplateProblem[]>;
+
+/** Renders a version to PDF bytes; stores nothing. */
+export type RenderPreview = (content: TemplateVersionContent, variables: JsonObject) => Promise<Uint8Array>;
+
+export interface TemplateAdminDeps {
+  workspaces: WorkspacesRepository;
+  templates: TemplatesRepository;
+  analyzeTemplate: AnalyzeTemplate;
+  renderPreview: RenderPreview;
+}
+
+export interface CreateTemplateInput {
+  workspaceId: string;
+  name: string;
+  content: TemplateContentInput | undefined;
+  publish?: boolean | undefined;
+}
+
+export interface TemplateWithVersion {
+  template: Template;
+  version: TemplateVersion;
+}
+
+export function toTemplateView(doc: TemplateDoc): Template {
+  return {
+    id: formatId('template', doc._id),
+    workspaceId: formatId('workspace', doc.workspaceId),
+    name: doc.name,
+    status: doc.status,
+    publishedVersion: doc.publishedVersion,
+    latestVersion: doc.latestVersion,
+    createdAt: doc.createdAt,
+    updatedAt: doc.updatedAt,
+  };
+}
+
+export function toTemplateVersionView(doc: TemplateVersionDoc): TemplateVersion {
+  return { templateId: formatId('template', doc.templateId), version: doc.version, content: doc.content, createdAt: doc.createdAt };
+}
+
+export class TemplateAdmin {
+  private readonly deps: TemplateAdminDeps;
+  constructor(deps: TemplateAdminDeps) {
+    this.deps = deps;
+  }
+
+  async create(input: CreateTemplateInput): Promise<TemplateWithVersion> {
+    const name = requireName(input.name);
+    const content = normalizeContent(input.content);
+    const workspace = await requireWorkspace(this.deps.workspaces, input.workspaceId);
+    // Check before writing: a refused publish must not leave a half-made template behind.
+    if (input.publish) await this.requirePublishable(content, 1);
+    const created = await this.deps.templates.create(workspace._id, name, content);
+    let template = created.template;
+    if (input.publish) template = await this.publishChecked(template._id, 1);
+    return { template: toTemplateView(template), version: toTemplateVersionView(created.version) };
+  }
+
+  async get(id: string): Promise<Template> {
+    return toTemplateView(await this.requireTemplate(id, 'id'));
+  }
+
+  async list(workspaceId: string, page?: PageInput): Promise<PageOf<Template>> {
+    const { pageSize, pageToken } = checkPage(page);
+    const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
+    const result = await this.deps.templates.list(workspace._id, pageSize, pageToken);
+    return { items: result.items.map(toTemplateView), nextPageToken: result.nextPageToken };
+  }
+
+  /** Adds the next version; refused for archived templates. */
+  async addVersion(templateId: string, contentInput: TemplateContentInput | undefined, publish = false): Promise<TemplateWithVersion> {
+    const existing = await this.requireTemplate(templateId, 'templateId');
+    const content = normalizeContent(contentInput);
+    if (existing.status === 'ARCHIVED') throw archived(templateId);
+    if (publish) await this.requirePublishable(content, existing.latestVersion + 1);
+    const version = await this.deps.templates.addVersion(existing._id, content);
+    if (!version) {
+      // Archived (or gone) between the read and the write.
+      const now = await this.deps.templates.get(existing._id);
+      if (!now) throw notFound(`Template ${quoteId(templateId)}`);
+      throw archived(templateId);
+    }
+    const template = publish ? await this.publishChecked(existing._id, version.version) : await this.requireTemplateById(existing._id, templateId);
+    return { template: toTemplateView(template), version: toTemplateVersionView(version) };
+  }
+
+  async getVersion(templateId: string, version: number): Promise<TemplateVersion> {
+    const template = await this.requireTemplate(templateId, 'templateId');
+    checkVersionNumber(version, false);
+    return toTemplateVersionView(await this.requireVersion(template, templateId, version));
+  }
+
+  async listVersions(templateId: string): Promise<TemplateVersion[]> {
+    const template = await this.requireTemplate(templateId, 'templateId');
+    return (await this.deps.templates.listVersions(template._id)).map(toTemplateVersionView);
+  }
+
+  /** Publishes a version once the analyzer finds no problem in it. */
+  async publish(templateId: string, version: number): Promise<Template> {
+    const template = await this.requireTemplate(templateId, 'templateId');
+    checkVersionNumber(version, false);
+    if (template.status === 'ARCHIVED') throw failedPrecondition(`Template ${quoteId(templateId)} is archived; archived templates cannot publish versions`);
+    const stored = await this.requireVersion(template, templateId, version);
+    await this.requirePublishable(stored.content, version);
+    return toTemplateView(await this.publishChecked(template._id, version));
+  }
+
+  /** Idempotent. Generations of an archived template fail; its versions stay readable. */
+  async archive(id: string): Promise<Template> {
+    const template = await this.requireTemplate(id, 'id');
+    const after = await this.deps.templates.archive(template._id);
+    if (!after) throw notFound(`Template ${quoteId(id)}`);
+    return toTemplateView(after);
+  }
+
+  /** Renders `version` (0: the published one) with `variables`; nothing is stored. */
+  async preview(templateId: string, version: number, variables: JsonObject | undefined): Promise<Uint8Array> {
+    const template = await this.requireTemplate(templateId, 'templateId');
+    checkVersionNumber(version, true);
+    const number = version === 0 ? template.publishedVersion : version;
+    if (number === 0) throw failedPrecondition(`Template ${quoteId(templateId)} has no published version; pass the version to preview`);
+    const stored = await this.requireVersion(template, templateId, number);
+    const values = resolvePreviewVariables(stored.content, variables ?? {}, number);
+    try {
+      return await this.deps.renderPreview(stored.content, values);
+    } catch (err) {
+      throw previewError(err);
+    }
+  }
+
+  private async requirePublishable(content: TemplateVersionContent, version: number): Promise<void> {
+    const problems = (await this.deps.analyzeTemplate(content)).map((p) => (typeof p === 'string' ? p : p.message));
+    if (problems.length === 0) return;
+    throw validationError(
+      problems.map((issue) => ({ field: 'content', issue })),
+      `Version ${version} cannot be published: ${problems.join('; ')}`,
+    );
+  }
+
+  private async publishChecked(id: ObjectId, version: number): Promise<TemplateDoc> {
+    const template = await this.deps.templates.publish(id, version);
+    if (!template) throw failedPrecondition(`Template ${formatId('template', id)} is archived; archived templates cannot publish versions`);
+    return template;
+  }
+
+  private async requireTemplate(value: string, field: string): Promise<TemplateDoc> {
+    const id = requireId('template', value, field, 'Template');
+    return this.requireTemplateById(id, value);
+  }
+
+  private async requireTemplateById(id: ObjectId, shown: string): Promise<TemplateDoc> {
+    const template = await this.deps.templates.get(id);
+    if (!template) throw notFound(`Template ${quoteId(shown)}`);
+    return template;
+  }
+
+  private async requireVersion(template: TemplateDoc, shown: string, version: number): Promise<TemplateVersionDoc> {
+    const doc = await this.deps.templates.getVersion(template._id, version);
+    if (!doc) throw notFound(`Version ${version} of template ${quoteId(shown)}`);
+    return doc;
+  }
+}
+
+function archived(templateId: string): DomainError {
+  return failedPrecondition(`Template ${quoteId(templateId)} is archived; archived templates do not accept new versions`);
+}
+
+function checkVersionNumber(version: number, zeroAllowed: boolean): void {
+  const min = zeroAllowed ? 0 : 1;
+  if (!Number.isInteger(version) || version < min) {
+    throw validationError([{ field: 'version', issue: zeroAllowed ? 'must be 0 (the published version) or a version number' : 'must be a version number (1 or more)' }]);
+  }
+}
+
+/**
+ * The renderer classifies its failures: a permanent one is a problem of the template or the
+ * variables (the caller can fix it), a transient one is the renderer being unavailable.
+ */
+function previewError(err: unknown): unknown {
+  if (err instanceof DomainError) return err;
+  const kind = (err as { kind?: unknown } | null)?.kind;
+  const message = (err as { message?: unknown } | null)?.message;
+  if (kind === 'permanent' && typeof message === 'string') return validationError([{ field: 'content', issue: message }], `Preview failed: ${message}`);
+  if (kind === 'transient') return new DomainError('UNAVAILABLE', 'The renderer is unavailable; retry the preview shortly', { retryAfterSeconds: 1, cause: err });
+  return err;
+}

@@ -1,0 +1,50 @@
+// The admin listener (contract §6): the docgen.admin.v1 services behind the operator token.
+// Served only on DOCGEN_ADMIN_ADDR, never on the public port. Template previews render with
+// a small engine of their own, started on the first preview (most api pods never need one).
+import { connectNodeAdapter } from '@connectrpc/connect-node';
+import { registerAdminServices } from '../rpc/admin-services.ts';
+import type { Config } from '../config/config.ts';
+import type { Logger } from '../ops/logger.ts';
+import type { Metrics } from '../ops/metrics.ts';
+import { analyzeTemplate } from '../render/liquid/analyze-template.ts';
+import { createRenderEngine, type RenderEngine } from '../render/render-engine.ts';
+import type { RequestHandler } from './dual-protocol-server.ts';
+import type { Infrastructure } from './infrastructure.ts';
+import { observeConnectCalls } from './connect-metrics.ts';
+
+export interface AdminRouter {
+  handler: RequestHandler;
+  close(): Promise<void>;
+}
+
+export function buildAdminRouter(config: Config, infrastructure: Infrastructure, ctx: { logger: Logger; metrics: Metrics }): AdminRouter {
+  const logger = ctx.logger.child({ module: 'admin' });
+  let previewEngine: Promise<RenderEngine> | undefined;
+  const engine = () => {
+    previewEngine ??= createRenderEngine({ ...config.render, concurrency: 1 }, { logger, metrics: undefined });
+    return previewEngine;
+  };
+  const handler = connectNodeAdapter({
+    routes: (router) => {
+      registerAdminServices(router, {
+        repositories: infrastructure.repositories,
+        secretKey: config.secretKey,
+        allowInsecureWebhookUrls: config.webhooks.allowInsecureUrls,
+        adminToken: config.adminToken,
+        analyzeTemplate,
+        renderPreview: async (content, variables) => (await (await engine()).renderer.render(content, variables)).pdf,
+        enqueueDelivery: (deliveryId) => infrastructure.queue.publishDeliveryJob(deliveryId, `${deliveryId}:redeliver:${Date.now()}`),
+        onEnqueueError: (deliveryId, err) => logger.warn('redelivery enqueue failed; the delivery sweeper will pick it up', { deliveryId, err: String(err) }),
+        onInternal: (cause) => logger.error('admin request failed', { err: String(cause) }),
+        interceptors: [observeConnectCalls(ctx.metrics)],
+      });
+    },
+    readMaxBytes: 16 * 1024 * 1024,
+  });
+  return {
+    handler: handler as RequestHandler,
+    async close() {
+      if (previewEngine) await (await previewEngine).close();
+    },
+  };
+}

@@ -1,0 +1,67 @@
+// `docgen serve --role api|render|webhooks|all`: one production process. Configuration comes
+// from DOCGEN_* variables; a bad one stops the process with a message naming the fix.
+// SIGTERM: stop taking work, finish or hand back in-flight work, exit within the grace period.
+import { buildApp, describeError } from '../app/build-app.ts';
+import { ALL_ROLES, ConfigError, loadConfig, type Role } from '../config/config.ts';
+import { createLogger } from '../ops/logger.ts';
+import { createShutdownCoordinator } from '../ops/shutdown.ts';
+
+export function parseRoles(argv: string[]): Role[] | string {
+  const roles: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--role' || arg === '--roles') roles.push(...(argv[++i] ?? '').split(','));
+    else if (arg.startsWith('--role=')) roles.push(...arg.slice('--role='.length).split(','));
+    else return `unknown argument ${JSON.stringify(arg)}`;
+  }
+  if (roles.length === 0) return 'missing --role (api, render, webhooks or all)';
+  const expanded = roles.flatMap((r) => (r.trim() === 'all' ? [...ALL_ROLES] : [r.trim()]));
+  const bad = expanded.filter((r) => !(ALL_ROLES as readonly string[]).includes(r));
+  if (bad.length > 0) return `unknown role ${JSON.stringify(bad[0])}: use api, render, webhooks or all`;
+  return [...new Set(expanded)] as Role[];
+}
+
+export async function runServe(argv: string[]): Promise<number> {
+  const roles = parseRoles(argv);
+  if (typeof roles === 'string') {
+    process.stderr.write(`docgen serve: ${roles}\n`);
+    return 2;
+  }
+  let config;
+  try {
+    config = loadConfig({ ...process.env, DOCGEN_ROLES: roles.join(',') });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  const logger = createLogger({ level: config.logLevel, role: roles.join(',') });
+  let app;
+  try {
+    app = await buildApp(config, {
+      logger,
+      // Fault injection for the crash tests: die between the database write and the publish.
+      afterGenerationInsert:
+        process.env.DOCGEN_TEST_FAULT === 'exit-after-generation-insert' ? () => process.kill(process.pid, 'SIGKILL') : undefined,
+    });
+  } catch (err) {
+    logger.error('docgen could not start', { err: describeError(err) });
+    process.stderr.write(`docgen could not start: ${describeError(err)}\n`);
+    return 1;
+  }
+  const started = app;
+  const shutdown = createShutdownCoordinator({ graceMs: config.shutdownGraceMs, logger });
+  shutdown.register('stop accepting work', () => started.stopAccepting(), 'stop-accepting');
+  shutdown.register('drain in-flight work', (ctx) => started.drain(ctx.signal), 'drain');
+  shutdown.register('close connections', () => started.close(), 'close');
+  shutdown.install();
+  logger.info('docgen started', {
+    roles,
+    publicPort: started.publicPort,
+    adminPort: started.adminPort,
+    opsPort: started.opsPort,
+  });
+  return -1;
+}

@@ -1,0 +1,155 @@
+// The one liquidjs configuration used for publish-time checks and for rendering, so that what
+// publishing accepts is exactly what rendering runs.
+//
+// - Templates reach only the version's own partials: an in-memory FS with exact-name lookup
+//   (no path resolution, no relative references, no file system, no prototype keys).
+// - Output is HTML-escaped by default; `raw` opts out. `escape`/`escape_once`/`newline_to_br`
+//   return already-safe HTML, so the usual `{{ x | escape }}` is not escaped twice.
+// - liquidjs's own limits are extra guards only: the hard CPU/heap bound is the worker thread
+//   (liquid-renderer.ts) that gets terminated.
+
+import { Drop, Liquid } from 'liquidjs';
+import type { FS } from 'liquidjs';
+
+export interface LiquidLimits {
+  /** Characters parsed per parse() call (body or partial). */
+  parseLimit: number;
+  /** liquidjs's soft time limit per render, ms (checked between nodes, not inside loops). */
+  renderLimitMs: number;
+  /** liquidjs's allocation counter (string lengths, array sizes) per render. */
+  memoryLimit: number;
+}
+
+export const DEFAULT_LIQUID_LIMITS: LiquidLimits = {
+  parseLimit: 2_000_000,
+  renderLimitMs: 2_000,
+  memoryLimit: 8_000_000,
+};
+
+/** Derives liquidjs's soft limits from the worker's hard ones. */
+export function liquidLimitsFor(timeoutMs: number, memoryMb: number): LiquidLimits {
+  return {
+    ...DEFAULT_LIQUID_LIMITS,
+    // Below the hard kill, so the common case ends with a clean Liquid error and no respawn.
+    renderLimitMs: Math.max(50, Math.floor(timeoutMs * 0.9)),
+    // ~8 bytes per counted unit (array slots): keeps ranges such as (1..100000000) from even
+    // being allocated.
+    memoryLimit: Math.max(1_000_000, Math.floor((memoryMb * 1024 * 1024) / 8)),
+  };
+}
+
+/** Lookup of partials by exact name; mutable so one engine can serve many renders in turn. */
+export class PartialStore {
+  private partials = new Map<string, string>();
+  /** Names looked up that do not exist (publish-time analysis reports them). */
+  readonly missing = new Set<string>();
+  /** When true, a missing partial reads as empty instead of failing (analysis keeps going). */
+  lenient = false;
+
+  set(partials: Record<string, string>): void {
+    this.partials = new Map(Object.entries(partials));
+    this.missing.clear();
+  }
+
+  has(name: string): boolean {
+    if (this.partials.has(name)) return true;
+    this.missing.add(name);
+    return this.lenient;
+  }
+
+  read(name: string): string {
+    const content = this.partials.get(name);
+    if (content !== undefined) return content;
+    this.missing.add(name);
+    if (this.lenient) return '';
+    throw new Error(`partial "${name}" not found`);
+  }
+
+  asFs(): FS {
+    return {
+      exists: async (file) => this.has(file),
+      existsSync: (file) => this.has(file),
+      readFile: async (file) => this.read(file),
+      readFileSync: (file) => this.read(file),
+      // The partial name is the key: no directories, extensions or "..".
+      resolve: (_dir, file) => file,
+      contains: async () => true,
+      containsSync: () => true,
+      sep: '/',
+      dirname: () => '',
+    };
+  }
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' };
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+}
+
+/**
+ * HTML that must not be escaped again. A liquidjs Drop, so other filters see its plain string
+ * value (and their result is escaped again, which is the safe direction).
+ */
+export class SafeHtml extends Drop {
+  readonly html: string;
+  constructor(html: string) {
+    super();
+    this.html = html;
+  }
+  override valueOf(): string {
+    return this.html;
+  }
+  toString(): string {
+    return this.html;
+  }
+  get length(): number {
+    return this.html.length;
+  }
+}
+
+/** liquidjs's stringification of output values (arrays joined without separator, nil empty). */
+function stringify(value: unknown): string {
+  if (value instanceof Drop) value = value.valueOf();
+  if (typeof value === 'string') return value;
+  if (value === null || value === undefined) return '';
+  if (Array.isArray(value)) return value.map(stringify).join('');
+  return String(value);
+}
+
+function htmlOf(value: unknown): string {
+  return value instanceof SafeHtml ? value.html : escapeHtml(stringify(value));
+}
+
+const UNESCAPES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&#34;': '"', '&#39;': "'", '&quot;': '"' };
+
+export function createLiquidEngine(store: PartialStore, limits: LiquidLimits = DEFAULT_LIQUID_LIMITS): Liquid {
+  const liquid = new Liquid({
+    fs: store.asFs(),
+    root: [''],
+    partials: [''],
+    layouts: [''],
+    relativeReference: false,
+    extname: '',
+    cache: false,
+    dynamicPartials: true,
+    strictFilters: true,
+    strictVariables: false,
+    // Variables are JSON, but never let a template walk prototypes ({{ x.constructor }}).
+    ownPropertyOnly: true,
+    outputEscape: htmlOf,
+    // Deterministic dates whatever the server's time zone.
+    timezoneOffset: 0,
+    locale: 'en-US',
+    parseLimit: limits.parseLimit,
+    renderLimit: limits.renderLimitMs,
+    memoryLimit: limits.memoryLimit,
+  });
+  liquid.registerFilter('escape', (v: unknown) => new SafeHtml(htmlOf(v)));
+  liquid.registerFilter('xml_escape', (v: unknown) => new SafeHtml(htmlOf(v)));
+  liquid.registerFilter('escape_once', (v: unknown) =>
+    v instanceof SafeHtml ? v : new SafeHtml(escapeHtml(stringify(v).replace(/&(amp|lt|gt|#34|#39|quot);/g, (m) => UNESCAPES[m]!))),
+  );
+  liquid.registerFilter('newline_to_br', (v: unknown) => new SafeHtml(htmlOf(v).replace(/\r?\n/g, '<br />\n')));
+  return liquid;
+}

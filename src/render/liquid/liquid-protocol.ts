@@ -1,0 +1,26 @@
+// Messages between LiquidRenderer (main thread) and liquid-worker.ts.
+
+import type { JsonObject } from '../../domain/template.ts';
+import type { LiquidLimits } from './liquid-engine.ts';
+
+export interface LiquidWorkerData {
+  limits: LiquidLimits;
+}
+
+export interface LiquidRequest {
+  id: number;
+  body: string;
+  css: string;
+  partials: Record<string, string>;
+  headerTemplate: string;
+  footerTemplate: string;
+  variables: JsonObject;
+  /** liquidjs's soft time limit for this render (the hard one is terminate()). */
+  renderLimitMs: number;
+}
+
+export type LiquidResponse =
+  | { type: 'ready' }
+  | { type: 'result'; id: number; html: string; headerTemplate: string; footerTemplate: string }
+  /** reason 'time': liquidjs's own time limit fired (classified like the hard time-out). */
+  | { type: 'error'; id: number; message: string; reason: 'time' | 'error' };

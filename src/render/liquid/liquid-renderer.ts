@@ -1,0 +1,302 @@
+// A small pool of worker threads rendering Liquid. liquidjs's limits are not a sandbox (a
+// template can loop in ways they do not check often enough), so each render gets a hard
+// time-out (the thread is terminated and replaced) and a heap limit (resourceLimits).
+
+import { Worker } from 'node:worker_threads';
+import type { JsonObject } from '../../domain/template.ts';
+import { RenderError } from '../render-error.ts';
+import { liquidLimitsFor } from './liquid-engine.ts';
+import type { LiquidLimits } from './liquid-engine.ts';
+import type { LiquidRequest, LiquidResponse, LiquidWorkerData } from './liquid-protocol.ts';
+
+export interface LiquidRendererOptions {
+  /** Worker threads (about the render concurrency: Liquid is ~1 ms of a ~50 ms render). */
+  workers: number;
+  /** CPU budget of one render; past it the thread is terminated (config render.liquidTimeoutMs). */
+  timeoutMs: number;
+  /** Heap limit of each worker thread (config render.liquidMemoryMb). */
+  memoryMb: number;
+  /** How long a render may wait for a free worker when the caller gives no deadline. */
+  maxQueueMs?: number;
+}
+
+export interface LiquidRenderRequest {
+  body: string;
+  css: string;
+  partials: Record<string, string>;
+  headerTemplate: string;
+  footerTemplate: string;
+  variables: JsonObject;
+}
+
+export interface LiquidRenderResult {
+  /** Full HTML document: doctype, meta charset, the CSS, the rendered body. */
+  html: string;
+  /** Rendered Chromium header/footer templates ('' when none). */
+  headerTemplate: string;
+  footerTemplate: string;
+}
+
+export interface LiquidRenderCallOptions {
+  /** Absolute deadline (Date.now() ms) of the whole render this Liquid step belongs to. */
+  deadline?: number;
+}
+
+export interface LiquidRendererStats {
+  workers: number;
+  busy: number;
+  queued: number;
+  renders: number;
+  failures: number;
+  timeouts: number;
+  memoryKills: number;
+  respawns: number;
+}
+
+interface Task {
+  request: Omit<LiquidRequest, 'id' | 'renderLimitMs'>;
+  deadline: number;
+  resolve: (result: LiquidRenderResult) => void;
+  reject: (err: RenderError) => void;
+  timer?: NodeJS.Timeout;
+  /** True when the caller's deadline, not the Liquid budget, bounds this run. */
+  boundByDeadline?: boolean;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: boolean;
+  task: Task | null;
+  taskId: number;
+  retired: boolean;
+}
+
+const START_TIMEOUT_MS = 30_000;
+
+export class LiquidRenderer {
+  private readonly options: Required<LiquidRendererOptions>;
+  private readonly limits: LiquidLimits;
+  private readonly slots: Slot[] = [];
+  private readonly queue: Task[] = [];
+  private nextId = 1;
+  private stopped = false;
+  private startFailures = 0;
+  private readonly counters = { renders: 0, failures: 0, timeouts: 0, memoryKills: 0, respawns: 0 };
+  private readyWaiters: Array<() => void> = [];
+
+  constructor(options: LiquidRendererOptions) {
+    this.options = { maxQueueMs: 30_000, ...options };
+    if (!(this.options.workers >= 1)) throw new Error('LiquidRenderer: workers must be >= 1');
+    this.limits = liquidLimitsFor(this.options.timeoutMs, this.options.memoryMb);
+  }
+
+  /** Spawns the workers and waits until each has loaded liquidjs. */
+  async start(): Promise<void> {
+    this.stopped = false;
+    while (this.slots.length < this.options.workers) this.slots.push(this.spawn());
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (this.slots.some((s) => !s.ready)) {
+      if (Date.now() > deadline) throw new Error('Liquid worker threads did not start');
+      await new Promise<void>((resolve) => {
+        this.readyWaiters.push(resolve);
+        setTimeout(resolve, 100).unref();
+      });
+    }
+  }
+
+  render(request: LiquidRenderRequest, options: LiquidRenderCallOptions = {}): Promise<LiquidRenderResult> {
+    if (this.stopped) return Promise.reject(new RenderError('BROWSER_UNAVAILABLE', 'Renderer is shutting down'));
+    if (this.slots.length === 0) this.start().catch(() => {});
+    const deadline = options.deadline ?? Date.now() + this.options.maxQueueMs + this.options.timeoutMs;
+    return new Promise<LiquidRenderResult>((resolve, reject) => {
+      const task: Task = {
+        request: {
+          body: request.body,
+          css: request.css,
+          partials: request.partials,
+          headerTemplate: request.headerTemplate,
+          footerTemplate: request.footerTemplate,
+          variables: request.variables,
+        },
+        deadline,
+        resolve,
+        reject,
+      };
+      // While queued, only the caller's deadline applies (a wait is not the template's fault).
+      task.timer = setTimeout(() => {
+        const index = this.queue.indexOf(task);
+        if (index >= 0) this.queue.splice(index, 1);
+        this.fail(task, new RenderError('RENDER_TIMEOUT', 'Render timed out waiting for a Liquid worker'));
+      }, Math.max(0, deadline - Date.now()));
+      this.queue.push(task);
+      this.dispatch();
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const task of this.queue.splice(0)) {
+      this.fail(task, new RenderError('BROWSER_UNAVAILABLE', 'Renderer is shutting down'));
+    }
+    const slots = this.slots.splice(0);
+    await Promise.all(
+      slots.map(async (slot) => {
+        slot.retired = true;
+        if (slot.task) this.fail(slot.task, new RenderError('BROWSER_UNAVAILABLE', 'Renderer is shutting down'));
+        slot.task = null;
+        await slot.worker.terminate().catch(() => {});
+      }),
+    );
+  }
+
+  stats(): LiquidRendererStats {
+    return {
+      workers: this.slots.length,
+      busy: this.slots.filter((s) => s.task !== null).length,
+      queued: this.queue.length,
+      ...this.counters,
+    };
+  }
+
+  private spawn(): Slot {
+    const data: LiquidWorkerData = { limits: this.limits };
+    const memoryMb = this.options.memoryMb;
+    const worker = new Worker(new URL('./liquid-worker.ts', import.meta.url), {
+      workerData: data,
+      resourceLimits: {
+        maxOldGenerationSizeMb: memoryMb,
+        maxYoungGenerationSizeMb: Math.max(2, Math.min(16, Math.floor(memoryMb / 4))),
+        stackSizeMb: 4,
+      },
+      // Templates never need the process environment (it holds secrets).
+      env: {},
+    });
+    const slot: Slot = { worker, ready: false, task: null, taskId: 0, retired: false };
+    // Idle workers must not keep the process alive; a busy one is ref'd while it works.
+    worker.unref();
+    worker.on('message', (message: LiquidResponse) => this.onMessage(slot, message));
+    worker.on('error', (err: Error & { code?: string }) => this.onWorkerError(slot, err));
+    worker.on('exit', () => this.onExit(slot));
+    return slot;
+  }
+
+  private onMessage(slot: Slot, message: LiquidResponse): void {
+    if (slot.retired) return;
+    if (message.type === 'ready') {
+      slot.ready = true;
+      this.startFailures = 0;
+      for (const wake of this.readyWaiters.splice(0)) wake();
+      this.dispatch();
+      return;
+    }
+    const task = slot.task;
+    if (!task || message.id !== slot.taskId) return;
+    this.release(slot);
+    if (message.type === 'result') {
+      this.counters.renders += 1;
+      clearTimeout(task.timer);
+      task.resolve({ html: message.html, headerTemplate: message.headerTemplate, footerTemplate: message.footerTemplate });
+    } else if (message.reason === 'time') {
+      this.fail(task, this.timeoutError(task));
+    } else {
+      this.fail(task, new RenderError('LIQUID_ERROR', message.message));
+    }
+    this.dispatch();
+  }
+
+  private onWorkerError(slot: Slot, err: Error & { code?: string }): void {
+    if (slot.retired) return;
+    const task = slot.task;
+    this.retire(slot);
+    if (task) {
+      if (err.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+        this.counters.memoryKills += 1;
+        this.fail(task, new RenderError('LIQUID_MEMORY', `Liquid rendering exceeded its memory limit of ${this.options.memoryMb} MB`, { cause: err }));
+      } else {
+        this.fail(task, new RenderError('INTERNAL', 'Liquid worker failed', { cause: err }));
+      }
+    }
+  }
+
+  private onExit(slot: Slot): void {
+    if (slot.retired) return;
+    const task = slot.task;
+    if (!slot.ready) this.startFailures += 1;
+    this.retire(slot);
+    if (task) this.fail(task, new RenderError('INTERNAL', 'Liquid worker exited'));
+  }
+
+  /** Takes a worker out of service for good and puts a fresh one in its place. */
+  private retire(slot: Slot): void {
+    slot.retired = true;
+    slot.task = null;
+    void slot.worker.terminate().catch(() => {});
+    const index = this.slots.indexOf(slot);
+    if (index < 0 || this.stopped) return;
+    this.counters.respawns += 1;
+    if (this.startFailures > 3) {
+      // A worker that cannot even start will not start on the next try either: back off.
+      this.slots.splice(index, 1);
+      setTimeout(() => {
+        if (!this.stopped && this.slots.length < this.options.workers) this.slots.push(this.spawn());
+      }, Math.min(30_000, 250 * 2 ** this.startFailures)).unref();
+      return;
+    }
+    this.slots[index] = this.spawn();
+  }
+
+  private release(slot: Slot): void {
+    slot.task = null;
+    slot.worker.unref();
+  }
+
+  private timeoutError(task: Task): RenderError {
+    this.counters.timeouts += 1;
+    if (task.boundByDeadline) return new RenderError('RENDER_TIMEOUT', 'Render timed out during Liquid rendering');
+    return new RenderError(
+      'LIQUID_TIMEOUT',
+      `Liquid rendering exceeded its time limit of ${this.options.timeoutMs} ms (an endless or very large loop?)`,
+    );
+  }
+
+  private fail(task: Task, err: RenderError): void {
+    clearTimeout(task.timer);
+    if (err.code !== 'LIQUID_TIMEOUT' && err.code !== 'RENDER_TIMEOUT') this.counters.failures += 1;
+    task.reject(err);
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0) {
+      const slot = this.slots.find((s) => s.ready && !s.task && !s.retired);
+      if (!slot) return;
+      const task = this.queue.shift()!;
+      clearTimeout(task.timer);
+      const remaining = task.deadline - Date.now();
+      if (remaining <= 0) {
+        this.fail(task, new RenderError('RENDER_TIMEOUT', 'Render timed out waiting for a Liquid worker'));
+        continue;
+      }
+      const budget = Math.min(this.options.timeoutMs, remaining);
+      task.boundByDeadline = remaining < this.options.timeoutMs;
+      const id = this.nextId++;
+      slot.task = task;
+      slot.taskId = id;
+      slot.worker.ref();
+      task.timer = setTimeout(() => {
+        if (slot.task !== task) return;
+        // terminate() stops even a tight loop (V8 TerminateExecution); the slot is replaced.
+        this.retire(slot);
+        this.fail(task, this.timeoutError(task));
+        this.dispatch();
+      }, budget);
+      const request: LiquidRequest = { ...task.request, id, renderLimitMs: Math.max(10, Math.floor(budget * 0.9)) };
+      try {
+        slot.worker.postMessage(request);
+      } catch (err) {
+        // Variables that cannot be cloned (not JSON) are the caller's bug, not a template's.
+        this.release(slot);
+        this.fail(task, new RenderError('INTERNAL', 'Variables could not be passed to the Liquid worker', { cause: err }));
+      }
+    }
+  }
+}

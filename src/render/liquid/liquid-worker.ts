@@ -1,0 +1,63 @@
+// Worker thread entry: renders one template at a time, synchronously. The parent terminates
+// this thread on its hard time-out and V8 kills it on its heap limit, so nothing here has to
+// be cooperative; liquidjs's limits only turn the common cases into clean error messages.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { createLiquidEngine, PartialStore } from './liquid-engine.ts';
+import type { Template } from 'liquidjs';
+import { buildHtmlDocument } from './html-document.ts';
+import type { LiquidRequest, LiquidResponse, LiquidWorkerData } from './liquid-protocol.ts';
+
+const { limits } = workerData as LiquidWorkerData;
+const store = new PartialStore();
+const liquid = createLiquidEngine(store, limits);
+const port = parentPort!;
+
+function describe(where: string, err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof RangeError && /call stack/i.test(message)) {
+    return `Liquid error in ${where}: template nesting too deep`;
+  }
+  // liquidjs messages name the problem and its position ("undefined filter: x, line:1, col:5").
+  return `Liquid error in ${where}: ${message.split('\n')[0]}`;
+}
+
+function renderPart(where: string, source: string, request: LiquidRequest): string {
+  let templates: Template[];
+  try {
+    templates = liquid.parse(source);
+  } catch (err) {
+    throw new Error(describe(where, err));
+  }
+  try {
+    // Variables are the scope and also globals, so partials pulled in with {% render %} see them
+    // too (publish-time analysis counts variables used in partials as template globals).
+    return String(
+      liquid.renderSync(templates, request.variables, {
+        globals: request.variables,
+        renderLimit: request.renderLimitMs,
+        memoryLimit: limits.memoryLimit,
+      }),
+    );
+  } catch (err) {
+    throw new Error(describe(where, err));
+  }
+}
+
+port.on('message', (request: LiquidRequest) => {
+  let response: LiquidResponse;
+  try {
+    store.set(request.partials);
+    const body = renderPart('template body', request.body, request);
+    const headerTemplate = request.headerTemplate === '' ? '' : renderPart('header template', request.headerTemplate, request);
+    const footerTemplate = request.footerTemplate === '' ? '' : renderPart('footer template', request.footerTemplate, request);
+    response = { type: 'result', id: request.id, html: buildHtmlDocument(body, request.css), headerTemplate, footerTemplate };
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    const reason = message.includes('template render limit exceeded') ? 'time' : 'error';
+    response = { type: 'error', id: request.id, message, reason };
+  }
+  port.postMessage(response);
+});
+
+port.postMessage({ type: 'ready' } satisfies LiquidResponse);

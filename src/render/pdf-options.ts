@@ -1,0 +1,104 @@
+// A version's PDF options: checked at publish time, turned into Chromium's print parameters
+// at render time.
+
+import type { PDFOptions } from 'puppeteer';
+import { PAGE_SIZES } from '../domain/template.ts';
+import type { PageSize, PdfOptions } from '../domain/template.ts';
+
+/** Paper sizes in inches (portrait), as Chromium prints them. */
+const PAPER_INCHES: Record<PageSize, { width: number; height: number }> = {
+  A3: { width: 11.7, height: 16.54 },
+  A4: { width: 8.27, height: 11.7 },
+  A5: { width: 5.83, height: 8.27 },
+  Letter: { width: 8.5, height: 11 },
+  Legal: { width: 8.5, height: 14 },
+  Tabloid: { width: 11, height: 17 },
+};
+
+const UNIT_INCHES: Record<string, number> = { px: 1 / 96, in: 1, cm: 1 / 2.54, mm: 1 / 25.4 };
+
+/** Largest header/footer template accepted (they are rendered for every page). */
+export const MAX_HEADER_FOOTER_CHARS = 64 * 1024;
+
+/**
+ * Parses a margin length the way Chromium's print parameters accept it: a non-negative number
+ * with an optional unit px, in, cm or mm (no unit means px). Returns inches, or undefined.
+ */
+export function cssLengthToInches(value: unknown): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const match = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(px|in|cm|mm)?\s*$/i.exec(value);
+  if (!match) return undefined;
+  const unit = (match[2] ?? 'px').toLowerCase();
+  return Number(match[1]) * UNIT_INCHES[unit]!;
+}
+
+/** Problems with a version's PDF options, each naming the field; [] when valid. */
+export function validatePdfOptions(options: unknown): string[] {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    return ['pdfOptions must be an object'];
+  }
+  const o = options as Partial<Record<keyof PdfOptions, unknown>>;
+  const problems: string[] = [];
+  const size = o.pageSize;
+  const validSize = typeof size === 'string' && (PAGE_SIZES as readonly string[]).includes(size);
+  if (!validSize) {
+    problems.push(`pdfOptions.pageSize ${JSON.stringify(size)} is not supported; use one of ${PAGE_SIZES.join(', ')}`);
+  }
+  if (typeof o.landscape !== 'boolean') problems.push('pdfOptions.landscape must be true or false');
+  if (typeof o.printBackground !== 'boolean') problems.push('pdfOptions.printBackground must be true or false');
+
+  const margins = o.margins as Record<string, unknown> | undefined;
+  const inches: Record<string, number> = {};
+  if (margins === null || typeof margins !== 'object' || Array.isArray(margins)) {
+    problems.push('pdfOptions.margins must be an object with top, right, bottom and left');
+  } else {
+    for (const side of ['top', 'right', 'bottom', 'left'] as const) {
+      const value = cssLengthToInches(margins[side]);
+      if (value === undefined) {
+        problems.push(
+          `pdfOptions.margins.${side} ${JSON.stringify(margins[side])} is not a valid length; use a number with px, in, cm or mm (e.g. "10mm")`,
+        );
+      } else {
+        inches[side] = value;
+      }
+    }
+    if (validSize && typeof o.landscape === 'boolean' && Object.keys(inches).length === 4) {
+      const paper = PAPER_INCHES[size as PageSize];
+      const width = o.landscape ? paper.height : paper.width;
+      const height = o.landscape ? paper.width : paper.height;
+      if (inches.left! + inches.right! >= width) problems.push('pdfOptions.margins: left + right leave no room on the page');
+      if (inches.top! + inches.bottom! >= height) problems.push('pdfOptions.margins: top + bottom leave no room on the page');
+    }
+  }
+  for (const field of ['headerTemplate', 'footerTemplate'] as const) {
+    const value = o[field];
+    if (typeof value !== 'string') problems.push(`pdfOptions.${field} must be a string ('' for none)`);
+    else if (value.length > MAX_HEADER_FOOTER_CHARS) problems.push(`pdfOptions.${field} is longer than ${MAX_HEADER_FOOTER_CHARS} characters`);
+  }
+  return problems;
+}
+
+// Without a template of its own, Chromium prints its default header/footer (title, date, URL)
+// in the slot that was left empty.
+const EMPTY_TEMPLATE = '<span></span>';
+
+/** Chromium print parameters for valid options; header/footer already rendered. */
+export function toPuppeteerPdfOptions(options: PdfOptions): PDFOptions {
+  const headerFooter = options.headerTemplate !== '' || options.footerTemplate !== '';
+  return {
+    format: options.pageSize,
+    landscape: options.landscape,
+    printBackground: options.printBackground,
+    margin: {
+      top: options.margins.top.trim(),
+      right: options.margins.right.trim(),
+      bottom: options.margins.bottom.trim(),
+      left: options.margins.left.trim(),
+    },
+    displayHeaderFooter: headerFooter,
+    headerTemplate: headerFooter ? options.headerTemplate || EMPTY_TEMPLATE : '',
+    footerTemplate: headerFooter ? options.footerTemplate || EMPTY_TEMPLATE : '',
+    // The version's page size is the contract; a CSS @page size in the template does not override it.
+    preferCSSPageSize: false,
+  };
+}

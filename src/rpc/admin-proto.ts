@@ -1,0 +1,172 @@
+// Proto <-> domain translation for the admin services. Kept apart from the handlers so the
+// CLI-facing shapes and the stored ones can change independently.
+import { create, fromJson, toJson, type JsonValue as ProtoJsonValue } from '@bufbuild/protobuf';
+import { timestampFromDate, ValueSchema, type Timestamp } from '@bufbuild/protobuf/wkt';
+import type { ApiKeyView } from '../admin/api-key-admin.ts';
+import type { DeliveryView } from '../admin/delivery-admin.ts';
+import type { PdfOptionsInput, TemplateContentInput } from '../admin/template-content.ts';
+import type { WebhookEndpointView } from '../admin/webhook-endpoint-admin.ts';
+import type { WorkspaceView } from '../admin/workspace-admin.ts';
+import type { JsonValue, Template, TemplateVersion, TemplateVersionContent } from '../domain/template.ts';
+import { ApiKeySchema, type ApiKey } from '../gen/docgen/admin/v1/api_key_pb.js';
+import { DeliveryAttemptSchema, DeliverySchema, DeliveryStatus, type Delivery } from '../gen/docgen/admin/v1/delivery_pb.js';
+import {
+  PageMarginsSchema,
+  PdfOptionsSchema,
+  TemplateSchema,
+  TemplateStatus,
+  TemplateVersionContentSchema,
+  TemplateVersionSchema,
+  VariableDeclarationSchema,
+  type Template as ProtoTemplate,
+  type TemplateVersion as ProtoTemplateVersion,
+  type TemplateVersionContent as ProtoTemplateVersionContent,
+} from '../gen/docgen/admin/v1/template_pb.js';
+import { WebhookEndpointSchema, type WebhookEndpoint } from '../gen/docgen/admin/v1/webhook_endpoint_pb.js';
+import { WorkspaceSchema, type Workspace } from '../gen/docgen/admin/v1/workspace_pb.js';
+
+export function ts(date: Date | null | undefined): Timestamp | undefined {
+  return date ? timestampFromDate(date) : undefined;
+}
+
+export function workspaceToProto(w: WorkspaceView): Workspace {
+  return create(WorkspaceSchema, { id: w.id, name: w.name, createdAt: ts(w.createdAt) });
+}
+
+export function apiKeyToProto(k: ApiKeyView): ApiKey {
+  return create(ApiKeySchema, {
+    id: k.id,
+    workspaceId: k.workspaceId,
+    name: k.name,
+    scopes: k.scopes,
+    prefix: k.prefix,
+    createdAt: ts(k.createdAt),
+    lastUsedAt: ts(k.lastUsedAt),
+    revokedAt: ts(k.revokedAt),
+    rateLimitPerSecond: k.rateLimitPerSecond ?? 0,
+    rateLimitBurst: k.rateLimitBurst ?? 0,
+  });
+}
+
+const TEMPLATE_STATUS = { ACTIVE: TemplateStatus.ACTIVE, ARCHIVED: TemplateStatus.ARCHIVED } as const;
+
+export function templateToProto(t: Template): ProtoTemplate {
+  return create(TemplateSchema, {
+    id: t.id,
+    workspaceId: t.workspaceId,
+    name: t.name,
+    status: TEMPLATE_STATUS[t.status],
+    publishedVersion: t.publishedVersion,
+    latestVersion: t.latestVersion,
+    createdAt: ts(t.createdAt),
+    updatedAt: ts(t.updatedAt),
+  });
+}
+
+export function contentToProto(c: TemplateVersionContent): ProtoTemplateVersionContent {
+  return create(TemplateVersionContentSchema, {
+    body: c.body,
+    css: c.css,
+    partials: { ...c.partials },
+    variables: c.variables.map((v) =>
+      create(VariableDeclarationSchema, {
+        name: v.name,
+        required: v.required,
+        description: v.description,
+        defaultValue: v.default === undefined ? undefined : fromJson(ValueSchema, v.default as ProtoJsonValue),
+      }),
+    ),
+    pdfOptions: create(PdfOptionsSchema, {
+      pageSize: c.pdfOptions.pageSize,
+      landscape: c.pdfOptions.landscape,
+      margins: create(PageMarginsSchema, c.pdfOptions.margins),
+      printBackground: c.pdfOptions.printBackground,
+      headerTemplate: c.pdfOptions.headerTemplate,
+      footerTemplate: c.pdfOptions.footerTemplate,
+    }),
+  });
+}
+
+export function templateVersionToProto(v: TemplateVersion): ProtoTemplateVersion {
+  return create(TemplateVersionSchema, {
+    templateId: v.templateId,
+    version: v.version,
+    content: contentToProto(v.content),
+    createdAt: ts(v.createdAt),
+  });
+}
+
+/**
+ * Submitted content. A PdfOptions message, when present, is taken field by field as proto3
+ * gives it (so print_background false means false); when absent, the defaults apply.
+ */
+export function contentFromProto(c: ProtoTemplateVersionContent | undefined): TemplateContentInput | undefined {
+  if (!c) return undefined;
+  let pdfOptions: PdfOptionsInput | undefined;
+  if (c.pdfOptions) {
+    const p = c.pdfOptions;
+    pdfOptions = {
+      pageSize: p.pageSize,
+      landscape: p.landscape,
+      margins: p.margins ? { top: p.margins.top, right: p.margins.right, bottom: p.margins.bottom, left: p.margins.left } : undefined,
+      printBackground: p.printBackground,
+      headerTemplate: p.headerTemplate,
+      footerTemplate: p.footerTemplate,
+    };
+  }
+  return {
+    body: c.body,
+    css: c.css,
+    partials: { ...c.partials },
+    variables: c.variables.map((v) => ({
+      name: v.name,
+      required: v.required,
+      description: v.description,
+      // A Value with no kind set carries nothing: treat it as "no default".
+      default: v.defaultValue && v.defaultValue.kind.case !== undefined ? (toJson(ValueSchema, v.defaultValue) as JsonValue) : undefined,
+    })),
+    pdfOptions,
+  };
+}
+
+export function webhookEndpointToProto(e: WebhookEndpointView): WebhookEndpoint {
+  return create(WebhookEndpointSchema, {
+    id: e.id,
+    workspaceId: e.workspaceId,
+    url: e.url,
+    events: e.events,
+    description: e.description,
+    createdAt: ts(e.createdAt),
+    secretRotatedAt: ts(e.secretRotatedAt),
+  });
+}
+
+const DELIVERY_STATUS = {
+  PENDING: DeliveryStatus.PENDING,
+  SUCCEEDED: DeliveryStatus.SUCCEEDED,
+  DROPPED: DeliveryStatus.DROPPED,
+} as const;
+
+export function deliveryToProto(d: DeliveryView): Delivery {
+  return create(DeliverySchema, {
+    id: d.id,
+    workspaceId: d.workspaceId,
+    endpointId: d.endpointId,
+    eventId: d.eventId,
+    event: d.event,
+    generationId: d.generationId,
+    status: DELIVERY_STATUS[d.status],
+    attempts: d.attempts.map((a) =>
+      create(DeliveryAttemptSchema, {
+        number: a.number,
+        attemptedAt: ts(a.attemptedAt),
+        statusCode: a.statusCode,
+        error: a.error,
+        durationMs: Math.round(a.durationMs),
+      }),
+    ),
+    createdAt: ts(d.createdAt),
+    updatedAt: ts(d.updatedAt),
+    nextAttemptAt: ts(d.nextAttemptAt),
+  });
+}

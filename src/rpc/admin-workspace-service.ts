@@ -1,0 +1,38 @@
+// Connect handlers of docgen.admin.v1.WorkspaceService: proto in, domain call, proto out.
+import { create } from '@bufbuild/protobuf';
+import type { ServiceImpl } from '@connectrpc/connect';
+import type { WorkspaceAdmin } from '../admin/workspace-admin.ts';
+import {
+  CreateWorkspaceResponseSchema,
+  GetWorkspaceResponseSchema,
+  ListWorkspacesResponseSchema,
+  type CreateWorkspaceRequest,
+  type CreateWorkspaceResponse,
+  type GetWorkspaceRequest,
+  type GetWorkspaceResponse,
+  type ListWorkspacesRequest,
+  type ListWorkspacesResponse,
+  type WorkspaceService,
+} from '../gen/docgen/admin/v1/workspace_pb.js';
+import { workspaceToProto } from './admin-proto.ts';
+
+export class WorkspaceServiceHandler implements ServiceImpl<typeof WorkspaceService> {
+  private readonly admin: WorkspaceAdmin;
+  constructor(admin: WorkspaceAdmin) {
+    this.admin = admin;
+  }
+
+  async createWorkspace(req: CreateWorkspaceRequest): Promise<CreateWorkspaceResponse> {
+    const workspace = await this.admin.create({ name: req.name });
+    return create(CreateWorkspaceResponseSchema, { workspace: workspaceToProto(workspace) });
+  }
+
+  async getWorkspace(req: GetWorkspaceRequest): Promise<GetWorkspaceResponse> {
+    return create(GetWorkspaceResponseSchema, { workspace: workspaceToProto(await this.admin.get(req.id)) });
+  }
+
+  async listWorkspaces(req: ListWorkspacesRequest): Promise<ListWorkspacesResponse> {
+    const page = await this.admin.list({ pageSize: req.pageSize, pageToken: req.pageToken });
+    return create(ListWorkspacesResponseSchema, { workspaces: page.items.map(workspaceToProto), nextPageToken: page.nextPageToken });
+  }
+}
