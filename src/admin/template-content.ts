@@ -22,8 +22,9 @@ const MAX_HEADER_FOOTER_BYTES = 64 * 1024;
 // Liquid identifiers; a hyphen is legal in Liquid names, so it is accepted too.
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 const PARTIAL_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$/;
-// What Chromium's PDF printer accepts: a number with an optional px/in/cm/mm unit.
-const CSS_LENGTH = /^\d+(\.\d+)?(px|in|cm|mm)?$/;
+// What Chromium's PDF printer accepts (and src/render/pdf-options.ts): a non-negative number
+// with an optional px/in/cm/mm unit, no unit meaning px.
+const CSS_LENGTH = /^(\d+(\.\d+)?|\.\d+)\s*(px|in|cm|mm)?$/i;
 
 export interface VariableDeclarationInput {
   name: string;

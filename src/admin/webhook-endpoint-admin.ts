@@ -1,7 +1,7 @@
 // Webhook endpoints (contract §4). The signing secret is generated here, returned by create
 // and rotate only, and stored sealed (AES-256-GCM) - never in plain text.
 import { ObjectId } from 'mongodb';
-import { notFound, validationError, type FieldIssue } from '../domain/errors.ts';
+import { DomainError, notFound, validationError, type FieldIssue } from '../domain/errors.ts';
 import { formatId } from '../domain/ids.ts';
 import type { WebhookEndpointDoc } from '../store/documents.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
@@ -127,7 +127,10 @@ export class WebhookEndpointAdmin {
       current.secret,
       new Date(Date.now() + PREVIOUS_SECRET_VALIDITY_MS),
     );
-    if (!after) throw notFound(`Webhook endpoint ${quoteId(id)}`);
+    if (!after) {
+      if (!(await this.deps.endpoints.get(objectId))) throw notFound(`Webhook endpoint ${quoteId(id)}`);
+      throw new DomainError('CONFLICT', 'The secret was rotated concurrently by another request; rotate again if needed');
+    }
     return { endpoint: toWebhookEndpointView(after), secret };
   }
 }

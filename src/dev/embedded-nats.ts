@@ -81,7 +81,9 @@ export function findNatsServer(): string {
 // Polls the parent and the server; when the parent is gone, asks the server to stop, then forces it.
 const WATCHDOG_SCRIPT =
   'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done; ' +
-  'if kill -0 "$2" 2>/dev/null; then kill -TERM "$2"; sleep 5; kill -KILL "$2" 2>/dev/null; fi';
+  'kill -TERM "$2" 2>/dev/null || exit 0; ' +
+  'i=0; while kill -0 "$2" 2>/dev/null && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i+1)); done; ' +
+  'kill -KILL "$2" 2>/dev/null; exit 0';
 
 function startWatchdog(serverPid: number): ChildProcess {
   const watchdog = spawn('/bin/sh', ['-c', WATCHDOG_SCRIPT, 'docgen-nats-watchdog', String(process.pid), String(serverPid)], {

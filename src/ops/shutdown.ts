@@ -8,8 +8,14 @@
 import type { Logger } from './logger.ts';
 import { silentLogger } from './logger.ts';
 
-export type ShutdownPhase = 'stop-accepting' | 'drain' | 'close';
-export const SHUTDOWN_PHASES: readonly ShutdownPhase[] = ['stop-accepting', 'drain', 'close'];
+/**
+ * stop-accepting: readiness 503, listeners and consumers stop taking work.
+ * drain: in-flight work finishes, or is handed back when the signal aborts.
+ * close: dependencies (browser pool, NATS, MongoDB) close.
+ * final: the ops listener closes last, so /metrics and probes answer until the end.
+ */
+export type ShutdownPhase = 'stop-accepting' | 'drain' | 'close' | 'final';
+export const SHUTDOWN_PHASES: readonly ShutdownPhase[] = ['stop-accepting', 'drain', 'close', 'final'];
 
 export interface StopContext {
   /** Aborts when the grace period is over: hand back whatever is still in flight, now. */
@@ -48,7 +54,7 @@ export interface ShutdownOptions {
 
 export interface ShutdownCoordinator {
   /**
-   * Adds a stopper. Phases run in order (stop-accepting, drain, close); within a phase,
+   * Adds a stopper. Phases run in order (stop-accepting, drain, close, final); within a phase,
    * stoppers run one after another in the order they were registered. Default phase: close.
    */
   register(name: string, stop: Stopper, phase?: ShutdownPhase): void;

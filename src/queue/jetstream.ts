@@ -26,7 +26,7 @@ import {
   type JsMsg,
   type StreamConfig,
 } from '@nats-io/jetstream';
-import { unavailable } from '../domain/errors.ts';
+import { failedPrecondition, isDomainError, unavailable } from '../domain/errors.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Names
@@ -117,8 +117,11 @@ export interface JobContext<T = unknown> {
   ack(): void;
   /** Not done: redeliver after delayMs (immediately when absent or 0). */
   nak(delayMs?: number): void;
-  /** Never redeliver (poison message). */
-  term(reason?: string): void;
+  /**
+   * Never redeliver (poison message). Takes no reason: nats-server 2.9 ignores a `+TERM`
+   * that carries one, which would leave the job pending until ack_wait. Log the reason instead.
+   */
+  term(): void;
 }
 
 export interface ConsumeJobsOptions<T = unknown> {
@@ -248,7 +251,7 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
         }
       }
       if (current.retention !== desired.retention || current.storage !== desired.storage) {
-        throw new Error(
+        throw failedPrecondition(
           `JetStream stream ${desired.name} exists with retention=${current.retention}, storage=${current.storage}; ` +
             `docgen needs retention=${desired.retention}, storage=${desired.storage}. These cannot be changed in place: ` +
             `delete the stream (nats stream rm ${desired.name}) or use another DOCGEN_NATS_STREAM_PREFIX.`,
@@ -294,7 +297,7 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
     }
     const c = current.config;
     if (c.ack_policy !== AckPolicy.Explicit || c.deliver_subject) {
-      throw new Error(`JetStream consumer ${stream}/${durableName} exists but is not an explicit-ack pull consumer; delete it (nats consumer rm ${stream} ${durableName}).`);
+      throw failedPrecondition(`JetStream consumer ${stream}/${durableName} exists but is not an explicit-ack pull consumer; delete it (nats consumer rm ${stream} ${durableName}).`);
     }
     const upToDate =
       c.ack_wait === desired.ack_wait &&
@@ -374,7 +377,7 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
         data = JSON.parse(msg.string()) as T;
       } catch (err) {
         reportError(new Error(`job ${opts.stream}#${msg.seq} is not JSON; terminated`, { cause: err }), msg);
-        settle(() => msg.term('payload is not JSON'));
+        settle(() => msg.term());
         return;
       }
       const job: JobContext<T> = {
@@ -388,7 +391,7 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
         },
         ack: () => settle(() => msg.ack()),
         nak: (delayMs?: number) => settle(() => (delayMs ? msg.nak(delayMs) : msg.nak())),
-        term: (reason?: string) => settle(() => msg.term(reason)),
+        term: () => settle(() => msg.term()),
       };
       running++;
       try {
@@ -454,11 +457,9 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
       try {
         for (const desired of desiredStreams(prefix)) result[desired.name] = await ensureStream(desired);
       } catch (err) {
-        if (err instanceof JetStreamApiError || !(err instanceof Error) || !/cannot be changed in place/.test(err.message)) {
-          const reason = err instanceof Error ? err.message : String(err);
-          throw unavailable(`Cannot set up JetStream streams: ${reason}`, err);
-        }
-        throw err;
+        if (isDomainError(err)) throw err;
+        const reason = err instanceof Error ? err.message : String(err);
+        throw unavailable(`Cannot set up JetStream streams: ${reason}`, err);
       }
       return result;
     },

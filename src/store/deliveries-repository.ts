@@ -70,4 +70,17 @@ export class DeliveriesRepository {
   findOverdue(before: Date, limit: number): Promise<DeliveryDoc[]> {
     return this.collection.find({ status: 'PENDING', nextAttemptAt: { $lt: before } }).limit(limit).toArray();
   }
+
+  /**
+   * Claims an overdue delivery for the sweeper: moves nextAttemptAt from the value seen to
+   * `at`, unless the delivery changed meanwhile. False when another sweeper or a worker got
+   * there first, so only one of several webhooks processes re-queues it.
+   */
+  async markRequeued(id: ObjectId, seen: { round: number; roundAttempts: number; nextAttemptAt: Date }, at: Date): Promise<boolean> {
+    const result = await this.collection.updateOne(
+      { _id: id, status: 'PENDING', round: seen.round, roundAttempts: seen.roundAttempts, nextAttemptAt: seen.nextAttemptAt },
+      { $set: { nextAttemptAt: at, updatedAt: new Date() } },
+    );
+    return result.modifiedCount === 1;
+  }
 }

@@ -22,11 +22,19 @@ export interface AttemptRequest {
   lookup?: HostLookup | undefined;
   /** Replaces the per-process keep-alive agent (tests: an agent trusting a test CA). */
   agent?: http.Agent | undefined;
+  /** Aborts the attempt (shutdown): it resolves at once with `aborted: true`, which is no verdict on the receiver. */
+  signal?: AbortSignal | undefined;
 }
+
+/** What became of an attempt, in the terms of the docgen_webhook_attempts_total metric. */
+export type AttemptKind = 'success' | 'http_error' | 'redirect' | 'timeout' | 'network_error' | 'refused';
 
 export interface AttemptResult {
   /** A 2xx answer arrived within the deadline. */
   ok: boolean;
+  kind: AttemptKind;
+  /** Set when req.signal aborted the attempt before an outcome: do not count it against the receiver. */
+  aborted?: boolean;
   /** The status answered; absent when no answer arrived. */
   statusCode?: number;
   /** Why the attempt failed; absent on success. */
@@ -73,19 +81,25 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResult> {
     let excerpt: Buffer[] = [];
     let excerptBytes = 0;
 
-    const statusOutcome = (status: number): Pick<AttemptResult, 'ok' | 'statusCode' | 'error'> => {
-      if (status >= 200 && status < 300) return { ok: true, statusCode: status };
+    type Outcome = Pick<AttemptResult, 'ok' | 'kind' | 'statusCode' | 'error' | 'aborted'>;
+    const statusOutcome = (status: number): Outcome => {
+      if (status >= 200 && status < 300) return { ok: true, kind: 'success', statusCode: status };
       if (status >= 300 && status < 400) {
         const location = String(response?.headers.location ?? '').slice(0, 200);
-        return { ok: false, statusCode: status, error: `receiver answered ${status}, a redirect, which is not followed${location ? ` (Location: ${location})` : ''}` };
+        return { ok: false, kind: 'redirect', statusCode: status, error: `receiver answered ${status}, a redirect, which is not followed${location ? ` (Location: ${location})` : ''}` };
       }
-      return { ok: false, statusCode: status, error: `receiver answered ${status}` };
+      return { ok: false, kind: 'http_error', statusCode: status, error: `receiver answered ${status}` };
     };
 
-    const finish = (outcome: Pick<AttemptResult, 'ok' | 'statusCode' | 'error'>) => {
+    const onAbort = () => {
+      finish({ ok: false, kind: 'network_error', aborted: true, error: 'aborted: docgen is shutting down' });
+      request?.destroy();
+    };
+    const finish = (outcome: Outcome) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
       const result: AttemptResult = { ...outcome, durationMs: Math.round(performance.now() - started) };
       if (excerptBytes > 0) result.responseExcerpt = Buffer.concat(excerpt).toString('utf8');
       if (remoteAddress) result.remoteAddress = remoteAddress;
@@ -97,25 +111,27 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResult> {
     const timer = setTimeout(() => {
       // Status already in: the outcome is decided; only the body was still coming.
       if (response?.statusCode !== undefined) finish(statusOutcome(response.statusCode));
-      else finish({ ok: false, error: `timed out after ${timeoutMs} ms${request ? '' : ' resolving the host'}` });
+      else finish({ ok: false, kind: 'timeout', error: `timed out after ${timeoutMs} ms${request ? '' : ' resolving the host'}` });
       request?.destroy();
     }, timeoutMs);
+    if (req.signal?.aborted) onAbort();
+    else req.signal?.addEventListener('abort', onAbort, { once: true });
 
     const start = async () => {
       let url: URL;
       try {
         url = new URL(req.url);
       } catch {
-        return finish({ ok: false, error: 'invalid URL' });
+        return finish({ ok: false, kind: 'refused', error: 'invalid URL' });
       }
       if (url.protocol !== 'https:' && !(url.protocol === 'http:' && req.allowInsecure)) {
-        return finish({ ok: false, error: `refused: ${url.protocol}// URLs are not allowed (https only)` });
+        return finish({ ok: false, kind: 'refused', error: `refused: ${url.protocol}// URLs are not allowed (https only)` });
       }
-      if (url.username !== '' || url.password !== '') return finish({ ok: false, error: 'refused: the URL contains credentials' });
+      if (url.username !== '' || url.password !== '') return finish({ ok: false, kind: 'refused', error: 'refused: the URL contains credentials' });
 
       const checked = await resolveAndCheck(url.hostname, { allowInsecure: req.allowInsecure, lookup: req.lookup });
       if (settled) return;
-      if (!checked.ok) return finish({ ok: false, error: `refused: ${checked.error}` });
+      if (!checked.ok) return finish({ ok: false, kind: 'refused', error: `refused: ${checked.error}` });
 
       const body = typeof req.body === 'string' ? Buffer.from(req.body, 'utf8') : req.body;
       const secure = url.protocol === 'https:';
@@ -158,12 +174,12 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResult> {
       });
       request.on('error', (err) => {
         if (response?.statusCode !== undefined) finish(statusOutcome(response.statusCode));
-        else finish({ ok: false, error: describeError(err) });
+        else finish({ ok: false, kind: 'network_error', error: describeError(err) });
       });
       request.end(body);
     };
 
-    start().catch((err: unknown) => finish({ ok: false, error: describeError(err) }));
+    start().catch((err: unknown) => finish({ ok: false, kind: 'network_error', error: describeError(err) }));
   });
 }
 

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { register as globalRegistry } from 'prom-client';
 import { METRIC_NAMES, createMetrics } from '../../src/ops/metrics.ts';
@@ -105,5 +106,12 @@ describe('metrics', () => {
     mode = 'hang';
     text = await m.metricsText();
     expect(sample(text, 'docgen_metrics_collector_errors_total{gauge="docgen_render_consumer_pending"}')).toBe(2);
+  });
+});
+
+describe('docs/deploy.md', () => {
+  it('documents every docgen metric', () => {
+    const doc = readFileSync(new URL('../../docs/deploy.md', import.meta.url), 'utf8');
+    for (const name of METRIC_NAMES) expect(doc, name).toContain(`\`${name}\``);
   });
 });

@@ -1,7 +1,7 @@
 {{/*
 The Deployment of one role; deployment-ROLE.yaml call it with (dict "root" $ "role" "api").
 $values is the role's section of values.yaml (api, render or webhooks): every key used as
-$values.X exists in all three.
+$values.<key> exists in all three.
 */}}
 {{- define "docgen.deployment" -}}
 {{- $root := .root }}
@@ -144,17 +144,17 @@ spec:
             httpGet:
               path: /healthz
               port: ops
-            {{- include "docgen.probeTimings" $values.probes.startup | nindent 12 }}
+            {{- include "docgen.probeTimings" $values.probes.startup | trim | nindent 12 }}
           livenessProbe:
             httpGet:
               path: /healthz
               port: ops
-            {{- include "docgen.probeTimings" $values.probes.liveness | nindent 12 }}
+            {{- include "docgen.probeTimings" $values.probes.liveness | trim | nindent 12 }}
           readinessProbe:
             httpGet:
               path: /readyz
               port: ops
-            {{- include "docgen.probeTimings" $values.probes.readiness | nindent 12 }}
+            {{- include "docgen.probeTimings" $values.probes.readiness | trim | nindent 12 }}
           {{- if gt (int64 $values.preStopSleepSeconds) 0 }}
           lifecycle:
             preStop:

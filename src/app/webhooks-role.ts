@@ -1,0 +1,200 @@
+// The webhooks role: the dispatcher (final-state events -> one delivery per subscribed
+// endpoint), the delivery workers (one attempt per job, retries waiting in JetStream) and
+// the sweeper for jobs that never reached the broker. On shutdown it stops pulling, lets
+// in-flight attempts finish within the grace period, then cuts off the rest and hands
+// their jobs back (nak) so another webhooks process retries them at once.
+import { webhookSecretContext } from '../admin/webhook-endpoint-admin.ts';
+import type { Config } from '../config/config.ts';
+import type { Logger } from '../ops/logger.ts';
+import type { Metrics } from '../ops/metrics.ts';
+import type { JobContext } from '../queue/jetstream.ts';
+import { DeliveryDispatcher, parseWebhookEvent, type DeliveryJob } from '../webhooks/delivery-dispatcher.ts';
+import { DeliverySweeper } from '../webhooks/delivery-sweeper.ts';
+import { DeliveryWorker, type AttemptReport } from '../webhooks/delivery-worker.ts';
+import { EndpointLimiter } from '../webhooks/endpoint-limiter.ts';
+import type { Infrastructure } from './infrastructure.ts';
+
+export interface WebhooksRole {
+  dispatcher: DeliveryDispatcher;
+  worker: DeliveryWorker;
+  sweeper: DeliverySweeper;
+  stopAccepting(): Promise<void>;
+  drain(signal: AbortSignal): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const WEBHOOK_DISPATCHER_CONSUMER = 'webhook-dispatcher';
+export const WEBHOOK_SENDER_CONSUMER = 'webhook-senders';
+/** Events fanned out at once; each is a few small writes and publishes. */
+export const DISPATCH_CONCURRENCY = 16;
+/** An event whose fan-out stalls this long is handed to another dispatcher. */
+const DISPATCH_ACK_WAIT_MS = 30_000;
+/** Sweeper: how overdue a PENDING delivery must be to count as lost, and how often to look. */
+export const SWEEP_GRACE_MS = 5 * 60_000;
+export const SWEEP_INTERVAL_MS = 30_000;
+
+export async function startWebhooksRole(
+  config: Config,
+  infrastructure: Infrastructure,
+  ctx: { logger: Logger; metrics: Metrics },
+): Promise<WebhooksRole> {
+  const logger = ctx.logger.child({ module: 'webhooks' });
+  const { metrics } = ctx;
+  const { repositories, queue } = infrastructure;
+  const nats = queue.nats;
+  const names = nats.names;
+
+  // The job carries the endpoint so a worker can pace a saturated endpoint without a read.
+  const publishJob = async (job: DeliveryJob, msgId: string) => {
+    await nats.publish(names.subjects.deliveryJobs, job, msgId);
+  };
+
+  const dispatcher = new DeliveryDispatcher({
+    endpoints: repositories.webhookEndpoints,
+    deliveries: repositories.deliveries,
+    publishJob,
+  });
+
+  const limiter = new EndpointLimiter({ limit: config.webhooks.endpointConcurrency });
+  // An attempt lasts at most timeoutMs; ack_wait covers it plus the reads and writes around
+  // it, and the heartbeat keeps it from expiring whatever the time-out is set to.
+  const senderAckWaitMs = config.webhooks.timeoutMs + 10_000;
+  const worker = new DeliveryWorker({
+    deliveries: repositories.deliveries,
+    endpoints: repositories.webhookEndpoints,
+    secretKey: config.secretKey,
+    secretContext: (endpoint) => webhookSecretContext(endpoint._id),
+    limiter,
+    timeoutMs: config.webhooks.timeoutMs,
+    allowInsecure: config.webhooks.allowInsecureUrls,
+    heartbeatMs: Math.floor(senderAckWaitMs / 3),
+    onAttempt: (report) => reportAttempt(report, logger, metrics),
+  });
+
+  await nats.ensureConsumer(names.streams.events, WEBHOOK_DISPATCHER_CONSUMER, {
+    ackWaitMs: DISPATCH_ACK_WAIT_MS,
+    maxAckPending: 1000,
+    description: 'docgen webhooks: fans final-state events out to deliveries',
+  });
+  await nats.ensureConsumer(names.streams.deliveries, WEBHOOK_SENDER_CONSUMER, {
+    ackWaitMs: senderAckWaitMs,
+    // Jobs waiting for their retry (naked with a delay) stay "ack pending" on the server.
+    // A cap would let one dead endpoint's waiting retries block every other delivery, so
+    // there is none; this process still holds only `concurrency` jobs at a time.
+    maxAckPending: -1,
+    description: 'docgen webhooks: delivery attempts',
+  });
+
+  const stopPulling = new AbortController();
+  const dispatching = new Set<JobContext<unknown>>();
+  const dispatchLoop = nats.consumeJobs<unknown>({
+    stream: names.streams.events,
+    consumer: WEBHOOK_DISPATCHER_CONSUMER,
+    concurrency: DISPATCH_CONCURRENCY,
+    signal: stopPulling.signal,
+    stopTimeoutMs: config.shutdownGraceMs,
+    handler: async (job) => {
+      const event = parseWebhookEvent(job.data);
+      if (typeof event === 'string') {
+        logger.error('dropping a malformed event', { subject: job.subject, streamSequence: job.streamSequence, problem: event });
+        job.term();
+        return;
+      }
+      dispatching.add(job);
+      try {
+        const result = await dispatcher.dispatch(event);
+        logger.debug('event fanned out', { eventId: event.eventId, event: event.event, generationId: event.generationId, ...result });
+      } finally {
+        dispatching.delete(job);
+      }
+      // Returning acks the event: every delivery is written and its job published.
+    },
+    onError: (err) => logger.warn('webhook dispatch failed; the event will be redelivered', { err: String(err) }),
+  });
+
+  const sendLoop = nats.consumeJobs<DeliveryJob>({
+    stream: names.streams.deliveries,
+    consumer: WEBHOOK_SENDER_CONSUMER,
+    concurrency: config.webhooks.concurrency,
+    signal: stopPulling.signal,
+    stopTimeoutMs: config.shutdownGraceMs,
+    handler: async (job) => {
+      await worker.handle(job);
+    },
+    onError: (err) => logger.warn('webhook delivery job failed; it will be redelivered', { err: String(err) }),
+  });
+
+  const sweeper = new DeliverySweeper({
+    deliveries: repositories.deliveries,
+    publishJob,
+    intervalMs: SWEEP_INTERVAL_MS,
+    graceMs: SWEEP_GRACE_MS,
+    onRequeued: (deliveryId) => logger.warn('re-queued a delivery whose job was lost', { deliveryId }),
+    onError: (err) => logger.warn('delivery sweep failed', { err: String(err) }),
+  });
+  sweeper.start();
+
+  const unregister = [
+    metrics.registerGaugeCollector('docgen_webhook_queue_depth', async () => (await nats.jsm.streams.info(names.streams.deliveries)).state.messages),
+    // Both consumers: events not yet fanned out, and delivery jobs not yet settled
+    // (retries waiting for their delay included).
+    metrics.registerGaugeCollector('docgen_webhook_consumer_pending', async () => {
+      const [events, deliveries] = await Promise.all([
+        nats.jsm.consumers.info(names.streams.events, WEBHOOK_DISPATCHER_CONSUMER),
+        nats.jsm.consumers.info(names.streams.deliveries, WEBHOOK_SENDER_CONSUMER),
+      ]);
+      return events.num_pending + events.num_ack_pending + deliveries.num_pending + deliveries.num_ack_pending;
+    }),
+  ];
+
+  let stopped = false;
+  return {
+    dispatcher,
+    worker,
+    sweeper,
+    async stopAccepting() {
+      if (stopped) return;
+      stopped = true;
+      stopPulling.abort();
+      await sweeper.stop();
+    },
+    async drain(signal) {
+      const handBack = () => {
+        // Past the grace period: cut off running attempts (their jobs are naked at once)
+        // and hand back events still being fanned out (fan-out is idempotent).
+        worker.abortAttempts();
+        for (const job of dispatching) job.nak(0);
+      };
+      if (signal.aborted) handBack();
+      else signal.addEventListener('abort', handBack, { once: true });
+      const [dispatched, sent] = await Promise.all([dispatchLoop, sendLoop]);
+      signal.removeEventListener('abort', handBack);
+      if (dispatched.abandoned + sent.abandoned > 0) {
+        logger.warn('shutdown left work running; JetStream redelivers it after ack_wait', { events: dispatched.abandoned, deliveries: sent.abandoned });
+      }
+    },
+    async close() {
+      for (const u of unregister) u();
+    },
+  };
+}
+
+function reportAttempt(report: AttemptReport, logger: Logger, metrics: Metrics): void {
+  const { result } = report;
+  if (result) metrics.observeWebhookAttempt(result.kind, result.durationMs / 1000);
+  const fields = {
+    deliveryId: report.deliveryId,
+    endpointId: report.endpointId,
+    attempt: report.attempt.number,
+    roundAttempts: report.roundAttempts,
+    statusCode: report.attempt.statusCode || undefined,
+    error: report.attempt.error || undefined,
+    durationMs: report.attempt.durationMs,
+    status: report.status,
+    nextAttemptAt: report.nextAttemptAt?.toISOString(),
+  };
+  if (report.status === undefined) logger.info('webhook attempt made twice (another worker recorded it first)', fields);
+  else if (report.status === 'SUCCEEDED') logger.debug('webhook delivered', fields);
+  else if (report.status === 'DROPPED') logger.warn('webhook delivery dropped', fields);
+  else logger.info('webhook attempt failed; will retry', fields);
+}

@@ -1,0 +1,328 @@
+// Owns the Chromium processes: launches them, hands out the current one, retires it after N
+// renders or above a memory limit (a replacement starts at once; the old one finishes its
+// in-flight renders and is then closed), replaces a crashed one, and makes sure that nothing
+// of a closed or crashed browser survives (process group SIGKILL, profile directory removed).
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import puppeteer from 'puppeteer';
+import type { Browser, BrowserContext } from 'puppeteer';
+import { chromiumFlags, devShmIsRoomy, ignoredDefaultArgs, resolveChromiumExecutable } from './launch-options.ts';
+import { killTree, treeMemory } from './process-tree.ts';
+import type { TreeMemory } from './process-tree.ts';
+import { TripwireProxy } from './tripwire-proxy.ts';
+
+export type RetireReason = 'renders' | 'memory' | 'error' | 'stop';
+
+export type BrowserPoolEvent =
+  | { type: 'browser-launched'; pid: number; durationMs: number }
+  | { type: 'browser-launch-failed'; error: string }
+  | { type: 'browser-retired'; pid: number; reason: RetireReason; renders: number }
+  | { type: 'browser-crashed'; pid: number }
+  | { type: 'sandbox-unavailable' }
+  | { type: 'request-blocked'; target: string }
+  | { type: 'render'; ok: boolean; durationMs: number; code?: string };
+
+export interface BrowserHostOptions {
+  executablePath: string;
+  recycleAfterRenders: number;
+  maxMemoryBytes: number;
+  /** Parent directory of the per-launch profile directories. */
+  tmpDir: string;
+  launchTimeoutMs: number;
+  memoryCheckIntervalMs: number;
+  extraArgs: string[];
+  onEvent: (event: BrowserPoolEvent) => void;
+}
+
+/** One Chromium process tree and its bookkeeping. */
+export class ManagedBrowser {
+  readonly browser: Browser;
+  /** Pages live in one non-default context: in-memory storage, downloads denied. */
+  readonly context: BrowserContext;
+  readonly pid: number;
+  readonly userDataDir: string;
+  renders = 0;
+  openPages = 0;
+  retiring = false;
+  dead = false;
+  closeRequested = false;
+  closed: Promise<void> | undefined;
+  memory: TreeMemory = { rssBytes: 0, pssBytes: 0, processes: 0 };
+
+  constructor(browser: Browser, context: BrowserContext, pid: number, userDataDir: string) {
+    this.browser = browser;
+    this.context = context;
+    this.pid = pid;
+    this.userDataDir = userDataDir;
+  }
+
+  get usable(): boolean {
+    return !this.retiring && !this.dead;
+  }
+}
+
+/** What BrowserHost needs from the page slots (reused-page-concurrency.ts). */
+export interface HostedSlot {
+  readonly busy: boolean;
+  readonly owner: ManagedBrowser | null;
+  dropPage(): Promise<void>;
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export class BrowserHost {
+  readonly slots = new Set<HostedSlot>();
+  readonly tripwire = new TripwireProxy();
+  readonly counters = {
+    launches: 0,
+    launchFailures: 0,
+    crashes: 0,
+    recycledForRenders: 0,
+    recycledForMemory: 0,
+    recycledForErrors: 0,
+    renders: 0,
+  };
+  peakRssBytes = 0;
+  peakPssBytes = 0;
+
+  private readonly options: BrowserHostOptions;
+  private readonly browsers = new Set<ManagedBrowser>();
+  private current: ManagedBrowser | null = null;
+  private launching: Promise<ManagedBrowser> | null = null;
+  private consecutiveLaunchFailures = 0;
+  private noSandbox = process.getuid?.() === 0;
+  private stopped = false;
+  private memoryTimer: NodeJS.Timeout | undefined;
+  private readonly executablePath: string;
+  private readonly useDevShm = devShmIsRoomy();
+
+  constructor(options: BrowserHostOptions) {
+    this.options = options;
+    this.executablePath = resolveChromiumExecutable(options.executablePath);
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.tripwire.start();
+    this.memoryTimer = setInterval(() => this.checkMemory(), this.options.memoryCheckIntervalMs);
+    this.memoryTimer.unref();
+    await this.acquire();
+  }
+
+  /** The browser new pages should open in; launches one when there is none. */
+  acquire(): Promise<ManagedBrowser> {
+    if (this.stopped) return Promise.reject(new Error('browser pool is stopped'));
+    if (this.current?.usable) return Promise.resolve(this.current);
+    if (!this.launching) {
+      this.launching = this.launch()
+        .then((managed) => {
+          if (this.stopped) {
+            managed.retiring = true;
+            void this.close(managed);
+            throw new Error('browser pool is stopped');
+          }
+          this.current = managed;
+          return managed;
+        })
+        .finally(() => {
+          this.launching = null;
+        });
+    }
+    return this.launching;
+  }
+
+  /** Counts a finished render; recycles the browser after the configured number. */
+  renderDone(managed: ManagedBrowser): void {
+    managed.renders += 1;
+    this.counters.renders += 1;
+    if (managed.renders >= this.options.recycleAfterRenders) this.retire(managed, 'renders');
+  }
+
+  /** Stops giving out this browser; it closes once its last page is released. */
+  retire(managed: ManagedBrowser, reason: RetireReason): void {
+    if (managed.retiring || managed.dead) return;
+    managed.retiring = true;
+    if (reason === 'renders') this.counters.recycledForRenders += 1;
+    if (reason === 'memory') this.counters.recycledForMemory += 1;
+    if (reason === 'error') this.counters.recycledForErrors += 1;
+    this.options.onEvent({ type: 'browser-retired', pid: managed.pid, reason, renders: managed.renders });
+    if (this.current === managed) {
+      this.current = null;
+      // Start the replacement now, so the next render does not wait for a launch.
+      if (!this.stopped) this.acquire().catch(() => {});
+    }
+    for (const slot of this.slots) {
+      if (!slot.busy && slot.owner === managed) void slot.dropPage();
+    }
+    this.closeIfIdle(managed);
+  }
+
+  /** A page of this browser was closed (or lost with it). */
+  pageReleased(managed: ManagedBrowser): void {
+    managed.openPages = Math.max(0, managed.openPages - 1);
+    this.closeIfIdle(managed);
+  }
+
+  get currentBrowser(): ManagedBrowser | null {
+    return this.current;
+  }
+
+  memory(): { rssBytes: number; pssBytes: number } {
+    let rssBytes = 0;
+    let pssBytes = 0;
+    for (const b of this.browsers) {
+      rssBytes += b.memory.rssBytes;
+      pssBytes += b.memory.pssBytes;
+    }
+    return { rssBytes, pssBytes };
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.memoryTimer);
+    await this.launching?.catch(() => {});
+    await Promise.all(
+      [...this.browsers].map((b) => {
+        b.retiring = true;
+        return this.close(b);
+      }),
+    );
+    this.current = null;
+    await this.tripwire.stop();
+  }
+
+  private closeIfIdle(managed: ManagedBrowser): void {
+    if (managed.retiring && managed.openPages === 0 && !managed.closeRequested) void this.close(managed);
+  }
+
+  private close(managed: ManagedBrowser): Promise<void> {
+    if (managed.closed) return managed.closed;
+    managed.closeRequested = true;
+    managed.closed = (async () => {
+      if (!managed.dead) {
+        await withTimeout(managed.browser.close(), 5_000, 'closing Chromium').catch(() => {});
+      }
+      this.cleanUp(managed);
+      await rm(managed.userDataDir, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
+    })();
+    return managed.closed;
+  }
+
+  /** Whatever is left of the tree goes, whether it closed cleanly or not. */
+  private cleanUp(managed: ManagedBrowser): void {
+    killTree(managed.pid);
+    managed.dead = true;
+    this.browsers.delete(managed);
+    if (this.current === managed) this.current = null;
+  }
+
+  private onDisconnected(managed: ManagedBrowser): void {
+    if (managed.dead) return;
+    const expected = managed.closeRequested;
+    this.cleanUp(managed);
+    if (!expected) {
+      this.counters.crashes += 1;
+      this.options.onEvent({ type: 'browser-crashed', pid: managed.pid });
+      // Its pages are gone with it: forget them (nothing to close) and start a replacement.
+      for (const slot of this.slots) {
+        if (!slot.busy && slot.owner === managed) void slot.dropPage();
+      }
+      void rm(managed.userDataDir, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
+      if (!this.stopped) this.acquire().catch(() => {});
+    }
+  }
+
+  private checkMemory(): void {
+    for (const managed of this.browsers) {
+      if (managed.dead) continue;
+      managed.memory = treeMemory(managed.pid);
+      // PSS, not the plain RSS sum: Chromium's processes share most of their pages (forked from
+      // one zygote), and summing RSS would count those once per process.
+      if (managed.usable && managed.memory.pssBytes > this.options.maxMemoryBytes) this.retire(managed, 'memory');
+    }
+    const { rssBytes, pssBytes } = this.memory();
+    this.peakRssBytes = Math.max(this.peakRssBytes, rssBytes);
+    this.peakPssBytes = Math.max(this.peakPssBytes, pssBytes);
+  }
+
+  private async launch(): Promise<ManagedBrowser> {
+    if (this.consecutiveLaunchFailures > 0) {
+      // Chromium that failed to start will most likely fail again right away: back off.
+      const delay = Math.min(10_000, 250 * 2 ** (this.consecutiveLaunchFailures - 1));
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      if (this.stopped) throw new Error('browser pool is stopped');
+    }
+    const started = Date.now();
+    try {
+      const managed = await this.launchOnce().catch(async (err: unknown) => {
+        // Without root, Chromium's sandbox needs user namespaces, which many containers deny.
+        if (this.noSandbox || !/sandbox/i.test(String((err as Error)?.message))) throw err;
+        this.noSandbox = true;
+        this.options.onEvent({ type: 'sandbox-unavailable' });
+        return this.launchOnce();
+      });
+      this.consecutiveLaunchFailures = 0;
+      this.counters.launches += 1;
+      this.options.onEvent({ type: 'browser-launched', pid: managed.pid, durationMs: Date.now() - started });
+      return managed;
+    } catch (err) {
+      this.consecutiveLaunchFailures += 1;
+      this.counters.launchFailures += 1;
+      this.options.onEvent({ type: 'browser-launch-failed', error: String((err as Error)?.message ?? err) });
+      throw err;
+    }
+  }
+
+  private async launchOnce(): Promise<ManagedBrowser> {
+    const userDataDir = await mkdtemp(join(this.options.tmpDir, 'docgen-chromium-'));
+    let browser: Browser | undefined;
+    try {
+      browser = await puppeteer.launch({
+        executablePath: this.executablePath,
+        headless: true,
+        // DevTools over a pipe: no debugging port for anything else on the machine to reach.
+        pipe: true,
+        userDataDir,
+        args: [
+          ...chromiumFlags({ proxyPort: this.tripwire.port, useDevShm: this.useDevShm, noSandbox: this.noSandbox }),
+          ...this.options.extraArgs,
+        ],
+        ignoreDefaultArgs: ignoredDefaultArgs(this.useDevShm),
+        defaultViewport: null,
+        timeout: this.options.launchTimeoutMs,
+        // Shutdown belongs to the service (BrowserPool.stop), not to puppeteer's signal handlers.
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false,
+        downloadBehavior: { policy: 'deny' },
+      });
+      const pid = browser.process()?.pid;
+      if (pid === undefined) throw new Error('Chromium started without a process id');
+      const context = await browser.createBrowserContext({ downloadBehavior: { policy: 'deny' } });
+      const managed = new ManagedBrowser(browser, context, pid, userDataDir);
+      this.browsers.add(managed);
+      browser.on('disconnected', () => this.onDisconnected(managed));
+      if (!browser.connected) this.onDisconnected(managed);
+      return managed;
+    } catch (err) {
+      const pid = browser?.process()?.pid;
+      if (pid !== undefined) killTree(pid);
+      await browser?.close().catch(() => {});
+      await rm(userDataDir, { recursive: true, force: true }).catch(() => {});
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,317 @@
+// The Chromium pool: HTML in, PDF out. puppeteer-cluster queues and dispatches the jobs; the
+// reused-page concurrency model (reused-page-concurrency.ts) keeps pages open between jobs;
+// BrowserHost (browser-host.ts) owns the Chromium processes.
+//
+// Error classification for the pipeline: every failure here is transient (a time-out, a crash,
+// no browser) because the HTML itself was already produced; permanent template problems are
+// caught before (resolveVariables, Liquid, PDF option validation).
+
+import { tmpdir } from 'node:os';
+import puppeteer from 'puppeteer';
+import type { Page } from 'puppeteer';
+import { Cluster } from 'puppeteer-cluster';
+import type { PdfOptions } from '../../domain/template.ts';
+import { toPuppeteerPdfOptions, validatePdfOptions } from '../pdf-options.ts';
+import { RenderError } from '../render-error.ts';
+import { BrowserHost } from './browser-host.ts';
+import type { BrowserPoolEvent } from './browser-host.ts';
+import { guardPage } from './page-guard.ts';
+import { reusedPageConcurrency, slotOf, unavailableReason } from './reused-page-concurrency.ts';
+
+export type { BrowserPoolEvent } from './browser-host.ts';
+
+export interface BrowserPoolOptions {
+  /** Chromium binary (config render.chromiumPath). */
+  executablePath: string;
+  /** Pages rendering at once (config render.concurrency). */
+  concurrency: number;
+  /** Replace the browser after this many renders (config render.browserRecycleAfterRenders). */
+  recycleAfterRenders: number;
+  /** Replace the browser when its process tree uses more than this (PSS, MB). */
+  maxMemoryMb: number;
+  /** Parent of the per-launch profile directories (default: $DOCGEN_TEST_RUN_DIR or the OS temp dir). */
+  tmpDir?: string;
+  /** Default 30 s. */
+  launchTimeoutMs?: number;
+  /** How often the browser's memory is measured. Default 2 s. */
+  memoryCheckIntervalMs?: number;
+  /** Page lifecycle event awaited after setting the content. Default 'load' (images decoded). */
+  waitUntil?: 'load' | 'domcontentloaded';
+  /** Extra Chromium flags (tests, tuning). */
+  extraArgs?: string[];
+  /** Metrics/logging hook; must not throw. */
+  onEvent?: (event: BrowserPoolEvent) => void;
+}
+
+export interface PrintOptions {
+  /** Time the PDF step may take, queueing included. */
+  timeoutMs: number;
+}
+
+export interface BrowserPoolStats {
+  pagesTotal: number;
+  pagesBusy: number;
+  pagesFree: number;
+  /** Jobs waiting for a page. */
+  queued: number;
+  renders: number;
+  failures: number;
+  timeouts: number;
+  /** Browsers that died unexpectedly. */
+  crashes: number;
+  launches: number;
+  /** Browser replacements of any cause (recycle, memory, error, crash). */
+  restarts: number;
+  recycledForRenders: number;
+  recycledForMemory: number;
+  /** Requests refused by page interception. */
+  blockedRequests: number;
+  /** Connections Chromium attempted through the tripwire proxy (should stay 0). */
+  blockedConnections: number;
+  browserPid: number | null;
+  /** Renders done by the current browser. */
+  browserRenders: number;
+  /** Last measurement over all browser processes. */
+  rssBytes: number;
+  pssBytes: number;
+  peakRssBytes: number;
+  peakPssBytes: number;
+}
+
+interface Job {
+  html: string;
+  pdfOptions: PdfOptions;
+  deadline: number;
+  timeoutMs: number;
+  settled: boolean;
+  reject: (err: RenderError) => void;
+}
+
+const CLUSTER_BACKSTOP_TIMEOUT_MS = 10 * 60_000;
+
+function isDisconnectError(err: unknown): boolean {
+  const message = String((err as Error)?.message ?? err);
+  return /target closed|session closed|connection closed|browser has disconnected|page crashed|detached|protocol error.*(closed|crash)/i.test(
+    message,
+  );
+}
+
+export class BrowserPool {
+  private readonly options: Required<Omit<BrowserPoolOptions, 'onEvent'>> & Pick<BrowserPoolOptions, 'onEvent'>;
+  private host: BrowserHost | null = null;
+  private cluster: Cluster | null = null;
+  private stopping = false;
+  private readonly jobs = new Set<Job>();
+  private busy = 0;
+  private readonly counters = { renders: 0, failures: 0, timeouts: 0, blockedRequests: 0 };
+
+  constructor(options: BrowserPoolOptions) {
+    this.options = {
+      tmpDir: process.env.DOCGEN_TEST_RUN_DIR || tmpdir(),
+      launchTimeoutMs: 30_000,
+      memoryCheckIntervalMs: 2_000,
+      waitUntil: 'load',
+      extraArgs: [],
+      ...options,
+    };
+    if (!(options.concurrency >= 1)) throw new Error('BrowserPool: concurrency must be >= 1');
+  }
+
+  /** Launches Chromium and opens all pages, so the first renders do not pay for it. */
+  async start(): Promise<void> {
+    if (this.cluster) return;
+    this.stopping = false;
+    const onEvent = (event: BrowserPoolEvent) => {
+      try {
+        this.options.onEvent?.(event);
+      } catch {
+        // a metrics hook must never break rendering
+      }
+    };
+    const host = new BrowserHost({
+      executablePath: this.options.executablePath,
+      recycleAfterRenders: this.options.recycleAfterRenders,
+      maxMemoryBytes: this.options.maxMemoryMb * 1024 * 1024,
+      tmpDir: this.options.tmpDir,
+      launchTimeoutMs: this.options.launchTimeoutMs,
+      memoryCheckIntervalMs: this.options.memoryCheckIntervalMs,
+      extraArgs: this.options.extraArgs,
+      onEvent,
+    });
+    const prepare = (page: Page) =>
+      guardPage(page, {
+        onBlocked: (target) => {
+          this.counters.blockedRequests += 1;
+          onEvent({ type: 'request-blocked', target });
+        },
+      });
+    this.host = host;
+    try {
+      this.cluster = await Cluster.launch({
+        concurrency: reusedPageConcurrency(host, prepare),
+        maxConcurrency: this.options.concurrency,
+        puppeteer,
+        timeout: CLUSTER_BACKSTOP_TIMEOUT_MS, // ours are per job (runJob); this is a backstop
+        retryLimit: 0,
+        monitor: false,
+      });
+    } catch (err) {
+      await host.stop().catch(() => {});
+      this.host = null;
+      throw err;
+    }
+    // One empty job per page: puppeteer-cluster opens its workers (our pages) lazily.
+    await Promise.all(
+      Array.from({ length: this.options.concurrency }, () => this.cluster!.execute(null, async () => undefined).catch(() => {})),
+    );
+  }
+
+  /**
+   * Prints a full HTML document to PDF. Throws RenderError: RENDER_TIMEOUT, BROWSER_CRASHED,
+   * BROWSER_UNAVAILABLE or INTERNAL (all transient), INVALID_TEMPLATE for invalid options.
+   */
+  printPdf(html: string, pdfOptions: PdfOptions, options: PrintOptions): Promise<Buffer> {
+    const cluster = this.cluster;
+    if (!cluster || this.stopping) {
+      return Promise.reject(new RenderError('BROWSER_UNAVAILABLE', 'The browser pool is not running'));
+    }
+    const problems = validatePdfOptions(pdfOptions);
+    if (problems.length > 0) return Promise.reject(new RenderError('INVALID_TEMPLATE', `Invalid PDF options: ${problems.join('; ')}`));
+
+    return new Promise<Buffer>((resolve, reject) => {
+      const timeoutMs = Math.max(1, options.timeoutMs);
+      let timer: NodeJS.Timeout | undefined;
+      const job: Job = {
+        html,
+        pdfOptions,
+        deadline: Date.now() + timeoutMs,
+        timeoutMs,
+        settled: false,
+        reject: (err) => {
+          if (job.settled) return;
+          job.settled = true;
+          clearTimeout(timer);
+          this.jobs.delete(job);
+          reject(err);
+        },
+      };
+      this.jobs.add(job);
+      // Also bounds the wait for a free page; runJob() skips a job whose deadline passed.
+      timer = setTimeout(() => {
+        this.counters.timeouts += 1;
+        job.reject(new RenderError('RENDER_TIMEOUT', `PDF rendering did not finish within ${timeoutMs} ms`));
+      }, timeoutMs);
+      // Job data is only a label: puppeteer-cluster's debug logging prints job data.
+      cluster.execute('render', ({ page }) => this.runJob(page, job)).then(
+        (pdf: Buffer) => {
+          if (job.settled) return;
+          job.settled = true;
+          clearTimeout(timer);
+          this.jobs.delete(job);
+          resolve(pdf);
+        },
+        (err: unknown) => job.reject(err instanceof RenderError ? err : new RenderError('INTERNAL', 'PDF rendering failed', { cause: err })),
+      );
+    });
+  }
+
+  /** Rejects queued jobs, gives running ones a moment, then closes every browser. */
+  async stop(graceMs = 5_000): Promise<void> {
+    if (!this.cluster) return;
+    this.stopping = true;
+    const until = Date.now() + graceMs;
+    while (this.busy > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
+    for (const job of [...this.jobs]) job.reject(new RenderError('BROWSER_UNAVAILABLE', 'The browser pool is shutting down'));
+    const cluster = this.cluster;
+    this.cluster = null;
+    await cluster.close();
+    await this.host?.stop(); // idempotent; cluster.close() already called it unless it threw
+    this.host = null;
+  }
+
+  stats(): BrowserPoolStats {
+    const host = this.host;
+    const current = host?.currentBrowser ?? null;
+    const memory = host?.memory() ?? { rssBytes: 0, pssBytes: 0 };
+    const total = this.cluster ? this.options.concurrency : 0;
+    const c = host?.counters;
+    return {
+      pagesTotal: total,
+      pagesBusy: this.busy,
+      pagesFree: Math.max(0, total - this.busy),
+      queued: Math.max(0, this.jobs.size - this.busy),
+      renders: this.counters.renders,
+      failures: this.counters.failures,
+      timeouts: this.counters.timeouts,
+      crashes: c?.crashes ?? 0,
+      launches: c?.launches ?? 0,
+      restarts: Math.max(0, (c?.launches ?? 0) - 1),
+      recycledForRenders: c?.recycledForRenders ?? 0,
+      recycledForMemory: c?.recycledForMemory ?? 0,
+      blockedRequests: this.counters.blockedRequests,
+      blockedConnections: host?.tripwire.connections ?? 0,
+      browserPid: current?.pid ?? null,
+      browserRenders: current?.renders ?? 0,
+      rssBytes: memory.rssBytes,
+      pssBytes: memory.pssBytes,
+      peakRssBytes: host?.peakRssBytes ?? 0,
+      peakPssBytes: host?.peakPssBytes ?? 0,
+    };
+  }
+
+  private async runJob(page: Page, job: Job): Promise<Buffer> {
+    const reason = unavailableReason(page);
+    if (reason !== undefined) {
+      throw new RenderError('BROWSER_UNAVAILABLE', 'No browser page is available', { cause: reason });
+    }
+    const remaining = job.deadline - Date.now();
+    if (job.settled || remaining <= 0) {
+      throw new RenderError('RENDER_TIMEOUT', `PDF rendering did not finish within ${job.timeoutMs} ms`);
+    }
+    const slot = slotOf(page);
+    const owner = slot?.owner ?? null;
+    const started = Date.now();
+    this.busy += 1;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const crashed = new Promise<never>((_, reject) => {
+        // Emitted when the page's renderer process dies (killed, out of memory).
+        page.once('error', (err) => reject(new RenderError('BROWSER_CRASHED', 'The browser page crashed while rendering', { cause: err })));
+      });
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new RenderError('RENDER_TIMEOUT', `PDF rendering did not finish within ${job.timeoutMs} ms`)),
+          remaining,
+        );
+      });
+      const work = this.print(page, job);
+      for (const p of [work, crashed, timedOut]) p.catch(() => {}); // losers of the race
+      const pdf = await Promise.race([work, crashed, timedOut]);
+      this.counters.renders += 1;
+      this.options.onEvent?.({ type: 'render', ok: true, durationMs: Date.now() - started });
+      return pdf;
+    } catch (err) {
+      // The page's state is unknown (half-loaded, hung, crashed): never reuse it.
+      if (slot) slot.discard = true;
+      let error: RenderError;
+      if (err instanceof RenderError) error = err;
+      else if (owner?.dead || isDisconnectError(err)) error = new RenderError('BROWSER_CRASHED', 'The browser crashed while rendering', { cause: err });
+      else error = new RenderError('INTERNAL', 'PDF rendering failed', { cause: err });
+      if (error.code === 'RENDER_TIMEOUT') this.counters.timeouts += 1;
+      else this.counters.failures += 1;
+      this.options.onEvent?.({ type: 'render', ok: false, durationMs: Date.now() - started, code: error.code });
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      this.busy -= 1;
+      if (owner && this.host) this.host.renderDone(owner);
+    }
+  }
+
+  private async print(page: Page, job: Job): Promise<Buffer> {
+    // Page.setDocumentContent: no navigation, so no request to intercept for the document itself.
+    await page.setContent(job.html, { waitUntil: this.options.waitUntil, timeout: 0 });
+    const pdf = await page.pdf({ ...toPuppeteerPdfOptions(job.pdfOptions), timeout: 0 });
+    return Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
+  }
+}

@@ -1,0 +1,94 @@
+// How docgen starts Chromium: which binary, which flags, and why.
+//
+// No network, by construction rather than by hope. Request interception (page-guard.ts) sees
+// page loads, but not everything Chromium can do on its own or through paths interception does
+// not cover (WebSockets, preconnect, DNS prefetch, Chromium's background services). So:
+// - every URL goes through a proxy that is our own tripwire listener on loopback, which closes
+//   each connection at once (and counts it): this covers IP literals too, which host resolver
+//   rules do not;
+// - `<-loopback>` removes Chromium's implicit proxy bypass for localhost/127.0.0.1/[::1], so
+//   even loopback URLs go to the tripwire, never to a local service;
+// - `MAP * ~NOTFOUND` makes every host name resolution fail, so DNS prefetch and anything that
+//   would resolve a name before the proxy does never leaves the machine;
+// - QUIC is off (UDP would not go through an HTTP proxy) and WebRTC may only use the proxy;
+// - background services (component updates, sync, safe browsing, metrics) are off.
+
+import { accessSync, constants, readFileSync, statfsSync } from 'node:fs';
+
+/** Debian's /usr/bin/chromium is a shell wrapper that sources /etc/chromium.d (it enables
+ * remote extensions and adds flags we do not want); the real binary sits next to it. */
+const DEBIAN_REAL_BINARY = '/usr/lib/chromium/chromium';
+
+export function resolveChromiumExecutable(configured: string): string {
+  try {
+    const head = readFileSync(configured, { encoding: 'latin1', flag: 'r' }).slice(0, 2);
+    if (head === '#!') {
+      accessSync(DEBIAN_REAL_BINARY, constants.X_OK);
+      return DEBIAN_REAL_BINARY;
+    }
+  } catch {
+    // not a readable script, or no real binary beside it: use what was configured
+  }
+  return configured;
+}
+
+/** Chromium puts shared memory in /dev/shm; containers often give it only 64 MB, which makes
+ * Chromium crash under load. Use it only when it is roomy, else fall back to /tmp. */
+export function devShmIsRoomy(minFreeBytes = 512 * 1024 * 1024): boolean {
+  try {
+    const stats = statfsSync('/dev/shm');
+    return stats.bavail * stats.bsize >= minFreeBytes;
+  } catch {
+    return false;
+  }
+}
+
+export interface ChromiumFlagsInput {
+  /** Loopback port of the tripwire proxy. */
+  proxyPort: number;
+  useDevShm: boolean;
+  /** Chromium refuses to run as root with its sandbox. */
+  noSandbox: boolean;
+}
+
+export function chromiumFlags(input: ChromiumFlagsInput): string[] {
+  return [
+    ...(input.noSandbox ? ['--no-sandbox'] : []),
+    // Network: see the top of this file.
+    `--proxy-server=http://127.0.0.1:${input.proxyPort}`,
+    '--proxy-bypass-list=<-loopback>',
+    '--host-resolver-rules=MAP * ~NOTFOUND',
+    '--disable-quic',
+    '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+    '--webrtc-ip-handling-policy=disable_non_proxied_udp',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--disable-domain-reliability',
+    '--disable-client-side-phishing-detection',
+    '--no-pings',
+    '--no-first-run',
+    '--no-default-browser-check',
+    '--disable-default-apps',
+    '--disable-extensions',
+    '--disable-breakpad',
+    // Scripts off in every frame Blink creates, including iframes of other origins that run in
+    // other renderer processes (per-page settings are applied too, see page-guard.ts).
+    '--blink-settings=scriptEnabled=false',
+    // Printing needs no GPU: saves the GPU process (memory) and its start-up.
+    '--disable-gpu',
+    '--disable-software-rasterizer',
+    '--mute-audio',
+    '--hide-scrollbars',
+    '--font-render-hinting=none',
+    // Several pages render at once in one headless window: none may be throttled as hidden.
+    '--disable-renderer-backgrounding',
+    '--disable-background-timer-throttling',
+    '--disable-backgrounding-occluded-windows',
+  ];
+}
+
+/** puppeteer defaults we drop: the /dev/shm choice is ours (devShmIsRoomy). */
+export function ignoredDefaultArgs(useDevShm: boolean): string[] {
+  return useDevShm ? ['--disable-dev-shm-usage'] : [];
+}

@@ -1,0 +1,41 @@
+// Every page the pool renders in is set up once, here, before its first use: JavaScript off,
+// and request interception that lets through only `data:` URLs (and about:blank frames).
+// The launch flags (launch-options.ts) are the second wall for anything interception misses.
+
+import type { HTTPRequest, Page } from 'puppeteer';
+
+export interface PageGuardHooks {
+  /** A request the page tried to make and was refused (URL scheme and host only: no data). */
+  onBlocked?: (target: string) => void;
+}
+
+function describeTarget(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return parsed.host === '' ? parsed.protocol : `${parsed.protocol}//${parsed.host}`;
+  } catch {
+    return 'invalid URL';
+  }
+}
+
+function isAllowed(request: HTTPRequest, page: Page): boolean {
+  const url = request.url();
+  if (!(url.startsWith('data:') || url === 'about:blank')) return false;
+  // Content is set with Page.setDocumentContent, never by navigating: any navigation of the main
+  // frame (meta refresh, a link target) would replace the document being printed.
+  return !(request.isNavigationRequest() && request.frame() === page.mainFrame());
+}
+
+export async function guardPage(page: Page, hooks: PageGuardHooks = {}): Promise<void> {
+  page.on('request', (request) => {
+    if (request.isInterceptResolutionHandled()) return;
+    if (isAllowed(request, page)) {
+      request.continue().catch(() => {}); // the page may be gone meanwhile
+      return;
+    }
+    hooks.onBlocked?.(describeTarget(request.url()));
+    // 'aborted' cancels a navigation without committing an error page in its place.
+    request.abort(request.isNavigationRequest() ? 'aborted' : 'blockedbyclient').catch(() => {});
+  });
+  await Promise.all([page.setJavaScriptEnabled(false), page.setRequestInterception(true), page.setBypassServiceWorker(true)]);
+}

@@ -1,0 +1,128 @@
+// Chromium is a tree of processes (browser, zygotes, renderers, GPU, network/storage utilities).
+// Memory limits and clean-up have to look at the whole tree, which /proc gives us on Linux.
+
+import { readdirSync, readFileSync } from 'node:fs';
+
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  /** 'Z' for a zombie. */
+  state: string;
+}
+
+function readStat(pid: number): ProcessInfo | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may contain spaces and parentheses: parse after the last ')'.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { pid, state: rest[0]!, ppid: Number(rest[1]), pgid: Number(rest[2]) };
+  } catch {
+    return undefined; // gone meanwhile, or no /proc
+  }
+}
+
+export function listProcesses(): ProcessInfo[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const out: ProcessInfo[] = [];
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    const info = readStat(Number(name));
+    if (info) out.push(info);
+  }
+  return out;
+}
+
+/**
+ * The root (a process-group leader: Chromium is spawned detached) and every process below it,
+ * plus anything still in its process group.
+ */
+export function processTree(rootPid: number, processes: ProcessInfo[] = listProcesses()): number[] {
+  const children = new Map<number, number[]>();
+  for (const p of processes) {
+    const list = children.get(p.ppid);
+    if (list) list.push(p.pid);
+    else children.set(p.ppid, [p.pid]);
+  }
+  const found = new Set<number>();
+  const stack = [rootPid];
+  while (stack.length > 0) {
+    const pid = stack.pop()!;
+    if (found.has(pid)) continue;
+    // A root that is gone, or whose pid now belongs to a process outside its group, has no tree.
+    if (pid === rootPid && !processes.some((p) => p.pid === rootPid && p.pgid === rootPid)) continue;
+    found.add(pid);
+    stack.push(...(children.get(pid) ?? []));
+  }
+  // Orphans re-parented to init stay in the browser's process group (it was spawned detached).
+  for (const p of processes) if (p.pgid === rootPid) found.add(p.pid);
+  return [...found];
+}
+
+/** Resident memory of one process in bytes: VmRSS from /proc/<pid>/status (0 if gone). */
+export function rssBytes(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Proportional memory of one process in bytes: Pss from /proc/<pid>/smaps_rollup, which splits
+ * pages shared between Chromium's processes instead of counting them once per process.
+ * Falls back to RSS where smaps_rollup is not available.
+ */
+export function pssBytes(pid: number): number {
+  try {
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const match = /^Pss:\s+(\d+)\s+kB/m.exec(rollup);
+    if (match) return Number(match[1]) * 1024;
+  } catch {
+    // fall through
+  }
+  return rssBytes(pid);
+}
+
+export interface TreeMemory {
+  /** Sum of RSS over the tree (counts shared pages once per process: an upper bound). */
+  rssBytes: number;
+  /** Sum of PSS over the tree (what the tree really costs). */
+  pssBytes: number;
+  processes: number;
+}
+
+export function treeMemory(rootPid: number): TreeMemory {
+  const pids = processTree(rootPid);
+  let rss = 0;
+  let pss = 0;
+  for (const pid of pids) {
+    rss += rssBytes(pid);
+    pss += pssBytes(pid);
+  }
+  return { rssBytes: rss, pssBytes: pss, processes: pids.length };
+}
+
+/** SIGKILLs the process group and any stragglers of the tree; never throws. */
+export function killTree(rootPid: number): void {
+  const pids = processTree(rootPid);
+  try {
+    process.kill(-rootPid, 'SIGKILL');
+  } catch {
+    // group already gone
+  }
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}

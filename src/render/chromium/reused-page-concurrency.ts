@@ -1,0 +1,187 @@
+// puppeteer-cluster concurrency model that keeps one page per cluster worker and reuses it for
+// every job (puppeteer-cluster's own models open and close a page or context per job, which
+// halves throughput). A page is replaced after a failed render (state unknown) and when its
+// browser is retired or gone.
+//
+// Two puppeteer-cluster behaviours this adapter has to absorb:
+// - Worker.handle() adds a page 'error' listener per job and never removes it: with a reused
+//   page they would pile up, so release() removes them.
+// - If jobInstance() keeps throwing, Worker.handle() throws out of Cluster.doWork(), an
+//   unhandled rejection that nobody awaits (the job never settles). So lease() never throws:
+//   when no page can be had it hands out a placeholder that the task recognises and turns
+//   into a transient BROWSER_UNAVAILABLE error.
+
+import concurrencyModule from 'puppeteer-cluster/dist/concurrency/ConcurrencyImplementation.js';
+import type {
+  ConcurrencyImplementationClassType,
+  JobInstance,
+  WorkerInstance,
+} from 'puppeteer-cluster/dist/concurrency/ConcurrencyImplementation.js';
+import type { LaunchOptions, Page } from 'puppeteer';
+import type { BrowserHost, HostedSlot, ManagedBrowser } from './browser-host.ts';
+
+const ConcurrencyImplementation = concurrencyModule.default;
+
+const PAGE_OPEN_TIMEOUT_MS = 15_000;
+const PAGE_CLOSE_TIMEOUT_MS = 5_000;
+const LEASE_ATTEMPTS = 3;
+
+const placeholders = new WeakMap<object, unknown>();
+const slotsByPage = new WeakMap<Page, PageSlot>();
+
+/** The error behind a placeholder page, or undefined for a real page. */
+export function unavailableReason(page: Page): unknown {
+  return placeholders.get(page);
+}
+
+export function slotOf(page: Page): PageSlot | undefined {
+  return slotsByPage.get(page);
+}
+
+function placeholderPage(reason: unknown): Page {
+  const page = {
+    on: () => page,
+    once: () => page,
+    off: () => page,
+    removeAllListeners: () => page,
+  };
+  placeholders.set(page, reason);
+  return page as unknown as Page;
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export type PreparePage = (page: Page) => Promise<void>;
+
+/** One reusable page, owned by one puppeteer-cluster worker. */
+export class PageSlot implements HostedSlot {
+  page: Page | null = null;
+  owner: ManagedBrowser | null = null;
+  busy = false;
+  /** Set when the page's state is unknown (failed render): it is closed, not reused. */
+  discard = false;
+  private readonly host: BrowserHost;
+  private readonly prepare: PreparePage;
+
+  constructor(host: BrowserHost, prepare: PreparePage) {
+    this.host = host;
+    this.prepare = prepare;
+    host.slots.add(this);
+  }
+
+  async lease(): Promise<JobInstance> {
+    this.busy = true;
+    try {
+      const page = await this.ensurePage();
+      return { resources: { page }, close: () => this.release() };
+    } catch (err) {
+      this.busy = false;
+      return {
+        resources: { page: placeholderPage(err) },
+        close: async () => {},
+      };
+    }
+  }
+
+  async dropPage(): Promise<void> {
+    const page = this.page;
+    const owner = this.owner;
+    this.page = null;
+    this.owner = null;
+    this.discard = false;
+    if (!page || !owner) return;
+    slotsByPage.delete(page);
+    if (!owner.dead && !page.isClosed()) {
+      try {
+        await withTimeout(page.close({ runBeforeUnload: false }), PAGE_CLOSE_TIMEOUT_MS, 'closing a page');
+      } catch {
+        // A page that will not close means a browser in trouble: replace the browser.
+        this.host.retire(owner, 'error');
+      }
+    }
+    this.host.pageReleased(owner);
+  }
+
+  async dispose(): Promise<void> {
+    this.host.slots.delete(this);
+    await this.dropPage();
+  }
+
+  private async release(): Promise<void> {
+    const page = this.page;
+    const owner = this.owner;
+    // Listeners added for this job only (puppeteer-cluster's and the task's crash listener).
+    page?.removeAllListeners('error');
+    if (this.discard || (owner && !owner.usable)) await this.dropPage();
+    this.busy = false;
+  }
+
+  private stale(): boolean {
+    return this.discard || !this.owner?.usable || (this.page?.isClosed() ?? true);
+  }
+
+  private async ensurePage(): Promise<Page> {
+    let lastError: unknown;
+    for (let attempt = 0; attempt < LEASE_ATTEMPTS; attempt++) {
+      if (this.page && this.stale()) await this.dropPage();
+      if (this.page) return this.page;
+      const owner = await this.host.acquire();
+      let page: Page | undefined;
+      try {
+        page = await withTimeout(owner.context.newPage(), PAGE_OPEN_TIMEOUT_MS, 'opening a page');
+        owner.openPages += 1;
+        this.page = page;
+        this.owner = owner;
+        slotsByPage.set(page, this);
+        await withTimeout(this.prepare(page), PAGE_OPEN_TIMEOUT_MS, 'preparing a page');
+        return page;
+      } catch (err) {
+        lastError = err;
+        if (page) this.discard = true;
+        // A live browser that cannot open a page is not healthy.
+        if (!owner.dead) this.host.retire(owner, 'error');
+      }
+    }
+    throw lastError;
+  }
+}
+
+/** The class puppeteer-cluster instantiates (`concurrency` option), bound to a BrowserHost. */
+export function reusedPageConcurrency(host: BrowserHost, prepare: PreparePage): ConcurrencyImplementationClassType {
+  return class ReusedPageConcurrency extends ConcurrencyImplementation {
+    constructor(options: LaunchOptions, puppeteer: unknown) {
+      super(options, puppeteer);
+    }
+
+    async init(): Promise<void> {
+      await host.start();
+    }
+
+    async close(): Promise<void> {
+      await host.stop();
+    }
+
+    async workerInstance(): Promise<WorkerInstance> {
+      const slot = new PageSlot(host, prepare);
+      return {
+        jobInstance: () => slot.lease(),
+        close: () => slot.dispose(),
+        repair: async () => {
+          slot.discard = true;
+        },
+      };
+    }
+  };
+}

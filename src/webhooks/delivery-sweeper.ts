@@ -1,0 +1,91 @@
+// Safety net for delivery jobs that never reached JetStream. Once published, a job is not
+// lost: the stream is on disk and an unacked job is redelivered after ack_wait, whichever
+// process dies. What can be lost is the publish itself: an admin redeliver whose publish
+// failed, or a stream that was purged or recreated. (A crash between inserting a delivery
+// and publishing its first job is covered without the sweeper: the event is acked only
+// after the publish, so the dispatcher sees it again and publishes then. And events the
+// dispatcher never saw cannot be lost either: its EVENTS consumer is durable, so events
+// published while no webhooks process ran wait in the stream, up to its 7-day max age.)
+//
+// A PENDING delivery whose next attempt is overdue by more than `graceMs` is presumed to
+// have no job and gets a fresh one. The grace is generous because an overdue delivery may
+// simply be queued behind a busy endpoint; if its job does exist, the worker collapses the
+// two (see delivery-worker.ts). Each re-queue first moves nextAttemptAt to now, conditionally,
+// so several webhooks processes sweeping together re-queue a delivery once per grace period.
+import { formatId } from '../domain/ids.ts';
+import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
+import type { DeliveryJob } from './delivery-dispatcher.ts';
+
+export interface DeliverySweeperOptions {
+  deliveries: Pick<DeliveriesRepository, 'findOverdue' | 'markRequeued'>;
+  publishJob: (job: DeliveryJob, msgId: string) => Promise<void>;
+  /** Time between sweeps. */
+  intervalMs: number;
+  /** How overdue a PENDING delivery must be to count as lost. */
+  graceMs: number;
+  /** Deliveries looked at per sweep. Default 500. */
+  batchSize?: number;
+  now?: () => number;
+  onRequeued?: (deliveryId: string) => void;
+  onError?: (err: unknown) => void;
+}
+
+export class DeliverySweeper {
+  private readonly options: DeliverySweeperOptions;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<number> | undefined;
+  private stopped = false;
+
+  constructor(options: DeliverySweeperOptions) {
+    this.options = options;
+  }
+
+  start(): void {
+    if (this.timer || this.stopped) return;
+    const tick = () => {
+      this.running = this.sweepOnce()
+        .catch((err: unknown) => {
+          this.options.onError?.(err);
+          return 0;
+        })
+        .finally(() => {
+          this.running = undefined;
+          if (!this.stopped) this.timer = setTimeout(tick, this.options.intervalMs);
+        });
+    };
+    this.timer = setTimeout(tick, this.options.intervalMs);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** One pass; returns how many deliveries were re-queued. */
+  async sweepOnce(): Promise<number> {
+    const now = (this.options.now ?? Date.now)();
+    const overdue = await this.options.deliveries.findOverdue(new Date(now - this.options.graceMs), this.options.batchSize ?? 500);
+    let requeued = 0;
+    for (const doc of overdue) {
+      if (this.stopped) break;
+      if (!doc.nextAttemptAt) continue;
+      const claimed = await this.options.deliveries.markRequeued(
+        doc._id,
+        { round: doc.round, roundAttempts: doc.roundAttempts, nextAttemptAt: doc.nextAttemptAt },
+        new Date(now),
+      );
+      if (!claimed) continue;
+      const deliveryId = formatId('delivery', doc._id);
+      // A fresh msgId: the lost job's id may still be in the broker's duplicate window.
+      await this.options.publishJob(
+        { deliveryId, endpointId: formatId('webhookEndpoint', doc.endpointId) },
+        `${deliveryId}:sweep:${doc.round}:${doc.roundAttempts}:${now}`,
+      );
+      requeued++;
+      this.options.onRequeued?.(deliveryId);
+    }
+    return requeued;
+  }
+}

@@ -1,0 +1,96 @@
+// The MongoDB stand-in of `docgen dev`: data survives a stop/start with its BSON types, the
+// snapshot is written shortly after a write (not only at stop), and stop releases the port.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Binary, Long, MongoClient, ObjectId } from 'mongodb';
+import { startEmbeddedMongo, type EmbeddedMongo } from '../../src/dev/embedded-mongo.ts';
+import { uniqueRunDir } from '../harness/dependencies.ts';
+import { pollUntil } from '../harness/poll-until.ts';
+
+const running: EmbeddedMongo[] = [];
+const clients: MongoClient[] = [];
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+  await Promise.all(running.splice(0).map((m) => m.stop()));
+});
+
+async function start(dataDir: string, port?: number) {
+  const mongo = await startEmbeddedMongo({ dataDir, port });
+  running.push(mongo);
+  const client = new MongoClient(mongo.url, { serverSelectionTimeoutMS: 2_000 });
+  clients.push(client);
+  await client.connect();
+  return { mongo, db: client.db('docgen') };
+}
+
+describe('embedded MongoDB stand-in', () => {
+  it('keeps every document, with its types and indexes, across stop and start', async () => {
+    const dataDir = uniqueRunDir('congodb-persist');
+    const first = await start(dataDir);
+    const workspaceId = new ObjectId();
+    const rows = Array.from({ length: 30 }, (_, i) => ({
+      _id: new ObjectId(),
+      workspaceId,
+      status: i % 2 ? 'COMPLETED' : 'PENDING',
+      createdAt: new Date(Date.UTC(2026, 10, 21, 8, 0, i, 123)),
+      attempts: [{ at: new Date(i * 1000), ok: i % 3 === 0 }],
+      hash: new Binary(Buffer.from(`sha-${i}`)),
+      counter: Long.fromString('9007199254740993'),
+    }));
+    await first.db.collection('generations').insertMany(rows);
+    await first.db.collection('generations').createIndex({ workspaceId: 1, createdAt: -1 }, { name: 'by_ws' });
+    await first.db.collection('generations').updateOne({ _id: rows[0]!._id }, { $set: { status: 'PROCESSING' } });
+    await first.db.collection('generations').deleteOne({ _id: rows[1]!._id });
+    await first.db.collection('workspaces').insertOne({ _id: workspaceId, name: 'Acme' });
+    const port = first.mongo.port;
+    await clients.pop()!.close();
+    await running.pop()!.stop();
+
+    const second = await start(dataDir, port);
+    const generations = second.db.collection('generations');
+    expect(await generations.countDocuments()).toBe(29);
+    expect(await generations.findOne({ _id: rows[0]!._id })).toMatchObject({ status: 'PROCESSING' });
+    expect(await generations.findOne({ _id: rows[1]!._id })).toBeNull();
+    const back = await generations.findOne({ _id: rows[5]!._id });
+    expect(back).toEqual({ ...rows[5], counter: back?.counter, hash: back?.hash });
+    expect(back?.createdAt).toBeInstanceOf(Date);
+    expect(back?.workspaceId).toBeInstanceOf(ObjectId);
+    expect(Buffer.from((back?.hash as Binary).buffer).toString()).toBe('sha-5');
+    expect(String(back?.counter)).toBe('9007199254740993');
+    // Queries that depend on the types still match after the reload.
+    expect(await generations.countDocuments({ workspaceId, createdAt: { $gte: new Date(Date.UTC(2026, 10, 21, 8, 0, 20)) } })).toBe(10);
+    const newest = await generations.find({ workspaceId }).sort({ createdAt: -1, _id: -1 }).limit(1).toArray();
+    expect(newest[0]?._id.equals(rows[29]!._id)).toBe(true);
+    expect((await generations.listIndexes().toArray()).map((i) => i.name)).toContain('by_ws');
+    expect(await second.db.collection('workspaces').findOne({ _id: workspaceId })).toEqual({ _id: workspaceId, name: 'Acme' });
+  });
+
+  it('writes the snapshot shortly after a write, not only at stop', async () => {
+    const dataDir = uniqueRunDir('congodb-flush');
+    const { db } = await start(dataDir);
+    const _id = new ObjectId();
+    await db.collection('items').insertOne({ _id, marker: 'written-before-any-stop' });
+    const file = join(dataDir, 'congodb.ejson');
+    await pollUntil(() => existsSync(file) && readFileSync(file, 'utf8').includes('written-before-any-stop'), Boolean, {
+      timeoutMs: 3_000,
+      description: 'snapshot containing the new document',
+    });
+    expect(readFileSync(file, 'utf8')).toContain(_id.toHexString());
+  });
+
+  it('keeps data in memory only without a data directory, and frees its port on stop', async () => {
+    const mongo = await startEmbeddedMongo({});
+    const client = new MongoClient(mongo.url, { serverSelectionTimeoutMS: 500 });
+    await client.connect();
+    await client.db('x').collection('y').insertOne({ a: 1 });
+    await client.close();
+    await mongo.stop();
+    const again = await startEmbeddedMongo({ port: mongo.port });
+    running.push(again);
+    const client2 = new MongoClient(again.url, { serverSelectionTimeoutMS: 2_000 });
+    clients.push(client2);
+    expect(await client2.db('x').collection('y').countDocuments()).toBe(0);
+  });
+});
