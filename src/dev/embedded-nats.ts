@@ -156,6 +156,8 @@ export async function startEmbeddedNats(options: EmbeddedNatsOptions): Promise<E
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
       proc.once('exit', (code, signal) => {
         liveChildren.delete(proc);
+        // Also when it dies on its own: `running` must tell the truth.
+        if (child === proc) child = undefined;
         resolve({ code, signal });
       });
     });
@@ -175,8 +177,12 @@ export async function startEmbeddedNats(options: EmbeddedNatsOptions): Promise<E
       if (options.watchParent !== false && proc.pid !== undefined) watchdog = startWatchdog(proc.pid);
       return;
     }
-    proc.kill('SIGKILL');
-    await exitOf(proc);
+    liveChildren.delete(proc);
+    // Without a pid it never ran (binary missing), and there is no exit to wait for.
+    if (proc.pid !== undefined) {
+      proc.kill('SIGKILL');
+      await exitOf(proc);
+    }
     child = undefined;
     throw new Error(
       `nats-server on ${HOST}:${port} (store ${storeDir}) ${outcome === 'ready' ? 'does not accept connections' : outcome}. ` +

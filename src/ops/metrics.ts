@@ -231,11 +231,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   const renderQueueDepth = collectedGauge(
     'docgen_render_queue_depth',
-    'Render jobs in JetStream not yet delivered to any render worker (consumer lag).',
+    'Render jobs held in the JetStream render stream (waiting or in flight).',
   );
   const renderConsumerPending = collectedGauge(
     'docgen_render_consumer_pending',
-    'Render jobs delivered to a worker and not yet acknowledged (in flight or awaiting redelivery).',
+    'Render jobs the render consumer has not settled: not yet delivered plus delivered and unacknowledged (consumer lag).',
   );
   const renderConsumerRedelivered = collectedGauge(
     'docgen_render_consumer_redelivered',
@@ -263,11 +263,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   const webhookQueueDepth = collectedGauge(
     'docgen_webhook_queue_depth',
-    'Webhook deliveries in JetStream not yet delivered to any webhooks worker.',
+    'Webhook delivery jobs held in the JetStream deliveries stream.',
   );
   const webhookConsumerPending = collectedGauge(
     'docgen_webhook_consumer_pending',
-    'Webhook deliveries handed to a worker and not yet acknowledged (in flight or waiting for a retry).',
+    'Webhook events and deliveries the webhooks consumers have not settled (retries waiting for their delay included).',
   );
 
   registry.registerMetric(collectorErrors);

@@ -111,6 +111,8 @@ export interface JobContext<T = unknown> {
   /** The publisher's msgID (Nats-Msg-Id), when it set one. */
   readonly msgId: string | undefined;
   readonly streamSequence: number;
+  /** Aborted when the loop is asked to stop: a long job may hand itself back with nak(). */
+  readonly signal: AbortSignal;
   /** Tells the server the job is still being worked on: restarts its ack_wait. */
   working(): void;
   /** Done: the job is removed (work queue) or marked handled. */
@@ -333,14 +335,21 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
 
     // A pull that is still waiting when we stop is abandoned; whatever it brings is handed
     // straight back so another worker gets it without waiting for ack_wait.
+    const handBack = (msg: JsMsg | null) => {
+      try {
+        msg?.nak();
+      } catch {
+        // connection gone: the server redelivers after ack_wait
+      }
+    };
     const nextOrAbort = (pull: Promise<JsMsg | null>): Promise<JsMsg | null> => {
       if (signal.aborted) {
-        void pull.then((m) => m?.nak(), () => {});
+        pull.then(handBack, () => {});
         return Promise.resolve(null);
       }
       return new Promise((resolve, reject) => {
         const onAbort = () => {
-          void pull.then((m) => m?.nak(), () => {});
+          pull.then(handBack, () => {});
           resolve(null);
         };
         signal.addEventListener('abort', onAbort, { once: true });
@@ -348,7 +357,7 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
           (m) => {
             signal.removeEventListener('abort', onAbort);
             if (signal.aborted) {
-              m?.nak();
+              handBack(m);
               resolve(null);
             } else resolve(m);
           },
@@ -386,6 +395,7 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
         deliveryCount: msg.info.deliveryCount,
         msgId: msg.headers?.get('Nats-Msg-Id') || undefined,
         streamSequence: msg.seq,
+        signal,
         working: () => {
           if (!settled) msg.working();
         },

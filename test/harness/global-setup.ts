@@ -2,13 +2,13 @@
 //
 // setup: creates the run directory every test puts its temporary data under (nats stores,
 // database snapshots, S3 objects, Chromium profiles, spawned docgen processes' TMPDIR) and
-// publishes it to the test workers as DOCGEN_TEST_RUN_DIR.
+// publishes it to the test workers as DOCGEN_TEST_RUN_DIR; their TMPDIR points into it too.
 // teardown: every process the tests started is findable through that directory: its command
 // line mentions it (nats-server -sd, chromium --user-data-dir) or it was spawned by the
 // harness with DOCGEN_TEST_SPAWNED_BY=<run dir> in its environment (docgen and whatever it
 // starts inherits it). Any such process still alive means a test leaked it: kill them all
 // and fail the run.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -23,9 +23,17 @@ declare module 'vitest' {
 export default function setup(project: TestProject): () => Promise<void> {
   const runDir = mkdtempSync(join(tmpdir(), 'docgen-test-'));
   process.env[RUN_DIR_ENV] = runDir;
+  // Workers inherit this: temporary files of tests and libraries (Chromium profiles that
+  // puppeteer creates itself, say) land in the run directory too, and so can be found.
+  const workerTmp = join(runDir, 'tmp');
+  mkdirSync(workerTmp);
+  const originalTmpdir = process.env.TMPDIR;
+  process.env.TMPDIR = workerTmp;
   project.provide('docgenTestRunDir', runDir);
 
   return async function teardown(): Promise<void> {
+    if (originalTmpdir === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = originalTmpdir;
     // Processes told to stop just before teardown may still be on their way out.
     let leaked = findRunDirProcesses(runDir);
     for (let waited = 0; leaked.length > 0 && waited < 3_000; waited += 250) {

@@ -260,15 +260,17 @@ describe('consumeJobs', () => {
     for (let i = 0; i < 5; i++) await queue.publish(queue.names.subjects.renderJobs, { i }, `stop-${i}`);
     let started = 0;
     let finished = 0;
+    let sawStop = 0;
     const stop = stopper();
     const loop = queue.consumeJobs({
       stream: queue.names.streams.render,
       consumer: 'render',
       concurrency: 2,
       signal: stop.signal,
-      handler: async () => {
+      handler: async (job) => {
         started++;
         await sleep(800);
+        if (job.signal.aborted) sawStop++;
         finished++;
       },
     });
@@ -276,7 +278,7 @@ describe('consumeJobs', () => {
     stop.abort();
     const result = await loop;
     expect(result).toEqual({ abandoned: 0 });
-    expect({ started, finished }).toEqual({ started: 2, finished: 2 });
+    expect({ started, finished, sawStop }).toEqual({ started: 2, finished: 2, sawStop: 2 });
     // The other three are still queued, and nothing is held by us.
     await pollUntil(async () => (await queue.jsm.consumers.info(queue.names.streams.render, 'render')).num_ack_pending, (n) => n === 0);
     expect((await queue.jsm.streams.info(queue.names.streams.render)).state.messages).toBe(3);
@@ -325,6 +327,7 @@ describe('consumeJobs', () => {
 
     await nats.kill('SIGKILL');
     await pollUntil(() => !queue.isConnected(), Boolean, { description: 'client notices the server is gone' });
+    await sleep(2_500); // an outage longer than the client's reconnect wait: pulls fail and back off
     await nats.restart();
     await pollUntil(() => queue.isConnected(), Boolean, { timeoutMs: 15_000, description: 'client reconnects' });
 

@@ -3,8 +3,9 @@
 // unsigned and expired URLs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentDisposition, createObjectStore, type ObjectStore } from '../../src/storage/object-store.ts';
+import { startEmbeddedS3 } from '../../src/dev/embedded-s3.ts';
 import { freePort } from '../harness/free-port.ts';
-import { startS3, type TestS3 } from '../harness/dependencies.ts';
+import { startS3, uniqueRunDir, type TestS3 } from '../harness/dependencies.ts';
 
 let s3: TestS3;
 let store: ObjectStore;
@@ -107,6 +108,23 @@ describe('object store', () => {
     const offline = storeFor('https://downloads.docgen.invalid');
     const url = await offline.presignGet('ws_1/gen_abc.pdf', 3600);
     expect(url.startsWith(`https://downloads.docgen.invalid/${s3.bucket}/ws_1/gen_abc.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256`)).toBe(true);
+  });
+
+  it('keeps objects across an S3 server restart on the same directory', async () => {
+    const directory = uniqueRunDir('s3-restart');
+    const first = await startEmbeddedS3({ directory, buckets: ['keep'] });
+    const storeOn = (endpoint: string) =>
+      createObjectStore({ endpoint: new URL(endpoint), accessKey: first.accessKey, secretKey: first.secretKey, bucket: 'keep', region: first.region });
+    await storeOn(first.endpoint).putPdf('a/b.pdf', PDF, { downloadFilename: 'b.pdf' });
+    await first.stop();
+    const second = await startEmbeddedS3({ directory, buckets: ['keep'] });
+    try {
+      const again = storeOn(second.endpoint);
+      expect(await again.exists('a/b.pdf')).toBe(true);
+      expect(Buffer.from(await (await fetch(await again.presignGet('a/b.pdf', 60))).arrayBuffer())).toEqual(PDF);
+    } finally {
+      await second.stop();
+    }
   });
 
   it('reports missing objects and removes idempotently', async () => {

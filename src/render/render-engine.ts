@@ -1,0 +1,117 @@
+// Composition of the render engine from configuration: Liquid worker threads + the Chromium
+// pool + the document renderer, with logging and metrics hooked onto the pool's events.
+// The render role and the admin preview each create one.
+
+import { mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import type { Config } from '../config/config.ts';
+import type { Logger } from '../ops/logger.ts';
+import type { Metrics } from '../ops/metrics.ts';
+import { BrowserPool } from './chromium/browser-pool.ts';
+import type { BrowserPoolEvent, BrowserPoolStats } from './chromium/browser-pool.ts';
+import { createDocumentRenderer } from './document-renderer.ts';
+import type { DocumentRenderer } from './document-renderer.ts';
+import { LiquidRenderer } from './liquid/liquid-renderer.ts';
+import type { LiquidRendererStats } from './liquid/liquid-renderer.ts';
+
+export interface RenderEngineConfig extends Readonly<Config['render']> {
+  /** Directory under which each Chromium launch gets a fresh profile directory
+   * (default: $DOCGEN_TEST_RUN_DIR or the OS temp directory). */
+  userDataDir?: string;
+}
+
+export interface RenderEngineDeps {
+  logger?: Logger | undefined;
+  metrics?: Metrics | undefined;
+}
+
+export interface RenderEngine {
+  renderer: DocumentRenderer;
+  liquid: LiquidRenderer;
+  pool: BrowserPool;
+  /** For readiness probes: the pool runs and Chromium starts. */
+  isReady(): boolean;
+  stats(): { pool: BrowserPoolStats; liquid: LiquidRendererStats };
+  close(): Promise<void>;
+}
+
+const RESTART_REASONS = { renders: 'recycle', memory: 'memory', error: 'unresponsive' } as const;
+
+function eventHandler(deps: RenderEngineDeps): (event: BrowserPoolEvent) => void {
+  const { logger, metrics } = deps;
+  return (event) => {
+    switch (event.type) {
+      case 'browser-launched':
+        logger?.info('chromium started', { pid: event.pid, durationMs: event.durationMs });
+        break;
+      case 'browser-launch-failed':
+        logger?.error('chromium failed to start', { err: event.error });
+        break;
+      case 'browser-retired':
+        if (event.reason !== 'stop') {
+          metrics?.browserRestarts.inc({ reason: RESTART_REASONS[event.reason] });
+          logger?.info('chromium recycled', { pid: event.pid, reason: event.reason, renders: event.renders });
+        }
+        break;
+      case 'browser-crashed':
+        metrics?.browserRestarts.inc({ reason: 'crash' });
+        logger?.warn('chromium crashed; replacing it', { pid: event.pid });
+        break;
+      case 'sandbox-unavailable':
+        logger?.warn('chromium sandbox unavailable (no user namespaces); running without it');
+        break;
+      case 'request-blocked':
+        logger?.info('template tried to load a URL; refused', { target: event.target });
+        break;
+      case 'render':
+        break;
+    }
+  };
+}
+
+export async function createRenderEngine(config: RenderEngineConfig, deps: RenderEngineDeps = {}): Promise<RenderEngine> {
+  if (config.userDataDir) mkdirSync(config.userDataDir, { recursive: true });
+  // Liquid is ~1 ms of a render: a thread per core is plenty, more only costs memory.
+  const liquid = new LiquidRenderer({
+    workers: Math.max(1, Math.min(config.concurrency, Math.max(2, availableParallelism()))),
+    timeoutMs: config.liquidTimeoutMs,
+    memoryMb: config.liquidMemoryMb,
+  });
+  const pool = new BrowserPool({
+    executablePath: config.chromiumPath,
+    concurrency: config.concurrency,
+    recycleAfterRenders: config.browserRecycleAfterRenders,
+    maxMemoryMb: config.browserMaxRssMb,
+    ...(config.userDataDir ? { tmpDir: config.userDataDir } : {}),
+    onEvent: eventHandler(deps),
+  });
+  try {
+    await Promise.all([liquid.start(), pool.start()]);
+  } catch (err) {
+    await Promise.allSettled([liquid.stop(), pool.stop(0)]);
+    throw err;
+  }
+  const unregister = deps.metrics?.registerGaugeCollector('docgen_browser_pages', () => {
+    const s = pool.stats();
+    return [
+      { labels: { state: 'busy' }, value: s.pagesBusy },
+      { labels: { state: 'free' }, value: s.pagesFree },
+    ];
+  });
+  const renderer = createDocumentRenderer({ liquid, pool, timeoutMs: config.timeoutMs });
+  let closed: Promise<void> | undefined;
+  return {
+    renderer,
+    liquid,
+    pool,
+    isReady: () => closed === undefined && pool.isHealthy(),
+    stats: () => ({ pool: pool.stats(), liquid: liquid.stats() }),
+    close() {
+      closed ??= (async () => {
+        unregister?.();
+        await Promise.allSettled([pool.stop(), liquid.stop()]);
+      })();
+      return closed;
+    },
+  };
+}

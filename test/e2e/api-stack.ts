@@ -1,0 +1,211 @@
+// Shared set-up of the public-API tests: real dependencies (nats-server, CongoDB or
+// DOCGEN_TEST_MONGODB_URL, s3rver), an in-process docgen with the api role on loopback, and
+// admin Connect clients on its admin port to create workspaces, keys and templates the way
+// the portal does. Also small HTTP helpers that return status, headers and parsed body.
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { createClient, type Client } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { buildApp, type App } from '../../src/app/build-app.ts';
+import { loadConfig } from '../../src/config/config.ts';
+import type { EmbeddedNats } from '../../src/dev/embedded-nats.ts';
+import { ApiKeyService } from '../../src/gen/docgen/admin/v1/api_key_pb.js';
+import { TemplateService } from '../../src/gen/docgen/admin/v1/template_pb.js';
+import { WorkspaceService } from '../../src/gen/docgen/admin/v1/workspace_pb.js';
+import { silentLogger, type Logger } from '../../src/ops/logger.ts';
+import { dependencyEnv, startMongo, startNats, startS3, type TestMongo, type TestS3 } from '../harness/dependencies.ts';
+
+export const ALL_SCOPES = ['generations:trigger', 'generations:read'];
+
+export interface AdminClients {
+  workspaces: Client<typeof WorkspaceService>;
+  apiKeys: Client<typeof ApiKeyService>;
+  templates: Client<typeof TemplateService>;
+}
+
+export interface Deps {
+  nats: EmbeddedNats;
+  mongo: TestMongo;
+  s3: TestS3;
+  /** DOCGEN_* for a docgen process using these dependencies (ports 0, api role). */
+  env: Record<string, string>;
+  adminToken: string;
+  stop(): Promise<void>;
+}
+
+export async function startDeps(extraEnv: Record<string, string> = {}): Promise<Deps> {
+  const [nats, mongo, s3] = await Promise.all([startNats(), startMongo(), startS3()]);
+  const adminToken = `test-admin-${randomBytes(12).toString('hex')}`;
+  const env: Record<string, string> = {
+    ...dependencyEnv({ nats, mongo, s3 }),
+    DOCGEN_ROLES: 'api',
+    DOCGEN_PUBLIC_ADDR: '127.0.0.1:0',
+    DOCGEN_ADMIN_ADDR: '127.0.0.1:0',
+    DOCGEN_OPS_ADDR: '127.0.0.1:0',
+    DOCGEN_ADMIN_TOKEN: adminToken,
+    DOCGEN_SECRET_KEY: randomBytes(32).toString('hex'),
+    DOCGEN_LOG_LEVEL: 'error',
+    DOCGEN_SHUTDOWN_GRACE_MS: '2000',
+    ...extraEnv,
+  };
+  return {
+    nats,
+    mongo,
+    s3,
+    env,
+    adminToken,
+    async stop() {
+      await Promise.allSettled([nats.stop(), mongo.stop(), s3.stop()]);
+    },
+  };
+}
+
+export function adminClients(adminPort: number, adminToken: string): AdminClients {
+  const transport = createConnectTransport({
+    baseUrl: `http://127.0.0.1:${adminPort}`,
+    httpVersion: '1.1',
+    interceptors: [
+      (next) => (req) => {
+        req.header.set('authorization', `Bearer ${adminToken}`);
+        return next(req);
+      },
+    ],
+  });
+  return {
+    workspaces: createClient(WorkspaceService, transport),
+    apiKeys: createClient(ApiKeyService, transport),
+    templates: createClient(TemplateService, transport),
+  };
+}
+
+export interface ApiStack {
+  deps: Deps;
+  app: App;
+  baseUrl: string;
+  publicPort: number;
+  admin: AdminClients;
+  workspace(name?: string): Promise<string>;
+  key(workspaceId: string, scopes?: string[], rate?: { perSecond: number; burst: number }): Promise<{ id: string; secret: string }>;
+  close(): Promise<void>;
+}
+
+/** Dependencies plus an in-process api role. The default rate limit is high: tests that
+ * exercise the limiter create keys with their own limits. */
+export async function startApiStack(options: { env?: Record<string, string>; logger?: Logger } = {}): Promise<ApiStack> {
+  const deps = await startDeps({ DOCGEN_RATE_LIMIT_PER_SECOND: '100000', DOCGEN_RATE_LIMIT_BURST: '100000', ...options.env });
+  let app: App;
+  try {
+    app = await buildApp(loadConfig(deps.env), { logger: options.logger ?? silentLogger });
+  } catch (err) {
+    await deps.stop();
+    throw err;
+  }
+  const admin = adminClients(app.adminPort!, deps.adminToken);
+  return {
+    deps,
+    app,
+    baseUrl: `http://127.0.0.1:${app.publicPort}`,
+    publicPort: app.publicPort!,
+    admin,
+    async workspace(name = 'test workspace') {
+      const res = await admin.workspaces.createWorkspace({ name });
+      return res.workspace!.id;
+    },
+    async key(workspaceId, scopes = ALL_SCOPES, rate) {
+      const res = await admin.apiKeys.createApiKey({
+        workspaceId,
+        name: `key ${randomBytes(3).toString('hex')}`,
+        scopes,
+        rateLimitPerSecond: rate?.perSecond ?? 0,
+        rateLimitBurst: rate?.burst ?? 0,
+      });
+      return { id: res.apiKey!.id, secret: res.secret };
+    },
+    async close() {
+      await app.close().catch(() => {});
+      await deps.stop();
+    },
+  };
+}
+
+/** A minimal published template whose only variable is `name`. */
+export async function publishedTemplate(admin: AdminClients, workspaceId: string, name = 'greeting'): Promise<string> {
+  const res = await admin.templates.createTemplate({
+    workspaceId,
+    name,
+    content: { body: '<h1>Hello {{ name }}</h1>', variables: [{ name: 'name', required: false }] },
+    publish: true,
+  });
+  return res.template!.id;
+}
+
+// ---- raw HTTP ---------------------------------------------------------------------------
+
+export interface HttpAnswer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+  /** Parsed JSON body, undefined when the body is not JSON. */
+  body: any;
+}
+
+export interface HttpCall {
+  method?: string;
+  path: string;
+  headers?: Record<string, string | undefined>;
+  body?: string | Buffer;
+  /** Send the body chunked (no Content-Length). */
+  chunked?: boolean;
+  agent?: http.Agent | false;
+}
+
+/** One HTTP/1.1 request with full control of method, path bytes, headers and body framing. */
+export function request(baseUrl: string, call: HttpCall): Promise<HttpAnswer> {
+  const url = new URL(baseUrl);
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(call.headers ?? {})) if (v !== undefined) headers[k] = v;
+  if (call.body !== undefined && !call.chunked) headers['Content-Length'] = String(Buffer.byteLength(call.body));
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: url.hostname, port: url.port, method: call.method ?? 'GET', path: call.path, headers, agent: call.agent ?? false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown;
+          try {
+            body = text === '' ? undefined : JSON.parse(text);
+          } catch {
+            body = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    if (call.body !== undefined) {
+      if (call.chunked) {
+        // Several writes so that the body really arrives in chunks.
+        const buf = Buffer.from(call.body);
+        const step = 64 * 1024;
+        for (let i = 0; i < buf.length; i += step) req.write(buf.subarray(i, i + step));
+      } else req.write(call.body);
+    }
+    req.end();
+  });
+}
+
+export function bearer(secret: string): Record<string, string> {
+  return { Authorization: `Bearer ${secret}` };
+}
+
+export function postJson(baseUrl: string, secret: string, body: unknown, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+  return request(baseUrl, {
+    method: 'POST',
+    path: '/v1/generations',
+    headers: { ...bearer(secret), 'Content-Type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
