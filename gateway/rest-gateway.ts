@@ -28,7 +28,7 @@ export interface RestGatewayOptions {
 /** Deepest JSON nesting accepted in a body: far above any real document, far below a stack risk. */
 export const MAX_JSON_DEPTH = 64;
 const LIST_PARAMS = new Set(['pageSize', 'pageToken', 'status', 'templateId', 'createdAfter', 'createdBefore']);
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/i;
 const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
 
 /** The eleven fields of the interface's Generation, in its order, and nothing else. */
@@ -77,7 +77,8 @@ export function createRestGateway(options: RestGatewayOptions) {
     const given = req.headers['x-request-id'];
     const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     res.setHeader('X-Request-Id', requestId);
-    const ctx: CallContext = { authorization: req.headers.authorization };
+    // Contract §1: RateLimit-* on every response, also those answered before a key is known.
+    const ctx: CallContext = { authorization: req.headers.authorization, rateLimit: api.unmeteredRateLimit() };
     let routeName = 'unmatched';
     const method = req.method ?? 'GET';
     let status = 500;
@@ -92,11 +93,11 @@ export function createRestGateway(options: RestGatewayOptions) {
     };
 
     try {
-      const url = new URL(req.url ?? '/', 'http://gateway.invalid');
-      const matched = matchRoute(url.pathname);
+      const url = requestUrl(req.url);
+      const matched = url ? matchRoute(url.pathname) : undefined;
       if (!matched) {
         drain(req);
-        throw new DomainError('NOT_FOUND', `No route for ${method} ${url.pathname}`);
+        throw new DomainError('NOT_FOUND', `No route for ${method} ${url?.pathname ?? req.url}`);
       }
       routeName = matched.route.name;
       if (!matched.route.methods.includes(method)) {
@@ -118,7 +119,7 @@ export function createRestGateway(options: RestGatewayOptions) {
         answer(200, generationJson(view));
       } else {
         drain(req);
-        const page = await api.listGenerations(ctx, () => parseListQuery(url.searchParams));
+        const page = await api.listGenerations(ctx, () => parseListQuery(url!.searchParams));
         answer(200, { generations: page.generations.map(generationJson), nextPageToken: page.nextPageToken });
       }
     } catch (err) {
@@ -129,6 +130,21 @@ export function createRestGateway(options: RestGatewayOptions) {
       options.onResponse?.({ route: routeName, method, status, durationMs: performance.now() - started, requestId });
     }
   };
+}
+
+/**
+ * The request target as a URL. Origin-form ("/v1/…") is taken as a path as is: resolving it
+ * against a base would read "//host/v1/generations" as host + path and route it.
+ */
+function requestUrl(target: string | undefined): URL | undefined {
+  if (target === undefined) return undefined;
+  try {
+    if (target.startsWith('/')) return new URL(`http://gateway.invalid${target}`);
+    if (/^https?:\/\//i.test(target)) return new URL(target); // absolute-form (RFC 9112 §3.2.2)
+  } catch {
+    // not a URL at all
+  }
+  return undefined;
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {
@@ -228,8 +244,9 @@ export function parseListQuery(params: URLSearchParams): ListGenerationsInput {
   const input: ListGenerationsInput = {};
   const pageSize = params.get('pageSize');
   if (pageSize !== null) {
-    if (!/^\d{1,9}$/.test(pageSize)) issues.push({ field: 'pageSize', issue: 'must be a non-negative integer' });
-    else input.pageSize = Number(pageSize);
+    if (!/^\d+$/.test(pageSize)) issues.push({ field: 'pageSize', issue: 'must be a non-negative integer' });
+    // Contract §1: larger values are lowered to 100, however many digits they have.
+    else input.pageSize = pageSize.length > 9 ? 1_000_000_000 : Number(pageSize);
   }
   const pageToken = params.get('pageToken');
   if (pageToken !== null && pageToken !== '') input.pageToken = pageToken;
@@ -240,10 +257,21 @@ export function parseListQuery(params: URLSearchParams): ListGenerationsInput {
   for (const field of ['createdAfter', 'createdBefore'] as const) {
     const value = params.get(field);
     if (value === null) continue;
-    const date = new Date(value);
-    if (!RFC3339.test(value) || Number.isNaN(date.getTime())) issues.push({ field, issue: 'must be an RFC 3339 date-time' });
+    const date = parseRfc3339(value);
+    if (!date) issues.push({ field, issue: 'must be an RFC 3339 date-time' });
     else input[field] = date;
   }
   if (issues.length > 0) throw validationError(issues);
   return input;
+}
+
+/** An RFC 3339 date-time, or undefined; Date alone would roll 2026-02-30 over to March. */
+export function parseRfc3339(value: string): Date | undefined {
+  const m = RFC3339.exec(value);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 60) return undefined;
+  const date = new Date(value.toUpperCase());
+  return Number.isNaN(date.getTime()) ? undefined : date;
 }

@@ -8,7 +8,7 @@ import { DomainError } from '../domain/errors.ts';
 import type { CreateGenerationInput } from '../generations/create-input.ts';
 import type { GenerationPage, GenerationService, ListGenerationsInput } from '../generations/generation-service.ts';
 import type { GenerationView } from '../generations/generation-view.ts';
-import type { RateLimitDecision, RateLimitsRepository } from '../store/rate-limits-repository.ts';
+import { unmeteredDecision, type RateLimitDecision, type RateLimitsRepository } from '../store/rate-limits-repository.ts';
 
 export interface CallContext {
   authorization: string | null | undefined;
@@ -44,8 +44,21 @@ export class PublicApi {
     return this.run(ctx, 'generations:read', parse, (principal, input) => this.generations.list(principal, input));
   }
 
+  /**
+   * RateLimit-* values for answers made before a key is known (401, unknown route, 405,
+   * 413, 415): such requests are not counted, so they show the default policy, unspent.
+   */
+  unmeteredRateLimit(): RateLimitDecision {
+    return unmeteredDecision(this.authenticator.defaultRateLimit);
+  }
+
   private async run<I, O>(ctx: CallContext, scope: Scope, parse: () => I, operation: (principal: Principal, input: I) => Promise<O>): Promise<O> {
+    ctx.rateLimit ??= this.unmeteredRateLimit();
     const principal = await this.authenticator.authenticate(ctx.authorization);
+    if (!principal.scopes.includes(scope)) {
+      // Not counted either, but the key is known: show its own budget.
+      ctx.rateLimit = await this.rateLimits.peek(principal.keyId, principal.rateLimit).catch(() => ctx.rateLimit);
+    }
     this.authenticator.requireScope(principal, scope);
     const decision = await this.rateLimits.take(principal.keyId, principal.rateLimit);
     ctx.rateLimit = decision;

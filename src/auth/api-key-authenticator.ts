@@ -35,8 +35,14 @@ export class ApiKeyAuthenticator {
     this.defaults = options.defaultRateLimit;
   }
 
+  /** The rate limit of keys without their own (shown on answers made before a key is known). */
+  get defaultRateLimit(): RateLimitPolicy {
+    return this.defaults;
+  }
+
   async authenticate(authorization: string | undefined | null): Promise<Principal> {
-    const match = /^Bearer (\S+)$/.exec(authorization?.trim() ?? '');
+    // The auth scheme is case-insensitive (RFC 9110 §11.1); the key itself is exact.
+    const match = /^Bearer[ \t]+(\S+)$/i.exec(authorization?.trim() ?? '');
     const key = match?.[1];
     if (!key || !API_KEY_PATTERN.test(key)) {
       throw new DomainError('UNAUTHORIZED', 'Authorization header missing or malformed: expected "Bearer svc_live_…"');

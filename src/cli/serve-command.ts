@@ -57,6 +57,14 @@ export async function runServe(argv: string[]): Promise<number> {
   shutdown.register('drain in-flight work', (ctx) => started.drain(ctx.signal), 'drain');
   shutdown.register('close connections', () => started.close(), 'close');
   shutdown.install();
+  // A bug that escapes every handler still gets an orderly shutdown: in-flight work is
+  // handed back instead of being lost with the process.
+  const fatal = (kind: string) => (err: unknown) => {
+    logger.error(`fatal ${kind}; shutting down`, { err: describeError(err) });
+    void shutdown.shutdown(`fatal ${kind}`);
+  };
+  process.on('uncaughtException', fatal('uncaught exception'));
+  process.on('unhandledRejection', fatal('unhandled rejection'));
   logger.info('docgen started', {
     roles,
     publicPort: started.publicPort,

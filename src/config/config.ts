@@ -66,7 +66,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { name: 'DOCGEN_PUBLIC_ADDR', default: '0.0.0.0:8080', description: 'Public listener: REST `/v1` and Connect/gRPC `docgen.v1`.' },
   { name: 'DOCGEN_ADMIN_ADDR', default: '0.0.0.0:8081', description: 'Admin listener: Connect/gRPC `docgen.admin.v1`. Never expose publicly.' },
   { name: 'DOCGEN_OPS_ADDR', default: '0.0.0.0:9090', description: 'Health (`/healthz`, `/readyz`) and `/metrics`, for every role.' },
-  { name: 'DOCGEN_ADMIN_TOKEN', default: undefined, description: 'Operator token for the admin API (at least 16 characters). Required by the api role.' },
+  { name: 'DOCGEN_ADMIN_TOKEN', default: undefined, description: 'Operator token for the admin API (at least 12 characters; use 32+ random ones). Required by the api role.' },
   { name: 'DOCGEN_SECRET_KEY', default: undefined, description: '32 bytes as 64 hex characters or base64: encrypts webhook secrets and signs page tokens. Required.' },
   { name: 'DOCGEN_MONGODB_URL', default: undefined, description: 'MongoDB connection string (MongoDB 7+). Required.' },
   { name: 'DOCGEN_MONGODB_DATABASE', default: 'docgen', description: 'Database name.' },
@@ -212,8 +212,8 @@ export function loadConfig(env: Env = process.env): Config {
   const roles = parseRoles(r.raw('DOCGEN_ROLES') ?? '', r.problems);
 
   const adminToken = r.string('DOCGEN_ADMIN_TOKEN', 'Set it to a long random string, e.g. `openssl rand -hex 32`.', roles.includes('api'));
-  if (adminToken !== '' && adminToken.length < 16) {
-    r.problems.push('DOCGEN_ADMIN_TOKEN is shorter than 16 characters. Use a long random string, e.g. `openssl rand -hex 32`.');
+  if (adminToken !== '' && adminToken.length < 12) {
+    r.problems.push('DOCGEN_ADMIN_TOKEN is shorter than 12 characters. Use a long random string, e.g. `openssl rand -hex 32`.');
   }
 
   const secretKeyText = r.string('DOCGEN_SECRET_KEY', 'Generate one with `openssl rand -hex 32`.', true);

@@ -10,6 +10,7 @@ export interface CreateGenerationInput {
 }
 
 export const MAX_VARIABLES_DEPTH = 32;
+export const MAX_TEMPLATE_ID_LENGTH = 256;
 const ALLOWED_FIELDS = new Set(['templateId', 'variables', 'format']);
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -18,9 +19,14 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 
 export function jsonDepth(value: unknown, limit: number, depth = 0): number {
   if (depth > limit) return depth;
-  if (Array.isArray(value)) return Math.max(depth + 1, ...value.map((v) => jsonDepth(v, limit, depth + 1)));
-  if (isPlainObject(value)) return Math.max(depth + 1, ...Object.values(value).map((v) => jsonDepth(v, limit, depth + 1)));
-  return depth;
+  if (!Array.isArray(value) && !isPlainObject(value)) return depth;
+  // A loop, not Math.max(...children): spreading a 500k-element array overflows the stack.
+  let deepest = depth + 1;
+  for (const child of Array.isArray(value) ? value : Object.values(value)) {
+    deepest = Math.max(deepest, jsonDepth(child, limit, depth + 1));
+    if (deepest > limit) break;
+  }
+  return deepest;
 }
 
 /** Checks a parsed JSON body; throws VALIDATION_ERROR listing every problem. */
@@ -34,7 +40,7 @@ export function parseCreateGenerationBody(body: unknown): CreateGenerationInput 
   if (templateId === undefined) issues.push({ field: 'templateId', issue: 'is required' });
   else if (typeof templateId !== 'string') issues.push({ field: 'templateId', issue: 'must be a string' });
   else if (templateId.length < 1) issues.push({ field: 'templateId', issue: 'must be at least 1 character' });
-  else if (templateId.length > 256) issues.push({ field: 'templateId', issue: 'must be at most 256 characters' });
+  else if (templateId.length > MAX_TEMPLATE_ID_LENGTH) issues.push({ field: 'templateId', issue: `must be at most ${MAX_TEMPLATE_ID_LENGTH} characters` });
   if (variables !== undefined && variables !== null && !isPlainObject(variables)) {
     issues.push({ field: 'variables', issue: 'must be an object' });
   } else if (isPlainObject(variables) && jsonDepth(variables, MAX_VARIABLES_DEPTH) > MAX_VARIABLES_DEPTH) {

@@ -16,7 +16,7 @@ import type { LiquidRendererStats } from './liquid/liquid-renderer.ts';
 
 export interface RenderEngineConfig extends Readonly<Config['render']> {
   /** Directory under which each Chromium launch gets a fresh profile directory
-   * (default: $DOCGEN_TEST_RUN_DIR or the OS temp directory). */
+   * (default: the OS temp directory, which the test harness points into its run directory). */
   userDataDir?: string;
 }
 

@@ -2,9 +2,10 @@
 // shared request pipeline (src/api/public-api.ts) and back. No business logic here.
 import { create } from '@bufbuild/protobuf';
 import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { randomUUID } from 'node:crypto';
 import type { HandlerContext } from '@connectrpc/connect';
 import { validationError } from '../domain/errors.ts';
-import { MAX_VARIABLES_DEPTH, jsonDepth, validateIdempotencyKey } from '../generations/create-input.ts';
+import { MAX_TEMPLATE_ID_LENGTH, MAX_VARIABLES_DEPTH, jsonDepth, validateIdempotencyKey } from '../generations/create-input.ts';
 import type { GenerationView } from '../generations/generation-view.ts';
 import type { CallContext, PublicApi } from '../api/public-api.ts';
 import type { JsonObject } from '../domain/template.ts';
@@ -68,6 +69,7 @@ export class GenerationHandler {
       const view = await this.api.createGeneration(call, () => {
         const issues = [];
         if (req.templateId.length < 1) issues.push({ field: 'templateId', issue: 'must be at least 1 character' });
+        else if (req.templateId.length > MAX_TEMPLATE_ID_LENGTH) issues.push({ field: 'templateId', issue: `must be at most ${MAX_TEMPLATE_ID_LENGTH} characters` });
         if (req.format !== DocumentFormat.UNSPECIFIED && req.format !== DocumentFormat.PDF) issues.push({ field: 'format', issue: 'must be PDF' });
         const variables = (req.variables ?? {}) as JsonObject;
         if (jsonDepth(variables, MAX_VARIABLES_DEPTH) > MAX_VARIABLES_DEPTH) {
@@ -121,6 +123,11 @@ export class GenerationHandler {
   }
 }
 
+const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
+
+/** Also answers with X-Request-Id (echoed when given), as REST does. */
 function callContext(ctx: HandlerContext): CallContext {
+  const given = ctx.requestHeader.get('x-request-id');
+  ctx.responseHeader.set('x-request-id', given !== null && REQUEST_ID.test(given) ? given : randomUUID());
   return { authorization: ctx.requestHeader.get('authorization') };
 }

@@ -63,4 +63,23 @@ export class RateLimitsRepository {
     }
     throw new Error('rate limiter contention did not settle');
   }
+
+  /** The key's current state without spending from it (for answers that do not count). */
+  async peek(apiKeyId: ObjectId, policy: RateLimitPolicy): Promise<RateLimitDecision> {
+    const doc = await this.collection.findOne({ _id: deterministicObjectId('rate', apiKeyId.toHexString()) });
+    return unmeteredDecision(policy, doc?.tat, Date.now());
+  }
+}
+
+/** What a request that is not counted sees: the policy and the budget left, nothing spent. */
+export function unmeteredDecision(policy: RateLimitPolicy, tat?: number, now = Date.now()): RateLimitDecision {
+  const interval = 1000 / policy.perSecond;
+  const used = Math.max(0, (tat ?? now) - now);
+  return {
+    allowed: true,
+    limit: policy.burst,
+    remaining: Math.max(0, Math.min(policy.burst, Math.floor((interval * policy.burst - used) / interval))),
+    resetSeconds: Math.ceil(used / 1000),
+    retryAfterSeconds: 0,
+  };
 }

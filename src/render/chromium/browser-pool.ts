@@ -29,7 +29,7 @@ export interface BrowserPoolOptions {
   recycleAfterRenders: number;
   /** Replace the browser when its process tree uses more than this (PSS, MB). */
   maxMemoryMb: number;
-  /** Parent of the per-launch profile directories (default: $DOCGEN_TEST_RUN_DIR or the OS temp dir). */
+  /** Parent of the per-launch profile directories (default: the OS temp dir). */
   tmpDir?: string;
   /** Default 30 s. */
   launchTimeoutMs?: number;
@@ -107,7 +107,7 @@ export class BrowserPool {
 
   constructor(options: BrowserPoolOptions) {
     this.options = {
-      tmpDir: process.env.DOCGEN_TEST_RUN_DIR || tmpdir(),
+      tmpDir: tmpdir(),
       launchTimeoutMs: 30_000,
       memoryCheckIntervalMs: 2_000,
       waitUntil: 'load',
