@@ -1,5 +1,6 @@
 // A GCRA rate limiter whose state lives in MongoDB, so every API replica shares one budget
 // per key. Each decision is a compare-and-set on one document (no transactions needed).
+import { randomUUID } from 'node:crypto';
 import type { Db, ObjectId } from 'mongodb';
 import { deterministicObjectId } from '../domain/ids.ts';
 import { COLLECTIONS, type RateLimitDoc } from './documents.ts';
@@ -50,14 +51,15 @@ export class RateLimitsRepository {
       const expiresAt = new Date(newTat + 60_000);
       if (!doc) {
         try {
-          await this.collection.insertOne({ _id, tat: newTat, expiresAt });
+          await this.collection.insertOne({ _id, tat: newTat, rev: randomUUID(), expiresAt });
           return decision;
         } catch (err) {
           if (isDuplicateKey(err)) continue;
           throw err;
         }
       }
-      const result = await this.collection.updateOne({ _id, tat: doc.tat }, { $set: { tat: newTat, expiresAt } });
+      // Compare-and-set on a random revision string: exact on every server, unlike a float.
+      const result = await this.collection.updateOne({ _id, rev: doc.rev }, { $set: { tat: newTat, rev: randomUUID(), expiresAt } });
       if (result.modifiedCount === 1) return decision;
       // Another replica moved the bucket between our read and write: decide again.
     }

@@ -7,7 +7,11 @@ import { readFileSync } from 'node:fs';
 import { ObjectId } from 'mongodb';
 import { WebhookEndpointAdmin } from '../../src/admin/webhook-endpoint-admin.ts';
 import { WorkspaceAdmin } from '../../src/admin/workspace-admin.ts';
-import type { Repositories } from '../../src/app/infrastructure.ts';
+import { connectInfrastructure, type Infrastructure, type Repositories } from '../../src/app/infrastructure.ts';
+import { loadConfig, type Config } from '../../src/config/config.ts';
+import { silentLogger } from '../../src/ops/logger.ts';
+import { createMetrics } from '../../src/ops/metrics.ts';
+import { createOpsServer } from '../../src/ops/ops-server.ts';
 import type { EmbeddedNats } from '../../src/dev/embedded-nats.ts';
 import { deterministicObjectId, formatId } from '../../src/domain/ids.ts';
 import type { FinalEvent } from '../../src/render/render-pipeline.ts';
@@ -52,6 +56,19 @@ function pollingMonitor(url: string): string {
   if (/[?&]serverMonitoringMode=/.test(url)) return url;
   const separator = url.includes('?') ? '&' : /^mongodb(\+srv)?:\/\/[^/]+\//.test(url) ? '?' : '/?';
   return `${url}${separator}serverMonitoringMode=poll`;
+}
+
+/**
+ * The test's own connections to what a webhooks child process uses (same database, same
+ * streams): repositories to create rows and read deliveries, the queue to publish events.
+ * No role runs here.
+ */
+export async function connectAsProducer(env: Record<string, string>): Promise<{ config: Config; infrastructure: Infrastructure }> {
+  const config = loadConfig(env);
+  const metrics = createMetrics({ defaultMetrics: false });
+  const ops = createOpsServer({ address: config.opsAddress, metrics, logger: silentLogger });
+  const infrastructure = await connectInfrastructure(config, { logger: silentLogger, metrics, ops });
+  return { config, infrastructure };
 }
 
 export interface TestEndpoint {

@@ -18,6 +18,11 @@ export interface LiquidRendererOptions {
   memoryMb: number;
   /** How long a render may wait for a free worker when the caller gives no deadline. */
   maxQueueMs?: number;
+  /**
+   * liquidjs's own time check (default on): turns most runaway loops into a clean error just
+   * before the hard time-out, without killing the thread. The hard time-out applies either way.
+   */
+  softTimeLimit?: boolean;
 }
 
 export interface LiquidRenderRequest {
@@ -85,7 +90,7 @@ export class LiquidRenderer {
   private readyWaiters: Array<() => void> = [];
 
   constructor(options: LiquidRendererOptions) {
-    this.options = { maxQueueMs: 30_000, ...options };
+    this.options = { maxQueueMs: 30_000, softTimeLimit: true, ...options };
     if (!(this.options.workers >= 1)) throw new Error('LiquidRenderer: workers must be >= 1');
     this.limits = liquidLimitsFor(this.options.timeoutMs, this.options.memoryMb);
   }
@@ -289,7 +294,8 @@ export class LiquidRenderer {
         this.fail(task, this.timeoutError(task));
         this.dispatch();
       }, budget);
-      const request: LiquidRequest = { ...task.request, id, renderLimitMs: Math.max(10, Math.floor(budget * 0.9)) };
+      const renderLimitMs = this.options.softTimeLimit ? Math.max(10, Math.floor(budget * 0.9)) : Infinity;
+      const request: LiquidRequest = { ...task.request, id, renderLimitMs };
       try {
         slot.worker.postMessage(request);
       } catch (err) {

@@ -1,0 +1,183 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JsonObject } from '../../src/domain/template.ts';
+import { LiquidRenderer } from '../../src/render/liquid/liquid-renderer.ts';
+import type { LiquidRenderRequest } from '../../src/render/liquid/liquid-renderer.ts';
+import { RenderError } from '../../src/render/render-error.ts';
+
+const TIMEOUT_MS = 1_000;
+let liquid: LiquidRenderer;
+
+beforeAll(async () => {
+  liquid = new LiquidRenderer({ workers: 2, timeoutMs: TIMEOUT_MS, memoryMb: 48 });
+  await liquid.start();
+});
+
+afterAll(async () => {
+  await liquid?.stop();
+});
+
+function request(body: string, variables: JsonObject = {}, partials: Record<string, string> = {}): LiquidRenderRequest {
+  return { body, css: '', partials, headerTemplate: '', footerTemplate: '', variables };
+}
+
+/** The rendered body, without the document around it. */
+async function body(source: string, variables: JsonObject = {}, partials: Record<string, string> = {}): Promise<string> {
+  const { html } = await liquid.render(request(source, variables, partials));
+  return html.slice(html.indexOf('<body>\n') + 7, html.lastIndexOf('\n</body>'));
+}
+
+async function failure(promise: Promise<unknown>): Promise<RenderError> {
+  const err = await promise.then(
+    () => {
+      throw new Error('expected the render to fail');
+    },
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(RenderError);
+  return err as RenderError;
+}
+
+async function stillServes(): Promise<void> {
+  expect(await body('ok {{ n }}', { n: 1 })).toBe('ok 1');
+}
+
+describe('Liquid rendering', () => {
+  it('produces a full HTML document with the version CSS', async () => {
+    const { html } = await liquid.render({ ...request('<p>{{ x }}</p>', { x: 'hi' }), css: 'p { color: red } </style><b>' });
+    expect(html).toMatch(/^<!DOCTYPE html>\n<html><head><meta charset="utf-8"><style>/);
+    expect(html).toContain('p { color: red } <\\/style><b>');
+    expect(html).toContain('<body>\n<p>hi</p>\n</body></html>');
+  });
+
+  it('escapes output by default and lets raw opt out', async () => {
+    const v = { s: '<b>Tom & "Jerry"</b>', list: ['<i>', '&'] };
+    expect(await body('{{ s }}', v)).toBe('&lt;b&gt;Tom &amp; &#34;Jerry&#34;&lt;/b&gt;');
+    expect(await body('{{ s | raw }}', v)).toBe('<b>Tom & "Jerry"</b>');
+    expect(await body('{% echo s %}', v)).toBe('&lt;b&gt;Tom &amp; &#34;Jerry&#34;&lt;/b&gt;');
+    expect(await body('{{ list }}', v)).toBe('&lt;i&gt;&amp;');
+    expect(await body('{{ s | upcase }}', v)).toBe('&lt;B&gt;TOM &amp; &#34;JERRY&#34;&lt;/B&gt;');
+  });
+
+  it('does not escape twice after escape, escape_once or newline_to_br', async () => {
+    const v = { s: 'a < b & c', addr: 'Street <1>\nTown' };
+    expect(await body('{{ s | escape }}', v)).toBe('a &lt; b &amp; c');
+    expect(await body('{{ s | escape | escape_once }}', v)).toBe('a &lt; b &amp; c');
+    expect(await body('{{ "a &amp; b" | escape_once }}')).toBe('a &amp; b');
+    expect(await body('{{ addr | newline_to_br }}', v)).toBe('Street &lt;1&gt;<br />\nTown');
+    expect(await body('{{ addr | escape | newline_to_br }}', v)).toBe('Street &lt;1&gt;<br />\nTown');
+  });
+
+  it('keeps prototypes out of reach', async () => {
+    expect(await body('[{{ o.constructor }}][{{ o.__proto__ }}][{{ o.toString }}][{{ s.size }}]', { o: {}, s: 'abc' })).toBe('[][][][3]');
+  });
+
+  it('renders partials from the version only, with the variables visible inside', async () => {
+    const partials = { line: '<li>{{ item }} {{ currency }}</li>', wrapper: '<ul>{% for item in items %}{% render "line", item: item %}{% endfor %}</ul>' };
+    expect(await body('{% render "wrapper" %}', { items: ['a', 'b'], currency: 'EUR' }, partials)).toBe('<ul><li>a EUR</li><li>b EUR</li></ul>');
+    expect(await body('{% include "line" %}', { item: 'x', currency: '<' }, partials)).toBe('<li>x &lt;</li>');
+  });
+
+  it('cannot reach the file system or partials by path', async () => {
+    for (const name of ['/etc/passwd', '../../../../etc/passwd', 'file:///etc/passwd', 'constructor', '__proto__']) {
+      for (const tag of ['render', 'include', 'layout']) {
+        const err = await failure(liquid.render(request(`{% ${tag} "${name}" %}`, {}, { 'etc/passwd': 'nope' })));
+        expect(err.code).toBe('LIQUID_ERROR');
+        expect(err.kind).toBe('permanent');
+        expect(err.message).toContain('Failed to lookup');
+      }
+    }
+  });
+
+  it('reports Liquid errors permanently with what went wrong', async () => {
+    const err = await failure(liquid.render(request('{{ x | no_such_filter }}')));
+    expect(err).toMatchObject({ code: 'LIQUID_ERROR', kind: 'permanent' });
+    expect(err.message).toBe('Liquid error in template body: undefined filter: no_such_filter, line:1, col:1');
+  });
+
+  it('renders header and footer templates with the variables, escaped', async () => {
+    const out = await liquid.render({
+      ...request('x', { no: 'A<1>' }),
+      headerTemplate: '<div>{{ no }}</div>',
+      footerTemplate: '<span class="pageNumber"></span> {{ no | raw }}',
+    });
+    expect(out.headerTemplate).toBe('<div>A&lt;1&gt;</div>');
+    expect(out.footerTemplate).toBe('<span class="pageNumber"></span> A<1>');
+  });
+
+  it('does not give templates the process environment', async () => {
+    // Nothing in Liquid reads the environment; the worker gets an empty one all the same.
+    expect(await body('{{ env.PATH }}{{ process.env.PATH }}')).toBe('');
+  });
+});
+
+describe('Liquid resource limits', () => {
+  it('stops an endless loop within the time-out, permanently, and keeps serving', async () => {
+    const started = Date.now();
+    const err = await failure(
+      liquid.render(request('{% for i in (1..100000) %}{% for j in (1..100000) %}{{ j }}{% endfor %}{% endfor %}')),
+    );
+    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 500);
+    expect(err.kind).toBe('permanent');
+    expect(['LIQUID_TIMEOUT', 'LIQUID_ERROR']).toContain(err.code);
+    await stillServes();
+  });
+
+  it('fails a 10^8 range at once instead of allocating it', async () => {
+    const started = Date.now();
+    const err = await failure(liquid.render(request('{% for i in (1..100000000) %}{{ i }}{% endfor %}')));
+    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 500);
+    expect(err.kind).toBe('permanent');
+    await stillServes();
+  });
+
+  it('terminates the worker thread when liquidjs does not stop by itself', async () => {
+    const hard = new LiquidRenderer({ workers: 1, timeoutMs: 300, memoryMb: 48, softTimeLimit: false });
+    await hard.start();
+    try {
+      const started = Date.now();
+      const err = await failure(hard.render(request('{% for i in (1..100000) %}{% for j in (1..100000) %}{% endfor %}{% endfor %}')));
+      expect(Date.now() - started).toBeLessThan(800);
+      expect(err).toMatchObject({ code: 'LIQUID_TIMEOUT', kind: 'permanent' });
+      expect(err.message).toContain('300 ms');
+      expect(hard.stats()).toMatchObject({ timeouts: 1, respawns: 1 });
+      const ok = await hard.render(request('{{ 1 | plus: 1 }}'));
+      expect(ok.html).toContain('\n2\n');
+    } finally {
+      await hard.stop();
+    }
+  });
+
+  it('kills a render that exhausts its heap, permanently, and keeps serving', async () => {
+    // Doubling an escaped string: liquidjs's allocation counter does not see captures.
+    const bomb = '{% assign x = "0123456789" %}{% for i in (1..40) %}{% capture x %}{{ x }}{{ x }}{% endcapture %}{% endfor %}';
+    const err = await failure(liquid.render(request(bomb)));
+    expect(err).toMatchObject({ code: 'LIQUID_MEMORY', kind: 'permanent' });
+    expect(err.message).toBe('Liquid rendering exceeded its memory limit of 48 MB');
+    expect(liquid.stats().memoryKills).toBe(1);
+    await stillServes();
+  });
+
+  it('survives deep nesting and self-including partials', async () => {
+    const nested = '{% if true %}'.repeat(3000) + 'deep' + '{% endif %}'.repeat(3000);
+    expect(await body(nested)).toBe('deep');
+    const err = await failure(liquid.render(request('{% include "self" %}', {}, { self: 'x{% include "self" %}' })));
+    expect(err.kind).toBe('permanent');
+    await stillServes();
+  });
+
+  it('classifies a time-out caused by the caller deadline as transient', async () => {
+    const err = await failure(
+      liquid.render(request('{% for i in (1..100000) %}{% for j in (1..100000) %}{% endfor %}{% endfor %}'), { deadline: Date.now() + 150 }),
+    );
+    expect(err).toMatchObject({ code: 'RENDER_TIMEOUT', kind: 'transient' });
+    await stillServes();
+  });
+
+  it('serves others while one render loops', async () => {
+    const slow = failure(liquid.render(request('{% for i in (1..100000) %}{% for j in (1..100000) %}{% endfor %}{% endfor %}')));
+    const started = Date.now();
+    for (let i = 0; i < 5; i++) await stillServes();
+    expect(Date.now() - started).toBeLessThan(500);
+    await slow;
+  });
+});
