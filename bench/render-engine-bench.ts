@@ -18,7 +18,7 @@ import { LiquidRenderer } from '../src/render/liquid/liquid-renderer.ts';
 import { resolveVariables } from '../src/render/liquid/variables.ts';
 import { toPuppeteerPdfOptions } from '../src/render/pdf-options.ts';
 import { createRenderEngine } from '../src/render/render-engine.ts';
-import { formatTable, loadInvoiceFixture, mb, runLoad, sampleTreeMemory } from './lib/measure.ts';
+import { formatTable, loadInvoiceFixture, mb, percentile, runLoad, sampleTreeMemory } from './lib/measure.ts';
 import type { LoadResult, MemoryPeak } from './lib/measure.ts';
 
 const env = process.env;
@@ -30,7 +30,8 @@ const CHROMIUM = resolveChromiumExecutable(env.DOCGEN_CHROMIUM_PATH ?? '/usr/bin
 // What a typical service passes: the sandbox cannot run as root in a container.
 const TYPICAL_ARGS = process.getuid?.() === 0 ? ['--no-sandbox'] : [];
 
-const renders = (concurrency: number) => RENDERS ?? Math.max(60, concurrency * 10);
+const ROUNDS = Number(env.BENCH_ROUNDS ?? 3);
+const renders = (concurrency: number) => RENDERS ?? Math.max(40, concurrency * 6);
 
 const fixture = loadInvoiceFixture();
 
@@ -129,16 +130,43 @@ interface Row {
   memory: MemoryPeak;
 }
 
-async function measure(name: string, variant: Variant, concurrency: number): Promise<Row> {
+/** One round: a fresh instance of the variant, warm-up, then the measured renders. */
+async function measureRound(variant: Variant, concurrency: number, total: number): Promise<{ result: LoadResult; memory: MemoryPeak }> {
   const memory = sampleTreeMemory(process.pid, 100);
   const instance = await variant.start(concurrency);
   try {
-    const result = await runLoad(instance.request, { concurrency, total: renders(concurrency), warmup: concurrency * 2 });
-    return { variant: name, result, memory: memory.peek() };
+    const result = await runLoad(instance.request, { concurrency, total, warmup: concurrency * 2 });
+    return { result, memory: memory.peek() };
   } finally {
     await instance.close();
     memory.stop();
   }
+}
+
+/** The rounds of one cell combined: median throughput, percentiles over all latencies, peak memory. */
+function combine(variant: string, rounds: Array<{ result: LoadResult; memory: MemoryPeak }>): Row {
+  const perSecond = rounds.map((r) => r.result.perSecond).sort((a, b) => a - b);
+  const latencies = rounds.flatMap((r) => r.result.latenciesMs).sort((a, b) => a - b);
+  const first = rounds[0]!.result;
+  return {
+    variant,
+    result: {
+      ...first,
+      completed: rounds.reduce((n, r) => n + r.result.completed, 0),
+      errors: rounds.reduce((n, r) => n + r.result.errors, 0),
+      elapsedMs: rounds.reduce((n, r) => n + r.result.elapsedMs, 0),
+      perSecond: perSecond[Math.floor(perSecond.length / 2)]!,
+      p50Ms: percentile(latencies, 50),
+      p95Ms: percentile(latencies, 95),
+      maxMs: latencies[latencies.length - 1] ?? NaN,
+      latenciesMs: latencies,
+    },
+    memory: {
+      rssBytes: Math.max(...rounds.map((r) => r.memory.rssBytes)),
+      pssBytes: Math.max(...rounds.map((r) => r.memory.pssBytes)),
+      samples: rounds.reduce((n, r) => n + r.memory.samples, 0),
+    },
+  };
 }
 
 async function main(): Promise<void> {
@@ -150,20 +178,33 @@ async function main(): Promise<void> {
   };
   const rows: Row[] = [];
   for (const concurrency of CONCURRENCIES) {
-    for (const key of VARIANTS) {
-      const [name, variant] = variants[key]!;
-      const row = await measure(name, variant, concurrency);
-      rows.push(row);
-      const r = row.result;
-      process.stderr.write(
-        `${name} c=${concurrency}: ${r.perSecond.toFixed(1)} PDF/s, p50 ${r.p50Ms.toFixed(0)} ms, p95 ${r.p95Ms.toFixed(0)} ms` +
-          `${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}\n`,
-      );
+    // Rounds of the variants interleave (a b c a b c ...): on a shared machine, load from
+    // elsewhere then hits every variant alike instead of whichever ran during a busy minute.
+    const rounds = new Map<string, Array<{ result: LoadResult; memory: MemoryPeak }>>();
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const key of VARIANTS) {
+        const [name, variant] = variants[key]!;
+        // (b) is several times slower: fewer renders keep its cells from dominating the run.
+        const total = key === 'b' ? Math.ceil(renders(concurrency) / 2) : renders(concurrency);
+        const measured = await measureRound(variant, concurrency, total);
+        const r = measured.result;
+        process.stderr.write(
+          `${name} c=${concurrency} round ${round + 1}/${ROUNDS}: ${r.perSecond.toFixed(1)} PDF/s, p50 ${r.p50Ms.toFixed(0)} ms, ` +
+            `p95 ${r.p95Ms.toFixed(0)} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}\n`,
+        );
+        const list = rounds.get(name) ?? [];
+        list.push(measured);
+        rounds.set(name, list);
+      }
     }
+    for (const [name, list] of rounds) rows.push(combine(name, list));
   }
 
   console.log(`\nRender engine benchmark: sample invoice (${fixture.content.variables.length} variables, 10 lines, footer with page numbers)`);
-  console.log(`Chromium ${CHROMIUM}; ${renders(1)}+ renders per cell after warm-up; memory = peak over all Chromium processes\n`);
+  console.log(
+    `Chromium ${CHROMIUM}; ${ROUNDS} interleaved rounds per cell, ${renders(1)}+ renders per round after warm-up ((b): half);\n` +
+      'PDF/s = median round; p50/p95 over all rounds; memory = peak over all Chromium processes of the variant\n',
+  );
   console.log(
     formatTable(
       ['variant', 'conc.', 'PDF/s', 'p50 ms', 'p95 ms', 'errors', 'peak RSS (sum)', 'peak PSS'],

@@ -58,8 +58,6 @@ export function sendError(
   } else if (err instanceof BodyError) {
     status = err.status;
     body = { error: { code: err.status === 413 ? 'PAYLOAD_TOO_LARGE' : 'UNSUPPORTED_MEDIA_TYPE', message: err.message } };
-    // HTTP/1.1 only: the unread rest of an oversized body makes the connection unusable.
-    if (err.status === 413 && !('stream' in res)) res.setHeader('Connection', 'close');
   } else {
     const domain = classifyError(err);
     status = STATUS[domain.code];

@@ -153,42 +153,74 @@ function headerValue(value: string | string[] | undefined): string | undefined {
 
 /** Discards a body we do not read, so keep-alive connections stay usable. */
 function drain(req: Request): void {
-  req.resume();
+  discardRest(req, 0);
 }
 
 /**
- * Reads the body up to the limit. Size and media type are transport checks made before
- * authentication (a huge body is refused without reading it all); everything about the
- * body's content is validation, made after authentication, scope and rate limit.
+ * Bytes of an oversized body read and thrown away after the 413. Closing a connection with
+ * unread data makes the kernel reset it, and the client then often loses the answer; so the
+ * rest is drained (Node keeps the connection usable afterwards), up to this many bytes.
  */
-async function readBody(req: Request, limit: number): Promise<Buffer> {
+const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Reads the body up to the limit. Size and media type are transport checks made before
+ * authentication (a huge body is refused without keeping it); everything about the body's
+ * content is validation, made after authentication, scope and rate limit.
+ */
+function readBody(req: Request, limit: number): Promise<Buffer> {
+  const tooLarge = () => new BodyError(413, `Request body is larger than ${limit} bytes`);
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (Number.isFinite(declared) && declared > limit) {
-    drainOrClose(req);
-    throw new BodyError(413, `Request body is larger than ${limit} bytes`);
+    discardRest(req, 0);
+    return Promise.reject(tooLarge());
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      drainOrClose(req);
-      throw new BodyError(413, `Request body is larger than ${limit} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  const body = Buffer.concat(chunks);
-  const contentType = headerValue(req.headers['content-type']);
-  if (body.length > 0 && !isJsonMediaType(contentType)) {
-    throw new BodyError(415, 'Content-Type must be application/json');
-  }
-  return body;
+  // Events, not `for await`: leaving an async iterator early destroys the request, and with
+  // it the connection, before the 413 is written.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        discardRest(req, size);
+        reject(tooLarge());
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      const body = Buffer.concat(chunks);
+      if (body.length > 0 && !isJsonMediaType(headerValue(req.headers['content-type']))) {
+        reject(new BodyError(415, 'Content-Type must be application/json'));
+      } else resolve(body);
+    };
+    const onClose = () => {
+      cleanup();
+      // The client went away mid-body; nobody reads this answer.
+      reject(validationError([{ field: 'body', issue: 'ended before it was complete' }]));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('close', onClose);
+  });
 }
 
-function drainOrClose(req: Request): void {
-  // Past the limit we stop reading; the connection is closed after the answer.
-  req.pause();
-  (req.socket as { setTimeout?: (ms: number) => void } | undefined)?.setTimeout?.(5000);
+/** Reads and drops the rest of a refused body; past DISCARD_LIMIT_BYTES cuts the connection. */
+function discardRest(req: Request, alreadyRead: number): void {
+  let discarded = alreadyRead;
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded <= DISCARD_LIMIT_BYTES) return;
+    if ('stream' in req) req.stream.close();
+    else req.socket.destroy();
+  });
+  req.resume();
 }
 
 function isJsonMediaType(value: string | undefined): boolean {

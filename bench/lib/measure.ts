@@ -27,6 +27,8 @@ export interface LoadResult {
   p50Ms: number;
   p95Ms: number;
   maxMs: number;
+  /** Every measured latency, ascending (to combine several runs). */
+  latenciesMs: number[];
 }
 
 export function percentile(sorted: readonly number[], p: number): number {
@@ -74,6 +76,7 @@ export async function runLoad(request: () => Promise<unknown>, options: LoadOpti
     p50Ms: percentile(latencies, 50),
     p95Ms: percentile(latencies, 95),
     maxMs: latencies[latencies.length - 1] ?? NaN,
+    latenciesMs: latencies,
   };
 }
 

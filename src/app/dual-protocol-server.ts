@@ -31,8 +31,14 @@ export async function startDualProtocolServer(address: ListenAddress, handler: R
       socket.pause();
       socket.unshift(first);
       const isHttp2 = first.subarray(0, Math.min(first.length, HTTP2_PREFACE.length)).equals(HTTP2_PREFACE.subarray(0, Math.min(first.length, HTTP2_PREFACE.length)));
-      (isHttp2 ? h2 : h1).emit('connection', socket);
-      socket.resume();
+      if (isHttp2) {
+        // The HTTP/2 session reads the socket itself (natively) and takes the buffered bytes;
+        // resuming the JS stream here would race it for the next bytes and break the session.
+        h2.emit('connection', socket);
+      } else {
+        h1.emit('connection', socket);
+        socket.resume();
+      }
     });
     socket.on('error', () => socket.destroy());
   });

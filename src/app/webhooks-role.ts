@@ -26,7 +26,7 @@ export interface WebhooksRole {
 export const WEBHOOK_DISPATCHER_CONSUMER = 'webhook-dispatcher';
 export const WEBHOOK_SENDER_CONSUMER = 'webhook-senders';
 /** Events fanned out at once; each is a few small writes and publishes. */
-export const DISPATCH_CONCURRENCY = 16;
+export const DISPATCH_CONCURRENCY = 32;
 /** An event whose fan-out stalls this long is handed to another dispatcher. */
 const DISPATCH_ACK_WAIT_MS = 30_000;
 /** Sweeper: how overdue a PENDING delivery must be to count as lost, and how often to look. */
@@ -55,7 +55,17 @@ export async function startWebhooksRole(
     publishJob,
   });
 
-  const limiter = new EndpointLimiter({ limit: config.webhooks.endpointConcurrency });
+  // One endpoint never gets more than half of this process's slots, whatever the two
+  // settings are: the other half keeps serving every other endpoint.
+  const endpointLimit = Math.max(1, Math.min(config.webhooks.endpointConcurrency, Math.floor(config.webhooks.concurrency / 2)));
+  if (endpointLimit < config.webhooks.endpointConcurrency) {
+    logger.warn('DOCGEN_WEBHOOK_ENDPOINT_CONCURRENCY is more than half of DOCGEN_WEBHOOK_CONCURRENCY; using half', {
+      endpointConcurrency: config.webhooks.endpointConcurrency,
+      concurrency: config.webhooks.concurrency,
+      effective: endpointLimit,
+    });
+  }
+  const limiter = new EndpointLimiter({ limit: endpointLimit });
   // An attempt lasts at most timeoutMs; ack_wait covers it plus the reads and writes around
   // it, and the heartbeat keeps it from expiring whatever the time-out is set to.
   const senderAckWaitMs = config.webhooks.timeoutMs + 10_000;
@@ -196,5 +206,7 @@ function reportAttempt(report: AttemptReport, logger: Logger, metrics: Metrics):
   if (report.status === undefined) logger.info('webhook attempt made twice (another worker recorded it first)', fields);
   else if (report.status === 'SUCCEEDED') logger.debug('webhook delivered', fields);
   else if (report.status === 'DROPPED') logger.warn('webhook delivery dropped', fields);
+  // Not sent for a reason on docgen's side (e.g. a secret that does not decrypt): the operator's problem.
+  else if (!result) logger.error('webhook attempt could not be made; will retry', fields);
   else logger.info('webhook attempt failed; will retry', fields);
 }

@@ -93,7 +93,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { name: 'DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS', default: 'false', description: 'Allow `http://` and private/loopback webhook addresses (local development only).' },
   { name: 'DOCGEN_WEBHOOK_TIMEOUT_MS', default: '10000', description: 'Time a receiver has to answer an attempt.' },
   { name: 'DOCGEN_WEBHOOK_CONCURRENCY', default: '256', description: 'Attempts in flight per webhooks process.' },
-  { name: 'DOCGEN_WEBHOOK_ENDPOINT_CONCURRENCY', default: '16', description: 'Attempts in flight to any one endpoint per webhooks process.' },
+  { name: 'DOCGEN_WEBHOOK_ENDPOINT_CONCURRENCY', default: '64', description: 'Attempts in flight to any one endpoint per webhooks process.' },
   { name: 'DOCGEN_LOG_LEVEL', default: 'info', description: '`debug`, `info`, `warn` or `error`.' },
   { name: 'DOCGEN_SHUTDOWN_GRACE_MS', default: '25000', description: 'On SIGTERM: time to finish in-flight work before handing it back and exiting.' },
 ];

@@ -276,7 +276,9 @@ export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Pr
 
   let stopped: Promise<void> | undefined;
   return {
-    url: `mongodb://${HOST}:${port}/?directConnection=true`,
+    // The stand-in lacks the streaming heartbeat: with it the driver would reset its pool
+    // about once a second, failing whatever is in flight. Polling monitors it reliably.
+    url: `mongodb://${HOST}:${port}/?directConnection=true&serverMonitoringMode=poll`,
     host: HOST,
     port,
     dataDir: options.dataDir,

@@ -83,7 +83,7 @@ export class GenerationHandler {
       });
       return create(CreateGenerationResponseSchema, { generation: generationToProto(view) });
     } finally {
-      writeRateLimitHeaders(call.rateLimit, (name, value) => ctx.responseHeader.set(name, value));
+      writeHeaders(call, ctx);
     }
   }
 
@@ -93,7 +93,7 @@ export class GenerationHandler {
       const view = await this.api.getGeneration(call, () => req.id);
       return create(GetGenerationResponseSchema, { generation: generationToProto(view) });
     } finally {
-      writeRateLimitHeaders(call.rateLimit, (name, value) => ctx.responseHeader.set(name, value));
+      writeHeaders(call, ctx);
     }
   }
 
@@ -118,9 +118,20 @@ export class GenerationHandler {
         nextPageToken: page.nextPageToken ?? '',
       });
     } finally {
-      writeRateLimitHeaders(call.rateLimit, (name, value) => ctx.responseHeader.set(name, value));
+      writeHeaders(call, ctx);
     }
   }
+}
+
+/**
+ * RateLimit-* into the response headers. Retry-After travels in the error's metadata
+ * (rpc/connect-errors.ts), which Connect appends to these headers: writing it here too would
+ * send "1, 1".
+ */
+function writeHeaders(call: CallContext, ctx: HandlerContext): void {
+  writeRateLimitHeaders(call.rateLimit, (name, value) => {
+    if (name !== 'Retry-After') ctx.responseHeader.set(name, value);
+  });
 }
 
 const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;

@@ -1,6 +1,7 @@
 // A GCRA rate limiter whose state lives in MongoDB, so every API replica shares one budget
-// per key. Each decision is a compare-and-set on one document (no transactions needed).
-import { randomUUID } from 'node:crypto';
+// per key. A decision is two single-document atomic updates, with no read-modify-write loop:
+// many requests of one key at once (one client with 50 connections) never contend into
+// retries, and no replica can spend what another already spent.
 import type { Db, ObjectId } from 'mongodb';
 import { deterministicObjectId } from '../domain/ids.ts';
 import { COLLECTIONS, type RateLimitDoc } from './documents.ts';
@@ -21,18 +22,31 @@ export interface RateLimitDecision {
   retryAfterSeconds: number;
 }
 
+/** Floating-point slack (ms) so that exactly `burst` requests fit in a full bucket. */
+const EPSILON_MS = 0.001;
+
+/** The answer for a bucket whose theoretical arrival time is `tat` (after this request). */
+export function decisionAt(tat: number, now: number, policy: RateLimitPolicy, allowed: boolean): RateLimitDecision {
+  const interval = 1000 / policy.perSecond;
+  const tolerance = interval * policy.burst;
+  const ahead = Math.max(0, tat - now);
+  return {
+    allowed,
+    limit: policy.burst,
+    remaining: Math.max(0, Math.min(policy.burst, Math.floor((tolerance - ahead + EPSILON_MS) / interval))),
+    resetSeconds: Math.ceil(ahead / 1000),
+    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((ahead + interval - tolerance) / 1000)),
+  };
+}
+
 /** Pure GCRA step: what the new theoretical arrival time and the answer are. */
 export function gcra(tat: number | undefined, now: number, policy: RateLimitPolicy): { decision: RateLimitDecision; newTat: number } {
   const interval = 1000 / policy.perSecond;
   const tolerance = interval * policy.burst;
   const base = Math.max(tat ?? now, now);
-  const newTat = base + interval;
-  const allowed = newTat - now <= tolerance;
-  const effectiveTat = allowed ? newTat : base;
-  const remaining = Math.max(0, Math.floor((tolerance - (effectiveTat - now)) / interval));
-  const resetSeconds = Math.max(0, Math.ceil((effectiveTat - now) / 1000));
-  const retryAfterSeconds = allowed ? 0 : Math.max(1, Math.ceil((newTat - now - tolerance) / 1000));
-  return { decision: { allowed, limit: policy.burst, remaining, resetSeconds, retryAfterSeconds }, newTat: effectiveTat };
+  const allowed = base + interval - now <= tolerance + EPSILON_MS;
+  const newTat = allowed ? base + interval : base;
+  return { decision: decisionAt(newTat, now, policy, allowed), newTat };
 }
 
 export class RateLimitsRepository {
@@ -43,27 +57,31 @@ export class RateLimitsRepository {
 
   async take(apiKeyId: ObjectId, policy: RateLimitPolicy): Promise<RateLimitDecision> {
     const _id = deterministicObjectId('rate', apiKeyId.toHexString());
-    for (let tries = 0; tries < 50; tries++) {
-      const now = Date.now();
-      const doc = await this.collection.findOne({ _id });
-      const { decision, newTat } = gcra(doc?.tat, now, policy);
-      if (!decision.allowed) return decision;
-      const expiresAt = new Date(newTat + 60_000);
-      if (!doc) {
-        try {
-          await this.collection.insertOne({ _id, tat: newTat, rev: randomUUID(), expiresAt });
-          return decision;
-        } catch (err) {
-          if (isDuplicateKey(err)) continue;
-          throw err;
-        }
+    const interval = 1000 / policy.perSecond;
+    const tolerance = interval * policy.burst;
+    const now = Date.now();
+    // A bucket idle for a minute past full is forgotten (TTL index); it would be full anyway.
+    const expiresAt = new Date(now + tolerance + 60_000);
+    // 1. GCRA's max(tat, now): the bucket's clock never lags behind now (created if missing).
+    for (let tries = 0; ; tries++) {
+      try {
+        await this.collection.updateOne({ _id }, { $max: { tat: now }, $set: { expiresAt } }, { upsert: true });
+        break;
+      } catch (err) {
+        // Two first requests of a key raced to create the bucket; the loser updates it.
+        if (!isDuplicateKey(err) || tries >= 3) throw err;
       }
-      // Compare-and-set on a random revision string: exact on every server, unlike a float.
-      const result = await this.collection.updateOne({ _id, rev: doc.rev }, { $set: { tat: newTat, rev: randomUUID(), expiresAt } });
-      if (result.modifiedCount === 1) return decision;
-      // Another replica moved the bucket between our read and write: decide again.
     }
-    throw new Error('rate limiter contention did not settle');
+    // 2. Spend one interval if the bucket stays within its tolerance: one conditional update,
+    // atomic on the document, so concurrent requests on any replica cannot overspend.
+    const spent = await this.collection.findOneAndUpdate(
+      { _id, tat: { $lte: now + tolerance - interval + EPSILON_MS } },
+      { $inc: { tat: interval } },
+      { returnDocument: 'after' },
+    );
+    if (spent) return decisionAt(spent.tat, now, policy, true);
+    const current = await this.collection.findOne({ _id });
+    return decisionAt(current?.tat ?? now, now, policy, false);
   }
 
   /** The key's current state without spending from it (for answers that do not count). */
@@ -75,13 +93,5 @@ export class RateLimitsRepository {
 
 /** What a request that is not counted sees: the policy and the budget left, nothing spent. */
 export function unmeteredDecision(policy: RateLimitPolicy, tat?: number, now = Date.now()): RateLimitDecision {
-  const interval = 1000 / policy.perSecond;
-  const used = Math.max(0, (tat ?? now) - now);
-  return {
-    allowed: true,
-    limit: policy.burst,
-    remaining: Math.max(0, Math.min(policy.burst, Math.floor((interval * policy.burst - used) / interval))),
-    resetSeconds: Math.ceil(used / 1000),
-    retryAfterSeconds: 0,
-  };
+  return decisionAt(tat ?? now, now, policy, true);
 }

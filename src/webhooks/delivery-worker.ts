@@ -163,7 +163,7 @@ export class DeliveryWorker {
         job.nak();
         return 'aborted';
       }
-      durationMs = outcome.result?.durationMs ?? 0;
+      durationMs = outcome.result?.durationMs;
       const finishedAt = now();
       const attempt: DeliveryAttemptDoc = {
         number: doc.attempts.length + 1,

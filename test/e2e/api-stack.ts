@@ -14,6 +14,7 @@ import { TemplateService } from '../../src/gen/docgen/admin/v1/template_pb.js';
 import { WorkspaceService } from '../../src/gen/docgen/admin/v1/workspace_pb.js';
 import { silentLogger, type Logger } from '../../src/ops/logger.ts';
 import { dependencyEnv, startMongo, startNats, startS3, type TestMongo, type TestS3 } from '../harness/dependencies.ts';
+import { spawnDocgen, type DocgenProcess } from '../harness/spawn-docgen.ts';
 
 export const ALL_SCOPES = ['generations:trigger', 'generations:read'];
 
@@ -38,6 +39,10 @@ export async function startDeps(extraEnv: Record<string, string> = {}): Promise<
   const adminToken = `test-admin-${randomBytes(12).toString('hex')}`;
   const env: Record<string, string> = {
     ...dependencyEnv({ nats, mongo, s3 }),
+    // The stand-in answers `hello` with a new topologyVersion each time but cannot stream it;
+    // the driver's streaming monitor then fails about once a second, clears the pool, and
+    // every write waits ~500 ms for the next check. Polling avoids that (real MongoDB: as is).
+    ...(mongo.kind === 'congodb' ? { DOCGEN_MONGODB_URL: withPollingMonitor(mongo.url) } : {}),
     DOCGEN_ROLES: 'api',
     DOCGEN_PUBLIC_ADDR: '127.0.0.1:0',
     DOCGEN_ADMIN_ADDR: '127.0.0.1:0',
@@ -58,6 +63,11 @@ export async function startDeps(extraEnv: Record<string, string> = {}): Promise<
       await Promise.allSettled([nats.stop(), mongo.stop(), s3.stop()]);
     },
   };
+}
+
+export function withPollingMonitor(url: string): string {
+  if (/[?&]serverMonitoringMode=/.test(url)) return url;
+  return `${url}${url.includes("?") ? "&" : "?"}serverMonitoringMode=poll`;
 }
 
 export function adminClients(adminPort: number, adminToken: string): AdminClients {
@@ -208,4 +218,27 @@ export function postJson(baseUrl: string, secret: string, body: unknown, headers
     headers: { ...bearer(secret), 'Content-Type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
+}
+
+// ---- docgen as a child process ----------------------------------------------------------
+
+export interface ChildApi {
+  proc: DocgenProcess;
+  publicPort: number;
+  adminPort: number | undefined;
+  baseUrl: string;
+}
+
+/** `docgen serve --role <role>` against these dependencies; resolves once it logged its ports. */
+export async function spawnServe(deps: Deps, role: 'api' | 'render' | 'webhooks', env: Record<string, string> = {}): Promise<ChildApi> {
+  const proc = spawnDocgen({ role, env: { ...deps.env, DOCGEN_LOG_LEVEL: 'info', ...env } });
+  try {
+    const line = await proc.waitForLine((l) => l.json?.msg === 'docgen started', 60_000);
+    const publicPort = Number(line.json!.publicPort ?? 0);
+    const adminPort = line.json!.adminPort === undefined ? undefined : Number(line.json!.adminPort);
+    return { proc, publicPort, adminPort, baseUrl: `http://127.0.0.1:${publicPort}` };
+  } catch (err) {
+    await proc.stop(2_000);
+    throw err;
+  }
 }

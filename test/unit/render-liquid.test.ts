@@ -160,8 +160,15 @@ describe('Liquid resource limits', () => {
   it('survives deep nesting and self-including partials', async () => {
     const nested = '{% if true %}'.repeat(3000) + 'deep' + '{% endif %}'.repeat(3000);
     expect(await body(nested)).toBe('deep');
+    const started = Date.now();
     const err = await failure(liquid.render(request('{% include "self" %}', {}, { self: 'x{% include "self" %}' })));
-    expect(err.kind).toBe('permanent');
+    expect(err).toMatchObject({ code: 'LIQUID_ERROR', kind: 'permanent' });
+    expect(err.message).toContain('nested more than 64 deep');
+    expect(Date.now() - started).toBeLessThan(500);
+    // Recursion that ends (a tree) is fine.
+    const tree = { name: 'root', children: [{ name: 'a', children: [{ name: 'a1', children: [] }] }, { name: 'b', children: [] }] };
+    const node = '{{ node.name }}({% for child in node.children %}{% render "node", node: child %}{% endfor %})';
+    expect(await body('{% render "node", node: tree %}', { tree }, { node })).toBe('root(a(a1())b())');
     await stillServes();
   });
 

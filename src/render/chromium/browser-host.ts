@@ -94,6 +94,7 @@ export class BrowserHost {
     recycledForMemory: 0,
     recycledForErrors: 0,
     renders: 0,
+    pagesOpened: 0,
   };
   peakRssBytes = 0;
   peakPssBytes = 0;
@@ -255,8 +256,11 @@ export class BrowserHost {
       if (managed.dead) continue;
       managed.memory = treeMemory(managed.pid);
       // PSS, not the plain RSS sum: Chromium's processes share most of their pages (forked from
-      // one zygote), and summing RSS would count those once per process.
-      if (managed.usable && managed.memory.pssBytes > this.options.maxMemoryBytes) this.retire(managed, 'memory');
+      // one zygote), and summing RSS would count those once per process. A browser that has not
+      // rendered yet is as small as it gets: replacing it would only thrash (limit set too low).
+      if (managed.usable && managed.renders > 0 && managed.memory.pssBytes > this.options.maxMemoryBytes) {
+        this.retire(managed, 'memory');
+      }
     }
     const { rssBytes, pssBytes } = this.memory();
     this.peakRssBytes = Math.max(this.peakRssBytes, rssBytes);

@@ -64,9 +64,11 @@ export interface BrowserPoolStats {
   restarts: number;
   recycledForRenders: number;
   recycledForMemory: number;
+  /** Pages opened since start (pages are reused: this grows only with replacements). */
+  pagesOpened: number;
   /** Requests refused by page interception. */
   blockedRequests: number;
-  /** Connections Chromium attempted through the tripwire proxy (should stay 0). */
+  /** Connections that reached the tripwire proxy: 0 unless something got past the resolver rules. */
   blockedConnections: number;
   browserPid: number | null;
   /** Renders done by the current browser. */
@@ -83,6 +85,8 @@ interface Job {
   pdfOptions: PdfOptions;
   deadline: number;
   timeoutMs: number;
+  /** A page is working on it. */
+  started: boolean;
   settled: boolean;
   reject: (err: RenderError) => void;
 }
@@ -180,6 +184,7 @@ export class BrowserPool {
         pdfOptions,
         deadline: Date.now() + timeoutMs,
         timeoutMs,
+        started: false,
         settled: false,
         reject: (err) => {
           if (job.settled) return;
@@ -209,13 +214,15 @@ export class BrowserPool {
     });
   }
 
-  /** Rejects queued jobs, gives running ones a moment, then closes every browser. */
+  /** Rejects queued jobs, gives running ones up to `graceMs` to finish, then closes every browser. */
   async stop(graceMs = 5_000): Promise<void> {
     if (!this.cluster) return;
     this.stopping = true;
+    const shuttingDown = () => new RenderError('BROWSER_UNAVAILABLE', 'The browser pool is shutting down');
+    for (const job of [...this.jobs]) if (!job.started) job.reject(shuttingDown());
     const until = Date.now() + graceMs;
     while (this.busy > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
-    for (const job of [...this.jobs]) job.reject(new RenderError('BROWSER_UNAVAILABLE', 'The browser pool is shutting down'));
+    for (const job of [...this.jobs]) job.reject(shuttingDown());
     const cluster = this.cluster;
     this.cluster = null;
     await cluster.close();
@@ -247,6 +254,7 @@ export class BrowserPool {
       restarts: Math.max(0, (c?.launches ?? 0) - 1),
       recycledForRenders: c?.recycledForRenders ?? 0,
       recycledForMemory: c?.recycledForMemory ?? 0,
+      pagesOpened: c?.pagesOpened ?? 0,
       blockedRequests: this.counters.blockedRequests,
       blockedConnections: host?.tripwire.connections ?? 0,
       browserPid: current?.pid ?? null,
@@ -278,6 +286,7 @@ export class BrowserPool {
     const slot = slotOf(page);
     const owner = slot?.owner ?? null;
     const started = Date.now();
+    job.started = true;
     this.busy += 1;
     let timer: NodeJS.Timeout | undefined;
     try {

@@ -2,14 +2,18 @@
 //
 // No network, by construction rather than by hope. Request interception (page-guard.ts) sees
 // page loads, but not everything Chromium can do on its own or through paths interception does
-// not cover (WebSockets, preconnect, DNS prefetch, Chromium's background services). So:
+// not cover (WebSockets, preconnect, DNS prefetch, Chromium's background services). Two more
+// walls, each of which holds on its own (test/integration/render-hostile.test.ts launches
+// Chromium with each alone, JavaScript on, and no interception):
+// - `--host-resolver-rules=MAP * ~NOTFOUND`: every host resolution fails. In current Chromium
+//   this covers IP literals too (http://127.0.0.1 fails with ERR_NAME_NOT_RESOLVED), and DNS
+//   prefetch never leaves the machine;
 // - every URL goes through a proxy that is our own tripwire listener on loopback, which closes
-//   each connection at once (and counts it): this covers IP literals too, which host resolver
-//   rules do not;
-// - `<-loopback>` removes Chromium's implicit proxy bypass for localhost/127.0.0.1/[::1], so
-//   even loopback URLs go to the tripwire, never to a local service;
-// - `MAP * ~NOTFOUND` makes every host name resolution fail, so DNS prefetch and anything that
-//   would resolve a name before the proxy does never leaves the machine;
+//   each connection at once (and counts it). `<-loopback>` removes Chromium's implicit proxy
+//   bypass for localhost/127.0.0.1/[::1], so loopback URLs get no special treatment. Should a
+//   Chromium build or code path ever connect to an IP literal without the resolver, it still
+//   only reaches the tripwire. (With both walls up, the resolver rules also stop Chromium from
+//   reaching the proxy itself, so the tripwire count stays 0.)
 // - QUIC is off (UDP would not go through an HTTP proxy) and WebRTC may only use the proxy;
 // - background services (component updates, sync, safe browsing, metrics) are off.
 

@@ -20,7 +20,11 @@ import type {
 import type { LaunchOptions, Page } from 'puppeteer';
 import type { BrowserHost, HostedSlot, ManagedBrowser } from './browser-host.ts';
 
-const ConcurrencyImplementation = concurrencyModule.default;
+type ConcurrencyBase = typeof concurrencyModule.default;
+// Node's ESM loader hands over this CommonJS module's exports ({ default: class }); Vite (the
+// test runner) hands over the class itself.
+const ConcurrencyImplementation: ConcurrencyBase =
+  'default' in concurrencyModule ? concurrencyModule.default : (concurrencyModule as unknown as ConcurrencyBase);
 
 const PAGE_OPEN_TIMEOUT_MS = 15_000;
 const PAGE_CLOSE_TIMEOUT_MS = 5_000;
@@ -142,6 +146,7 @@ export class PageSlot implements HostedSlot {
       try {
         page = await withTimeout(owner.context.newPage(), PAGE_OPEN_TIMEOUT_MS, 'opening a page');
         owner.openPages += 1;
+        this.host.counters.pagesOpened += 1;
         this.page = page;
         this.owner = owner;
         slotsByPage.set(page, this);

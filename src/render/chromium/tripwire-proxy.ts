@@ -1,7 +1,8 @@
 // The proxy Chromium is told to use: a loopback listener we own that closes every connection
 // at once. Pointing the proxy at a fixed port (":9" style) would send CONNECTs to whatever
 // else happens to listen there; owning the port guarantees nothing answers, and each attempt
-// is counted (a non-zero count means some template tried to reach the network).
+// is counted. The resolver rules (launch-options.ts) stop connections before they get here, so
+// a non-zero count means something got past them.
 
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';

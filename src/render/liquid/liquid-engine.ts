@@ -8,8 +8,8 @@
 // - liquidjs's own limits are extra guards only: the hard CPU/heap bound is the worker thread
 //   (liquid-renderer.ts) that gets terminated.
 
-import { Drop, Liquid } from 'liquidjs';
-import type { FS } from 'liquidjs';
+import { Drop, IncludeTag, LayoutTag, Liquid, RenderTag } from 'liquidjs';
+import type { Context, Emitter, FS } from 'liquidjs';
 
 export interface LiquidLimits {
   /** Characters parsed per parse() call (body or partial). */
@@ -123,6 +123,31 @@ function htmlOf(value: unknown): string {
 
 const UNESCAPES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&#34;': '"', '&#39;': "'", '&quot;': '"' };
 
+/** Deepest nesting of include/render/layout: a partial that includes itself fails at once
+ * instead of running into the time-out (recursion with a condition, e.g. a tree, still works). */
+export const MAX_PARTIAL_DEPTH = 64;
+
+// liquidjs's tag classes as constructors we can extend (their constructors take parser internals).
+type TagConstructor = new (...args: any[]) => { render(ctx: Context, emitter: Emitter): unknown }; // eslint-disable-line @typescript-eslint/no-explicit-any
+type TagClass = Parameters<Liquid['registerTag']>[1];
+
+/** The tag with a nesting counter around its render (renders are synchronous: one counter per engine). */
+function depthGuarded(Base: TagConstructor, name: string, nesting: { depth: number }): TagClass {
+  return class extends Base {
+    override *render(ctx: Context, emitter: Emitter): Generator<unknown, unknown, unknown> {
+      if (nesting.depth >= MAX_PARTIAL_DEPTH) {
+        throw new Error(`{% ${name} %} nested more than ${MAX_PARTIAL_DEPTH} deep (does a partial include itself?)`);
+      }
+      nesting.depth += 1;
+      try {
+        return yield* super.render(ctx, emitter) as Generator<unknown, unknown, unknown>;
+      } finally {
+        nesting.depth -= 1;
+      }
+    }
+  } as unknown as TagClass;
+}
+
 export function createLiquidEngine(store: PartialStore, limits: LiquidLimits = DEFAULT_LIQUID_LIMITS): Liquid {
   const liquid = new Liquid({
     fs: store.asFs(),
@@ -145,6 +170,10 @@ export function createLiquidEngine(store: PartialStore, limits: LiquidLimits = D
     renderLimit: limits.renderLimitMs,
     memoryLimit: limits.memoryLimit,
   });
+  const nesting = { depth: 0 };
+  liquid.registerTag('include', depthGuarded(IncludeTag, 'include', nesting));
+  liquid.registerTag('render', depthGuarded(RenderTag, 'render', nesting));
+  liquid.registerTag('layout', depthGuarded(LayoutTag, 'layout', nesting));
   liquid.registerFilter('escape', (v: unknown) => new SafeHtml(htmlOf(v)));
   liquid.registerFilter('xml_escape', (v: unknown) => new SafeHtml(htmlOf(v)));
   liquid.registerFilter('escape_once', (v: unknown) =>

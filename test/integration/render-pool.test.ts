@@ -1,0 +1,147 @@
+// The Chromium pool's life cycle with real Chromium: a browser killed mid-render fails that job
+// with a transient error and the next job gets a fresh browser; a crashed page is replaced;
+// browsers are recycled after N renders and above the memory limit; nothing is left running.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
+import { BrowserPool } from '../../src/render/chromium/browser-pool.ts';
+import type { BrowserPoolOptions } from '../../src/render/chromium/browser-pool.ts';
+import { RenderError } from '../../src/render/render-error.ts';
+import { chromiumPath, uniqueRunDir } from '../harness/dependencies.ts';
+import { eventually, leftovers, pdfText, processes } from './render-support.ts';
+
+const SMALL = '<!DOCTYPE html><html><body><p>small document</p></body></html>';
+/** Long enough to print that a test can act while it is in flight. */
+const BIG = `<!DOCTYPE html><html><body><table>${'<tr><td>row</td><td>cell cell cell</td><td>more</td></tr>'.repeat(25_000)}</table></body></html>`;
+
+const pools: Array<{ pool: BrowserPool; dir: string }> = [];
+
+async function startPool(options: Partial<BrowserPoolOptions> = {}): Promise<{ pool: BrowserPool; dir: string }> {
+  const dir = uniqueRunDir('chromium-pool');
+  const pool = new BrowserPool({
+    executablePath: chromiumPath(),
+    concurrency: 1,
+    recycleAfterRenders: 1000,
+    maxMemoryMb: 4096,
+    tmpDir: dir,
+    ...options,
+  });
+  const entry = { pool, dir };
+  pools.push(entry);
+  await pool.start();
+  return entry;
+}
+
+afterEach(async () => {
+  for (const { pool, dir } of pools.splice(0)) {
+    await pool.stop();
+    expect(leftovers({ dir })).toEqual([]);
+  }
+});
+
+const print = (pool: BrowserPool, html = SMALL, timeoutMs = 15_000) => pool.printPdf(html, DEFAULT_PDF_OPTIONS, { timeoutMs });
+
+async function rejection(promise: Promise<unknown>): Promise<RenderError> {
+  const err = await promise.then(
+    () => new Error('expected the render to fail'),
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(RenderError);
+  return err as RenderError;
+}
+
+describe('browser pool', () => {
+  it('survives a browser killed mid-render: that job fails transiently, the next gets a fresh browser', async () => {
+    const { pool } = await startPool();
+    const oldPid = pool.stats().browserPid!;
+    const inFlight = print(pool, BIG);
+    expect(await eventually(() => pool.stats().pagesBusy === 1)).toBe(true);
+    await new Promise((r) => setTimeout(r, 100));
+    process.kill(oldPid, 'SIGKILL');
+    const err = await rejection(inFlight);
+    expect(err).toMatchObject({ code: 'BROWSER_CRASHED', kind: 'transient' });
+
+    const pdf = await print(pool);
+    expect(await pdfText(pdf)).toContain('small document');
+    const stats = pool.stats();
+    expect(stats.crashes).toBe(1);
+    expect(stats.browserPid).not.toBe(oldPid);
+    // The killed browser's whole tree is gone, zombies included.
+    expect(await eventually(() => leftovers({ pgids: [oldPid] }).length === 0)).toBe(true);
+  });
+
+  it('replaces a page whose renderer crashed, without restarting the browser', async () => {
+    const { pool } = await startPool();
+    const browserPid = pool.stats().browserPid!;
+    const inFlight = print(pool, BIG);
+    expect(await eventually(() => pool.stats().pagesBusy === 1)).toBe(true);
+    await new Promise((r) => setTimeout(r, 100));
+    for (const p of processes()) {
+      if (p.pgid === browserPid && p.cmdline.includes('--type=renderer')) process.kill(p.pid, 'SIGKILL');
+    }
+    const err = await rejection(inFlight);
+    expect(err).toMatchObject({ code: 'BROWSER_CRASHED', kind: 'transient' });
+    expect(await pdfText(await print(pool))).toContain('small document');
+    expect(pool.stats()).toMatchObject({ browserPid, crashes: 0, pagesOpened: 2 });
+  });
+
+  it('times out a render that takes too long and keeps serving', async () => {
+    const { pool } = await startPool({ concurrency: 2 });
+    const started = Date.now();
+    const [slow, fast] = await Promise.all([rejection(print(pool, BIG + BIG, 500)), print(pool)]);
+    expect(slow).toMatchObject({ code: 'RENDER_TIMEOUT', kind: 'transient' });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(await pdfText(fast)).toContain('small document');
+    expect(await pdfText(await print(pool))).toContain('small document');
+    expect(pool.stats().timeouts).toBe(1);
+  });
+
+  it('recycles the browser after N renders and closes the old one', async () => {
+    const { pool } = await startPool({ recycleAfterRenders: 3, concurrency: 2 });
+    const pids = new Set<number>();
+    for (let i = 0; i < 8; i++) {
+      pids.add(pool.stats().browserPid!);
+      await print(pool);
+    }
+    const stats = pool.stats();
+    expect(stats.recycledForRenders).toBeGreaterThanOrEqual(2);
+    expect(stats.launches).toBeGreaterThanOrEqual(3);
+    expect(stats.renders).toBe(8);
+    const current = stats.browserPid!;
+    const old = [...pids].filter((pid) => pid !== current);
+    expect(old.length).toBeGreaterThanOrEqual(1);
+    expect(await eventually(() => leftovers({ pgids: old }).length === 0)).toBe(true);
+  });
+
+  it('recycles the browser when its processes use more memory than allowed', async () => {
+    // Any Chromium uses more than 64 MB: the limit is hit at the first measurement after a render
+    // (a browser that has not rendered yet is never recycled for memory: that would only thrash).
+    const { pool } = await startPool({ maxMemoryMb: 64, memoryCheckIntervalMs: 100 });
+    const first = pool.stats().browserPid!;
+    expect(await pdfText(await print(pool))).toContain('small document');
+    expect(await eventually(() => pool.stats().recycledForMemory >= 1)).toBe(true);
+    expect(await pdfText(await print(pool))).toContain('small document');
+    const stats = pool.stats();
+    expect(stats.browserPid).not.toBe(first);
+    expect(stats.peakPssBytes).toBeGreaterThan(64 * 1024 * 1024);
+    expect(stats.peakRssBytes).toBeGreaterThanOrEqual(stats.peakPssBytes);
+  });
+
+  it('stop() rejects waiting jobs and leaves no Chromium process behind', async () => {
+    const { pool, dir } = await startPool();
+    const pid = pool.stats().browserPid!;
+    expect(leftovers({ dir }).length).toBeGreaterThan(1);
+    const running = rejection(print(pool, BIG));
+    const waiting = rejection(print(pool));
+    await eventually(() => pool.stats().pagesBusy === 1);
+    await pool.stop(0);
+    expect((await running).kind).toBe('transient');
+    expect(await waiting).toMatchObject({ code: 'BROWSER_UNAVAILABLE', kind: 'transient' });
+    expect(await rejection(print(pool))).toMatchObject({ code: 'BROWSER_UNAVAILABLE' });
+    expect(leftovers({ dir })).toEqual([]);
+    // Chromium's helper processes outlive the browser by a moment as zombies of PID 1 (tini in
+    // the image), which reaps them; the browser itself is reaped by Node at once.
+    expect(processes().filter((p) => p.ppid === process.pid && p.state === 'Z')).toEqual([]);
+    expect(await eventually(() => leftovers({ pgids: [pid] }).length === 0, 10_000)).toBe(true);
+  });
+});
