@@ -89,8 +89,6 @@ export interface RateLimitDoc {
   _id: ObjectId;
   /** GCRA theoretical arrival time, epoch ms. */
   tat: number;
-  /** Changes on every update: the compare-and-set token. */
-  rev: string;
   /** Lets real MongoDB drop idle buckets by TTL. */
   expiresAt: Date;
 }

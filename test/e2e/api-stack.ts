@@ -67,7 +67,7 @@ export async function startDeps(extraEnv: Record<string, string> = {}): Promise<
 
 export function withPollingMonitor(url: string): string {
   if (/[?&]serverMonitoringMode=/.test(url)) return url;
-  return `${url}${url.includes("?") ? "&" : "?"}serverMonitoringMode=poll`;
+  return `${url}${url.includes('?') ? '&' : '?'}serverMonitoringMode=poll`;
 }
 
 export function adminClients(adminPort: number, adminToken: string): AdminClients {
