@@ -36,7 +36,7 @@ export function buildAdminRouter(config: Config, infrastructure: Infrastructure,
         enqueueDelivery: (deliveryId) => infrastructure.queue.publishDeliveryJob(deliveryId, `${deliveryId}:redeliver:${Date.now()}`),
         onEnqueueError: (deliveryId, err) => logger.warn('redelivery enqueue failed; the delivery sweeper will pick it up', { deliveryId, err: String(err) }),
         onInternal: (cause) => logger.error('admin request failed', { err: String(cause) }),
-        interceptors: [observeConnectCalls(ctx.metrics)],
+        interceptors: [observeConnectCalls(ctx.metrics, logger)],
       });
     },
     readMaxBytes: 16 * 1024 * 1024,

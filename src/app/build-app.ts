@@ -4,7 +4,7 @@
 // connected once and shared. Returns the bound ports and one `close()` that stops
 // everything in order: stop accepting, drain in-flight work, close connections.
 import { connectNodeAdapter } from '@connectrpc/connect-node';
-import type { ConnectRouter } from '@connectrpc/connect';
+import type { ConnectRouter, Interceptor } from '@connectrpc/connect';
 import { ApiKeyAuthenticator } from '../auth/api-key-authenticator.ts';
 import { PublicApi } from '../api/public-api.ts';
 import type { Config } from '../config/config.ts';
@@ -86,7 +86,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
           router.service(GenerationServiceDesc, mapErrors(new GenerationHandler(api), onInternal));
         },
         readMaxBytes: config.api.maxBodyBytes,
-        interceptors: [observeConnectCalls(metrics)],
+        interceptors: [observeConnectCalls(metrics, logger), countCreatedGenerations(metrics)],
         grpc: true,
         grpcWeb: true,
         connect: true,
@@ -98,6 +98,8 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
         onResponse: ({ route, method, status, durationMs, requestId }) => {
           metrics.observeHttpRequest(route, method, status, durationMs / 1000);
           if (status >= 500) logger.warn('request answered with a server error', { requestId, route, method, status });
+          // The access log: debug only, one line per request would drown the rest at volume.
+          else if (logger.isLevelEnabled('debug')) logger.debug('request', { requestId, route, method, status, durationMs: Math.round(durationMs) });
           if (route === '/v1/generations' && method === 'POST' && status === 201) metrics.generationsCreated.inc();
         },
       });
@@ -175,6 +177,15 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     },
   };
   return app;
+}
+
+/** docgen_generations_created_total counts creates over gRPC/Connect too (REST counts in onResponse). */
+function countCreatedGenerations(metrics: Metrics): Interceptor {
+  return (next) => async (req) => {
+    const res = await next(req);
+    if (req.method.name === 'CreateGeneration') metrics.generationsCreated.inc();
+    return res;
+  };
 }
 
 export function describeError(err: unknown): string {

@@ -93,8 +93,16 @@ export async function connectInfrastructure(config: Config, ctx: { logger: Logge
     };
 
     ops.addReadinessCheck('mongodb', () => db.command({ ping: 1 }));
-    ops.addReadinessCheck('nats', () => queueNats.isConnected());
-    if (config.roles.includes('render')) ops.addReadinessCheck('object-storage', () => objects.exists('.readiness-probe'));
+    ops.addReadinessCheck('nats', () => {
+      if (!queueNats.isConnected()) throw new Error('not connected to NATS (reconnecting)');
+    });
+    // Ready when the store answers for the bucket with these credentials: the probe key need
+    // not exist (a missing key is `false`, which a readiness check would count as a failure).
+    if (config.roles.includes('render')) {
+      ops.addReadinessCheck('object-storage', async () => {
+        await objects.exists('.readiness-probe');
+      });
+    }
 
     return {
       mongo,

@@ -11,6 +11,7 @@ import { createRenderEngine, type RenderEngine } from '../render/render-engine.t
 import { OutboxSweeper } from '../render/outbox-sweeper.ts';
 import { RenderPipeline, type RenderJob } from '../render/render-pipeline.ts';
 import type { Infrastructure } from './infrastructure.ts';
+import { parseId } from '../domain/ids.ts';
 
 export interface RenderRole {
   engine: RenderEngine;
@@ -34,6 +35,9 @@ export async function startRenderRole(
   const { repositories, queue, objects } = infrastructure;
   const engine = await createRenderEngine(config.render, { logger, metrics });
 
+  // Jobs handed back on shutdown, by generation id: their renders may still end (or fail when
+  // the pool stops), and that must neither settle the message again nor count as an outcome.
+  const handedBack = new Set<string>();
   const pipeline = new RenderPipeline({
     generations: repositories.generations,
     templates: repositories.templates,
@@ -43,18 +47,22 @@ export async function startRenderRole(
     maxAttempts: config.render.maxAttempts,
     leaseMs: RENDER_LEASE_MS,
     onOutcome: (outcome, info) => {
+      if (handedBack.has(info.generationId) && outcome !== 'completed') return;
       if (outcome !== 'skipped') metrics.observeRender(outcome, info.durationMs / 1000);
       const fields = { generationId: info.generationId, durationMs: Math.round(info.durationMs), error: info.error };
       if (outcome === 'failed' || outcome === 'retried') logger.warn(`render ${outcome}`, fields);
+      else if (outcome === 'skipped') logger.debug('render skipped: final already or claimed by another worker', fields);
       else logger.info(`render ${outcome}`, fields);
     },
-    onError: (err, generationId) => logger.warn('render attempt failed', { generationId, err: String(err) }),
+    onError: (err, generationId) => {
+      if (!handedBack.has(generationId)) logger.warn('render attempt failed', { generationId, err: String(err) });
+    },
   });
 
   const names = queue.nats.names;
   await queue.nats.ensureConsumer(names.streams.render, RENDER_CONSUMER, { ackWaitMs: RENDER_LEASE_MS, maxAckPending: 10_000 });
   const stopPulling = new AbortController();
-  const inFlight = new Set<JobContext<RenderJob>>();
+  const inFlight = new Map<JobContext<RenderJob>, { generationId: string; started: number }>();
   const consuming = queue.nats.consumeJobs<RenderJob>({
     stream: names.streams.render,
     consumer: RENDER_CONSUMER,
@@ -62,15 +70,51 @@ export async function startRenderRole(
     signal: stopPulling.signal,
     stopTimeoutMs: config.shutdownGraceMs,
     handler: async (job) => {
-      inFlight.add(job);
+      const generationId = String(job.data?.generationId ?? '');
+      inFlight.set(job, { generationId, started: performance.now() });
+      // Once handed back, the message is settled by handBack alone.
+      const control = {
+        working: () => job.working(),
+        ack: () => (handedBack.has(generationId) ? undefined : job.ack()),
+        nak: (delayMs: number) => (handedBack.has(generationId) ? undefined : job.nak(delayMs)),
+        term: () => (handedBack.has(generationId) ? undefined : job.term()),
+      };
       try {
-        await pipeline.process(job.data, job);
+        await pipeline.process(job.data, control);
       } finally {
         inFlight.delete(job);
       }
     },
     onError: (err) => logger.warn('render job loop error', { err: String(err) }),
   });
+
+  /**
+   * Hands every in-flight render back: releases its lease (so another worker claims it at
+   * once instead of after RENDER_LEASE_MS) and naks the message for immediate redelivery.
+   */
+  async function handBackInFlight(): Promise<number> {
+    const jobs = [...inFlight].filter(([, info]) => !handedBack.has(info.generationId));
+    for (const [, info] of jobs) handedBack.add(info.generationId);
+    await Promise.all(
+      jobs.map(async ([job, info]) => {
+        const id = parseId('generation', info.generationId);
+        if (id) {
+          await repositories.generations
+            .handBack(id, pipeline.workerId)
+            .catch((err: unknown) => logger.warn('could not release a handed-back generation; it is retried when its lease expires', { generationId: info.generationId, err: String(err) }));
+        }
+        // Also when the release found the row final or released already: a redelivery of a
+        // final generation is acknowledged as skipped, so nak-ing is always safe.
+        job.nak(0);
+        const seconds = (performance.now() - info.started) / 1000;
+        metrics.observeRender('handed_back', seconds);
+        logger.info('render handed back', { generationId: info.generationId, durationMs: Math.round(seconds * 1000) });
+      }),
+    );
+    // The naks must reach the server before the connection closes.
+    if (jobs.length > 0) await queue.nats.connection.flush().catch(() => {});
+    return jobs.length;
+  }
 
   const sweeper = new OutboxSweeper({
     generations: repositories.generations,
@@ -89,10 +133,12 @@ export async function startRenderRole(
       const info = await queue.nats.jsm.consumers.info(names.streams.render, RENDER_CONSUMER);
       return info.num_pending + info.num_ack_pending;
     }),
+    metrics.registerGaugeCollector('docgen_render_consumer_redelivered', async () => (await queue.nats.jsm.consumers.info(names.streams.render, RENDER_CONSUMER)).num_redelivered),
   ];
   ctx.ops.addReadinessCheck('browser-pool', () => engine.isReady());
 
   let stopped = false;
+  let handedBackAny = false;
   return {
     engine,
     pipeline,
@@ -103,17 +149,27 @@ export async function startRenderRole(
       await sweeper.stop();
     },
     async drain(signal) {
-      const handBack = () => {
-        // Past the grace period: whatever still renders goes back to the queue now.
-        for (const job of inFlight) job.nak(0);
-      };
-      signal.addEventListener('abort', handBack, { once: true });
-      await consuming;
-      signal.removeEventListener('abort', handBack);
+      // In-flight renders finish unless the grace period ends first; whatever still runs
+      // then (or when the consumer loop gave up waiting) goes back to the queue.
+      await Promise.race([consuming, abortedPromise(signal)]);
+      const count = await handBackInFlight();
+      if (count > 0) {
+        handedBackAny = true;
+        logger.warn('shutdown grace period over: in-flight renders handed back to the queue', { count });
+      }
     },
     async close() {
       for (const u of unregister) u();
+      // Handed-back renders are redone elsewhere: do not wait for their pages.
+      if (handedBackAny || inFlight.size > 0) await engine.pool.stop(0).catch(() => {});
       await engine.close();
     },
   };
+}
+
+function abortedPromise(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
 }

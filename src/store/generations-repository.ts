@@ -151,6 +151,19 @@ export class GenerationsRepository {
     return result.matchedCount === 1;
   }
 
+  /**
+   * Hands a claimed row back without charging the attempt (graceful shutdown: the render was
+   * interrupted, it did not fail), so rolling restarts never use up a generation's attempts.
+   */
+  async handBack(id: ObjectId, owner: string): Promise<boolean> {
+    const now = new Date();
+    const result = await this.collection.updateOne(
+      { _id: id, status: 'PROCESSING', leaseOwner: owner },
+      { $set: { leaseOwner: null, leaseUntil: now, updatedAt: now }, $inc: { attempts: -1 } },
+    );
+    return result.matchedCount === 1;
+  }
+
   /** PROCESSING (held by owner) -> COMPLETED. False when the row was not ours any more. */
   async complete(id: ObjectId, owner: string, outputKey: string, templateVersion: number): Promise<GenerationDoc | null> {
     const now = new Date();
