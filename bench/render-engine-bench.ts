@@ -3,12 +3,16 @@
 //   (a) a bare puppeteer loop, one reused page per concurrent client: the machine's limit;
 //   (b) stock puppeteer-cluster with CONCURRENCY_CONTEXT (a context + page per job), what a
 //       typical service does;
-//   (c) docgen's engine: resolveVariables + Liquid worker + the reused-page Chromium pool
-//       (DOCGEN_RENDER_CONCURRENCY pages, default 4; more clients than pages queue).
+//   (c) docgen's engine: resolveVariables + Liquid worker process + the reused-page Chromium
+//       pool (DOCGEN_RENDER_CONCURRENCY pages, default 4; more clients than pages queue).
 // (a) and (b) print the already-rendered HTML (Chromium only); (c) does the whole render.
+// Per concurrency, the variants run side by side and take turns in BENCH_ROUNDS short rounds
+// (default 6) after a warm-up; PDF/s is the median round, p50/p95 over all rounds, memory the
+// peak of the summed RSS of the variant's Chromium processes. (Not PSS: with three browsers of
+// the same binary alive, PSS would split their shared pages between the variants.)
 //
 //   npx node bench/render-engine-bench.ts            # all variants, concurrency 1,4,16
-//   BENCH_CONCURRENCY=4 BENCH_RENDERS=200 BENCH_VARIANTS=a,c npx node bench/render-engine-bench.ts
+//   BENCH_CONCURRENCY=4 BENCH_RENDERS=200 BENCH_ROUNDS=5 BENCH_VARIANTS=a,c npx node bench/render-engine-bench.ts
 
 import puppeteer from 'puppeteer';
 import type { Browser, Page, PDFOptions } from 'puppeteer';
@@ -18,7 +22,8 @@ import { LiquidRenderer } from '../src/render/liquid/liquid-renderer.ts';
 import { resolveVariables } from '../src/render/liquid/variables.ts';
 import { toPuppeteerPdfOptions } from '../src/render/pdf-options.ts';
 import { createRenderEngine } from '../src/render/render-engine.ts';
-import { formatTable, loadInvoiceFixture, mb, percentile, runLoad, sampleTreeMemory } from './lib/measure.ts';
+import { treeMemory } from '../src/render/chromium/process-tree.ts';
+import { formatTable, loadInvoiceFixture, mb, percentile, runLoad } from './lib/measure.ts';
 import type { LoadResult, MemoryPeak } from './lib/measure.ts';
 
 const env = process.env;
@@ -30,8 +35,8 @@ const CHROMIUM = resolveChromiumExecutable(env.DOCGEN_CHROMIUM_PATH ?? '/usr/bin
 // What a typical service passes: the sandbox cannot run as root in a container.
 const TYPICAL_ARGS = process.getuid?.() === 0 ? ['--no-sandbox'] : [];
 
-const ROUNDS = Number(env.BENCH_ROUNDS ?? 3);
-const renders = (concurrency: number) => RENDERS ?? Math.max(40, concurrency * 6);
+const ROUNDS = Number(env.BENCH_ROUNDS ?? 6);
+const renders = (concurrency: number) => RENDERS ?? Math.max(24, concurrency * 3);
 
 const fixture = loadInvoiceFixture();
 
@@ -56,8 +61,15 @@ async function renderFixtureHtml(): Promise<{ html: string; pdf: PDFOptions }> {
   }
 }
 
+interface Instance {
+  request: () => Promise<unknown>;
+  close: () => Promise<void>;
+  /** Chromium browser processes (each the leader of its process group) of this instance. */
+  browserPids: () => number[];
+}
+
 interface Variant {
-  start(concurrency: number): Promise<{ request: () => Promise<unknown>; close: () => Promise<void> }>;
+  start(concurrency: number): Promise<Instance>;
 }
 
 function bareLoop(html: string, pdf: PDFOptions): Variant {
@@ -77,6 +89,7 @@ function bareLoop(html: string, pdf: PDFOptions): Variant {
           }
         },
         close: () => browser.close(),
+        browserPids: () => [browser.process()?.pid].filter((pid): pid is number => pid !== undefined),
       };
     },
   };
@@ -98,6 +111,12 @@ function stockCluster(html: string, pdf: PDFOptions): Variant {
             return page.pdf(pdf);
           }),
         close: () => cluster.close(),
+        // puppeteer-cluster does not expose its browser; its concurrency model holds it.
+        browserPids: () => {
+          const model = (cluster as unknown as { browser?: { browser?: Browser | null } }).browser;
+          const pid = model?.browser?.process()?.pid;
+          return pid === undefined ? [] : [pid];
+        },
       };
     },
   };
@@ -119,6 +138,10 @@ function docgenEngine(): Variant {
       return {
         request: () => engine.renderer.render(fixture.content, fixture.variables),
         close: () => engine.close(),
+        browserPids: () => {
+          const pid = engine.pool.stats().browserPid;
+          return pid === null ? [] : [pid];
+        },
       };
     },
   };
@@ -130,42 +153,50 @@ interface Row {
   memory: MemoryPeak;
 }
 
-/** One round: a fresh instance of the variant, warm-up, then the measured renders. */
-async function measureRound(variant: Variant, concurrency: number, total: number): Promise<{ result: LoadResult; memory: MemoryPeak }> {
-  const memory = sampleTreeMemory(process.pid, 100);
-  const instance = await variant.start(concurrency);
-  try {
-    const result = await runLoad(instance.request, { concurrency, total, warmup: concurrency * 2 });
-    return { result, memory: memory.peek() };
-  } finally {
-    await instance.close();
-    memory.stop();
-  }
+/** Peak memory of the instance's Chromium process trees, sampled until stopped. */
+function sampleInstanceMemory(instance: Instance, intervalMs = 100): { stop(): MemoryPeak } {
+  const peak: MemoryPeak = { rssBytes: 0, pssBytes: 0, samples: 0 };
+  const sample = () => {
+    let rss = 0;
+    let pss = 0;
+    for (const pid of instance.browserPids()) {
+      const memory = treeMemory(pid);
+      rss += memory.rssBytes;
+      pss += memory.pssBytes;
+    }
+    peak.rssBytes = Math.max(peak.rssBytes, rss);
+    peak.pssBytes = Math.max(peak.pssBytes, pss);
+    peak.samples += 1;
+  };
+  const timer = setInterval(sample, intervalMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      sample();
+      return { ...peak };
+    },
+  };
 }
 
 /** The rounds of one cell combined: median throughput, percentiles over all latencies, peak memory. */
-function combine(variant: string, rounds: Array<{ result: LoadResult; memory: MemoryPeak }>): Row {
-  const perSecond = rounds.map((r) => r.result.perSecond).sort((a, b) => a - b);
-  const latencies = rounds.flatMap((r) => r.result.latenciesMs).sort((a, b) => a - b);
-  const first = rounds[0]!.result;
+function combine(variant: string, rounds: LoadResult[], memory: MemoryPeak): Row {
+  const perSecond = rounds.map((r) => r.perSecond).sort((a, b) => a - b);
+  const latencies = rounds.flatMap((r) => r.latenciesMs).sort((a, b) => a - b);
+  const first = rounds[0]!;
   return {
     variant,
     result: {
       ...first,
-      completed: rounds.reduce((n, r) => n + r.result.completed, 0),
-      errors: rounds.reduce((n, r) => n + r.result.errors, 0),
-      elapsedMs: rounds.reduce((n, r) => n + r.result.elapsedMs, 0),
+      completed: rounds.reduce((n, r) => n + r.completed, 0),
+      errors: rounds.reduce((n, r) => n + r.errors, 0),
+      elapsedMs: rounds.reduce((n, r) => n + r.elapsedMs, 0),
       perSecond: perSecond[Math.floor(perSecond.length / 2)]!,
       p50Ms: percentile(latencies, 50),
       p95Ms: percentile(latencies, 95),
       maxMs: latencies[latencies.length - 1] ?? NaN,
       latenciesMs: latencies,
     },
-    memory: {
-      rssBytes: Math.max(...rounds.map((r) => r.memory.rssBytes)),
-      pssBytes: Math.max(...rounds.map((r) => r.memory.pssBytes)),
-      samples: rounds.reduce((n, r) => n + r.memory.samples, 0),
-    },
+    memory,
   };
 }
 
@@ -178,26 +209,38 @@ async function main(): Promise<void> {
   };
   const rows: Row[] = [];
   for (const concurrency of CONCURRENCIES) {
-    // Rounds of the variants interleave (a b c a b c ...): on a shared machine, load from
-    // elsewhere then hits every variant alike instead of whichever ran during a busy minute.
-    const rounds = new Map<string, Array<{ result: LoadResult; memory: MemoryPeak }>>();
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const key of VARIANTS) {
-        const [name, variant] = variants[key]!;
-        // (b) is several times slower: fewer renders keep its cells from dominating the run.
-        const total = key === 'b' ? Math.ceil(renders(concurrency) / 2) : renders(concurrency);
-        const measured = await measureRound(variant, concurrency, total);
-        const r = measured.result;
-        process.stderr.write(
-          `${name} c=${concurrency} round ${round + 1}/${ROUNDS}: ${r.perSecond.toFixed(1)} PDF/s, p50 ${r.p50Ms.toFixed(0)} ms, ` +
-            `p95 ${r.p95Ms.toFixed(0)} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}\n`,
-        );
-        const list = rounds.get(name) ?? [];
-        list.push(measured);
-        rounds.set(name, list);
+    // All variants run side by side (idle browsers cost next to nothing) and take turns in short
+    // rounds (a b c a b c ...): on a shared machine, load from elsewhere then hits every variant
+    // alike instead of whichever happened to run during a busy minute.
+    const instances = new Map<string, { name: string; instance: Instance; memory: { stop(): MemoryPeak } }>();
+    for (const key of VARIANTS) {
+      const [name, variant] = variants[key]!;
+      const instance = await variant.start(concurrency);
+      await runLoad(instance.request, { concurrency, total: concurrency * 2, warmup: 0 });
+      instances.set(key, { name, instance, memory: sampleInstanceMemory(instance) });
+    }
+    const rounds = new Map<string, LoadResult[]>();
+    try {
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const [key, { name, instance }] of instances) {
+          // (b) is several times slower: fewer renders keep its cells from dominating the run.
+          const total = key === 'b' ? Math.ceil(renders(concurrency) / 2) : renders(concurrency);
+          const r = await runLoad(instance.request, { concurrency, total, warmup: 0 });
+          process.stderr.write(
+            `${name} c=${concurrency} round ${round + 1}/${ROUNDS}: ${r.perSecond.toFixed(1)} PDF/s, p50 ${r.p50Ms.toFixed(0)} ms, ` +
+              `p95 ${r.p95Ms.toFixed(0)} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}\n`,
+          );
+          rounds.set(key, [...(rounds.get(key) ?? []), r]);
+        }
+      }
+    } finally {
+      for (const [key, { name, instance, memory }] of instances) {
+        const peak = memory.stop();
+        await instance.close();
+        const list = rounds.get(key);
+        if (list) rows.push(combine(name, list, peak));
       }
     }
-    for (const [name, list] of rounds) rows.push(combine(name, list));
   }
 
   console.log(`\nRender engine benchmark: sample invoice (${fixture.content.variables.length} variables, 10 lines, footer with page numbers)`);
@@ -207,7 +250,7 @@ async function main(): Promise<void> {
   );
   console.log(
     formatTable(
-      ['variant', 'conc.', 'PDF/s', 'p50 ms', 'p95 ms', 'errors', 'peak RSS (sum)', 'peak PSS'],
+      ['variant', 'conc.', 'PDF/s', 'p50 ms', 'p95 ms', 'errors', 'Chromium peak RSS'],
       rows.map((r) => [
         r.variant,
         r.result.concurrency,
@@ -216,7 +259,6 @@ async function main(): Promise<void> {
         Math.round(r.result.p95Ms),
         r.result.errors,
         mb(r.memory.rssBytes),
-        mb(r.memory.pssBytes),
       ]),
     ),
   );

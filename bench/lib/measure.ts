@@ -88,14 +88,31 @@ export interface MemoryPeak {
   samples: number;
 }
 
+/** The kernel's name of a process (/proc/<pid>/comm: the executable's name, 15 characters at most). */
+export function processName(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+export const CHROMIUM_PROCESS = /^(chromium|chrome)/i;
+
 /**
- * Samples the memory of every process below `rootPid` (not the root itself), e.g. all Chromium
- * processes started by this Node process, every `intervalMs` until stopped.
+ * Samples the memory of the processes below `rootPid` (not the root itself) whose name matches
+ * `names` (default: Chromium's), every `intervalMs` until stopped.
  */
-export function sampleTreeMemory(rootPid: number = process.pid, intervalMs = 100): { stop(): MemoryPeak; peek(): MemoryPeak } {
+export function sampleTreeMemory(
+  rootPid: number = process.pid,
+  intervalMs = 100,
+  names: RegExp = CHROMIUM_PROCESS,
+): { stop(): MemoryPeak; peek(): MemoryPeak } {
   const peak: MemoryPeak = { rssBytes: 0, pssBytes: 0, samples: 0 };
   const sample = () => {
-    const pids = processTree(rootPid, undefined, { rootIsGroupLeader: false }).filter((pid) => pid !== rootPid);
+    const pids = processTree(rootPid, undefined, { rootIsGroupLeader: false }).filter(
+      (pid) => pid !== rootPid && names.test(processName(pid)),
+    );
     let rss = 0;
     let pss = 0;
     for (const pid of pids) {

@@ -1,4 +1,4 @@
-// A template version + variables -> PDF: resolveVariables, Liquid in a worker thread, Chromium,
+// A template version + variables -> PDF: resolveVariables, Liquid in a worker process, Chromium,
 // all under one deadline. Used by the render pipeline and by the admin preview.
 //
 // Every failure is a RenderError whose `kind` tells the pipeline what to do: 'permanent'

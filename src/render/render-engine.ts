@@ -1,4 +1,4 @@
-// Composition of the render engine from configuration: Liquid worker threads + the Chromium
+// Composition of the render engine from configuration: Liquid worker processes + the Chromium
 // pool + the document renderer, with logging and metrics hooked onto the pool's events.
 // The render role and the admin preview each create one.
 
@@ -71,7 +71,7 @@ function eventHandler(deps: RenderEngineDeps): (event: BrowserPoolEvent) => void
 
 export async function createRenderEngine(config: RenderEngineConfig, deps: RenderEngineDeps = {}): Promise<RenderEngine> {
   if (config.userDataDir) mkdirSync(config.userDataDir, { recursive: true });
-  // Liquid is ~1 ms of a render: a thread per core is plenty, more only costs memory.
+  // Liquid is ~1 ms of a render: a process per core is plenty, more only costs memory (~40 MB each).
   const liquid = new LiquidRenderer({
     workers: Math.max(1, Math.min(config.concurrency, Math.max(2, availableParallelism()))),
     timeoutMs: config.liquidTimeoutMs,

@@ -73,14 +73,17 @@ describe('browser pool', () => {
   it('replaces a page whose renderer crashed, without restarting the browser', async () => {
     const { pool } = await startPool();
     const browserPid = pool.stats().browserPid!;
-    const inFlight = print(pool, BIG);
+    const inFlight = rejection(print(pool, BIG, 6_000));
     expect(await eventually(() => pool.stats().pagesBusy === 1)).toBe(true);
     await new Promise((r) => setTimeout(r, 100));
-    for (const p of processes()) {
-      if (p.pgid === browserPid && p.cmdline.includes('--type=renderer')) process.kill(p.pid, 'SIGKILL');
-    }
-    const err = await rejection(inFlight);
-    expect(err).toMatchObject({ code: 'BROWSER_CRASHED', kind: 'transient' });
+    const renderers = processes().filter((p) => p.pgid === browserPid && p.cmdline.includes('--type=renderer'));
+    expect(renderers.length).toBeGreaterThan(0);
+    for (const p of renderers) process.kill(p.pid, 'SIGKILL');
+    const err = await inFlight;
+    // Chromium reports the crash (almost always at once); if it ever does not, the render's
+    // time-out ends the job. Transient either way, and the page is replaced.
+    expect(err.kind).toBe('transient');
+    expect(['BROWSER_CRASHED', 'RENDER_TIMEOUT']).toContain(err.code);
     expect(await pdfText(await print(pool))).toContain('small document');
     expect(pool.stats()).toMatchObject({ browserPid, crashes: 0, pagesOpened: 2 });
   });
@@ -125,6 +128,16 @@ describe('browser pool', () => {
     expect(stats.browserPid).not.toBe(first);
     expect(stats.peakPssBytes).toBeGreaterThan(64 * 1024 * 1024);
     expect(stats.peakRssBytes).toBeGreaterThanOrEqual(stats.peakPssBytes);
+  });
+
+  it('fails to start with a clear error when Chromium cannot be launched', async () => {
+    const dir = uniqueRunDir('chromium-missing');
+    const pool = new BrowserPool({ executablePath: '/nonexistent/chromium', concurrency: 1, recycleAfterRenders: 10, maxMemoryMb: 512, tmpDir: dir });
+    await expect(pool.start()).rejects.toThrow(/nonexistent\/chromium/);
+    expect(await rejection(print(pool))).toMatchObject({ code: 'BROWSER_UNAVAILABLE' });
+    expect(pool.isHealthy()).toBe(false);
+    await pool.stop();
+    expect(leftovers({ dir })).toEqual([]);
   });
 
   it('stop() rejects waiting jobs and leaves no Chromium process behind', async () => {

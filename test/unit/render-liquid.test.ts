@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/domain/template.ts';
 import { LiquidRenderer } from '../../src/render/liquid/liquid-renderer.ts';
@@ -104,9 +105,27 @@ describe('Liquid rendering', () => {
     expect(out.footerTemplate).toBe('<span class="pageNumber"></span> A<1>');
   });
 
-  it('does not give templates the process environment', async () => {
-    // Nothing in Liquid reads the environment; the worker gets an empty one all the same.
+  it('renders in sandboxed worker processes: heap limit, permission model, no environment', async () => {
     expect(await body('{{ env.PATH }}{{ process.env.PATH }}')).toBe('');
+    const { pids } = liquid.stats();
+    expect(pids).toHaveLength(2);
+    for (const pid of pids) {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      expect(argv).toEqual(expect.arrayContaining(['--max-old-space-size=48', '--permission', '--disallow-code-generation-from-strings']));
+      expect(argv.filter((a) => a.startsWith('--allow-fs-read=')).join(' ')).not.toMatch(/=\/(etc|proc|root|tmp)?\/?( |$)/);
+      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+      // Only Node's own IPC variables (and the test harness's marker, when set).
+      expect(environ.filter((v) => !/^(NODE_CHANNEL_[A-Z_]+|DOCGEN_TEST_SPAWNED_BY)=/.test(v))).toEqual([]);
+    }
+  });
+
+  it('stops its worker processes on stop()', async () => {
+    const other = new LiquidRenderer({ workers: 1, timeoutMs: 500, memoryMb: 32 });
+    await other.start();
+    const [pid] = other.stats().pids;
+    expect(existsSync(`/proc/${pid}`)).toBe(true);
+    await other.stop();
+    expect(existsSync(`/proc/${pid}`)).toBe(false);
   });
 });
 
@@ -130,7 +149,7 @@ describe('Liquid resource limits', () => {
     await stillServes();
   });
 
-  it('terminates the worker thread when liquidjs does not stop by itself', async () => {
+  it('kills the worker process when liquidjs does not stop by itself', async () => {
     const hard = new LiquidRenderer({ workers: 1, timeoutMs: 300, memoryMb: 48, softTimeLimit: false });
     await hard.start();
     try {
@@ -158,8 +177,11 @@ describe('Liquid resource limits', () => {
   });
 
   it('survives deep nesting and self-including partials', async () => {
-    const nested = '{% if true %}'.repeat(3000) + 'deep' + '{% endif %}'.repeat(3000);
-    expect(await body(nested)).toBe('deep');
+    const nested = (depth: number) => '{% if true %}'.repeat(depth) + 'deep' + '{% endif %}'.repeat(depth);
+    expect(await body(nested(300))).toBe('deep');
+    const tooDeep = await failure(liquid.render(request(nested(20_000))));
+    expect(tooDeep).toMatchObject({ code: 'LIQUID_ERROR', kind: 'permanent' });
+    expect(tooDeep.message).toBe('Liquid error in template body: template nesting too deep');
     const started = Date.now();
     const err = await failure(liquid.render(request('{% include "self" %}', {}, { self: 'x{% include "self" %}' })));
     expect(err).toMatchObject({ code: 'LIQUID_ERROR', kind: 'permanent' });

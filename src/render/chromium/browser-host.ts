@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import puppeteer from 'puppeteer';
 import type { Browser, BrowserContext } from 'puppeteer';
 import { chromiumFlags, devShmIsRoomy, ignoredDefaultArgs, resolveChromiumExecutable } from './launch-options.ts';
-import { killTree, treeMemory } from './process-tree.ts';
+import { killTree, treeMemory, waitForGroupExit } from './process-tree.ts';
 import type { TreeMemory } from './process-tree.ts';
 import { TripwireProxy } from './tripwire-proxy.ts';
 
@@ -222,6 +222,8 @@ export class BrowserHost {
         await withTimeout(managed.browser.close(), 5_000, 'closing Chromium').catch(() => {});
       }
       this.cleanUp(managed);
+      // SIGKILL is delivered asynchronously: when this resolves, nothing of the tree still runs.
+      await waitForGroupExit(managed.pid, 2_000);
       await rm(managed.userDataDir, { recursive: true, force: true, maxRetries: 3 }).catch(() => {});
     })();
     return managed.closed;

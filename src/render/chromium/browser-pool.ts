@@ -37,6 +37,11 @@ export interface BrowserPoolOptions {
   memoryCheckIntervalMs?: number;
   /** Page lifecycle event awaited after setting the content. Default 'load' (images decoded). */
   waitUntil?: 'load' | 'domcontentloaded';
+  /**
+   * Tagged (accessible) PDFs, Chromium's default. Untagged saves the structure tree: about 10 %
+   * more PDFs/s measured on the sample invoice.
+   */
+  taggedPdf?: boolean;
   /** Extra Chromium flags (tests, tuning). */
   extraArgs?: string[];
   /** Metrics/logging hook; must not throw. */
@@ -93,6 +98,23 @@ interface Job {
 
 const CLUSTER_BACKSTOP_TIMEOUT_MS = 10 * 60_000;
 
+/**
+ * puppeteer-cluster (0.25) spaces its internal dispatch calls (`work()`) at least 10 ms apart.
+ * Measured here: ~5 ms added to every render at concurrency 1 (the next job waits out the
+ * throttle), up to 10 ms per job while several wait for pages. A render takes ~50 ms, so the
+ * throttle goes: every dispatch call schedules the dispatcher at once. (Private fields of a
+ * pinned version; without them, this does nothing and the throttle stays.)
+ */
+function liftDispatchThrottle(cluster: Cluster): void {
+  const internals = cluster as unknown as { nextWorkCall?: unknown; work?: unknown };
+  if (typeof internals.nextWorkCall !== 'number' || typeof internals.work !== 'function') return;
+  const work = internals.work as (this: unknown) => Promise<void>;
+  internals.work = function (this: { nextWorkCall: number }) {
+    this.nextWorkCall = 0;
+    return work.call(this);
+  };
+}
+
 function isDisconnectError(err: unknown): boolean {
   const message = String((err as Error)?.message ?? err);
   return /target closed|session closed|connection closed|browser has disconnected|page crashed|detached|protocol error.*(closed|crash)/i.test(
@@ -115,6 +137,7 @@ export class BrowserPool {
       launchTimeoutMs: 30_000,
       memoryCheckIntervalMs: 2_000,
       waitUntil: 'load',
+      taggedPdf: true,
       extraArgs: [],
       ...options,
     };
@@ -158,6 +181,7 @@ export class BrowserPool {
       this.host = null;
       throw err;
     }
+    liftDispatchThrottle(this.cluster);
     // One empty job per page: puppeteer-cluster opens its workers (our pages) lazily.
     await Promise.all(
       Array.from({ length: this.options.concurrency }, () => this.cluster!.execute(null, async () => undefined).catch(() => {})),
@@ -289,11 +313,15 @@ export class BrowserPool {
     job.started = true;
     this.busy += 1;
     let timer: NodeJS.Timeout | undefined;
-    try {
-      const crashed = new Promise<never>((_, reject) => {
-        // Emitted when the page's renderer process dies (killed, out of memory).
-        page.once('error', (err) => reject(new RenderError('BROWSER_CRASHED', 'The browser page crashed while rendering', { cause: err })));
+    let pageCrashed = false;
+    const crashed = new Promise<never>((_, reject) => {
+      // Emitted when the page's renderer process dies (killed, out of memory).
+      page.once('error', (err) => {
+        pageCrashed = true;
+        reject(new RenderError('BROWSER_CRASHED', 'The browser page crashed while rendering', { cause: err }));
       });
+    });
+    try {
       const timedOut = new Promise<never>((_, reject) => {
         timer = setTimeout(
           () => reject(new RenderError('RENDER_TIMEOUT', `PDF rendering did not finish within ${job.timeoutMs} ms`)),
@@ -309,9 +337,16 @@ export class BrowserPool {
     } catch (err) {
       // The page's state is unknown (half-loaded, hung, crashed): never reuse it.
       if (slot) slot.discard = true;
+      if (!(err instanceof RenderError) && !pageCrashed) {
+        // A print cut short by a dying renderer fails ("Printing failed") just before the crash
+        // event arrives: give it a moment, so the failure is reported as what it is.
+        await Promise.race([crashed.catch(() => {}), new Promise((r) => setTimeout(r, 100))]);
+      }
       let error: RenderError;
       if (err instanceof RenderError) error = err;
-      else if (owner?.dead || isDisconnectError(err)) error = new RenderError('BROWSER_CRASHED', 'The browser crashed while rendering', { cause: err });
+      else if (pageCrashed || owner?.dead || isDisconnectError(err)) {
+        error = new RenderError('BROWSER_CRASHED', 'The browser crashed while rendering', { cause: err });
+      }
       else error = new RenderError('INTERNAL', 'PDF rendering failed', { cause: err });
       if (error.code !== 'RENDER_TIMEOUT') this.counters.failures += 1;
       this.emit({ type: 'render', ok: false, durationMs: Date.now() - started, code: error.code });
@@ -326,7 +361,7 @@ export class BrowserPool {
   private async print(page: Page, job: Job): Promise<Buffer> {
     // Page.setDocumentContent: no navigation, so no request to intercept for the document itself.
     await page.setContent(job.html, { waitUntil: this.options.waitUntil, timeout: 0 });
-    const pdf = await page.pdf({ ...toPuppeteerPdfOptions(job.pdfOptions), timeout: 0 });
+    const pdf = await page.pdf({ ...toPuppeteerPdfOptions(job.pdfOptions), tagged: this.options.taggedPdf, timeout: 0 });
     return Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
   }
 }

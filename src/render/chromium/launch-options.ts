@@ -79,7 +79,8 @@ export function chromiumFlags(input: ChromiumFlagsInput): string[] {
     // Scripts off in every frame Blink creates, including iframes of other origins that run in
     // other renderer processes (per-page settings are applied too, see page-guard.ts).
     '--blink-settings=scriptEnabled=false',
-    // Printing needs no GPU: saves the GPU process (memory) and its start-up.
+    // Printing needs no GPU: the GPU process stays (for compositing) but runs with GL disabled,
+    // without loading SwiftShader: less memory and a faster start.
     '--disable-gpu',
     '--disable-software-rasterizer',
     '--mute-audio',

@@ -39,8 +39,10 @@ export function listProcesses(): ProcessInfo[] {
 }
 
 /**
- * The root (a process-group leader: Chromium is spawned detached) and every process below it,
- * plus anything still in its process group.
+ * The root and every process below it. For a process-group leader (Chromium is spawned
+ * detached), also anything still in its group (helpers re-parented to init after the browser
+ * died), and nothing at all when the pid no longer leads its group (reused by someone else).
+ * Pass rootIsGroupLeader: false for other roots (e.g. this Node process in benchmarks).
  */
 export function processTree(
   rootPid: number,
@@ -129,5 +131,15 @@ export function killTree(rootPid: number): void {
     } catch {
       // already gone
     }
+  }
+}
+
+/** Waits until no live process (zombies aside: init reaps those) is left in the group. */
+export async function waitForGroupExit(pgid: number, timeoutMs: number): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    if (!listProcesses().some((p) => p.pgid === pgid && p.state !== 'Z')) return true;
+    if (Date.now() > until) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

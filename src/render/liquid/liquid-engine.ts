@@ -5,7 +5,7 @@
 //   (no path resolution, no relative references, no file system, no prototype keys).
 // - Output is HTML-escaped by default; `raw` opts out. `escape`/`escape_once`/`newline_to_br`
 //   return already-safe HTML, so the usual `{{ x | escape }}` is not escaped twice.
-// - liquidjs's own limits are extra guards only: the hard CPU/heap bound is the worker thread
+// - liquidjs's own limits are extra guards only: the hard CPU/heap bound is the worker process
 //   (liquid-renderer.ts) that gets terminated.
 
 import { Drop, IncludeTag, LayoutTag, Liquid, RenderTag } from 'liquidjs';

@@ -1,4 +1,5 @@
-// Messages between LiquidRenderer (main thread) and liquid-worker.ts.
+// Messages between LiquidRenderer (parent) and liquid-worker.ts (child process), sent over IPC
+// with structured-clone ("advanced") serialization.
 
 import type { JsonObject } from '../../domain/template.ts';
 import type { LiquidLimits } from './liquid-engine.ts';

@@ -1,8 +1,22 @@
-// A small pool of worker threads rendering Liquid. liquidjs's limits are not a sandbox (a
-// template can loop in ways they do not check often enough), so each render gets a hard
-// time-out (the thread is terminated and replaced) and a heap limit (resourceLimits).
+// A small pool of worker processes rendering Liquid. liquidjs's limits are not a sandbox (a
+// template can loop or allocate in ways they do not see), so each render gets a hard time-out
+// (the process is killed and replaced) and a heap limit.
+//
+// Processes, not worker threads: a worker thread's heap limit (resourceLimits) is enforced by
+// V8 inside our process, and a template that allocates fast enough (a string doubled in a
+// loop) can outrun the worker's termination; V8 then aborts the whole process ("FATAL ERROR:
+// Reached heap limit", seen once in this module's tests, the render process and every render
+// in it gone). A child process that hits its heap limit takes only itself down. The children
+// also run with an empty environment (no secrets), Node's permission model (they may read
+// their own code and liquidjs, nothing else; no child processes, no workers, no addons) and no
+// code generation from strings. Cost: ~40 MB per process and ~130 ms to start one.
 
-import { Worker } from 'node:worker_threads';
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { JsonObject } from '../../domain/template.ts';
 import { RenderError } from '../render-error.ts';
 import { liquidLimitsFor } from './liquid-engine.ts';
@@ -10,17 +24,17 @@ import type { LiquidLimits } from './liquid-engine.ts';
 import type { LiquidRequest, LiquidResponse, LiquidWorkerData } from './liquid-protocol.ts';
 
 export interface LiquidRendererOptions {
-  /** Worker threads (about the render concurrency: Liquid is ~1 ms of a ~50 ms render). */
+  /** Worker processes (Liquid is ~1 ms of a ~50 ms render: one per core is plenty). */
   workers: number;
-  /** CPU budget of one render; past it the thread is terminated (config render.liquidTimeoutMs). */
+  /** CPU budget of one render; past it the process is killed (config render.liquidTimeoutMs). */
   timeoutMs: number;
-  /** Heap limit of each worker thread (config render.liquidMemoryMb). */
+  /** Heap limit of each worker process (config render.liquidMemoryMb). */
   memoryMb: number;
   /** How long a render may wait for a free worker when the caller gives no deadline. */
   maxQueueMs?: number;
   /**
    * liquidjs's own time check (default on): turns most runaway loops into a clean error just
-   * before the hard time-out, without killing the thread. The hard time-out applies either way.
+   * before the hard time-out, without killing the process. The hard time-out applies either way.
    */
   softTimeLimit?: boolean;
 }
@@ -56,6 +70,8 @@ export interface LiquidRendererStats {
   timeouts: number;
   memoryKills: number;
   respawns: number;
+  /** Process ids of the worker processes. */
+  pids: number[];
 }
 
 interface Task {
@@ -69,14 +85,48 @@ interface Task {
 }
 
 interface Slot {
-  worker: Worker;
+  child: ChildProcess;
   ready: boolean;
   task: Task | null;
   taskId: number;
   retired: boolean;
+  /** Tail of the child's stderr: tells a heap-limit abort from other deaths. */
+  stderr: string;
 }
 
 const START_TIMEOUT_MS = 30_000;
+const WORKER_PATH = fileURLToPath(new URL('./liquid-worker.ts', import.meta.url));
+
+function nearestPackageJson(dir: string): string | undefined {
+  for (let d = dir; ; d = dirname(d)) {
+    if (existsSync(join(d, 'package.json'))) return join(d, 'package.json');
+    if (dirname(d) === d) return undefined;
+  }
+}
+
+/** Node flags of a worker process: heap limit, no code generation, read access to its code only. */
+export function workerExecArgv(memoryMb: number): string[] {
+  const liquidjs = dirname(createRequire(import.meta.url).resolve('liquidjs/package.json'));
+  // Node reads the nearest package.json to learn that .ts files here are ES modules.
+  const pkg = nearestPackageJson(dirname(WORKER_PATH));
+  const readable = [`${dirname(WORKER_PATH)}/`, `${liquidjs}/`, ...(pkg ? [pkg] : [])];
+  return [
+    `--max-old-space-size=${memoryMb}`,
+    `--max-semi-space-size=${Math.max(1, Math.min(16, Math.floor(memoryMb / 8)))}`,
+    '--disallow-code-generation-from-strings',
+    '--permission',
+    ...readable.map((path) => `--allow-fs-read=${path}`),
+  ];
+}
+
+/** The environment of a worker process: nothing (secrets live in the environment), except the
+ * test harness's marker that lets it find processes a test leaked. */
+function workerEnv(): Record<string, string> {
+  const marker = process.env.DOCGEN_TEST_SPAWNED_BY;
+  return marker === undefined ? {} : { DOCGEN_TEST_SPAWNED_BY: marker };
+}
+
+const HEAP_LIMIT_DEATH = /heap out of memory|reached heap limit|allocation failed/i;
 
 export class LiquidRenderer {
   private readonly options: Required<LiquidRendererOptions>;
@@ -101,7 +151,7 @@ export class LiquidRenderer {
     while (this.slots.length < this.options.workers) this.slots.push(this.spawn());
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (this.slots.some((s) => !s.ready)) {
-      if (Date.now() > deadline) throw new Error('Liquid worker threads did not start');
+      if (Date.now() > deadline) throw new Error('Liquid worker processes did not start');
       await new Promise<void>((resolve) => {
         this.readyWaiters.push(resolve);
         setTimeout(resolve, 100).unref();
@@ -149,7 +199,7 @@ export class LiquidRenderer {
         slot.retired = true;
         if (slot.task) this.fail(slot.task, new RenderError('BROWSER_UNAVAILABLE', 'Renderer is shutting down'));
         slot.task = null;
-        await slot.worker.terminate().catch(() => {});
+        await kill(slot.child);
       }),
     );
   }
@@ -160,28 +210,30 @@ export class LiquidRenderer {
       busy: this.slots.filter((s) => s.task !== null).length,
       queued: this.queue.length,
       ...this.counters,
+      pids: this.slots.map((s) => s.child.pid).filter((pid): pid is number => pid !== undefined),
     };
   }
 
   private spawn(): Slot {
     const data: LiquidWorkerData = { limits: this.limits };
-    const memoryMb = this.options.memoryMb;
-    const worker = new Worker(new URL('./liquid-worker.ts', import.meta.url), {
-      workerData: data,
-      resourceLimits: {
-        maxOldGenerationSizeMb: memoryMb,
-        maxYoungGenerationSizeMb: Math.max(2, Math.min(16, Math.floor(memoryMb / 4))),
-        stackSizeMb: 4,
-      },
-      // Templates never need the process environment (it holds secrets).
-      env: {},
+    const child = fork(WORKER_PATH, [JSON.stringify(data)], {
+      execPath: process.execPath,
+      execArgv: workerExecArgv(this.options.memoryMb),
+      env: workerEnv(),
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
-    const slot: Slot = { worker, ready: false, task: null, taskId: 0, retired: false };
+    const slot: Slot = { child, ready: false, task: null, taskId: 0, retired: false, stderr: '' };
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      slot.stderr = (slot.stderr + chunk).slice(-4096);
+    });
     // Idle workers must not keep the process alive; a busy one is ref'd while it works.
-    worker.unref();
-    worker.on('message', (message: LiquidResponse) => this.onMessage(slot, message));
-    worker.on('error', (err: Error & { code?: string }) => this.onWorkerError(slot, err));
-    worker.on('exit', () => this.onExit(slot));
+    unrefChild(child);
+    child.on('message', (message: LiquidResponse) => this.onMessage(slot, message));
+    child.on('error', (err) => this.onChildError(slot, err));
+    // 'close', not 'exit': only then has all of stderr been read (the heap-limit message).
+    child.on('close', (code, signal) => this.onExit(slot, code, signal));
     return slot;
   }
 
@@ -209,33 +261,35 @@ export class LiquidRenderer {
     this.dispatch();
   }
 
-  private onWorkerError(slot: Slot, err: Error & { code?: string }): void {
-    if (slot.retired) return;
-    const task = slot.task;
-    this.retire(slot);
-    if (task) {
-      if (err.code === 'ERR_WORKER_OUT_OF_MEMORY') {
-        this.counters.memoryKills += 1;
-        this.fail(task, new RenderError('LIQUID_MEMORY', `Liquid rendering exceeded its memory limit of ${this.options.memoryMb} MB`, { cause: err }));
-      } else {
-        this.fail(task, new RenderError('INTERNAL', 'Liquid worker failed', { cause: err }));
-      }
-    }
-  }
-
-  private onExit(slot: Slot): void {
+  /** The process could not be spawned or signalled. */
+  private onChildError(slot: Slot, err: Error): void {
     if (slot.retired) return;
     const task = slot.task;
     if (!slot.ready) this.startFailures += 1;
     this.retire(slot);
-    if (task) this.fail(task, new RenderError('INTERNAL', 'Liquid worker exited'));
+    if (task) this.fail(task, new RenderError('INTERNAL', 'Liquid worker failed', { cause: err }));
+  }
+
+  private onExit(slot: Slot, code: number | null, signal: NodeJS.Signals | null): void {
+    if (slot.retired) return;
+    const task = slot.task;
+    if (!slot.ready) this.startFailures += 1;
+    this.retire(slot);
+    if (!task) return;
+    if (HEAP_LIMIT_DEATH.test(slot.stderr)) {
+      this.counters.memoryKills += 1;
+      this.fail(task, new RenderError('LIQUID_MEMORY', `Liquid rendering exceeded its memory limit of ${this.options.memoryMb} MB`));
+    } else {
+      const how = signal ?? `code ${code}`;
+      this.fail(task, new RenderError('INTERNAL', `Liquid worker exited (${how})`));
+    }
   }
 
   /** Takes a worker out of service for good and puts a fresh one in its place. */
   private retire(slot: Slot): void {
     slot.retired = true;
     slot.task = null;
-    void slot.worker.terminate().catch(() => {});
+    void kill(slot.child);
     const index = this.slots.indexOf(slot);
     if (index < 0 || this.stopped) return;
     this.counters.respawns += 1;
@@ -252,7 +306,7 @@ export class LiquidRenderer {
 
   private release(slot: Slot): void {
     slot.task = null;
-    slot.worker.unref();
+    unrefChild(slot.child);
   }
 
   private timeoutError(task: Task): RenderError {
@@ -286,10 +340,10 @@ export class LiquidRenderer {
       const id = this.nextId++;
       slot.task = task;
       slot.taskId = id;
-      slot.worker.ref();
+      refChild(slot.child);
       task.timer = setTimeout(() => {
         if (slot.task !== task) return;
-        // terminate() stops even a tight loop (V8 TerminateExecution); the slot is replaced.
+        // SIGKILL stops anything, a tight loop included; the slot is replaced.
         this.retire(slot);
         this.fail(task, this.timeoutError(task));
         this.dispatch();
@@ -297,7 +351,12 @@ export class LiquidRenderer {
       const renderLimitMs = this.options.softTimeLimit ? Math.max(10, Math.floor(budget * 0.9)) : Infinity;
       const request: LiquidRequest = { ...task.request, id, renderLimitMs };
       try {
-        slot.worker.postMessage(request);
+        slot.child.send(request, (err) => {
+          if (err && slot.task === task) {
+            this.release(slot);
+            this.fail(task, new RenderError('INTERNAL', 'Could not pass the render to a Liquid worker', { cause: err }));
+          }
+        });
       } catch (err) {
         // Variables that cannot be cloned (not JSON) are the caller's bug, not a template's.
         this.release(slot);
@@ -305,4 +364,23 @@ export class LiquidRenderer {
       }
     }
   }
+}
+
+function refChild(child: ChildProcess): void {
+  child.ref();
+  (child.channel as { ref?: () => void } | null | undefined)?.ref?.();
+}
+
+function unrefChild(child: ChildProcess): void {
+  child.unref();
+  (child.channel as { unref?: () => void } | null | undefined)?.unref?.();
+}
+
+/** SIGKILL (a looping render ignores anything gentler) and wait until it is gone and reaped. */
+async function kill(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.ref(); // keep the event loop alive until the exit is seen (and the child reaped)
+  if (!child.kill('SIGKILL')) return; // already gone
+  await exited;
 }

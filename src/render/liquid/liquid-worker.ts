@@ -1,21 +1,25 @@
-// Worker thread entry: renders one template at a time, synchronously. The parent terminates
-// this thread on its hard time-out and V8 kills it on its heap limit, so nothing here has to
-// be cooperative; liquidjs's limits only turn the common cases into clean error messages.
+// Entry of a Liquid worker process (see liquid-renderer.ts for why a process, not a thread):
+// renders one template at a time, synchronously. The parent kills this process on its hard
+// time-out and V8 aborts it at its heap limit, so nothing here has to be cooperative;
+// liquidjs's limits only turn the common cases into clean error messages.
 
-import { parentPort, workerData } from 'node:worker_threads';
 import { createLiquidEngine, PartialStore } from './liquid-engine.ts';
 import type { Template } from 'liquidjs';
 import { buildHtmlDocument } from './html-document.ts';
 import type { LiquidRequest, LiquidResponse, LiquidWorkerData } from './liquid-protocol.ts';
 
-const { limits } = workerData as LiquidWorkerData;
+const { limits } = JSON.parse(process.argv[2] ?? '{}') as LiquidWorkerData;
 const store = new PartialStore();
 const liquid = createLiquidEngine(store, limits);
-const port = parentPort!;
+
+function send(response: LiquidResponse): void {
+  process.send!(response);
+}
 
 function describe(where: string, err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
-  if (err instanceof RangeError && /call stack/i.test(message)) {
+  // liquidjs wraps errors of its own code (a RangeError included) into its RenderError.
+  if (/maximum call stack size exceeded/i.test(message)) {
     return `Liquid error in ${where}: template nesting too deep`;
   }
   // liquidjs messages name the problem and its position ("undefined filter: x, line:1, col:5").
@@ -44,7 +48,7 @@ function renderPart(where: string, source: string, request: LiquidRequest): stri
   }
 }
 
-port.on('message', (request: LiquidRequest) => {
+process.on('message', (request: LiquidRequest) => {
   let response: LiquidResponse;
   try {
     store.set(request.partials);
@@ -57,7 +61,10 @@ port.on('message', (request: LiquidRequest) => {
     const reason = message.includes('template render limit exceeded') ? 'time' : 'error';
     response = { type: 'error', id: request.id, message, reason };
   }
-  port.postMessage(response);
+  send(response);
 });
 
-port.postMessage({ type: 'ready' } satisfies LiquidResponse);
+// The parent is gone (exited or killed): so is the reason to live.
+process.on('disconnect', () => process.exit(0));
+
+send({ type: 'ready' });
