@@ -12,22 +12,15 @@
 // median is HTTP, JSON and the pipeline itself.
 //
 // Options (environment): BENCH_SECONDS (per run, default 8), BENCH_REQUESTS (per run, default
-// 3000), BENCH_MONGO_MONITOR=stream to use the driver's default monitoring against the
-// stand-in (shows its ~500 ms stalls, see docs/api.md).
-import { spawn, type ChildProcess } from 'node:child_process';
+// 3000).
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { MongoClient, ObjectId } from 'mongodb';
 import { hashApiKey } from '../src/auth/api-keys.ts';
-import { startEmbeddedMongo } from '../src/dev/embedded-mongo.ts';
-import { startEmbeddedNats } from '../src/dev/embedded-nats.ts';
-import { startEmbeddedS3 } from '../src/dev/embedded-s3.ts';
 import { parseId } from '../src/domain/ids.ts';
 import { ApiKeyService } from '../src/gen/docgen/admin/v1/api_key_pb.js';
 import { TemplateService } from '../src/gen/docgen/admin/v1/template_pb.js';
@@ -38,11 +31,11 @@ import { ApiKeysRepository } from '../src/store/api-keys-repository.ts';
 import { GenerationsRepository } from '../src/store/generations-repository.ts';
 import { RateLimitsRepository } from '../src/store/rate-limits-repository.ts';
 import { TemplatesRepository } from '../src/store/templates-repository.ts';
+import { startBenchStack } from './lib/bench-stack.ts';
 import { formatTable } from './lib/measure.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const MAX_REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000);
-const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 interface RunResult {
   name: string;
@@ -134,57 +127,12 @@ async function timeStep(count: number, step: (i: number) => Promise<unknown>): P
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'docgen-api-bench-'));
-  const adminToken = randomBytes(16).toString('hex');
   const stopList: (() => Promise<unknown>)[] = [];
-  let child: ChildProcess | undefined;
+  const stack = await startBenchStack({ roles: 'api', label: 'api-bench' });
+  const { child, adminToken, s3, nats } = stack;
+  const ports = { publicPort: stack.publicPort, adminPort: stack.adminPort };
+  const mongoUrl = stack.mongoUrl;
   try {
-    process.stderr.write('starting the embedded stack (MongoDB stand-in in memory, nats-server, s3rver)…\n');
-    const mongo = await startEmbeddedMongo();
-    stopList.push(() => mongo.stop());
-    const nats = await startEmbeddedNats({ storeDir: join(dir, 'nats') });
-    stopList.push(() => nats.stop());
-    const s3 = await startEmbeddedS3({ directory: join(dir, 's3'), buckets: ['docgen'] });
-    stopList.push(() => s3.stop());
-    const polling = /serverMonitoringMode=poll/.test(mongo.url) ? mongo.url : `${mongo.url}&serverMonitoringMode=poll`;
-    const mongoUrl = process.env.BENCH_MONGO_MONITOR === 'stream' ? polling.replace('&serverMonitoringMode=poll', '') : polling;
-    const env: Record<string, string> = {
-      ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => !e[0].startsWith('DOCGEN_') && e[1] !== undefined)),
-      DOCGEN_PUBLIC_ADDR: '127.0.0.1:0',
-      DOCGEN_ADMIN_ADDR: '127.0.0.1:0',
-      DOCGEN_OPS_ADDR: '127.0.0.1:0',
-      DOCGEN_ADMIN_TOKEN: adminToken,
-      DOCGEN_SECRET_KEY: randomBytes(32).toString('hex'),
-      DOCGEN_MONGODB_URL: mongoUrl,
-      DOCGEN_MONGODB_DATABASE: 'docgen_bench',
-      DOCGEN_NATS_URL: nats.url,
-      DOCGEN_S3_ENDPOINT: s3.endpoint,
-      DOCGEN_S3_ACCESS_KEY: s3.accessKey,
-      DOCGEN_S3_SECRET_KEY: s3.secretKey,
-      DOCGEN_S3_REGION: s3.region,
-      DOCGEN_S3_BUCKET: 'docgen',
-      DOCGEN_RATE_LIMIT_PER_SECOND: '1000000',
-      DOCGEN_RATE_LIMIT_BURST: '1000000',
-      DOCGEN_LOG_LEVEL: 'info',
-    };
-
-    // docgen serve --role api, with the Node that runs this benchmark (Node 24).
-    child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'docgen.js'), 'serve', '--role', 'api'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-    const ports = await new Promise<{ publicPort: number; adminPort: number }>((resolve, reject) => {
-      let buffered = '';
-      child!.stdout!.on('data', (chunk: Buffer) => {
-        buffered += chunk.toString('utf8');
-        for (const line of buffered.split('\n')) {
-          if (!line.includes('docgen started')) continue;
-          const json = JSON.parse(line) as { publicPort: number; adminPort: number };
-          resolve(json);
-        }
-        buffered = buffered.slice(buffered.lastIndexOf('\n') + 1);
-      });
-      child!.once('exit', (code) => reject(new Error(`docgen exited with code ${code} before it started`)));
-    });
-    child.stdout!.resume();
-
     const transport = createConnectTransport({
       baseUrl: `http://127.0.0.1:${ports.adminPort}`,
       httpVersion: '1.1',
@@ -296,12 +244,8 @@ async function main(): Promise<void> {
     console.log(`\nwhere the time goes: each step alone, sequential, from the benchmark process (${generationCount} generations stored)`);
     console.log(formatTable(['step', 'p50 ms', 'p99 ms'], stepRows.map((r) => r.map((c) => (typeof c === 'number' && Number.isNaN(c) ? '' : typeof c === 'number' ? Number(c.toFixed(2)) : c)))));
   } finally {
-    if (child && child.exitCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child!.once('exit', resolve));
-    }
     for (const stop of stopList) await stop().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
+    await stack.stop();
   }
 }
 

@@ -14,6 +14,7 @@
 //   npx node bench/render-engine-bench.ts            # all variants, concurrency 1,4,16
 //   BENCH_CONCURRENCY=4 BENCH_RENDERS=200 BENCH_ROUNDS=5 BENCH_VARIANTS=a,c npx node bench/render-engine-bench.ts
 
+import { writeFileSync } from 'node:fs';
 import puppeteer from 'puppeteer';
 import type { Browser, Page, PDFOptions } from 'puppeteer';
 import { Cluster } from 'puppeteer-cluster';
@@ -277,6 +278,11 @@ async function main(): Promise<void> {
   }
   if (ratios.length > 0) {
     console.log('\n' + formatTable(['conc.', '(c) vs (a) [target >= 70 %]', '(c) vs (b) [target >= 3x]'], ratios));
+  }
+  // For bench/render-bench.ts, which sets the end-to-end numbers next to these.
+  if (env.BENCH_JSON_OUT) {
+    const out = rows.map((r) => ({ variant: r.variant, concurrency: r.result.concurrency, perSecond: r.result.perSecond, p50Ms: r.result.p50Ms, p95Ms: r.result.p95Ms, chromiumPeakRssBytes: r.memory.rssBytes }));
+    writeFileSync(env.BENCH_JSON_OUT, JSON.stringify(out));
   }
 }
 
