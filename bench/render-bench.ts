@@ -7,9 +7,10 @@
 // bench/render-engine-bench.ts, run first as a child process.
 //
 // End to end: docgen runs as `serve --role all` (child process) on the embedded stack; each
-// client creates a generation and waits for its `generation.completed` webhook (a loopback
-// receiver), then creates the next (closed loop). Latency is create -> COMPLETED from the
-// generation's own timestamps (createdAt, updatedAt); throughput is completions per second.
+// client creates a generation and waits for its final-state event (a plain NATS subscription
+// to docgen's event subject: the moment the generation is COMPLETED, before webhook fan-out
+// adds its own hop), then creates the next (closed loop). Latency is create -> COMPLETED from
+// the generation's own timestamps (createdAt, updatedAt); throughput is completions per second.
 //
 //   npm run bench                      # everything
 //   BENCH_SKIP_ENGINE=1 npm run bench  # only the end-to-end part
@@ -18,13 +19,11 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createClient } from '@connectrpc/connect';
-import { createConnectTransport } from '@connectrpc/connect-node';
+import { connect } from '@nats-io/transport-node';
 import { ObjectId } from 'mongodb';
 import { displayPrefix, generateApiKey, hashApiKey, SCOPES } from '../src/auth/api-keys.ts';
 import { sampleInvoiceContent, sampleInvoiceValues } from '../src/dev/dev-seed.ts';
 import { formatId } from '../src/domain/ids.ts';
-import { WebhookEndpointService } from '../src/gen/docgen/admin/v1/webhook_endpoint_pb.js';
 import { ApiKeysRepository } from '../src/store/api-keys-repository.ts';
 import { connectMongo } from '../src/store/mongo.ts';
 import { TemplatesRepository } from '../src/store/templates-repository.ts';
@@ -72,19 +71,19 @@ async function runEndToEnd(): Promise<EndToEndRow[]> {
   const stack = await startBenchStack({
     roles: 'all',
     label: 'render-bench',
-    env: { DOCGEN_RENDER_CONCURRENCY: PAGES, DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true' },
+    env: { DOCGEN_RENDER_CONCURRENCY: PAGES },
   });
   const waiting = new Map<string, () => void>();
-  const receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      res.writeHead(204).end();
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { payload: { generationId: string } };
-      waiting.get(body.payload.generationId)?.();
-    });
+  const arrivedEarly = new Set<string>();
+  const nc = await connect({ servers: stack.nats.url });
+  nc.subscribe('docgen.events.>', {
+    callback: (_err, msg) => {
+      const event = msg.json<{ generationId: string }>();
+      const waiter = waiting.get(event.generationId);
+      if (waiter) waiter();
+      else arrivedEarly.add(event.generationId);
+    },
   });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const mongo = await connectMongo({ url: stack.mongoUrl, database: stack.database });
   try {
     // Seed: a workspace, a key and the published sample invoice (as `docgen dev` does).
@@ -106,17 +105,6 @@ async function runEndToEnd(): Promise<EndToEndRow[]> {
     const templates = new TemplatesRepository(mongo.db);
     const { template } = await templates.create(workspace._id, 'invoice', sampleInvoiceContent());
     await templates.publish(template._id, 1);
-    const transport = createConnectTransport({
-      baseUrl: `http://127.0.0.1:${stack.adminPort}`,
-      httpVersion: '1.1',
-      interceptors: [(next) => (req) => (req.header.set('authorization', `Bearer ${stack.adminToken}`), next(req))],
-    });
-    await createClient(WebhookEndpointService, transport).createWebhookEndpoint({
-      workspaceId: formatId('workspace', workspace._id),
-      url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`,
-      events: ['generation.completed', 'generation.failed'],
-    });
-
     const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
     const body = JSON.stringify({ templateId: formatId('template', template._id), variables: sampleInvoiceValues() });
     const call = (method: string, path: string, payload?: string) =>
@@ -133,13 +121,14 @@ async function runEndToEnd(): Promise<EndToEndRow[]> {
         req.end(payload);
       });
 
-    /** One generation, closed loop: create, wait for its webhook; returns its id. */
+    /** One generation, closed loop: create, wait for its final event; returns its id. */
     const oneGeneration = async (): Promise<string> => {
       const created = await call('POST', '/v1/generations', body);
       if (created.status !== 201) throw new Error(`create answered ${created.status}`);
       const id = created.json.id as string;
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no webhook for ${id} within 60 s`)), 60_000);
+        if (arrivedEarly.delete(id)) return resolve();
+        const timer = setTimeout(() => reject(new Error(`no final event for ${id} within 60 s`)), 60_000);
         waiting.set(id, () => {
           clearTimeout(timer);
           waiting.delete(id);
@@ -187,7 +176,7 @@ async function runEndToEnd(): Promise<EndToEndRow[]> {
     agent.destroy();
     return rows;
   } finally {
-    receiver.close();
+    await nc.close();
     await mongo.close();
     await stack.stop();
   }

@@ -3,8 +3,8 @@
 // (Chromium), the sample invoice fixture and a plain-text table printer.
 
 import { readFileSync } from 'node:fs';
-import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
-import type { JsonObject, PdfOptions, TemplateVersionContent, VariableDeclaration } from '../../src/domain/template.ts';
+import { sampleInvoiceContent, sampleInvoiceValues } from '../../src/dev/dev-seed.ts';
+import type { JsonObject, TemplateVersionContent } from '../../src/domain/template.ts';
 import { processTree, pssBytes, rssBytes } from '../../src/render/chromium/process-tree.ts';
 
 export interface LoadOptions {
@@ -138,34 +138,11 @@ export function sampleTreeMemory(
 export interface InvoiceFixture {
   content: TemplateVersionContent;
   variables: JsonObject;
-  /** File paths, for tools that upload the template themselves (CLI/admin API). */
-  files: { body: string; css: string; partials: string; declarations: string; variables: string; pdfOptions: string };
 }
 
-/** The sample invoice: bench/fixtures/invoice.* as a template version and its variables. */
+/** The sample invoice of `docgen dev` (src/dev/sample-invoice/) as a template version and its variables. */
 export function loadInvoiceFixture(): InvoiceFixture {
-  const path = (name: string) => new URL(`../fixtures/${name}`, import.meta.url).pathname;
-  const files = {
-    body: path('invoice.liquid'),
-    css: path('invoice.css'),
-    partials: path('invoice.partials.json'),
-    declarations: path('invoice.declarations.json'),
-    variables: path('invoice.variables.json'),
-    pdfOptions: path('invoice.pdf-options.json'),
-  };
-  const read = (file: string) => readFileSync(file, 'utf8');
-  const pdfOptions: PdfOptions = { ...DEFAULT_PDF_OPTIONS, ...(JSON.parse(read(files.pdfOptions)) as Partial<PdfOptions>) };
-  return {
-    content: {
-      body: read(files.body),
-      css: read(files.css),
-      partials: JSON.parse(read(files.partials)) as Record<string, string>,
-      variables: JSON.parse(read(files.declarations)) as VariableDeclaration[],
-      pdfOptions,
-    },
-    variables: JSON.parse(read(files.variables)) as JsonObject,
-    files,
-  };
+  return { content: sampleInvoiceContent(), variables: sampleInvoiceValues() };
 }
 
 export const mb = (bytes: number): string => `${Math.round(bytes / (1024 * 1024))} MB`;

@@ -1,4 +1,5 @@
-// First-start data for `docgen dev`: a workspace, an API key with both scopes and the sample
+// The sample invoice (./sample-invoice/: also the benchmarks' and tests' fixture) and the
+// first-start data for `docgen dev`: a workspace, an API key with both scopes and the sample
 // invoice template, published. Kept in ./.docgen/dev-seed.json so later starts print the same
 // ids and key. (The key is on disk here only because this is a local sandbox; the database
 // holds just its hash, as everywhere.)
@@ -7,7 +8,7 @@ import { ObjectId } from 'mongodb';
 import type { App } from '../app/build-app.ts';
 import { displayPrefix, generateApiKey, hashApiKey, SCOPES } from '../auth/api-keys.ts';
 import { formatId, parseId } from '../domain/ids.ts';
-import { DEFAULT_PDF_OPTIONS, type JsonObject, type TemplateVersionContent, type VariableDeclaration } from '../domain/template.ts';
+import { DEFAULT_PDF_OPTIONS, type JsonObject, type PdfOptions, type TemplateVersionContent, type VariableDeclaration } from '../domain/template.ts';
 
 export interface DevSeed {
   workspaceId: string;
@@ -28,11 +29,7 @@ export function sampleInvoiceContent(): TemplateVersionContent {
     css: readSample('invoice.css'),
     partials: JSON.parse(readSample('partials.json')) as Record<string, string>,
     variables: JSON.parse(readSample('variables.json')) as VariableDeclaration[],
-    pdfOptions: {
-      ...DEFAULT_PDF_OPTIONS,
-      margins: { top: '12mm', right: '12mm', bottom: '16mm', left: '12mm' },
-      footerTemplate: '<div style="font-size:8px;width:100%;text-align:center">Page <span class="pageNumber"></span> of <span class="totalPages"></span></div>',
-    },
+    pdfOptions: { ...DEFAULT_PDF_OPTIONS, ...(JSON.parse(readSample('pdf-options.json')) as Partial<PdfOptions>) },
   };
 }
 

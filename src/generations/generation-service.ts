@@ -98,7 +98,9 @@ export class GenerationService {
     this.deps.afterInsert?.(id);
     try {
       await this.deps.jobs.publishRenderJob(id);
-      await generations.markJobPublished(doc._id);
+      // Not awaited: the flag only spares the outbox sweeper a republish, which JetStream's
+      // msgID de-duplication would drop anyway, so the client need not wait for it.
+      generations.markJobPublished(doc._id).catch((err: unknown) => this.deps.onPublishError?.(id, err));
     } catch (err) {
       // The row is the source of truth: the outbox sweeper publishes it shortly.
       this.deps.onPublishError?.(id, err);

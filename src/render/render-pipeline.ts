@@ -90,8 +90,12 @@ export interface RenderPipelineDeps {
   onError?: (err: unknown, generationId: string) => void;
 }
 
+/** Versions are immutable: a render worker keeps the ones it used (saves a read per render). */
+const VERSION_CACHE_SIZE = 256;
+
 export class RenderPipeline {
   private readonly deps: RenderPipelineDeps;
+  private readonly versions = new Map<string, TemplateVersionContent>();
   /** Identifies this worker's leases. */
   readonly workerId = `render-${randomUUID()}`;
 
@@ -185,9 +189,16 @@ export class RenderPipeline {
     if (template.publishedVersion === 0) {
       throw new PermanentFailure(`Template "${doc.templateRef}" (${template.name}) has no published version`);
     }
-    const version = await this.deps.templates.getVersion(template._id, template.publishedVersion);
-    if (!version) throw new Error(`Published version ${template.publishedVersion} of ${doc.templateRef} is missing`);
-    return { content: version.content, version: version.version };
+    const cacheKey = `${template._id.toHexString()}:${template.publishedVersion}`;
+    let content = this.versions.get(cacheKey);
+    if (!content) {
+      const version = await this.deps.templates.getVersion(template._id, template.publishedVersion);
+      if (!version) throw new Error(`Published version ${template.publishedVersion} of ${doc.templateRef} is missing`);
+      content = version.content;
+      if (this.versions.size >= VERSION_CACHE_SIZE) this.versions.delete(this.versions.keys().next().value!);
+      this.versions.set(cacheKey, content);
+    }
+    return { content, version: template.publishedVersion };
   }
 }
 
