@@ -2,11 +2,11 @@
 // pipeline the Connect handlers use (src/api/public-api.ts), so authentication, scope, rate
 // limit and validation are written once. This file only speaks HTTP: routing, bodies,
 // query strings, headers and the JSON shapes of the interface.
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { CallContext, PublicApi } from '../src/api/public-api.ts';
 import { writeRateLimitHeaders } from '../src/api/rate-limit-headers.ts';
+import { requestIdFrom } from '../src/api/request-id.ts';
 import { DomainError, validationError, type FieldIssue } from '../src/domain/errors.ts';
 import { parseCreateGenerationBody, validateIdempotencyKey } from '../src/generations/create-input.ts';
 import type { ListGenerationsInput } from '../src/generations/generation-service.ts';
@@ -29,7 +29,6 @@ export interface RestGatewayOptions {
 export const MAX_JSON_DEPTH = 64;
 const LIST_PARAMS = new Set(['pageSize', 'pageToken', 'status', 'templateId', 'createdAfter', 'createdBefore']);
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/i;
-const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
 
 /** The eleven fields of the interface's Generation, in its order, and nothing else. */
 export function generationJson(view: GenerationView) {
@@ -75,7 +74,7 @@ export function createRestGateway(options: RestGatewayOptions) {
   return async function handle(req: Request, res: Response): Promise<void> {
     const started = performance.now();
     const given = req.headers['x-request-id'];
-    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    const requestId = requestIdFrom(given);
     res.setHeader('X-Request-Id', requestId);
     // Contract §1: RateLimit-* on every response, also those answered before a key is known.
     const ctx: CallContext = { authorization: req.headers.authorization, rateLimit: api.unmeteredRateLimit() };

@@ -7,6 +7,7 @@ import { connectNodeAdapter } from '@connectrpc/connect-node';
 import type { ConnectRouter, Interceptor } from '@connectrpc/connect';
 import { ApiKeyAuthenticator } from '../auth/api-key-authenticator.ts';
 import { PublicApi } from '../api/public-api.ts';
+import { requestIdFrom } from '../api/request-id.ts';
 import type { Config } from '../config/config.ts';
 import { GenerationService } from '../generations/generation-service.ts';
 import { PageTokenCodec } from '../generations/page-token.ts';
@@ -104,8 +105,14 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
         },
       });
       const handler: RequestHandler = (req, res) => {
-        if ((req.url ?? '').startsWith('/docgen.')) connect(req, res);
-        else void rest(req, res);
+        const path = req.url ?? '';
+        if (path.startsWith('/docgen.')) {
+          // The generation handler sets its own; other Connect answers (unknown procedure) get one here.
+          if (!path.startsWith('/docgen.v1.GenerationService/')) res.setHeader('X-Request-Id', requestIdFrom(req.headers['x-request-id']));
+          connect(req, res);
+        } else {
+          void rest(req, res);
+        }
       };
       publicServer = await startDualProtocolServer(config.publicAddress, handler);
 

@@ -49,8 +49,17 @@ export interface GenerationServiceDeps {
   afterInsert?: (generationId: string) => void;
 }
 
+interface TemplateIdentity {
+  _id: ObjectId;
+  workspaceId: ObjectId;
+  name: string;
+}
+
+const TEMPLATE_CACHE_SIZE = 1000;
+
 export class GenerationService {
   private readonly deps: GenerationServiceDeps;
+  private readonly templateIdentities = new Map<string, TemplateIdentity>();
   constructor(deps: GenerationServiceDeps) {
     this.deps = deps;
   }
@@ -164,11 +173,23 @@ export class GenerationService {
     return toGenerationView(doc, url);
   }
 
-  private async findTemplate(workspaceId: ObjectId, templateRef: string) {
-    const id = parseId('template', templateRef);
-    const template = id ? await this.deps.templates.get(id) : null;
+  /**
+   * The template's id and name for a new generation. A template's workspace and name never
+   * change, so found ones are remembered (whether it is published or archived is decided at
+   * render time, not here).
+   */
+  private async findTemplate(workspaceId: ObjectId, templateRef: string): Promise<TemplateIdentity | null> {
+    let template = this.templateIdentities.get(templateRef);
+    if (!template) {
+      const id = parseId('template', templateRef);
+      const doc = id ? await this.deps.templates.get(id) : null;
+      if (!doc) return null;
+      template = { _id: doc._id, workspaceId: doc.workspaceId, name: doc.name };
+      if (this.templateIdentities.size >= TEMPLATE_CACHE_SIZE) this.templateIdentities.delete(this.templateIdentities.keys().next().value!);
+      this.templateIdentities.set(templateRef, template);
+    }
     // Another workspace's template is as unknown as a missing one.
-    return template && template.workspaceId.equals(workspaceId) ? template : null;
+    return template.workspaceId.equals(workspaceId) ? template : null;
   }
 
   /** The generation an earlier request with the same Idempotency-Key is inserting. */

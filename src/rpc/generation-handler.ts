@@ -2,7 +2,6 @@
 // shared request pipeline (src/api/public-api.ts) and back. No business logic here.
 import { create } from '@bufbuild/protobuf';
 import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
-import { randomUUID } from 'node:crypto';
 import type { HandlerContext } from '@connectrpc/connect';
 import { validationError } from '../domain/errors.ts';
 import { MAX_TEMPLATE_ID_LENGTH, MAX_VARIABLES_DEPTH, jsonDepth, validateIdempotencyKey } from '../generations/create-input.ts';
@@ -25,6 +24,7 @@ import {
   type ListGenerationsResponse,
 } from '../gen/docgen/v1/generation_pb.js';
 import { writeRateLimitHeaders } from '../api/rate-limit-headers.ts';
+import { requestIdFrom } from '../api/request-id.ts';
 
 const STATUS_TO_PROTO = {
   PENDING: GenerationStatus.PENDING,
@@ -134,11 +134,10 @@ function writeHeaders(call: CallContext, ctx: HandlerContext): void {
   });
 }
 
-const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
 
 /** Also answers with X-Request-Id (echoed when given), as REST does. */
 function callContext(ctx: HandlerContext): CallContext {
   const given = ctx.requestHeader.get('x-request-id');
-  ctx.responseHeader.set('x-request-id', given !== null && REQUEST_ID.test(given) ? given : randomUUID());
+  ctx.responseHeader.set('x-request-id', requestIdFrom(given));
   return { authorization: ctx.requestHeader.get('authorization') };
 }

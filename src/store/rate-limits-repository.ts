@@ -1,5 +1,5 @@
 // A GCRA rate limiter whose state lives in MongoDB, so every API replica shares one budget
-// per key. A decision is two single-document atomic updates, with no read-modify-write loop:
+// per key. A decision is one or two single-document atomic updates, with no read-modify-write loop:
 // many requests of one key at once (one client with 50 connections) never contend into
 // retries, and no replica can spend what another already spent.
 import type { Db, ObjectId } from 'mongodb';
@@ -62,15 +62,18 @@ export class RateLimitsRepository {
     const now = Date.now();
     // A bucket idle for a minute past full is forgotten (TTL index); it would be full anyway.
     const expiresAt = new Date(now + tolerance + 60_000);
-    // 1. GCRA's max(tat, now): the bucket's clock never lags behind now (created if missing).
-    for (let tries = 0; ; tries++) {
-      try {
-        await this.collection.updateOne({ _id }, { $max: { tat: now }, $set: { expiresAt } }, { upsert: true });
-        break;
-      } catch (err) {
-        // Two first requests of a key raced to create the bucket; the loser updates it.
-        if (!isDuplicateKey(err) || tries >= 3) throw err;
-      }
+    // 1. Fast path, one update: a bucket whose clock is behind now is full, so this request is
+    // allowed and the clock moves to now + interval (created by the upsert if missing). A bucket
+    // that is not behind makes the upsert collide with the existing _id: go to step 2.
+    try {
+      const fresh = await this.collection.findOneAndUpdate(
+        { _id, tat: { $lt: now } },
+        { $set: { tat: now + interval, expiresAt } },
+        { upsert: true, returnDocument: 'after' },
+      );
+      if (fresh) return decisionAt(fresh.tat, now, policy, true);
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
     }
     // 2. Spend one interval if the bucket stays within its tolerance: one conditional update,
     // atomic on the document, so concurrent requests on any replica cannot overspend.

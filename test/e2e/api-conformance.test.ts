@@ -759,10 +759,11 @@ describe('REST only', () => {
     const answer = await request(stack.baseUrl, {
       method: 'POST',
       path: '/docgen.admin.v1.WorkspaceService/ListWorkspaces',
-      headers: { Authorization: `Bearer ${stack.deps.adminToken}`, 'Content-Type': 'application/json' },
+      headers: { Authorization: `Bearer ${stack.deps.adminToken}`, 'Content-Type': 'application/json', 'X-Request-Id': 'probe-admin-1' },
       body: '{}',
     });
     expect(answer.status).toBe(404);
+    expect(answer.headers['x-request-id']).toBe('probe-admin-1');
     for (const transport of ['Connect', 'gRPC', 'gRPC-web']) {
       const admin = createClient(WorkspaceService, transportOf(transport));
       const err = await admin.listWorkspaces({}, { headers: { authorization: `Bearer ${stack.deps.adminToken}` } }).then(
