@@ -145,7 +145,7 @@ class SnapshottingStorage extends MemoryStorageAdapter {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
       throw err;
     }
-    const snapshot = EJSON.parse(text, { relaxed: false }) as Snapshot;
+    const snapshot = plainNumbers(EJSON.parse(text, { relaxed: false })) as Snapshot;
     if (snapshot.format !== SNAPSHOT_FORMAT) {
       throw new Error(`${this.file} is not a docgen MongoDB stand-in snapshot (format ${String(snapshot.format)}).`);
     }
@@ -212,6 +212,29 @@ class SnapshottingStorage extends MemoryStorageAdapter {
     this.markDirty();
     return result;
   }
+}
+
+/**
+ * Canonical EJSON parses every number into a Double or Int32 object, but documents arriving
+ * over the wire are stored with plain JS numbers, and the stand-in's queries compare the two
+ * wrongly (`{tat: {$lt: now}}` never matches a Double). Back to plain numbers; a Long beyond
+ * 2^53 and every other BSON type stay as they are.
+ */
+function plainNumbers(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  const bsonType = (value as { _bsontype?: string })._bsontype;
+  if (bsonType === 'Double' || bsonType === 'Int32') return (value as { valueOf(): number }).valueOf();
+  // EJSON writes an integral number beyond 32 bits as $numberLong; a safe integer was a plain
+  // number when it was stored (the driver sends those as doubles).
+  if (bsonType === 'Long') {
+    const n = (value as { toNumber(): number }).toNumber();
+    if (Number.isSafeInteger(n)) return n;
+  }
+  if (bsonType !== undefined || value instanceof Date) return value;
+  if (Array.isArray(value)) return value.map(plainNumbers);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = plainNumbers(v);
+  return out;
 }
 
 export interface EmbeddedMongoOptions {

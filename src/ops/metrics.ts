@@ -187,7 +187,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
 
   const httpRequests = new Counter<HttpLabels>({
     name: 'docgen_http_requests_total',
-    help: 'HTTP requests served on the public and admin listeners, by route template, method and status code.',
+    help: 'REST /v1 requests, by route template, method and status code (Connect/gRPC calls: docgen_grpc_requests_total).',
     labelNames: ['route', 'method', 'code'],
     registers,
   });

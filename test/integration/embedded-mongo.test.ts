@@ -38,6 +38,9 @@ describe('embedded MongoDB stand-in', () => {
       attempts: [{ at: new Date(i * 1000), ok: i % 3 === 0 }],
       hash: new Binary(Buffer.from(`sha-${i}`)),
       counter: Long.fromString('9007199254740993'),
+      // Plain numbers as the rate limiter stores them: an epoch-ms float and a large integer.
+      tat: 1795256600295.5 + i,
+      wholeTat: 1795256600295 + i,
     }));
     await first.db.collection('generations').insertMany(rows);
     await first.db.collection('generations').createIndex({ workspaceId: 1, createdAt: -1 }, { name: 'by_ws' });
@@ -61,6 +64,9 @@ describe('embedded MongoDB stand-in', () => {
     expect(String(back?.counter)).toBe('9007199254740993');
     // Queries that depend on the types still match after the reload.
     expect(await generations.countDocuments({ workspaceId, createdAt: { $gte: new Date(Date.UTC(2026, 10, 21, 8, 0, 20)) } })).toBe(10);
+    expect(await generations.countDocuments({ tat: { $lt: 1795256600295.5 + 10 } })).toBe(9);
+    expect(await generations.countDocuments({ wholeTat: { $gte: 1795256600295 + 20 } })).toBe(10);
+    expect(typeof back?.wholeTat).toBe('number');
     const newest = await generations.find({ workspaceId }).sort({ createdAt: -1, _id: -1 }).limit(1).toArray();
     expect(newest[0]?._id.equals(rows[29]!._id)).toBe(true);
     expect((await generations.listIndexes().toArray()).map((i) => i.name)).toContain('by_ws');

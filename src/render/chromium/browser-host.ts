@@ -69,7 +69,8 @@ export interface HostedSlot {
   dropPage(): Promise<void>;
 }
 
-async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+/** The promise's outcome, or an error naming `what` once `ms` have passed. */
+export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([

@@ -18,7 +18,7 @@ import type {
   WorkerInstance,
 } from 'puppeteer-cluster/dist/concurrency/ConcurrencyImplementation.js';
 import type { LaunchOptions, Page } from 'puppeteer';
-import type { BrowserHost, HostedSlot, ManagedBrowser } from './browser-host.ts';
+import { withTimeout, type BrowserHost, type HostedSlot, type ManagedBrowser } from './browser-host.ts';
 
 type ConcurrencyBase = typeof concurrencyModule.default;
 // Node's ESM loader hands over this CommonJS module's exports ({ default: class }); Vite (the
@@ -51,20 +51,6 @@ function placeholderPage(reason: unknown): Page {
   };
   placeholders.set(page, reason);
   return page as unknown as Page;
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 export type PreparePage = (page: Page) => Promise<void>;
