@@ -153,20 +153,22 @@ export async function startEmbeddedNats(options: EmbeddedNatsOptions): Promise<E
     };
     proc.stdout!.on('data', onData);
     proc.stderr!.on('data', onData);
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-      proc.once('exit', (code, signal) => {
-        liveChildren.delete(proc);
-        // Also when it dies on its own: `running` must tell the truth.
-        if (child === proc) child = undefined;
-        resolve({ code, signal });
-      });
+    proc.once('exit', () => {
+      liveChildren.delete(proc);
+      // Also when it dies on its own: `running` must tell the truth.
+      if (child === proc) child = undefined;
+    });
+    // 'close' comes after 'exit' once stdout and stderr are drained: the log that says why
+    // the server stopped is complete by then.
+    const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      proc.once('close', (code, signal) => resolve({ code, signal }));
     });
     const spawnError = new Promise<Error>((resolve) => proc.once('error', resolve));
 
     let timer: NodeJS.Timeout | undefined;
     const outcome = await Promise.race([
       readyLine.then(() => 'ready' as const),
-      exited.then((e) => `exited (code ${e.code}, signal ${e.signal})`),
+      closed.then((e) => `exited (code ${e.code}, signal ${e.signal})`),
       spawnError.then((e) => `could not be started: ${e.message}`),
       new Promise<string>((resolve) => {
         timer = setTimeout(() => resolve(`did not become ready within ${startTimeoutMs} ms`), startTimeoutMs);
