@@ -86,8 +86,15 @@ function completedBy(p: RoleProcess): Set<string> {
 async function expectExactlyOnce(ids: string[], procs: RoleProcess[]): Promise<void> {
   const rows = await waitForFinal(ids, 45_000);
   for (const row of rows) expect({ id: formatId('generation', row._id), status: row.status, error: row.error }).toEqual({ id: formatId('generation', row._id), status: 'COMPLETED', error: null });
-  const counts = completions(...procs);
-  for (const id of ids) expect(counts.get(id), `render completed logged for ${id}`).toBe(1);
+  // A process logs `render completed` a moment after the row turns COMPLETED (the event is
+  // published first): wait for the lines, then check that none is there twice.
+  const counts = await pollUntil(async () => completions(...procs), (c) => ids.every((id) => (c.get(id) ?? 0) >= 1), {
+    timeoutMs: 10_000,
+    intervalMs: 50,
+    description: 'a render completed line for every generation',
+  }).catch(() => completions(...procs));
+  const trace = (id: string) => procs.flatMap((p) => p.proc.lines.filter((l) => l.text.includes(id)).map((l) => `[${p.proc.pid}] ${l.text}`)).join('\n');
+  for (const id of ids) expect(counts.get(id), `render completed logged for ${id}:\n${trace(id)}`).toBe(1);
   // One object per generation, at the key the row names; nothing else in the bucket.
   const keys = await bucketKeys(deps);
   const all = await generationsCollection(mongo, deps).find({}).toArray();
