@@ -52,6 +52,31 @@ export function deliveryIdFor(eventId: ObjectId, endpointId: ObjectId): ObjectId
 }
 
 /** The msgId of a delivery's first job. */
+/** A new delivery of the event to one endpoint: PENDING, due now, round 1, no attempts yet. */
+export function newDeliveryDoc(event: WebhookEvent, endpointId: ObjectId, now: Date): DeliveryDoc {
+  const eventId = parseId('event', event.eventId)!;
+  const payload: DeliveryDoc['payload'] = { generationId: event.generationId };
+  if (event.event === 'generation.failed') payload.error = event.error ?? 'Rendering failed';
+  return {
+    _id: deliveryIdFor(eventId, endpointId),
+    workspaceId: parseId('workspace', event.workspaceId)!,
+    endpointId,
+    eventId,
+    event: event.event,
+    generationId: parseId('generation', event.generationId)!,
+    // Stored with the delivery so every attempt, and a redeliver, sends the same bytes.
+    payload,
+    timestamp: event.timestamp,
+    status: 'PENDING',
+    attempts: [],
+    roundAttempts: 0,
+    round: 1,
+    createdAt: now,
+    updatedAt: now,
+    nextAttemptAt: now,
+  };
+}
+
 export function firstJobMsgId(deliveryId: string): string {
   return `${deliveryId}:1`;
 }
@@ -85,34 +110,12 @@ export class DeliveryDispatcher {
 
   /** Fans the event out. Throws when a write or publish fails: the caller must not ack the event then. */
   async dispatch(event: WebhookEvent): Promise<DispatchResult> {
-    const eventId = parseId('event', event.eventId)!;
-    const workspaceId = parseId('workspace', event.workspaceId)!;
-    const generationId = parseId('generation', event.generationId)!;
-    const endpoints = await this.deps.endpoints.subscribers(workspaceId, event.event);
-    const payload: DeliveryDoc['payload'] = { generationId: event.generationId };
-    if (event.event === 'generation.failed') payload.error = event.error ?? 'Rendering failed';
+    const endpoints = await this.deps.endpoints.subscribers(parseId('workspace', event.workspaceId)!, event.event);
 
     const created = await Promise.all(
       endpoints.map(async (endpoint) => {
         const now = (this.deps.now ?? (() => new Date()))();
-        const doc: DeliveryDoc = {
-          _id: deliveryIdFor(eventId, endpoint._id),
-          workspaceId,
-          endpointId: endpoint._id,
-          eventId,
-          event: event.event,
-          generationId,
-          // Stored with the delivery so every attempt, and a redeliver, sends the same bytes.
-          payload,
-          timestamp: event.timestamp,
-          status: 'PENDING',
-          attempts: [],
-          roundAttempts: 0,
-          round: 1,
-          createdAt: now,
-          updatedAt: now,
-          nextAttemptAt: now,
-        };
+        const doc = newDeliveryDoc(event, endpoint._id, now);
         const deliveryId = formatId('delivery', doc._id);
         const job: DeliveryJob = { deliveryId, endpointId: formatId('webhookEndpoint', endpoint._id) };
         const inserted = await this.deps.deliveries.insertOnce(doc);

@@ -39,10 +39,6 @@ export async function startDeps(extraEnv: Record<string, string> = {}): Promise<
   const adminToken = `test-admin-${randomBytes(12).toString('hex')}`;
   const env: Record<string, string> = {
     ...dependencyEnv({ nats, mongo, s3 }),
-    // The stand-in answers `hello` with a new topologyVersion each time but cannot stream it;
-    // the driver's streaming monitor then fails about once a second, clears the pool, and
-    // every write waits ~500 ms for the next check. Polling avoids that (real MongoDB: as is).
-    ...(mongo.kind === 'congodb' ? { DOCGEN_MONGODB_URL: withPollingMonitor(mongo.url) } : {}),
     DOCGEN_ROLES: 'api',
     DOCGEN_PUBLIC_ADDR: '127.0.0.1:0',
     DOCGEN_ADMIN_ADDR: '127.0.0.1:0',
@@ -63,11 +59,6 @@ export async function startDeps(extraEnv: Record<string, string> = {}): Promise<
       await Promise.allSettled([nats.stop(), mongo.stop(), s3.stop()]);
     },
   };
-}
-
-export function withPollingMonitor(url: string): string {
-  if (/[?&]serverMonitoringMode=/.test(url)) return url;
-  return `${url}${url.includes('?') ? '&' : '?'}serverMonitoringMode=poll`;
 }
 
 export function adminClients(adminPort: number, adminToken: string): AdminClients {

@@ -6,7 +6,6 @@ import { MongoClient, ObjectId, type Db } from 'mongodb';
 import { decisionAt, gcra, RateLimitsRepository, unmeteredDecision } from '../../src/store/rate-limits-repository.ts';
 import { ensureIndexes } from '../../src/store/documents.ts';
 import { startMongo, type TestMongo } from '../harness/dependencies.ts';
-import { withPollingMonitor } from '../e2e/api-stack.ts';
 
 let mongo: TestMongo;
 const clients: MongoClient[] = [];
@@ -14,7 +13,7 @@ let dbs: Db[];
 
 beforeAll(async () => {
   mongo = await startMongo();
-  const url = mongo.kind === 'congodb' ? withPollingMonitor(mongo.url) : mongo.url;
+  const url = mongo.url;
   // Two clients stand for two API replicas.
   for (let i = 0; i < 2; i++) clients.push(await new MongoClient(url).connect());
   dbs = clients.map((c) => c.db(mongo.database));

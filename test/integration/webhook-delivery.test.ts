@@ -19,8 +19,8 @@ import type { EmbeddedNats } from '../../src/dev/embedded-nats.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { formatId, parseId } from '../../src/domain/ids.ts';
 import { createLogger, type Logger } from '../../src/ops/logger.ts';
-import type { DeliveryDoc, WebhookEndpointDoc } from '../../src/store/documents.ts';
-import { deliveryIdFor } from '../../src/webhooks/delivery-dispatcher.ts';
+import type { WebhookEndpointDoc } from '../../src/store/documents.ts';
+import { deliveryIdFor, newDeliveryDoc } from '../../src/webhooks/delivery-dispatcher.ts';
 import { DeliverySweeper } from '../../src/webhooks/delivery-sweeper.ts';
 import { generateWebhookSecret, sealSecret } from '../../src/webhooks/secret-box.ts';
 import { startMongo, startNats, type TestMongo } from '../harness/dependencies.ts';
@@ -333,23 +333,7 @@ describe.concurrent('webhooks role', () => {
     // What the dispatcher writes before publishing; the publish "was lost" long ago.
     const event = finalEvent(ws.id, 'generation.completed');
     const longAgo = new Date(Date.now() - SWEEP_GRACE_MS - 60_000);
-    const doc: DeliveryDoc = {
-      _id: deliveryOf(event, endpoint),
-      workspaceId: ws.objectId,
-      endpointId: endpoint.objectId,
-      eventId: parseId('event', event.eventId)!,
-      event: event.event,
-      generationId: parseId('generation', event.generationId)!,
-      payload: { generationId: event.generationId },
-      timestamp: event.timestamp,
-      status: 'PENDING',
-      attempts: [],
-      roundAttempts: 0,
-      round: 1,
-      createdAt: longAgo,
-      updatedAt: longAgo,
-      nextAttemptAt: longAgo,
-    };
+    const doc = newDeliveryDoc(event, endpoint.objectId, longAgo);
     expect(await repos.deliveries.insertOnce(doc)).toBe(true);
 
     const queue = app.infrastructure.queue.nats;
@@ -419,23 +403,7 @@ describe.concurrent('webhooks role', () => {
     await repos.webhookEndpoints.delete(endpoint.objectId);
     const event = finalEvent(ws.id, 'generation.completed');
     const now = new Date();
-    const doc: DeliveryDoc = {
-      _id: deliveryOf(event, endpoint),
-      workspaceId: ws.objectId,
-      endpointId: endpoint.objectId,
-      eventId: parseId('event', event.eventId)!,
-      event: event.event,
-      generationId: parseId('generation', event.generationId)!,
-      payload: { generationId: event.generationId },
-      timestamp: event.timestamp,
-      status: 'PENDING',
-      attempts: [],
-      roundAttempts: 0,
-      round: 1,
-      createdAt: now,
-      updatedAt: now,
-      nextAttemptAt: now,
-    };
+    const doc = newDeliveryDoc(event, endpoint.objectId, now);
     await repos.deliveries.insertOnce(doc);
     await app.infrastructure.queue.publishDeliveryJob(formatId('delivery', doc._id), `${formatId('delivery', doc._id)}:1`);
     const dropped = await waitForDelivery(repos, doc._id, (d) => d.status === 'DROPPED');

@@ -31,7 +31,6 @@ export function webhooksEnv(deps: { nats: EmbeddedNats; mongo: TestMongo }, over
   const env = dependencyEnv(deps);
   return {
     ...env,
-    DOCGEN_MONGODB_URL: pollingMonitor(env.DOCGEN_MONGODB_URL!),
     DOCGEN_MONGODB_DATABASE: `${deps.mongo.database}_${randomBytes(3).toString('hex')}`,
     DOCGEN_ROLES: 'webhooks',
     DOCGEN_SECRET_KEY: randomBytes(32).toString('hex'),
@@ -45,17 +44,6 @@ export function webhooksEnv(deps: { nats: EmbeddedNats; mongo: TestMongo }, over
     DOCGEN_SHUTDOWN_GRACE_MS: '5000',
     ...overrides,
   };
-}
-
-/**
- * The MongoDB stand-in answers the driver's streaming heartbeat (an exhaust `hello`) only
- * once, so the driver clears its connection pool about every second, failing whatever is
- * in flight. Polling heartbeats avoid that; against a real MongoDB it changes nothing.
- */
-function pollingMonitor(url: string): string {
-  if (/[?&]serverMonitoringMode=/.test(url)) return url;
-  const separator = url.includes('?') ? '&' : /^mongodb(\+srv)?:\/\/[^/]+\//.test(url) ? '?' : '/?';
-  return `${url}${separator}serverMonitoringMode=poll`;
 }
 
 /**
