@@ -1,6 +1,6 @@
 // Connect handlers of docgen.admin.v1.TemplateService.
 import { create } from '@bufbuild/protobuf';
-import type { ServiceImpl } from '@connectrpc/connect';
+import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import type { TemplateAdmin } from '../admin/template-admin.ts';
 import {
   ArchiveTemplateResponseSchema,
@@ -86,5 +86,14 @@ export class TemplateServiceHandler implements ServiceImpl<typeof TemplateServic
     // A Struct arrives as a plain JSON object, the shape generations take their variables in.
     const pdf = await this.admin.preview(req.templateId, req.version, (req.variables ?? {}) as JsonObject);
     return create(PreviewTemplateVersionResponseSchema, { pdf });
+  }
+
+  // Placeholders until the portal back end lands (issue 12); answer Unimplemented.
+  async previewTemplateContent(): Promise<never> {
+    throw new ConnectError('PreviewTemplateContent is not available yet', Code.Unimplemented);
+  }
+
+  async checkTemplateContent(): Promise<never> {
+    throw new ConnectError('CheckTemplateContent is not available yet', Code.Unimplemented);
   }
 }

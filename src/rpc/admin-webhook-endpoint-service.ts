@@ -1,6 +1,6 @@
 // Connect handlers of docgen.admin.v1.WebhookEndpointService.
 import { create } from '@bufbuild/protobuf';
-import type { ServiceImpl } from '@connectrpc/connect';
+import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import type { WebhookEndpointAdmin } from '../admin/webhook-endpoint-admin.ts';
 import {
   CreateWebhookEndpointResponseSchema,
@@ -48,5 +48,10 @@ export class WebhookEndpointServiceHandler implements ServiceImpl<typeof Webhook
   async rotateWebhookEndpointSecret(req: RotateWebhookEndpointSecretRequest): Promise<RotateWebhookEndpointSecretResponse> {
     const { endpoint, secret } = await this.admin.rotate(req.id);
     return create(RotateWebhookEndpointSecretResponseSchema, { endpoint: webhookEndpointToProto(endpoint), secret });
+  }
+
+  // Placeholder until the portal back end lands (issue 12); answers Unimplemented.
+  async sendTestEvent(): Promise<never> {
+    throw new ConnectError('SendTestEvent is not available yet', Code.Unimplemented);
   }
 }

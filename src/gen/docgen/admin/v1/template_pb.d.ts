@@ -217,6 +217,15 @@ export declare type TemplateVersionContent = Message<"docgen.admin.v1.TemplateVe
    * @generated from field: docgen.admin.v1.PdfOptions pdf_options = 5;
    */
   pdfOptions?: PdfOptions | undefined;
+
+  /**
+   * Sample variables saved with the version; used by previews when none are given.
+   *
+   * Field numbers 7-19 are reserved for document settings (title, metadata, assets).
+   *
+   * @generated from field: google.protobuf.Struct sample_data = 6;
+   */
+  sampleData?: JsonObject | undefined;
 };
 
 /**
@@ -619,6 +628,152 @@ export declare type PreviewTemplateVersionResponse = Message<"docgen.admin.v1.Pr
 export declare const PreviewTemplateVersionResponseSchema: GenMessage<PreviewTemplateVersionResponse>;
 
 /**
+ * A problem found in template content, at its place when known.
+ *
+ * @generated from message docgen.admin.v1.TemplateDiagnostic
+ */
+export declare type TemplateDiagnostic = Message<"docgen.admin.v1.TemplateDiagnostic"> & {
+  /**
+   * `body`, `css`, `partials/<name>`, `header_template`, `footer_template`, `variables`, `pdf_options`.
+   *
+   * @generated from field: string source = 1;
+   */
+  source: string;
+
+  /**
+   * 1-based; 0 when unknown.
+   *
+   * @generated from field: int32 line = 2;
+   */
+  line: number;
+
+  /**
+   * @generated from field: int32 column = 3;
+   */
+  column: number;
+
+  /**
+   * @generated from field: string message = 4;
+   */
+  message: string;
+
+  /**
+   * `error` (blocks publish) or `warning`.
+   *
+   * @generated from field: string severity = 5;
+   */
+  severity: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.TemplateDiagnostic.
+ * Use `create(TemplateDiagnosticSchema)` to create a new message.
+ */
+export declare const TemplateDiagnosticSchema: GenMessage<TemplateDiagnostic>;
+
+/**
+ * @generated from message docgen.admin.v1.PreviewTemplateContentRequest
+ */
+export declare type PreviewTemplateContentRequest = Message<"docgen.admin.v1.PreviewTemplateContentRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: docgen.admin.v1.TemplateVersionContent content = 2;
+   */
+  content?: TemplateVersionContent | undefined;
+
+  /**
+   * Unset means the content's sample_data.
+   *
+   * @generated from field: google.protobuf.Struct variables = 3;
+   */
+  variables?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message docgen.admin.v1.PreviewTemplateContentRequest.
+ * Use `create(PreviewTemplateContentRequestSchema)` to create a new message.
+ */
+export declare const PreviewTemplateContentRequestSchema: GenMessage<PreviewTemplateContentRequest>;
+
+/**
+ * @generated from message docgen.admin.v1.PreviewTemplateContentResponse
+ */
+export declare type PreviewTemplateContentResponse = Message<"docgen.admin.v1.PreviewTemplateContentResponse"> & {
+  /**
+   * Empty when diagnostics has an error.
+   *
+   * @generated from field: bytes pdf = 1;
+   */
+  pdf: Uint8Array;
+
+  /**
+   * @generated from field: repeated docgen.admin.v1.TemplateDiagnostic diagnostics = 2;
+   */
+  diagnostics: TemplateDiagnostic[];
+
+  /**
+   * Time spent rendering on the render role.
+   *
+   * @generated from field: int32 render_ms = 3;
+   */
+  renderMs: number;
+};
+
+/**
+ * Describes the message docgen.admin.v1.PreviewTemplateContentResponse.
+ * Use `create(PreviewTemplateContentResponseSchema)` to create a new message.
+ */
+export declare const PreviewTemplateContentResponseSchema: GenMessage<PreviewTemplateContentResponse>;
+
+/**
+ * @generated from message docgen.admin.v1.CheckTemplateContentRequest
+ */
+export declare type CheckTemplateContentRequest = Message<"docgen.admin.v1.CheckTemplateContentRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: docgen.admin.v1.TemplateVersionContent content = 2;
+   */
+  content?: TemplateVersionContent | undefined;
+};
+
+/**
+ * Describes the message docgen.admin.v1.CheckTemplateContentRequest.
+ * Use `create(CheckTemplateContentRequestSchema)` to create a new message.
+ */
+export declare const CheckTemplateContentRequestSchema: GenMessage<CheckTemplateContentRequest>;
+
+/**
+ * @generated from message docgen.admin.v1.CheckTemplateContentResponse
+ */
+export declare type CheckTemplateContentResponse = Message<"docgen.admin.v1.CheckTemplateContentResponse"> & {
+  /**
+   * @generated from field: repeated docgen.admin.v1.TemplateDiagnostic diagnostics = 1;
+   */
+  diagnostics: TemplateDiagnostic[];
+
+  /**
+   * Variables the content references that it does not declare.
+   *
+   * @generated from field: repeated string suggested_variables = 2;
+   */
+  suggestedVariables: string[];
+};
+
+/**
+ * Describes the message docgen.admin.v1.CheckTemplateContentResponse.
+ * Use `create(CheckTemplateContentResponseSchema)` to create a new message.
+ */
+export declare const CheckTemplateContentResponseSchema: GenMessage<CheckTemplateContentResponse>;
+
+/**
  * @generated from enum docgen.admin.v1.TemplateStatus
  */
 export enum TemplateStatus {
@@ -729,6 +884,28 @@ export declare const TemplateService: GenService<{
     methodKind: "unary";
     input: typeof PreviewTemplateVersionRequestSchema;
     output: typeof PreviewTemplateVersionResponseSchema;
+  },
+  /**
+   * Renders unsaved content (the portal's live preview) to PDF on the render role; nothing
+   * is stored. Liquid problems come back as diagnostics with their line, not as errors.
+   *
+   * @generated from rpc docgen.admin.v1.TemplateService.PreviewTemplateContent
+   */
+  previewTemplateContent: {
+    methodKind: "unary";
+    input: typeof PreviewTemplateContentRequestSchema;
+    output: typeof PreviewTemplateContentResponseSchema;
+  },
+  /**
+   * Checks content as publishing would (Liquid syntax, declared vs referenced variables,
+   * PDF options) without saving it, and suggests variable declarations.
+   *
+   * @generated from rpc docgen.admin.v1.TemplateService.CheckTemplateContent
+   */
+  checkTemplateContent: {
+    methodKind: "unary";
+    input: typeof CheckTemplateContentRequestSchema;
+    output: typeof CheckTemplateContentResponseSchema;
   },
 }>;
 

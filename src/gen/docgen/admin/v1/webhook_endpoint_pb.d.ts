@@ -228,6 +228,47 @@ export declare type RotateWebhookEndpointSecretResponse = Message<"docgen.admin.
 export declare const RotateWebhookEndpointSecretResponseSchema: GenMessage<RotateWebhookEndpointSecretResponse>;
 
 /**
+ * @generated from message docgen.admin.v1.SendTestEventRequest
+ */
+export declare type SendTestEventRequest = Message<"docgen.admin.v1.SendTestEventRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.SendTestEventRequest.
+ * Use `create(SendTestEventRequestSchema)` to create a new message.
+ */
+export declare const SendTestEventRequestSchema: GenMessage<SendTestEventRequest>;
+
+/**
+ * @generated from message docgen.admin.v1.SendTestEventResponse
+ */
+export declare type SendTestEventResponse = Message<"docgen.admin.v1.SendTestEventResponse"> & {
+  /**
+   * The delivery created for the test event, `dlv_…`.
+   *
+   * @generated from field: string delivery_id = 1;
+   */
+  deliveryId: string;
+
+  /**
+   * The test event, `evt_…`.
+   *
+   * @generated from field: string event_id = 2;
+   */
+  eventId: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.SendTestEventResponse.
+ * Use `create(SendTestEventResponseSchema)` to create a new message.
+ */
+export declare const SendTestEventResponseSchema: GenMessage<SendTestEventResponse>;
+
+/**
  * Webhook endpoints of a workspace. The signing secret (`whsec_…`) is returned only by
  * create and rotate; it is stored encrypted.
  *
@@ -267,6 +308,17 @@ export declare const WebhookEndpointService: GenService<{
     methodKind: "unary";
     input: typeof RotateWebhookEndpointSecretRequestSchema;
     output: typeof RotateWebhookEndpointSecretResponseSchema;
+  },
+  /**
+   * Sends a signed `generation.completed`-shaped ping marked as a test to one endpoint,
+   * recorded as a delivery like any other.
+   *
+   * @generated from rpc docgen.admin.v1.WebhookEndpointService.SendTestEvent
+   */
+  sendTestEvent: {
+    methodKind: "unary";
+    input: typeof SendTestEventRequestSchema;
+    output: typeof SendTestEventResponseSchema;
   },
 }>;
 
