@@ -9,6 +9,7 @@ import type { TemplatesRepository } from '../store/templates-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import { checkPage, quoteId, requireId, requireName, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
 import { normalizeContent, resolvePreviewVariables, type TemplateContentInput } from './template-content.ts';
+import { isRenderError } from '../render/render-error.ts';
 
 /** One problem found by the analyzer: a message, or an object carrying one. */
 export type TemplateProblem = string | { message: string };
@@ -195,9 +196,8 @@ function checkVersionNumber(version: number, zeroAllowed: boolean): void {
  */
 function previewError(err: unknown): unknown {
   if (err instanceof DomainError) return err;
-  const kind = (err as { kind?: unknown } | null)?.kind;
-  const message = (err as { message?: unknown } | null)?.message;
-  if (kind === 'permanent' && typeof message === 'string') return validationError([{ field: 'content', issue: message }], `Preview failed: ${message}`);
-  if (kind === 'transient') return new DomainError('UNAVAILABLE', 'The renderer is unavailable; retry the preview shortly', { retryAfterSeconds: 1, cause: err });
+  if (!isRenderError(err)) return err;
+  if (err.permanent) return validationError([{ field: 'content', issue: err.message }], `Preview failed: ${err.message}`);
+  return new DomainError('UNAVAILABLE', 'The renderer is unavailable; retry the preview shortly', { retryAfterSeconds: 1, cause: err });
   return err;
 }

@@ -37,6 +37,17 @@ export interface Config {
     browserRecycleAfterRenders: number;
     browserMaxRssMb: number;
     maxAttempts: number;
+    /** Bound of a document's load (optional in hand-built configs; default 5 s). */
+    loadTimeoutMs?: number;
+    /** Largest printed HTML document (optional in hand-built configs; default 2 MiB). */
+    maxHtmlBytes?: number;
+  };
+  /** Connection hygiene of every listener (public, admin, ops). */
+  http: {
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    maxConnections: number;
   };
   api: {
     rateLimitPerSecond: number;
@@ -85,6 +96,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { name: 'DOCGEN_LIQUID_MEMORY_MB', default: '64', description: 'Heap limit of a Liquid worker process.' },
   { name: 'DOCGEN_BROWSER_RECYCLE_RENDERS', default: '1000', description: 'Restart Chromium after this many renders.' },
   { name: 'DOCGEN_BROWSER_MAX_RSS_MB', default: '1500', description: 'Restart Chromium when its processes use more memory than this.' },
+  { name: 'DOCGEN_RENDER_LOAD_TIMEOUT_MS', default: '5000', description: 'Time a document (and its header/footer) has to finish loading in Chromium; past it the render fails permanently (it waits for something that never arrives).' },
+  { name: 'DOCGEN_RENDER_MAX_HTML_BYTES', default: '2097152', description: 'Largest HTML document Chromium is asked to print; a bigger one fails permanently at once.' },
+  { name: 'DOCGEN_HTTP_HEADERS_TIMEOUT_MS', default: '10000', description: 'Every listener: time a client has to send a request\'s headers (a silent connection is closed after it).' },
+  { name: 'DOCGEN_HTTP_REQUEST_TIMEOUT_MS', default: '30000', description: 'Every listener: time a client has to send a whole request, body included.' },
+  { name: 'DOCGEN_HTTP_KEEP_ALIVE_TIMEOUT_MS', default: '65000', description: 'Every listener: how long an idle keep-alive connection stays open.' },
+  { name: 'DOCGEN_HTTP_MAX_CONNECTIONS', default: '1000', description: 'Every listener: open connections accepted at once; more are refused until some close.' },
   { name: 'DOCGEN_RENDER_MAX_ATTEMPTS', default: '3', description: 'Attempts in all for transient render failures before FAILED.' },
   { name: 'DOCGEN_RATE_LIMIT_PER_SECOND', default: '20', description: 'Default sustained requests/s per API key (keys may override).' },
   { name: 'DOCGEN_RATE_LIMIT_BURST', default: '40', description: 'Default burst per API key.' },
@@ -282,6 +299,14 @@ export function loadConfig(env: Env = process.env): Config {
       browserRecycleAfterRenders: r.integer('DOCGEN_BROWSER_RECYCLE_RENDERS', 1, 1000000),
       browserMaxRssMb: r.integer('DOCGEN_BROWSER_MAX_RSS_MB', 128, 65536),
       maxAttempts: r.integer('DOCGEN_RENDER_MAX_ATTEMPTS', 1, 10),
+      loadTimeoutMs: r.integer('DOCGEN_RENDER_LOAD_TIMEOUT_MS', 500, 300000),
+      maxHtmlBytes: r.integer('DOCGEN_RENDER_MAX_HTML_BYTES', 64 * 1024, 512 * 1024 * 1024),
+    },
+    http: {
+      headersTimeoutMs: r.integer('DOCGEN_HTTP_HEADERS_TIMEOUT_MS', 1000, 600000),
+      requestTimeoutMs: r.integer('DOCGEN_HTTP_REQUEST_TIMEOUT_MS', 1000, 3600000),
+      keepAliveTimeoutMs: r.integer('DOCGEN_HTTP_KEEP_ALIVE_TIMEOUT_MS', 1000, 3600000),
+      maxConnections: r.integer('DOCGEN_HTTP_MAX_CONNECTIONS', 1, 1000000),
     },
     api: {
       rateLimitPerSecond: r.number('DOCGEN_RATE_LIMIT_PER_SECOND', 0.001, 1000000),

@@ -82,6 +82,8 @@ export async function createRenderEngine(config: RenderEngineConfig, deps: Rende
     concurrency: config.concurrency,
     recycleAfterRenders: config.browserRecycleAfterRenders,
     maxMemoryMb: config.browserMaxRssMb,
+    ...(config.loadTimeoutMs ? { loadTimeoutMs: config.loadTimeoutMs } : {}),
+    ...(config.maxHtmlBytes ? { maxHtmlBytes: config.maxHtmlBytes } : {}),
     ...(config.userDataDir ? { tmpDir: config.userDataDir } : {}),
     onEvent: eventHandler(deps),
   });

@@ -1,16 +1,21 @@
-// The one error type the render engine throws. The pipeline only needs `kind`: a permanent
-// error fails the generation at once (contract §2), a transient one is retried with back-off.
-// Messages are shown to API clients as the generation's `error`: they name the problem and
-// never carry internals (stack traces, paths, Chromium output).
+// The one error type of rendering: the engine, the Chromium pool and the render pipeline all
+// throw RenderError, and callers decide by its `code` (through `permanent`), never by message or
+// class name. A permanent error fails the generation at once (docs/architecture.md, render
+// pipeline), a transient one is retried with back-off.
+// Messages are shown to API clients as the generation's `error`: they name the problem in the
+// author's terms and never carry internals (stack traces, paths, errno codes, Chromium output).
 
 export type RenderErrorKind = 'permanent' | 'transient';
 
 export type RenderErrorCode =
+  /** The generation's template does not exist, is archived or has no published version. */
+  | 'TEMPLATE_UNAVAILABLE'
   /** A supplied variable the template does not declare. */
   | 'UNKNOWN_VARIABLE'
   /** A required declared variable was not supplied. */
   | 'MISSING_VARIABLE'
-  /** The stored version itself is unusable (bad PDF options, unparsable Liquid). */
+  /** The stored version itself is unusable (bad PDF options, unparsable Liquid, a header or
+   * footer that loads external resources). */
   | 'INVALID_TEMPLATE'
   /** Liquid failed while rendering (undefined filter, missing partial, limits, ...). */
   | 'LIQUID_ERROR'
@@ -18,6 +23,12 @@ export type RenderErrorCode =
   | 'LIQUID_TIMEOUT'
   /** Liquid used up its heap: same input, same result. */
   | 'LIQUID_MEMORY'
+  /** The document did not finish loading within its bound (something in it waits forever). */
+  | 'PAGE_LOAD_TIMEOUT'
+  /** The document is too large to print (its HTML is over the size bound). */
+  | 'DOCUMENT_TOO_LARGE'
+  /** This render crashed the browser page again after a crash on an earlier attempt. */
+  | 'CRASHED_REPEATEDLY'
   /** The whole render (or the Chromium step) ran past its deadline. */
   | 'RENDER_TIMEOUT'
   /** Chromium or the page's renderer process died during the render. */
@@ -28,12 +39,16 @@ export type RenderErrorCode =
   | 'INTERNAL';
 
 const KINDS: Record<RenderErrorCode, RenderErrorKind> = {
+  TEMPLATE_UNAVAILABLE: 'permanent',
   UNKNOWN_VARIABLE: 'permanent',
   MISSING_VARIABLE: 'permanent',
   INVALID_TEMPLATE: 'permanent',
   LIQUID_ERROR: 'permanent',
   LIQUID_TIMEOUT: 'permanent',
   LIQUID_MEMORY: 'permanent',
+  PAGE_LOAD_TIMEOUT: 'permanent',
+  DOCUMENT_TOO_LARGE: 'permanent',
+  CRASHED_REPEATEDLY: 'permanent',
   RENDER_TIMEOUT: 'transient',
   BROWSER_CRASHED: 'transient',
   BROWSER_UNAVAILABLE: 'transient',
@@ -59,6 +74,11 @@ export class RenderError extends Error {
 
 export function isRenderError(err: unknown): err is RenderError {
   return err instanceof RenderError;
+}
+
+/** Whether a render error code names a failure retrying cannot fix. */
+export function isPermanentCode(code: RenderErrorCode): boolean {
+  return KINDS[code] === 'permanent';
 }
 
 /** Wraps anything thrown inside the engine; RenderErrors pass through unchanged. */

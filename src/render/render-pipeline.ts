@@ -10,6 +10,8 @@ import type { JsonObject, TemplateVersionContent } from '../domain/template.ts';
 import type { GenerationDoc } from '../store/documents.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
+import { RenderError, isRenderError } from './render-error.ts';
+import { CrashThrottle } from './crash-throttle.ts';
 
 export interface RenderJob {
   generationId: string;
@@ -52,13 +54,9 @@ export interface RenderOutcomeListener {
 /** Transient failures are retried after these delays (attempt 1 -> 2, 2 -> 3). */
 export const RENDER_RETRY_DELAYS_MS = [1000, 4000, 10000];
 
-/** Errors the renderer classifies; anything unclassified counts as transient. */
+/** RenderErrors say whether retrying can help; anything else (storage, broker) is transient. */
 export function isPermanentRenderError(err: unknown): boolean {
-  return (err as { kind?: string } | null)?.kind === 'permanent';
-}
-
-class PermanentFailure extends Error {
-  readonly kind = 'permanent';
+  return isRenderError(err) && err.permanent;
 }
 
 export function outputKeyFor(doc: Pick<GenerationDoc, '_id' | 'workspaceId'>): string {
@@ -88,6 +86,8 @@ export interface RenderPipelineDeps {
   leaseMs: number;
   onOutcome?: RenderOutcomeListener;
   onError?: (err: unknown, generationId: string) => void;
+  /** Holds back a workspace whose renders keep crashing pages (default: 3 crashes a minute). */
+  crashThrottle?: CrashThrottle;
 }
 
 /** Versions are immutable: a render worker keeps the ones it used (saves a read per render). */
@@ -99,8 +99,11 @@ export class RenderPipeline {
   /** Identifies this worker's leases. */
   readonly workerId = `render-${randomUUID()}`;
 
+  private readonly throttle: CrashThrottle;
+
   constructor(deps: RenderPipelineDeps) {
     this.deps = deps;
+    this.throttle = deps.crashThrottle ?? new CrashThrottle();
   }
 
   async process(job: RenderJob, control: JobControl): Promise<void> {
@@ -129,6 +132,15 @@ export class RenderPipeline {
       return;
     }
 
+    const workspace = doc.workspaceId.toHexString();
+    if (!this.throttle.tryStart(workspace)) {
+      // This workspace keeps crashing pages and already has a render running here: its other
+      // jobs wait, so they cannot take every page from the other workspaces.
+      await generations.handBack(id, this.workerId);
+      await control.nak(this.throttle.delayMs);
+      this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
+      return;
+    }
     const heartbeat = setInterval(() => {
       control.working();
       generations.extendLease(id, this.workerId, this.deps.leaseMs).catch(() => {});
@@ -146,19 +158,32 @@ export class RenderPipeline {
         this.deps.onOutcome?.('completed', { generationId: job.generationId, durationMs: performance.now() - started });
       }
       await control.ack();
-    } catch (err) {
+    } catch (caught) {
+      let err = caught;
+      if (isRenderError(err) && err.code === 'BROWSER_CRASHED') {
+        this.throttle.recordCrash(workspace);
+        if (doc.lastErrorCode === 'BROWSER_CRASHED') {
+          err = new RenderError(
+            'CRASHED_REPEATEDLY',
+            'The document crashed the browser on two attempts and will not be retried; simplify the template (its header and footer especially) and try again',
+            { cause: err },
+          );
+        }
+      }
       const message = errorMessage(err);
       if (isPermanentRenderError(err) || doc.attempts >= this.deps.maxAttempts) {
         await this.finishFailed(id, message, templateVersion, control, started, job.generationId);
       } else {
         this.deps.onError?.(err, job.generationId);
         const delayMs = RENDER_RETRY_DELAYS_MS[doc.attempts - 1] ?? 10000;
-        await generations.releaseForRetry(id, this.workerId, message, new Date(Date.now() + delayMs));
+        const code = isRenderError(err) ? err.code : null;
+        await generations.releaseForRetry(id, this.workerId, message, new Date(Date.now() + delayMs), code);
         await control.nak(delayMs);
         this.deps.onOutcome?.('retried', { generationId: job.generationId, durationMs: performance.now() - started, error: message });
       }
     } finally {
       clearInterval(heartbeat);
+      this.throttle.finish(workspace);
     }
   }
 
@@ -181,13 +206,13 @@ export class RenderPipeline {
   private async publishedVersion(doc: GenerationDoc): Promise<{ content: TemplateVersionContent; version: number }> {
     const template = doc.templateId ? await this.deps.templates.get(doc.templateId) : null;
     if (!template || !template.workspaceId.equals(doc.workspaceId)) {
-      throw new PermanentFailure(`Template "${doc.templateRef}" does not exist`);
+      throw new RenderError('TEMPLATE_UNAVAILABLE', `Template "${doc.templateRef}" does not exist`);
     }
     if (template.status === 'ARCHIVED') {
-      throw new PermanentFailure(`Template "${doc.templateRef}" (${template.name}) is archived`);
+      throw new RenderError('TEMPLATE_UNAVAILABLE', `Template "${doc.templateRef}" (${template.name}) is archived`);
     }
     if (template.publishedVersion === 0) {
-      throw new PermanentFailure(`Template "${doc.templateRef}" (${template.name}) has no published version`);
+      throw new RenderError('TEMPLATE_UNAVAILABLE', `Template "${doc.templateRef}" (${template.name}) has no published version`);
     }
     const cacheKey = `${template._id.toHexString()}:${template.publishedVersion}`;
     let content = this.versions.get(cacheKey);

@@ -70,6 +70,8 @@ export interface GenerationDoc {
   leaseOwner: string | null;
   leaseUntil: Date | null;
   lastError: string | null;
+  /** Code of the last transient failure (a RenderError code; absent on rows written before it). */
+  lastErrorCode?: string | null;
   /** Outbox of the final event: false from the final transition until the event is published. */
   eventPublished: boolean | null;
 }

@@ -142,11 +142,11 @@ export class GenerationsRepository {
    * (contract §2 has no way back to PENDING). Any worker may claim it (leaseOwner null); the
    * sweeper only steps in if nobody has by `retryAt` plus its grace.
    */
-  async releaseForRetry(id: ObjectId, owner: string, error: string, retryAt: Date): Promise<boolean> {
+  async releaseForRetry(id: ObjectId, owner: string, error: string, retryAt: Date, errorCode: string | null = null): Promise<boolean> {
     const now = new Date();
     const result = await this.collection.updateOne(
       { _id: id, status: 'PROCESSING', leaseOwner: owner },
-      { $set: { leaseOwner: null, leaseUntil: retryAt, lastError: error, updatedAt: now } },
+      { $set: { leaseOwner: null, leaseUntil: retryAt, lastError: error, lastErrorCode: errorCode, updatedAt: now } },
     );
     return result.matchedCount === 1;
   }

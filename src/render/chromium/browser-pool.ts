@@ -2,12 +2,13 @@
 // reused-page concurrency model (reused-page-concurrency.ts) keeps pages open between jobs;
 // BrowserHost (browser-host.ts) owns the Chromium processes.
 //
-// Error classification for the pipeline: every failure here is transient (a time-out, a crash,
-// no browser) because the HTML itself was already produced; permanent template problems are
-// caught before (resolveVariables, Liquid, PDF option validation).
+// Error classification for the pipeline: a crash, a time-out of the whole step or no browser is
+// transient; what the document itself causes every time (too large, never finishes loading, a
+// header/footer Chromium cannot print) is permanent (see printPdf).
 
 import { tmpdir } from 'node:os';
 import puppeteer from 'puppeteer';
+import { TimeoutError } from 'puppeteer';
 import type { Page } from 'puppeteer';
 import { Cluster } from 'puppeteer-cluster';
 import type { PdfOptions } from '../../domain/template.ts';
@@ -15,6 +16,7 @@ import { toPuppeteerPdfOptions, validatePdfOptions } from '../pdf-options.ts';
 import { RenderError } from '../render-error.ts';
 import { BrowserHost } from './browser-host.ts';
 import type { BrowserPoolEvent } from './browser-host.ts';
+import { checkHeaderFooter } from './header-footer-check.ts';
 import { guardPage } from './page-guard.ts';
 import { reusedPageConcurrency, slotOf, unavailableReason } from './reused-page-concurrency.ts';
 
@@ -35,6 +37,14 @@ export interface BrowserPoolOptions {
   launchTimeoutMs?: number;
   /** How often the browser's memory is measured. Default 2 s. */
   memoryCheckIntervalMs?: number;
+  /**
+   * Bound of the wait for the document's load event (and of the header/footer check). Only
+   * data: URLs load, so a document still loading past it waits for something that never comes
+   * (an SVG <use> of an external URL): permanent PAGE_LOAD_TIMEOUT. Default 5 s.
+   */
+  loadTimeoutMs?: number;
+  /** Largest HTML document printed; bigger ones fail at once (DOCUMENT_TOO_LARGE). Default 2 MiB. */
+  maxHtmlBytes?: number;
   /** Page lifecycle event awaited after setting the content. Default 'load' (images decoded). */
   waitUntil?: 'load' | 'domcontentloaded';
   /**
@@ -137,6 +147,8 @@ export class BrowserPool {
       launchTimeoutMs: 30_000,
       memoryCheckIntervalMs: 2_000,
       waitUntil: 'load',
+      loadTimeoutMs: 5_000,
+      maxHtmlBytes: 2 * 1024 * 1024,
       taggedPdf: true,
       extraArgs: [],
       ...options,
@@ -190,7 +202,8 @@ export class BrowserPool {
 
   /**
    * Prints a full HTML document to PDF. Throws RenderError: RENDER_TIMEOUT, BROWSER_CRASHED,
-   * BROWSER_UNAVAILABLE or INTERNAL (all transient), INVALID_TEMPLATE for invalid options.
+   * BROWSER_UNAVAILABLE or INTERNAL (all transient); permanent INVALID_TEMPLATE (invalid options,
+   * a header/footer loading external stylesheets or fonts), PAGE_LOAD_TIMEOUT, DOCUMENT_TOO_LARGE.
    */
   printPdf(html: string, pdfOptions: PdfOptions, options: PrintOptions): Promise<Buffer> {
     const cluster = this.cluster;
@@ -199,6 +212,13 @@ export class BrowserPool {
     }
     const problems = validatePdfOptions(pdfOptions);
     if (problems.length > 0) return Promise.reject(new RenderError('INVALID_TEMPLATE', `Invalid PDF options: ${problems.join('; ')}`));
+    const htmlBytes = Buffer.byteLength(html);
+    if (htmlBytes > this.options.maxHtmlBytes) {
+      const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+      return Promise.reject(
+        new RenderError('DOCUMENT_TOO_LARGE', `The rendered document is ${mb(htmlBytes)} of HTML, more than the ${mb(this.options.maxHtmlBytes)} that can be printed; split it or show fewer rows`),
+      );
+    }
 
     return new Promise<Buffer>((resolve, reject) => {
       const timeoutMs = Math.max(1, options.timeoutMs);
@@ -359,8 +379,20 @@ export class BrowserPool {
   }
 
   private async print(page: Page, job: Job): Promise<Buffer> {
+    const loadTimeoutMs = this.options.loadTimeoutMs;
+    const refused = await checkHeaderFooter(page, job.pdfOptions, loadTimeoutMs);
+    if (refused) throw refused;
     // Page.setDocumentContent: no navigation, so no request to intercept for the document itself.
-    await page.setContent(job.html, { waitUntil: this.options.waitUntil, timeout: 0 });
+    try {
+      await page.setContent(job.html, { waitUntil: this.options.waitUntil, timeout: loadTimeoutMs });
+    } catch (err) {
+      if (!(err instanceof TimeoutError)) throw err;
+      throw new RenderError(
+        'PAGE_LOAD_TIMEOUT',
+        `The document did not finish loading within ${loadTimeoutMs} ms: something in it waits for a resource that never arrives (only data: URLs load; an SVG <use> of an external file never finishes)`,
+        { cause: err },
+      );
+    }
     const pdf = await page.pdf({ ...toPuppeteerPdfOptions(job.pdfOptions), tagged: this.options.taggedPdf, timeout: 0 });
     return Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
   }

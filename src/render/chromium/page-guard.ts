@@ -26,8 +26,20 @@ function isAllowed(request: HTTPRequest, page: Page): boolean {
   return !(request.isNavigationRequest() && request.frame() === page.mainFrame());
 }
 
+/** Per page, who wants to see its requests (the header/footer check) until it says stop. */
+const observers = new WeakMap<Page, (request: HTTPRequest) => void>();
+
+/** Calls `observer` for every request the page makes until the returned function is called. */
+export function observeRequests(page: Page, observer: (request: HTTPRequest) => void): () => void {
+  observers.set(page, observer);
+  return () => {
+    if (observers.get(page) === observer) observers.delete(page);
+  };
+}
+
 export async function guardPage(page: Page, hooks: PageGuardHooks = {}): Promise<void> {
   page.on('request', (request) => {
+    observers.get(page)?.(request);
     if (request.isInterceptResolutionHandled()) return;
     if (isAllowed(request, page)) {
       request.continue().catch(() => {}); // the page may be gone meanwhile

@@ -1,0 +1,59 @@
+// Chromium prints the header and footer templates in frames that have no way to load anything:
+// an image that is not a data: URL is left out, but a stylesheet or a font that is not a data:
+// URL (a <link rel=stylesheet>, <link rel=preload as=style|font>, @import, @font-face src,
+// also through <base href>) crashes the page's renderer process ("Printing failed"), every time.
+// Measured with Chromium 156; see test/integration/render-isolation.test.ts. Inline <style> and
+// data: URLs (images, fonts, stylesheets, @import) print fine.
+//
+// Publishing refuses such templates (src/render/liquid/analyze-template.ts), but a header can
+// also get its URLs from variables or Liquid. So before printing, the rendered header and footer
+// are loaded as ordinary documents (iframe srcdoc) in the render's own page, where request
+// interception sees and refuses every load; a stylesheet or font load that is not a data: URL
+// fails the render permanently with a message naming the template and the resource, instead of
+// crashing a renderer and being retried.
+
+import type { HTTPRequest, Page } from 'puppeteer';
+import { RenderError } from '../render-error.ts';
+import { observeRequests } from './page-guard.ts';
+
+const CRASHING_TYPES: Record<string, string> = {
+  stylesheet: 'an external stylesheet',
+  font: 'an external font',
+};
+
+function attribute(value: string): string {
+  return value.replaceAll('&', '&amp;').replaceAll('"', '&quot;');
+}
+
+/** The problem with a header or footer, or undefined when it is safe to print. */
+export async function checkHeaderFooter(
+  page: Page,
+  templates: { headerTemplate: string; footerTemplate: string },
+  timeoutMs: number,
+): Promise<RenderError | undefined> {
+  const slots = (['header', 'footer'] as const).filter((slot) => templates[`${slot}Template`] !== '');
+  if (slots.length === 0) return undefined;
+  const found: { slot: string; what: string }[] = [];
+  const stop = observeRequests(page, (request: HTTPRequest) => {
+    const what = CRASHING_TYPES[request.resourceType()];
+    if (what === undefined || request.url().startsWith('data:')) return;
+    const slot = request.frame()?.name() ?? '';
+    found.push({ slot: slots.includes(slot as 'header') ? slot : slots[0]!, what });
+  });
+  try {
+    const frames = slots.map((slot) => `<iframe name="${slot}" srcdoc="${attribute(templates[`${slot}Template`])}"></iframe>`);
+    await page.setContent(`<!doctype html><html><body>${frames.join('')}</body></html>`, { waitUntil: 'load', timeout: timeoutMs });
+  } catch (err) {
+    if (found.length === 0) {
+      return new RenderError('PAGE_LOAD_TIMEOUT', `The header or footer template did not finish loading within ${timeoutMs} ms`, { cause: err });
+    }
+  } finally {
+    stop();
+  }
+  const first = found[0];
+  if (!first) return undefined;
+  return new RenderError(
+    'INVALID_TEMPLATE',
+    `The ${first.slot} template loads ${first.what}: not allowed (Chromium cannot load resources in headers and footers); put the CSS in a <style> element and embed fonts and images as data: URLs`,
+  );
+}
