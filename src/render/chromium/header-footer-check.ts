@@ -21,6 +21,9 @@ const CRASHING_TYPES: Record<string, string> = {
   font: 'an external font',
 };
 
+/** Quiet time after the load event that counts as "no more requests coming". */
+const SETTLE_MS = 25;
+
 function attribute(value: string): string {
   return value.replaceAll('&', '&amp;').replaceAll('"', '&quot;');
 }
@@ -42,7 +45,10 @@ export async function checkHeaderFooter(
   });
   try {
     const frames = slots.map((slot) => `<iframe name="${slot}" srcdoc="${attribute(templates[`${slot}Template`])}"></iframe>`);
+    const started = Date.now();
     await page.setContent(`<!doctype html><html><body>${frames.join('')}</body></html>`, { waitUntil: 'load', timeout: timeoutMs });
+    // Preloads do not hold up the load event, and their requests can be reported just after it.
+    await page.waitForNetworkIdle({ idleTime: SETTLE_MS, timeout: Math.max(1, timeoutMs - (Date.now() - started)) });
   } catch (err) {
     if (found.length === 0) {
       return new RenderError('PAGE_LOAD_TIMEOUT', `The header or footer template did not finish loading within ${timeoutMs} ms`, { cause: err });
