@@ -8,7 +8,7 @@ import type { CallContext, PublicApi } from '../src/api/public-api.ts';
 import { writeRateLimitHeaders } from '../src/api/rate-limit-headers.ts';
 import { requestIdFrom } from '../src/api/request-id.ts';
 import { DomainError, validationError, type FieldIssue } from '../src/domain/errors.ts';
-import { parseCreateGenerationBody, validateIdempotencyKey } from '../src/generations/create-input.ts';
+import { VARIABLES_TOO_DEEP, parseCreateGenerationBody, validateIdempotencyKey } from '../src/generations/create-input.ts';
 import type { ListGenerationsInput } from '../src/generations/generation-service.ts';
 import type { GenerationView } from '../src/generations/generation-view.ts';
 import { BodyError, MethodNotAllowed, sendError } from './rest-errors.ts';
@@ -237,7 +237,9 @@ export function parseJsonBody(raw: Buffer): unknown {
   } catch {
     throw validationError([{ field: 'body', issue: 'is not valid UTF-8' }]);
   }
-  if (exceedsDepth(text, MAX_JSON_DEPTH)) {
+  const tooDeep = exceedsDepth(text, MAX_JSON_DEPTH);
+  if (tooDeep === 'variables') throw validationError([VARIABLES_TOO_DEEP]);
+  if (tooDeep !== undefined) {
     throw validationError([{ field: 'body', issue: `must not be nested deeper than ${MAX_JSON_DEPTH} levels` }]);
   }
   try {
@@ -247,21 +249,34 @@ export function parseJsonBody(raw: Buffer): unknown {
   }
 }
 
-/** Nesting depth of JSON text without parsing it (brackets outside strings). */
-function exceedsDepth(text: string, limit: number): boolean {
+/**
+ * Whether JSON text nests deeper than `limit` (brackets outside strings), without parsing it.
+ * Returns undefined when it does not, else the top-level member the too deep part is in ('' if
+ * none), so that deep `variables` get the same message here as over gRPC and Connect.
+ */
+function exceedsDepth(text: string, limit: number): string | undefined {
   let depth = 0;
   let inString = false;
+  let stringStart = 0;
+  let lastString = '';
+  let member = '';
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
       if (c === 92) i++; // backslash: skip the escaped character
-      else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
+      else if (c === 34) {
+        inString = false;
+        if (depth === 1) lastString = text.slice(stringStart, i);
+      }
+    } else if (c === 34) {
+      inString = true;
+      stringStart = i + 1;
+    } else if (c === 58 && depth === 1) member = lastString;
     else if (c === 123 || c === 91) {
-      if (++depth > limit) return true;
+      if (++depth > limit) return member;
     } else if (c === 125 || c === 93) depth--;
   }
-  return false;
+  return undefined;
 }
 
 export function parseListQuery(params: URLSearchParams): ListGenerationsInput {

@@ -52,7 +52,7 @@ export interface BuildAppOptions {
 export async function buildApp(config: Config, options: BuildAppOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger({ level: config.logLevel, role: config.roles.join(',') });
   const metrics = createMetrics({ defaultLabels: { role: config.roles.join(',') } });
-  const ops = createOpsServer({ address: config.opsAddress, metrics, logger });
+  const ops = createOpsServer({ address: config.opsAddress, metrics, logger, connections: config.http });
   const infrastructure = await connectInfrastructure(config, { logger, metrics, ops });
 
   const closers: { name: string; stopAccepting?: () => Promise<void>; drain?: (signal: AbortSignal) => Promise<void>; close?: () => Promise<void> }[] = [];
@@ -114,10 +114,10 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
           void rest(req, res);
         }
       };
-      publicServer = await startDualProtocolServer(config.publicAddress, handler);
+      publicServer = await startDualProtocolServer(config.publicAddress, handler, config.http);
 
       const adminRouter = buildAdminRouter(config, infrastructure, { logger, metrics });
-      adminServer = await startDualProtocolServer(config.adminAddress, adminRouter.handler);
+      adminServer = await startDualProtocolServer(config.adminAddress, adminRouter.handler, config.http);
       closers.push({
         name: 'api',
         stopAccepting: async () => {

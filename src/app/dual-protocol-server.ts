@@ -14,13 +14,69 @@ export type RequestHandler = (
 
 const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
+/** Connection hygiene (config `http`, DOCGEN_HTTP_*), the same on every listener. */
+export interface ConnectionLimits {
+  /** Time from connecting (or from the end of the last response) to a request's complete headers. */
+  headersTimeoutMs: number;
+  /** Time to receive a whole request, body included. */
+  requestTimeoutMs: number;
+  /** Idle keep-alive connections (and idle HTTP/2 sessions) close after this. */
+  keepAliveTimeoutMs: number;
+  /** Open connections at once; more are refused (closed at accept) until some close. */
+  maxConnections: number;
+}
+
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 65_000,
+  maxConnections: 1000,
+};
+
+/**
+ * Node enforces headersTimeout and requestTimeout with a timer its HTTP server starts on its
+ * own 'listening' event (connection tracking), so a server that only gets connections handed
+ * over with emit('connection') enforces neither. Emitting 'listening' starts that tracking
+ * (a documented event; the listener it runs is Node's own), so Node's checks apply as they do
+ * to any listening server: 408 and close for headers or a body too slow to arrive.
+ */
+export function enforceRequestTimeouts(server: http.Server, limits: ConnectionLimits): void {
+  server.headersTimeout = limits.headersTimeoutMs;
+  server.requestTimeout = limits.requestTimeoutMs;
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.emit('listening');
+}
+
+/**
+ * An answer sent before the request body was read (413, 404, a refused upload) would be lost
+ * when the connection closes with unread bytes: the kernel then resets it, and the client
+ * discards what it had not read yet. So when a response ends with body bytes still unread, the
+ * rest is read and dropped (bounded by requestTimeout and this many bytes) before the
+ * connection may close.
+ */
+const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024;
+
+function drainUnreadBody(req: http.IncomingMessage): void {
+  if (req.complete || req.destroyed) return;
+  let discarded = 0;
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > DISCARD_LIMIT_BYTES) req.socket.destroy();
+  });
+  req.resume();
+}
+
 export interface DualProtocolServer {
   readonly port: number;
   /** Stops accepting connections and closes idle ones; in-flight requests finish. */
   close(): Promise<void>;
 }
 
-export async function startDualProtocolServer(address: ListenAddress, handler: RequestHandler): Promise<DualProtocolServer> {
+export async function startDualProtocolServer(
+  address: ListenAddress,
+  handler: RequestHandler,
+  limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+): Promise<DualProtocolServer> {
   // While closing, a connection must not outlive its last response, or close() would wait
   // for the 5 s cut. h1.closeIdleConnections() cannot help: the connections are handed to h1,
   // which never listens, so it does not track them. Hence our own books: requests in flight
@@ -30,7 +86,7 @@ export async function startDualProtocolServer(address: ListenAddress, handler: R
   let closing = false;
   const inFlight = new Map<net.Socket, number>();
   const unstarted = new Set<http.ServerResponse>();
-  const h1 = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000, headersTimeout: 30_000 }, (req, res) => {
+  const h1 = http.createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => {
     const socket = req.socket;
     inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
     if (closing) res.setHeader('Connection', 'close');
@@ -44,21 +100,30 @@ export async function startDualProtocolServer(address: ListenAddress, handler: R
       inFlight.set(socket, left);
       if (closing && left <= 0) socket.end();
     };
-    res.once('finish', finished);
+    res.once('finish', () => {
+      drainUnreadBody(req);
+      finished();
+    });
     res.once('close', finished);
     handler(req, res);
   });
+  enforceRequestTimeouts(h1, limits);
   const h2 = http2.createServer({}, handler);
+  // An HTTP/2 session with no activity for this long is closed (streams keep it active).
+  h2.setTimeout(limits.keepAliveTimeoutMs); // no listener: Node destroys the idle session
   const sockets = new Set<net.Socket>();
   const http2Sockets = new Set<net.Socket>();
   const front = net.createServer((socket) => {
     sockets.add(socket);
+    // Until its first bytes, a connection belongs to no server: it gets the headers time-out here.
+    socket.setTimeout(limits.headersTimeoutMs, () => socket.destroy());
     socket.on('close', () => {
       sockets.delete(socket);
       http2Sockets.delete(socket);
       inFlight.delete(socket);
     });
     socket.once('data', (first: Buffer) => {
+      socket.setTimeout(0);
       socket.pause();
       socket.unshift(first);
       const isHttp2 = first.subarray(0, Math.min(first.length, HTTP2_PREFACE.length)).equals(HTTP2_PREFACE.subarray(0, Math.min(first.length, HTTP2_PREFACE.length)));
@@ -74,6 +139,7 @@ export async function startDualProtocolServer(address: ListenAddress, handler: R
     });
     socket.on('error', () => socket.destroy());
   });
+  front.maxConnections = limits.maxConnections;
   await new Promise<void>((resolve, reject) => {
     front.once('error', reject);
     front.listen(address.port, address.host, () => resolve());

@@ -34,6 +34,8 @@ export interface OpsServerOptions {
   logger: Logger;
   /** Time-out of each readiness check. Default 2000 ms (below the probe's own time-out). */
   checkTimeoutMs?: number;
+  /** Connection hygiene (config `http`); defaults 10 s headers, 30 s request, 1000 connections. */
+  connections?: { headersTimeoutMs: number; requestTimeoutMs: number; maxConnections: number };
 }
 
 export interface OpsServer {
@@ -139,7 +141,9 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
   });
   // Probes and scrapes are short; do not let idle keep-alive sockets delay close().
   server.keepAliveTimeout = 5000;
-  server.requestTimeout = 30_000;
+  server.headersTimeout = options.connections?.headersTimeoutMs ?? 10_000;
+  server.requestTimeout = options.connections?.requestTimeoutMs ?? 30_000;
+  server.maxConnections = options.connections?.maxConnections ?? 1000;
 
   return {
     addReadinessCheck(name, check) {

@@ -4,7 +4,7 @@ import { create } from '@bufbuild/protobuf';
 import { timestampDate, timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext } from '@connectrpc/connect';
 import { validationError } from '../domain/errors.ts';
-import { MAX_TEMPLATE_ID_LENGTH, MAX_VARIABLES_DEPTH, jsonDepth, validateIdempotencyKey } from '../generations/create-input.ts';
+import { createInputIssues, validateIdempotencyKey } from '../generations/create-input.ts';
 import type { GenerationView } from '../generations/generation-view.ts';
 import type { CallContext, PublicApi } from '../api/public-api.ts';
 import type { JsonObject } from '../domain/template.ts';
@@ -67,14 +67,9 @@ export class GenerationHandler {
     const call = callContext(ctx);
     try {
       const view = await this.api.createGeneration(call, () => {
-        const issues = [];
-        if (req.templateId.length < 1) issues.push({ field: 'templateId', issue: 'must be at least 1 character' });
-        else if (req.templateId.length > MAX_TEMPLATE_ID_LENGTH) issues.push({ field: 'templateId', issue: `must be at most ${MAX_TEMPLATE_ID_LENGTH} characters` });
-        if (req.format !== DocumentFormat.UNSPECIFIED && req.format !== DocumentFormat.PDF) issues.push({ field: 'format', issue: 'must be PDF' });
         const variables = (req.variables ?? {}) as JsonObject;
-        if (jsonDepth(variables, MAX_VARIABLES_DEPTH) > MAX_VARIABLES_DEPTH) {
-          issues.push({ field: 'variables', issue: `must not be nested deeper than ${MAX_VARIABLES_DEPTH} levels` });
-        }
+        const issues = createInputIssues(req.templateId, variables);
+        if (req.format !== DocumentFormat.UNSPECIFIED && req.format !== DocumentFormat.PDF) issues.push({ field: 'format', issue: 'must be PDF' });
         if (issues.length > 0) throw validationError(issues);
         return {
           input: { templateId: req.templateId, variables, format: 'pdf' },

@@ -43,7 +43,8 @@ export interface BrowserPoolOptions {
    * (an SVG <use> of an external URL): permanent PAGE_LOAD_TIMEOUT. Default 5 s.
    */
   loadTimeoutMs?: number;
-  /** Largest HTML document printed; bigger ones fail at once (DOCUMENT_TOO_LARGE). Default 2 MiB. */
+  /** Largest HTML document printed; bigger ones fail at once (DOCUMENT_TOO_LARGE). Default 16 MiB
+   * (a backstop; the service passes DOCGEN_RENDER_MAX_HTML_BYTES, 2 MiB by default). */
   maxHtmlBytes?: number;
   /** Page lifecycle event awaited after setting the content. Default 'load' (images decoded). */
   waitUntil?: 'load' | 'domcontentloaded';
@@ -148,7 +149,7 @@ export class BrowserPool {
       memoryCheckIntervalMs: 2_000,
       waitUntil: 'load',
       loadTimeoutMs: 5_000,
-      maxHtmlBytes: 2 * 1024 * 1024,
+      maxHtmlBytes: 16 * 1024 * 1024,
       taggedPdf: true,
       extraArgs: [],
       ...options,
