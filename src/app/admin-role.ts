@@ -3,6 +3,7 @@
 // a small engine of their own, started on the first preview (most api pods never need one).
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { registerAdminServices } from '../rpc/admin-services.ts';
+import { mapDecodeErrors } from '../rpc/decode-errors.ts';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../ops/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
@@ -38,6 +39,7 @@ export function buildAdminRouter(config: Config, infrastructure: Infrastructure,
         onInternal: (cause) => logger.error('admin request failed', { err: String(cause) }),
         interceptors: [observeConnectCalls(ctx.metrics, logger)],
       });
+      mapDecodeErrors(router);
     },
     readMaxBytes: 16 * 1024 * 1024,
   });

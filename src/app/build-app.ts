@@ -18,6 +18,7 @@ import { createOpsServer, type OpsServer } from '../ops/ops-server.ts';
 import { GenerationHandler } from '../rpc/generation-handler.ts';
 import { mapErrors } from '../rpc/connect-errors.ts';
 import { createRestGateway } from '../../gateway/rest-gateway.ts';
+import { mapDecodeErrors } from '../rpc/decode-errors.ts';
 import { startDualProtocolServer, type DualProtocolServer, type RequestHandler } from './dual-protocol-server.ts';
 import { connectInfrastructure, type Infrastructure } from './infrastructure.ts';
 import { startRenderRole, type RenderRole } from './render-role.ts';
@@ -85,6 +86,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
       const connect = connectNodeAdapter({
         routes: (router: ConnectRouter) => {
           router.service(GenerationServiceDesc, mapErrors(new GenerationHandler(api), onInternal));
+          mapDecodeErrors(router);
         },
         readMaxBytes: config.api.maxBodyBytes,
         interceptors: [observeConnectCalls(metrics, logger), countCreatedGenerations(metrics)],

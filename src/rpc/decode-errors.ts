@@ -1,0 +1,102 @@
+// connect-es decodes a request before any interceptor or handler runs, and reports a message it
+// cannot decode as `Internal` ("parse binary: …", Connect binary and gRPC) or as
+// `InvalidArgument` with the protobuf library's text (Connect JSON). Both are the client's
+// fault, and neither text is ours. This wraps a router's handlers so that such answers become
+// InvalidArgument with docgen's own message, the same REST gives for the same input: a message
+// nested past the decoder's recursion limit can only be deep `variables` (the one recursive
+// field), anything else is "body: is not a valid <message>".
+// Answers of our own handlers carry the `docgen-error-code` header and are left alone.
+
+import { Code } from '@connectrpc/connect';
+import type { ConnectRouter } from '@connectrpc/connect';
+import type { UniversalHandler, UniversalServerResponse } from '@connectrpc/connect/protocol';
+import { VARIABLES_TOO_DEEP } from '../generations/create-input.ts';
+import { ERROR_CODE_HEADER } from './connect-errors.ts';
+
+function isDecodeFailure(code: string, message: string): boolean {
+  if (code === 'internal') return message.startsWith('parse binary:');
+  return code === 'invalid_argument';
+}
+
+function ourMessage(original: string, handler: UniversalHandler): string {
+  if (/maximum recursion depth/i.test(original)) return `${VARIABLES_TOO_DEEP.field}: ${VARIABLES_TOO_DEEP.issue}`;
+  return `body: is not a valid ${handler.method.input.typeName} message`;
+}
+
+async function readAll(body: AsyncIterable<Uint8Array> | undefined): Promise<Buffer> {
+  const chunks: Uint8Array[] = [];
+  if (body) for await (const chunk of body) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+async function* replay(chunks: Uint8Array[]): AsyncIterable<Uint8Array> {
+  yield* chunks;
+}
+
+/** Connect protocol: a unary error is a JSON body {code, message} with an HTTP status. */
+async function rewriteConnectError(res: UniversalServerResponse, handler: UniversalHandler): Promise<UniversalServerResponse> {
+  const header = res.header ?? new Headers();
+  const encoded = header.get('content-encoding');
+  if (res.status < 400 || header.has(ERROR_CODE_HEADER) || !header.get('content-type')?.startsWith('application/json') || encoded) return res;
+  const bytes = await readAll(res.body);
+  let error: { code?: unknown; message?: unknown } | undefined;
+  try {
+    error = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    // not an error body after all
+  }
+  if (typeof error?.code !== 'string' || !isDecodeFailure(error.code, String(error.message ?? ''))) {
+    return { ...res, body: replay([bytes]) };
+  }
+  const body = Buffer.from(JSON.stringify({ code: 'invalid_argument', message: ourMessage(String(error.message ?? ''), handler) }));
+  header.set('content-length', String(body.length));
+  header.set(ERROR_CODE_HEADER, 'VALIDATION_ERROR');
+  return { ...res, status: 400, header, body: replay([body]) };
+}
+
+/** gRPC: the status travels in grpc-status/grpc-message (trailer, or header when trailers-only). (gRPC-web
+ * encodes its trailer into the body; it keeps connect-es's answer.) */
+function rewriteGrpcStatus(headers: Headers | undefined, handler: UniversalHandler): void {
+  const status = headers?.get('grpc-status');
+  if (!headers || status === null || status === undefined || headers.has(ERROR_CODE_HEADER)) return;
+  const message = decodeURIComponent(headers.get('grpc-message') ?? '');
+  const code = status === String(Code.Internal) ? 'internal' : status === String(Code.InvalidArgument) ? 'invalid_argument' : '';
+  if (!isDecodeFailure(code, message)) return;
+  headers.set('grpc-status', String(Code.InvalidArgument));
+  headers.set('grpc-message', encodeURIComponent(ourMessage(message, handler)));
+  headers.set(ERROR_CODE_HEADER, 'VALIDATION_ERROR');
+}
+
+function wrap(handler: UniversalHandler): UniversalHandler {
+  const wrapped = async (req: Parameters<UniversalHandler>[0]) => {
+    const res = await handler(req);
+    const contentType = res.header?.get('content-type') ?? '';
+    if (!contentType.startsWith('application/grpc')) return rewriteConnectError(res, handler);
+    rewriteGrpcStatus(res.header, handler);
+    rewriteGrpcStatus(res.trailer, handler);
+    const body = res.body;
+    if (!body) return res;
+    return {
+      ...res,
+      // The trailer may only be complete once the body has been sent.
+      body: (async function* () {
+        yield* body;
+        rewriteGrpcStatus(res.trailer, handler);
+      })(),
+    };
+  };
+  return Object.assign(wrapped, {
+    method: handler.method,
+    service: handler.service,
+    requestPath: handler.requestPath,
+    protocolNames: handler.protocolNames,
+    allowedMethods: handler.allowedMethods,
+    supportedContentType: handler.supportedContentType,
+  }) as UniversalHandler;
+}
+
+/** Call at the end of `routes`: every handler registered so far gets the mapping. */
+export function mapDecodeErrors(router: ConnectRouter): void {
+  const handlers = router.handlers as UniversalHandler[];
+  for (let i = 0; i < handlers.length; i++) handlers[i] = wrap(handlers[i]!);
+}
