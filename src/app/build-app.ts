@@ -24,6 +24,7 @@ import { startRenderRole, type RenderRole } from './render-role.ts';
 import { startWebhooksRole, type WebhooksRole } from './webhooks-role.ts';
 import { buildAdminRouter } from './admin-role.ts';
 import { observeConnectCalls } from './connect-metrics.ts';
+import { describeError } from '../domain/errors.ts';
 
 export interface App {
   config: Config;
@@ -194,9 +195,4 @@ function countCreatedGenerations(metrics: Metrics): Interceptor {
     if (req.method.name === 'CreateGeneration') metrics.generationsCreated.inc();
     return res;
   };
-}
-
-export function describeError(err: unknown): string {
-  if (err instanceof Error) return `${err.name}: ${err.message}`;
-  return String(err);
 }

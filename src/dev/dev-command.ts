@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildApp, describeError, type App } from '../app/build-app.ts';
+import { buildApp, type App } from '../app/build-app.ts';
 import { DEV_ADMIN_TOKEN } from '../cli/admin/admin-client.ts';
 import { ConfigError, loadConfig } from '../config/config.ts';
 import { createLogger } from '../ops/logger.ts';
@@ -14,6 +14,7 @@ import { startEmbeddedMongo, type EmbeddedMongo } from './embedded-mongo.ts';
 import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './embedded-s3.ts';
 import { seedDevData, type DevSeed } from './dev-seed.ts';
+import { describeError } from '../domain/errors.ts';
 
 const DEV_BUCKET = 'docgen';
 
