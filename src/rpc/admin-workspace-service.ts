@@ -1,6 +1,6 @@
 // Connect handlers of docgen.admin.v1.WorkspaceService: proto in, domain call, proto out.
 import { create } from '@bufbuild/protobuf';
-import type { ServiceImpl } from '@connectrpc/connect';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import type { WorkspaceAdmin } from '../admin/workspace-admin.ts';
 import {
   CreateWorkspaceResponseSchema,
@@ -14,6 +14,7 @@ import {
   type ListWorkspacesResponse,
   type WorkspaceService,
 } from '../gen/docgen/admin/v1/workspace_pb.js';
+import { callerKey } from './admin-access.ts';
 import { workspaceToProto } from './admin-proto.ts';
 
 export class WorkspaceServiceHandler implements ServiceImpl<typeof WorkspaceService> {
@@ -31,8 +32,11 @@ export class WorkspaceServiceHandler implements ServiceImpl<typeof WorkspaceServ
     return create(GetWorkspaceResponseSchema, { workspace: workspaceToProto(await this.admin.get(req.id)) });
   }
 
-  async listWorkspaces(req: ListWorkspacesRequest): Promise<ListWorkspacesResponse> {
-    const page = await this.admin.list({ pageSize: req.pageSize, pageToken: req.pageToken });
+  async listWorkspaces(req: ListWorkspacesRequest, ctx: HandlerContext): Promise<ListWorkspacesResponse> {
+    // A signed-in member sees only the workspaces they belong to; the operator sees all.
+    const caller = ctx.values.get(callerKey);
+    const only = caller?.kind === 'member' ? caller.memberships.map((m) => m.workspaceId) : undefined;
+    const page = await this.admin.list({ pageSize: req.pageSize, pageToken: req.pageToken }, only);
     return create(ListWorkspacesResponseSchema, { workspaces: page.items.map(workspaceToProto), nextPageToken: page.nextPageToken });
   }
 }

@@ -18,7 +18,8 @@ export class WorkspacesRepository {
     return this.collection.findOne({ _id: id });
   }
 
-  list(pageSize?: number, pageToken?: string): Promise<Page<WorkspaceDoc>> {
-    return pageByIdDesc(this.collection, {}, pageSize, pageToken);
+  /** Newest first; only the given ids when `only` is set. */
+  list(pageSize?: number, pageToken?: string, only?: ObjectId[]): Promise<Page<WorkspaceDoc>> {
+    return pageByIdDesc(this.collection, only ? { _id: { $in: only } } : {}, pageSize, pageToken);
   }
 }
