@@ -50,6 +50,10 @@ export interface Config {
     concurrency: number;
     endpointConcurrency: number;
   };
+  retention: {
+    /** How often each render process looks for generations past their workspace's retention. */
+    sweepIntervalMs: number;
+  };
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   shutdownGraceMs: number;
 }
@@ -94,6 +98,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { name: 'DOCGEN_WEBHOOK_TIMEOUT_MS', default: '10000', description: 'Time a receiver has to answer an attempt.' },
   { name: 'DOCGEN_WEBHOOK_CONCURRENCY', default: '256', description: 'Attempts in flight per webhooks process.' },
   { name: 'DOCGEN_WEBHOOK_ENDPOINT_CONCURRENCY', default: '64', description: 'Attempts in flight to any one endpoint per webhooks process.' },
+  { name: 'DOCGEN_RETENTION_SWEEP_INTERVAL_MS', default: '30000', description: 'How often each render process deletes generations past their workspace\'s retention (`docgen admin workspace update WS --retention 30d`).' },
   { name: 'DOCGEN_LOG_LEVEL', default: 'info', description: '`debug`, `info`, `warn` or `error`.' },
   { name: 'DOCGEN_SHUTDOWN_GRACE_MS', default: '25000', description: 'On SIGTERM: time to finish in-flight work before handing it back and exiting.' },
 ];
@@ -295,6 +300,7 @@ export function loadConfig(env: Env = process.env): Config {
       concurrency: r.integer('DOCGEN_WEBHOOK_CONCURRENCY', 1, 10000),
       endpointConcurrency: r.integer('DOCGEN_WEBHOOK_ENDPOINT_CONCURRENCY', 1, 1000),
     },
+    retention: { sweepIntervalMs: r.integer('DOCGEN_RETENTION_SWEEP_INTERVAL_MS', 1000, 3_600_000) },
     logLevel: logLevel as Config['logLevel'],
     shutdownGraceMs: r.integer('DOCGEN_SHUTDOWN_GRACE_MS', 0, 600000),
   };
