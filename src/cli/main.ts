@@ -20,7 +20,7 @@ async function main(argv: string[]): Promise<number> {
       return runDev(rest);
     }
     case 'admin': {
-      const { runAdminCli } = await import('./admin-cli.ts');
+      const { runAdminCli } = await import('./admin/run-admin-cli.ts');
       return runAdminCli(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
     }
     case 'version':

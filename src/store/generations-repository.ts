@@ -83,6 +83,12 @@ export class GenerationsRepository {
     return this.collection.find({ $and: and }).sort({ createdAt: -1, _id: -1 }).limit(query.limit).toArray();
   }
 
+  /** Removes the row (right to erasure, retention). True when there was one. */
+  async delete(id: ObjectId): Promise<boolean> {
+    const result = await this.collection.deleteOne({ _id: id });
+    return result.deletedCount === 1;
+  }
+
   // ---- outbox of render jobs -------------------------------------------------------------
 
   async markJobPublished(id: ObjectId, at = new Date()): Promise<void> {

@@ -9,19 +9,17 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Code, ConnectError, createClient, type Client, type Interceptor } from '@connectrpc/connect';
-import { connectNodeAdapter, createConnectTransport } from '@connectrpc/connect-node';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { BSON, MongoClient, ObjectId, type Db } from 'mongodb';
-import { runAdminCli } from '../../src/cli/admin-cli.ts';
+import { createAdminClients, type AdminClients } from '../../src/cli/admin/admin-client.ts';
+import { runAdminCli } from '../../src/cli/admin/run-admin-cli.ts';
 import { webhookSecretContext } from '../../src/admin/webhook-endpoint-admin.ts';
 import type { RenderPreview } from '../../src/admin/template-admin.ts';
 import type { EmbeddedNats } from '../../src/dev/embedded-nats.ts';
 import { formatId, parseId } from '../../src/domain/ids.ts';
-import { ApiKeyService } from '../../src/gen/docgen/admin/v1/api_key_pb.js';
-import { DeliveryService, DeliveryStatus } from '../../src/gen/docgen/admin/v1/delivery_pb.js';
-import { TemplateService, TemplateStatus } from '../../src/gen/docgen/admin/v1/template_pb.js';
-import { WebhookEndpointService } from '../../src/gen/docgen/admin/v1/webhook_endpoint_pb.js';
-import { WorkspaceService } from '../../src/gen/docgen/admin/v1/workspace_pb.js';
+import { DeliveryStatus } from '../../src/gen/docgen/admin/v1/delivery_pb.js';
+import { TemplateStatus } from '../../src/gen/docgen/admin/v1/template_pb.js';
 import { silentLogger } from '../../src/ops/logger.ts';
 import { connectNats, type NatsQueue } from '../../src/queue/jetstream.ts';
 import { analyzeTemplate } from '../../src/render/liquid/analyze-template.ts';
@@ -39,13 +37,7 @@ import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.t
 const ADMIN_TOKEN = `test-admin-${randomBytes(12).toString('hex')}`;
 const SECRET_KEY = randomBytes(32);
 
-interface Clients {
-  workspaces: Client<typeof WorkspaceService>;
-  apiKeys: Client<typeof ApiKeyService>;
-  templates: Client<typeof TemplateService>;
-  webhooks: Client<typeof WebhookEndpointService>;
-  deliveries: Client<typeof DeliveryService>;
-}
+type Clients = AdminClients;
 
 let mongo: TestMongo;
 let mongoClient: MongoClient;
@@ -119,15 +111,7 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
 }
 
 function clientsFor(baseUrl: string, token: string | undefined): Clients {
-  const interceptors: Interceptor[] = token === undefined ? [] : [(next) => (req) => (req.header.set('authorization', `Bearer ${token}`), next(req))];
-  const transport = createConnectTransport({ baseUrl, httpVersion: '1.1', interceptors });
-  return {
-    workspaces: createClient(WorkspaceService, transport),
-    apiKeys: createClient(ApiKeyService, transport),
-    templates: createClient(TemplateService, transport),
-    webhooks: createClient(WebhookEndpointService, transport),
-    deliveries: createClient(DeliveryService, transport),
-  };
+  return createAdminClients(baseUrl, { token });
 }
 
 interface CliResult {
