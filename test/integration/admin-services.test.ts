@@ -244,6 +244,30 @@ describe('docgen admin against the admin services', () => {
     expect(missing.stderr).toMatch(/Workspace ws_[0-9a-f]{24} not found/);
   });
 
+  it('workspace update: retention set, shown, refused below a minute, removed; rename', async () => {
+    expect(await cliJson(['workspace', 'get', otherWorkspaceId])).toMatchObject({ retention: null });
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--retention', '30d'])).toMatchObject({ id: otherWorkspaceId, retention: '30d' });
+    expect((await api.workspaces.getWorkspace({ id: otherWorkspaceId })).workspace?.retention?.seconds).toBe(30n * 86_400n);
+    const human = await cli(['workspace', 'get', otherWorkspaceId]);
+    expect(human.stdout).toMatch(/retention:\s+30d/);
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--retention', '90m'])).toMatchObject({ retention: '90m' });
+
+    const tooShort = await cli(['workspace', 'update', otherWorkspaceId, '--retention', '30s']);
+    expect(tooShort.code).toBe(2);
+    expect(tooShort.stderr).toMatch(/--retention: retention "30s" is not valid/);
+    const belowMinimum = await cli(['workspace', 'update', otherWorkspaceId, '--retention', '0m']);
+    expect(belowMinimum.stderr).toContain('at least 1m');
+    // The API enforces the minimum too, whatever the client.
+    await expect(api.workspaces.updateWorkspace({ id: otherWorkspaceId, retention: { seconds: 59n, nanos: 0 } })).rejects.toThrow(/retention: must be at least 1m/);
+    expect((await cli(['workspace', 'update', otherWorkspaceId])).stderr).toContain('nothing to change');
+
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--name', 'Other, renamed'])).toMatchObject({ name: 'Other, renamed', retention: '90m' });
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--retention', 'none'])).toMatchObject({ name: 'Other, renamed', retention: null });
+    expect((await api.workspaces.getWorkspace({ id: otherWorkspaceId })).workspace?.retention).toBeUndefined();
+    const missing = await cli(['workspace', 'update', formatId('workspace', new ObjectId()), '--retention', '1d']);
+    expect(missing.stderr).toMatch(/Workspace ws_[0-9a-f]{24} not found/);
+  });
+
   it('key create|list|revoke: the key is shown once, listed by prefix, revoked', async () => {
     const created = await cliJson(['key', 'create', '--workspace', workspaceId, '--name', 'ci', '--scopes', 'generations:trigger,generations:read']);
     expect(Object.keys(created).sort()).toEqual(['id', 'key']);
