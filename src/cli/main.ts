@@ -1,5 +1,5 @@
 // The `docgen` command: `serve` (production, one or more roles), `dev` (everything on the
-// embedded default, contract §7) and `admin` (operator CLI for the admin API).
+// embedded default, docs/interface.md#running-docgen) and `admin` (operator CLI for the admin API).
 import { readFileSync } from 'node:fs';
 
 const USAGE = `Usage:

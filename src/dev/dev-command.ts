@@ -1,4 +1,4 @@
-// `docgen dev`: the whole service on its embedded default (contract §7). It starts the
+// `docgen dev`: the whole service on its embedded default (docs/interface.md#running-docgen). It starts the
 // MongoDB stand-in (in process), nats-server (child process) and an S3 server (in process),
 // all with data under ./.docgen/ so a restart loses nothing, then every role in this
 // process, seeds a workspace, an API key and a published sample template on first start, and

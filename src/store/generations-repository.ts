@@ -145,7 +145,7 @@ export class GenerationsRepository {
 
   /**
    * Gives the row back for another attempt after a transient failure; it stays PROCESSING
-   * (contract §2 has no way back to PENDING). Any worker may claim it (leaseOwner null); the
+   * (docs/interface.md#lifecycle has no way back to PENDING). Any worker may claim it (leaseOwner null); the
    * sweeper only steps in if nobody has by `retryAt` plus its grace.
    */
   async releaseForRetry(id: ObjectId, owner: string, error: string, retryAt: Date): Promise<boolean> {

@@ -1,4 +1,4 @@
-// Contract §2: nothing stays PENDING forever, even if the API process dies between the
+// docs/interface.md#lifecycle: nothing stays PENDING forever, even if the API process dies between the
 // database write and the job publish. An API child process with the fault injected
 // (DOCGEN_TEST_FAULT=exit-after-generation-insert SIGKILLs it right after the insert) takes a
 // create; the row is PENDING and was never published; a render process (real Chromium)
