@@ -46,7 +46,8 @@ export interface App {
 
 export interface BuildAppOptions {
   logger?: Logger;
-  /** Test hook: runs between the generation insert and the job publish. */
+  /** Runs between the generation insert and the job publish (the crash tests kill the process
+   * here: test/harness/serve-with-faults.ts). */
   afterGenerationInsert?: (generationId: string) => void;
 }
 

@@ -1,6 +1,7 @@
 // The one typed view of docgen's configuration: DOCGEN_* environment variables, validated
 // at start. A bad value stops the process with a message naming the variable and the fix.
-// docs/configuration.md and the README table list the same variables; keep them in step.
+// The README's configuration table lists exactly these variables (test/unit/config.test.ts
+// checks). `docgen dev` and `docgen admin` read a few more of their own (see the README).
 
 export type Role = 'api' | 'render' | 'webhooks';
 export const ALL_ROLES: readonly Role[] = ['api', 'render', 'webhooks'];
@@ -77,7 +78,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { name: 'DOCGEN_NATS_URL', default: undefined, description: 'NATS server URL(s), comma-separated; JetStream must be enabled. Required.' },
   { name: 'DOCGEN_NATS_STREAM_PREFIX', default: 'DOCGEN', description: 'Prefix of JetStream stream and subject names (lets several installs share one NATS).' },
   { name: 'DOCGEN_S3_ENDPOINT', default: undefined, description: 'S3/MinIO endpoint URL used by docgen, e.g. `http://minio:9000`. Required.' },
-  { name: 'DOCGEN_S3_PUBLIC_ENDPOINT', default: undefined, description: 'Endpoint URL that clients download `outputUrl` from (defaults to DOCGEN_S3_ENDPOINT).' },
+  { name: 'DOCGEN_S3_PUBLIC_ENDPOINT', default: undefined, description: 'Endpoint URL that clients download `outputUrl` from. Optional: defaults to DOCGEN_S3_ENDPOINT.' },
   { name: 'DOCGEN_S3_ACCESS_KEY', default: undefined, description: 'S3 access key. Required.' },
   { name: 'DOCGEN_S3_SECRET_KEY', default: undefined, description: 'S3 secret key. Required.' },
   { name: 'DOCGEN_S3_BUCKET', default: 'docgen', description: 'Bucket for generated documents (created if missing).' },
