@@ -1,6 +1,6 @@
-// The admin listener (contract §6): the docgen.admin.v1 services behind the operator token
-// or a portal session (src/rpc/admin-access.ts). Served only on DOCGEN_ADMIN_ADDR, never on
-// the public port. Template previews render with
+// The admin listener (docs/interface.md#admin-plane): the docgen.admin.v1 services behind the
+// operator token or a portal session (src/rpc/admin-access.ts). Served only on
+// DOCGEN_ADMIN_ADDR, never on the public port. Template previews render with
 // a small engine of their own, started on the first preview (most api pods never need one).
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { adminContextValues } from '../rpc/admin-access.ts';

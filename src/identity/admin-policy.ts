@@ -62,6 +62,7 @@ export const ADMIN_POLICY: Readonly<Record<string, RpcPolicy>> = {
   [`${S}WorkspaceService/CreateWorkspace`]: change('operator', none, 'response.workspace.id'),
   [`${S}WorkspaceService/GetWorkspace`]: read(ws('id')),
   [`${S}WorkspaceService/ListWorkspaces`]: read(mine),
+  [`${S}WorkspaceService/UpdateWorkspace`]: change('workspace.manage', ws('id'), 'request.id'),
 
   [`${S}ApiKeyService/CreateApiKey`]: change('keys.manage', ws(), 'response.apiKey.id'),
   [`${S}ApiKeyService/ListApiKeys`]: read(ws()),
