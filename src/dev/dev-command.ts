@@ -14,6 +14,7 @@ import { startEmbeddedMongo, type EmbeddedMongo } from './embedded-mongo.ts';
 import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './embedded-s3.ts';
 import { seedDevData, type DevSeed } from './dev-seed.ts';
+import { devOwnerInvitation, type DevOwner } from './dev-portal-owner.ts';
 import { describeError } from '../domain/errors.ts';
 
 const DEV_BUCKET = 'docgen';
@@ -63,7 +64,15 @@ export async function runDev(argv: string[]): Promise<number> {
   process.on('SIGTERM', onSignal);
 
   try {
-    stack.mongo = await startEmbeddedMongo({ dataDir: path.join(dataDir, 'mongo') });
+    stack.mongo = await startEmbeddedMongo({
+      dataDir: path.join(dataDir, 'mongo'),
+      onLargeCollection: ({ collection, documents }) =>
+        logger.warn(
+          'the embedded MongoDB stand-in answers every query by scanning its collection, and this one has grown past the size where each query takes 20 ms or more; ' +
+            'docgen dev is for development: for real data run docgen on a real MongoDB (one machine: deploy/compose/compose.yaml, see docs/deploy.md)',
+          { collection, documents },
+        ),
+    });
     stack.nats = await startEmbeddedNats({ storeDir: path.join(dataDir, 'nats'), watchParent: true });
     stack.s3 = await startEmbeddedS3({ directory: path.join(dataDir, 's3'), buckets: [DEV_BUCKET] });
 
@@ -91,7 +100,8 @@ export async function runDev(argv: string[]): Promise<number> {
     const config = loadConfig(env);
     app = await buildApp(config, { logger });
     const seed = await seedDevData(app, path.join(dataDir, 'dev-seed.json'));
-    process.stdout.write(banner(app, seed, dataDir));
+    const owner = await devOwnerInvitation(app, seed.workspaceId);
+    process.stdout.write(banner(app, seed, owner, dataDir));
     return -1; // keep running until a signal
   } catch (err) {
     if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
@@ -101,7 +111,7 @@ export async function runDev(argv: string[]): Promise<number> {
   }
 }
 
-function banner(app: App, seed: DevSeed, dataDir: string): string {
+function banner(app: App, seed: DevSeed, owner: DevOwner, dataDir: string): string {
   const base = `http://127.0.0.1:${app.publicPort}`;
   const body = JSON.stringify({ templateId: seed.templateId, variables: seed.sampleVariables });
   return `
@@ -114,6 +124,7 @@ docgen dev is ready
   workspace id        ${seed.workspaceId}
   API key             ${seed.apiKey}
   sample template id  ${seed.templateId}   (published invoice)
+${ownerLines(owner)}
 
 Try it:
   curl -s -X POST ${base}/v1/generations \\
@@ -123,4 +134,13 @@ Try it:
 
 Press Ctrl+C to stop.
 `;
+}
+
+function ownerLines(owner: DevOwner): string {
+  if (owner.inviteUrl) {
+    return `  portal invite link  ${owner.inviteUrl}
+                      (owner of the workspace: sets the password of ${owner.email}; single use, 72 h)`;
+  }
+  return `  portal sign-in      ${owner.portalUrl}/   as ${owner.email} (password already set;
+                      \`docgen admin user reset ${owner.userId}\` prints a new link)`;
 }

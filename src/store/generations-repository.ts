@@ -223,6 +223,20 @@ export class GenerationsRepository {
     return this.collection.find({ eventPublished: false, updatedAt: { $lt: olderThan } }).limit(limit).toArray();
   }
 
+  // ---- retention -------------------------------------------------------------------------
+
+  /**
+   * Finished (COMPLETED or FAILED) generations of a workspace created before `createdBefore`,
+   * oldest first: what the retention sweeper erases. Uses the workspace_status_created index.
+   */
+  findExpired(workspaceId: ObjectId, createdBefore: Date, limit: number): Promise<GenerationDoc[]> {
+    return this.collection
+      .find({ workspaceId, status: { $in: ['COMPLETED', 'FAILED'] }, createdAt: { $lt: createdBefore } })
+      .sort({ createdAt: 1 })
+      .limit(limit)
+      .toArray();
+  }
+
   // ---- idempotency -----------------------------------------------------------------------
 
   /**

@@ -1,6 +1,9 @@
 // `docgen admin workspace …`.
+import { create } from '@bufbuild/protobuf';
+import { DurationSchema, type Duration } from '@bufbuild/protobuf/wkt';
+import { formatRetention, parseRetention } from '../../domain/retention.ts';
 import type { Workspace } from '../../gen/docgen/admin/v1/workspace_pb.js';
-import { need, page, PAGE_OPTIONS, str, type Command } from './command.ts';
+import { need, page, PAGE_OPTIONS, str, UsageError, type Command } from './command.ts';
 import { fields, iso, more, table, time } from './output.ts';
 
 export const workspaceCommands: Command[] = [
@@ -25,7 +28,33 @@ export const workspaceCommands: Command[] = [
     options: {},
     async run({ args, clients, print }) {
       const w = need((await clients.workspaces.getWorkspace({ id: args[0]! })).workspace);
-      print(workspaceJson(w), fields([['id', w.id], ['name', w.name], ['created', time(w.createdAt)]]));
+      print(workspaceJson(w), fields([['id', w.id], ['name', w.name], ['created', time(w.createdAt)], ['retention', retentionText(w.retention)]]));
+    },
+  },
+  {
+    path: ['workspace', 'update'],
+    synopsis: 'WS_ID [--name NAME] [--retention 30d|12h|90m|none]',
+    summary: 'Rename a workspace or set how long its generations are kept (none: until deleted).',
+    positionals: ['WS_ID'],
+    options: { name: { type: 'string' }, retention: { type: 'string' } },
+    async run({ args, values, clients, print }) {
+      if (values.name === undefined && values.retention === undefined) throw new UsageError('nothing to change: give --name and/or --retention');
+      let retention: Duration | undefined;
+      if (values.retention !== undefined) {
+        const text = str(values.retention);
+        let seconds = 0;
+        if (text !== 'none') {
+          try {
+            seconds = parseRetention(text);
+          } catch (err) {
+            throw new UsageError(`--retention: ${(err as Error).message}, or none`);
+          }
+        }
+        retention = create(DurationSchema, { seconds: BigInt(seconds) });
+      }
+      const name = values.name === undefined ? undefined : str(values.name);
+      const w = need((await clients.workspaces.updateWorkspace({ id: args[0]!, name, retention })).workspace);
+      print(workspaceJson(w), `Updated workspace ${w.id} (${w.name}): retention ${retentionText(w.retention)}`);
     },
   },
   {
@@ -45,5 +74,9 @@ export const workspaceCommands: Command[] = [
 ];
 
 function workspaceJson(w: Workspace) {
-  return { id: w.id, name: w.name, createdAt: iso(w.createdAt) };
+  return { id: w.id, name: w.name, createdAt: iso(w.createdAt), retention: w.retention ? formatRetention(Number(w.retention.seconds)) : null };
+}
+
+function retentionText(retention: Duration | undefined): string {
+  return retention ? formatRetention(Number(retention.seconds)) : 'none (kept until deleted)';
 }
