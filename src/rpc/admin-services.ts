@@ -4,12 +4,14 @@ import type { ConnectRouter, Interceptor } from '@connectrpc/connect';
 import { createAdminPlane, type AdminPlane, type AdminPlaneDeps } from '../admin/admin-plane.ts';
 import { ApiKeyService } from '../gen/docgen/admin/v1/api_key_pb.js';
 import { DeliveryService } from '../gen/docgen/admin/v1/delivery_pb.js';
+import { GenerationAdminService } from '../gen/docgen/admin/v1/generation_pb.js';
 import { TemplateService } from '../gen/docgen/admin/v1/template_pb.js';
 import { WebhookEndpointService } from '../gen/docgen/admin/v1/webhook_endpoint_pb.js';
 import { WorkspaceService } from '../gen/docgen/admin/v1/workspace_pb.js';
 import { adminAuthInterceptor } from './admin-auth.ts';
 import { ApiKeyServiceHandler } from './admin-api-key-service.ts';
 import { DeliveryServiceHandler } from './admin-delivery-service.ts';
+import { GenerationAdminServiceHandler } from './admin-generation-service.ts';
 import { TemplateServiceHandler } from './admin-template-service.ts';
 import { WebhookEndpointServiceHandler } from './admin-webhook-endpoint-service.ts';
 import { WorkspaceServiceHandler } from './admin-workspace-service.ts';
@@ -27,7 +29,7 @@ export interface AdminServicesDeps extends AdminPlaneDeps {
   interceptors?: Interceptor[] | undefined;
 }
 
-/** Registers the five admin services behind the admin token; returns the domain services. */
+/** Registers the admin services behind the admin token; returns the domain services. */
 export function registerAdminServices(router: ConnectRouter, deps: AdminServicesDeps): AdminPlane {
   const plane = createAdminPlane(deps);
   const options = { interceptors: [...(deps.interceptors ?? []), adminAuthInterceptor(deps.adminToken)] };
@@ -35,7 +37,8 @@ export function registerAdminServices(router: ConnectRouter, deps: AdminServices
   router.service(WorkspaceService, mapErrors(new WorkspaceServiceHandler(plane.workspaces), onInternal), options);
   router.service(ApiKeyService, mapErrors(new ApiKeyServiceHandler(plane.apiKeys), onInternal), options);
   router.service(TemplateService, mapErrors(new TemplateServiceHandler(plane.templates), onInternal), options);
-  router.service(WebhookEndpointService, mapErrors(new WebhookEndpointServiceHandler(plane.webhookEndpoints), onInternal), options);
+  router.service(WebhookEndpointService, mapErrors(new WebhookEndpointServiceHandler(plane.webhookEndpoints, plane.webhookTestEvents), onInternal), options);
   router.service(DeliveryService, mapErrors(new DeliveryServiceHandler(plane.deliveries), onInternal), options);
+  router.service(GenerationAdminService, mapErrors(new GenerationAdminServiceHandler(plane.generations), onInternal), options);
   return plane;
 }
