@@ -1,6 +1,6 @@
-// Templates (contract §3): create with a first version, add immutable versions, publish one
-// after checking its Liquid and PDF options, archive, and preview-render without storing
-// (stored versions, and unsaved content for the portal's editor), and check unsaved content.
+// Templates (docs/interface.md#templates): create with a first version, add immutable versions,
+// publish one after checking its Liquid and PDF options, archive, and preview-render without
+// storing (stored versions, and unsaved content for the portal's editor), and check unsaved content.
 import type { ObjectId } from 'mongodb';
 import { DomainError, failedPrecondition, notFound, validationError } from '../domain/errors.ts';
 import { formatId } from '../domain/ids.ts';

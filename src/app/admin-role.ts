@@ -1,7 +1,7 @@
-// The admin listener (contract §6): the docgen.admin.v1 services behind the operator token.
-// Served only on DOCGEN_ADMIN_ADDR, never on the public port. Template previews are rendered
-// by the render role over NATS request/reply (src/render/preview-service.ts): the api process
-// runs no browser.
+// The admin listener (docs/interface.md#admin-plane): the docgen.admin.v1 services behind the
+// operator token. Served only on DOCGEN_ADMIN_ADDR, never on the public port. Template previews
+// are rendered by the render role over NATS request/reply (src/render/preview-service.ts): the
+// api process runs no browser.
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { registerAdminServices } from '../rpc/admin-services.ts';
 import type { Config } from '../config/config.ts';

@@ -1,4 +1,4 @@
-// One render job, from claim to final state (contract §2):
+// One render job, from claim to final state (docs/interface.md#lifecycle):
 //   PENDING -> PROCESSING (conditional claim with a lease) -> COMPLETED | FAILED.
 // The lease lets a crashed worker's generation be taken over; the attempt counter on the row
 // bounds retries across crashes; every transition is conditional on still holding the lease,
@@ -182,7 +182,7 @@ export class RenderPipeline {
     await control.ack();
   }
 
-  /** The version published now (contract §2: at processing time), or a permanent failure. */
+  /** The version published now (docs/interface.md#lifecycle: at processing time), or a permanent failure. */
   private async publishedVersion(doc: GenerationDoc): Promise<{ content: TemplateVersionContent; version: number }> {
     const template = doc.templateId ? await this.deps.templates.get(doc.templateId) : null;
     if (!template || !template.workspaceId.equals(doc.workspaceId)) {

@@ -1,6 +1,6 @@
-// Publish-time checks of a version (contract §3): everything that would make every render of
-// it fail, reported up front, each problem as one sentence naming what and where, and as a
-// diagnostic at its place (the content check and the portal's editor show those).
+// Publish-time checks of a version (docs/interface.md#templates): everything that would make
+// every render of it fail, reported up front, each problem as one sentence naming what and
+// where, and as a diagnostic at its place (the content check and the portal's editor show those).
 
 import type { Template } from 'liquidjs';
 import type { TemplateVersionContent } from '../../domain/template.ts';
