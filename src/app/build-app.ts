@@ -120,6 +120,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
 
       const adminRouter = buildAdminRouter(config, infrastructure, { logger, metrics, generations });
       adminServer = await startDualProtocolServer(config.adminAddress, adminRouter.handler);
+      adminRouter.bound(adminServer.port);
       closers.push({
         name: 'api',
         stopAccepting: async () => {

@@ -26,8 +26,10 @@ import { createPreviewClient, startPreviewService } from '../../src/render/previ
 import { previewSubject } from '../../src/queue/preview-channel.ts';
 import { GenerationService } from '../../src/generations/generation-service.ts';
 import { PageTokenCodec } from '../../src/generations/page-token.ts';
-import { GenerationsRepository } from '../../src/store/generations-repository.ts';
 import { registerAdminServices } from '../../src/rpc/admin-services.ts';
+import { createIdentityRepositories } from '../../src/identity/identity.ts';
+import { GenerationsRepository } from '../../src/store/generations-repository.ts';
+import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
 import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import { COLLECTIONS, ensureIndexes, type DeliveryDoc, type WebhookEndpointDoc } from '../../src/store/documents.ts';
@@ -116,6 +118,12 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
           await queue.publish(queue.names.subjects.deliveryJobs, { deliveryId }, `${deliveryId}:redeliver:${Date.now()}`);
         },
         onInternal: (cause) => console.error('admin test server: internal error', cause),
+        identity: {
+          repositories: createIdentityRepositories(db),
+          rateLimits: new RateLimitsRepository(db),
+          generations: new GenerationsRepository(db),
+          portalBaseUrl: () => 'http://127.0.0.1:8081',
+        },
       });
     },
   });
