@@ -60,7 +60,7 @@ export function buildAdminRouter(config: Config, infrastructure: Infrastructure,
       });
     },
     readMaxBytes: 16 * 1024 * 1024,
-    contextValues: adminContextValues,
+    contextValues: adminContextValues(config.portal.trustedProxyHops),
   });
   return {
     handler: handler as RequestHandler,
