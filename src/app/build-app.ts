@@ -118,7 +118,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
       };
       publicServer = await startDualProtocolServer(config.publicAddress, handler);
 
-      const adminRouter = buildAdminRouter(config, infrastructure, { logger, metrics });
+      const adminRouter = buildAdminRouter(config, infrastructure, { logger, metrics, generations });
       adminServer = await startDualProtocolServer(config.adminAddress, adminRouter.handler);
       adminRouter.bound(adminServer.port);
       closers.push({
