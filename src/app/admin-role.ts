@@ -64,14 +64,13 @@ export function buildAdminRouter(
         identity: {
           repositories: infrastructure.repositories.identity,
           rateLimits: infrastructure.repositories.rateLimits,
-          generations: infrastructure.repositories.generations,
           portalBaseUrl: () => portalBaseUrl(config, boundPort),
           onAuditError: (err) => logger.error('audit event not recorded', { err: String(err) }),
         },
       });
     },
     readMaxBytes: 16 * 1024 * 1024,
-    contextValues: adminContextValues,
+    contextValues: adminContextValues(config.portal.trustedProxyHops),
   });
   return {
     handler: handler as RequestHandler,

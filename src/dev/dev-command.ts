@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildApp, describeError, type App } from '../app/build-app.ts';
+import { buildApp, type App } from '../app/build-app.ts';
 import { DEV_ADMIN_TOKEN } from '../cli/admin/admin-client.ts';
 import { ConfigError, loadConfig } from '../config/config.ts';
 import { createLogger } from '../ops/logger.ts';
@@ -15,6 +15,7 @@ import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './embedded-s3.ts';
 import { seedDevData, type DevSeed } from './dev-seed.ts';
 import { devOwnerInvitation, type DevOwner } from './dev-portal-owner.ts';
+import { describeError } from '../domain/errors.ts';
 
 const DEV_BUCKET = 'docgen';
 
