@@ -56,3 +56,9 @@ export const unavailable = (message: string, cause?: unknown) =>
 export function isDomainError(err: unknown): err is DomainError {
   return err instanceof DomainError;
 }
+
+/** An error as one line for a log field: `Name: message`. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) return `${err.name}: ${err.message}`;
+  return String(err);
+}

@@ -24,6 +24,7 @@ import { WebhookEndpointService } from '../../src/gen/docgen/admin/v1/webhook_en
 import { WorkspaceService } from '../../src/gen/docgen/admin/v1/workspace_pb.js';
 import { silentLogger } from '../../src/ops/logger.ts';
 import { connectNats, type NatsQueue } from '../../src/queue/jetstream.ts';
+import { createDocgenQueue } from '../../src/queue/docgen-queue.ts';
 import { analyzeTemplate } from '../../src/render/liquid/analyze-template.ts';
 import { registerAdminServices } from '../../src/rpc/admin-services.ts';
 import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
@@ -106,9 +107,7 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
           if (!preview) throw new Error('this test did not start the preview renderer');
           return preview.render(content, variables);
         },
-        enqueueDelivery: async (deliveryId) => {
-          await queue.publish(queue.names.subjects.deliveryJobs, { deliveryId }, `${deliveryId}:redeliver:${Date.now()}`);
-        },
+        enqueueDelivery: (job, msgId) => createDocgenQueue(queue).publishDeliveryJob(job, msgId),
         onInternal: (cause) => console.error('admin test server: internal error', cause),
       });
     },
@@ -594,7 +593,8 @@ describe('docgen admin against the admin services', () => {
     const info = await queue.jsm.streams.info(stream);
     expect(info.state.messages).toBe(1);
     const message = await queue.jsm.streams.getMessage(stream, { seq: info.state.last_seq });
-    expect(message?.json()).toEqual({ deliveryId: droppedId });
+    // With the endpoint, so a worker can pace a saturated endpoint without a read.
+    expect(message?.json()).toEqual({ deliveryId: droppedId, endpointId });
 
     const again = await cli(['deliveries', 'redeliver', pendingId]);
     expect(again.code).toBe(1);
