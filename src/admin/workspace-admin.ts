@@ -1,5 +1,7 @@
 // Workspaces own everything else; the admin plane creates and lists them.
+import { notFound, validationError } from '../domain/errors.ts';
 import { formatId } from '../domain/ids.ts';
+import { retentionProblem } from '../domain/retention.ts';
 import type { WorkspaceDoc } from '../store/documents.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import { checkPage, requireName, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
@@ -8,10 +10,20 @@ export interface WorkspaceView {
   id: string;
   name: string;
   createdAt: Date;
+  /** Seconds a generation is kept after its creation; null: until deleted. */
+  retentionSeconds: number | null;
 }
 
 export function toWorkspaceView(doc: WorkspaceDoc): WorkspaceView {
-  return { id: formatId('workspace', doc._id), name: doc.name, createdAt: doc.createdAt };
+  return { id: formatId('workspace', doc._id), name: doc.name, createdAt: doc.createdAt, retentionSeconds: doc.retentionSeconds ?? null };
+}
+
+export interface WorkspaceChanges {
+  id: string;
+  /** New name; undefined keeps it. */
+  name?: string | undefined;
+  /** New retention in seconds; null removes it; undefined keeps it. */
+  retentionSeconds?: number | null | undefined;
 }
 
 export class WorkspaceAdmin {
@@ -27,6 +39,19 @@ export class WorkspaceAdmin {
 
   async get(id: string): Promise<WorkspaceView> {
     return toWorkspaceView(await requireWorkspace(this.workspaces, id, 'id'));
+  }
+
+  async update(changes: WorkspaceChanges): Promise<WorkspaceView> {
+    const workspace = await requireWorkspace(this.workspaces, changes.id, 'id');
+    const name = changes.name === undefined ? undefined : requireName(changes.name);
+    const retention = changes.retentionSeconds;
+    if (retention !== undefined && retention !== null) {
+      const problem = retentionProblem(retention);
+      if (problem) throw validationError([{ field: 'retention', issue: problem }]);
+    }
+    const updated = await this.workspaces.update(workspace._id, { name, retentionSeconds: retention });
+    if (!updated) throw notFound(`Workspace ${changes.id}`);
+    return toWorkspaceView(updated);
   }
 
   async list(page?: PageInput): Promise<PageOf<WorkspaceView>> {

@@ -1,4 +1,4 @@
-// The admin listener (contract §6): the docgen.admin.v1 services behind the operator token.
+// The admin listener (docs/interface.md#admin-plane): the docgen.admin.v1 services behind the operator token.
 // Served only on DOCGEN_ADMIN_ADDR, never on the public port. Template previews render with
 // a small engine of their own, started on the first preview (most api pods never need one).
 import { connectNodeAdapter } from '@connectrpc/connect-node';

@@ -105,6 +105,7 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
     publicPort: publicServer.port,
     adminPort: adminServer.port,
     readiness: {},
+    consumers: [],
     gauges: [],
     stopAccepting,
     // Closing a listener waits for its in-flight requests: stopAccepting already drained them.

@@ -10,6 +10,7 @@ import { createLogger, type Logger } from '../ops/logger.ts';
 import { createMetrics, type Metrics } from '../ops/metrics.ts';
 import { createOpsServer, type OpsServer } from '../ops/ops-server.ts';
 import { startApiRole, type ApiRole } from './api-role.ts';
+import { registerConsumerLagMetrics } from '../queue/consumer-lag-metrics.ts';
 import { connectInfrastructure, type Infrastructure } from './infrastructure.ts';
 import { startRenderRole } from './render-role.ts';
 import type { Role, RoleContext } from './role.ts';
@@ -39,7 +40,8 @@ export interface App {
 
 export interface BuildAppOptions {
   logger?: Logger;
-  /** Test hook: runs between the generation insert and the job publish. */
+  /** Runs between the generation insert and the job publish (the crash tests kill the process
+   * here: test/harness/serve-with-faults.ts). */
   afterGenerationInsert?: (generationId: string) => void;
   /** Aborts start-up (e.g. SIGTERM while waiting for NATS or MongoDB). */
   signal?: AbortSignal;
@@ -72,6 +74,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
       for (const [check, run] of Object.entries(role.readiness)) ops.addReadinessCheck(check, run);
       for (const [gauge, collect] of role.gauges) unregister.push(metrics.registerGaugeCollector(gauge, collect));
     }
+    unregister.push(registerConsumerLagMetrics(metrics, infrastructure.queue.nats, roles.flatMap((r) => r.consumers)));
   } catch (err) {
     for (const role of roles.reverse()) await role.close().catch(() => {});
     for (const u of unregister) u();

@@ -7,7 +7,9 @@ import type { RenderJob } from '../queue/messages.ts';
 import { createRenderEngine, type RenderEngine } from '../render/render-engine.ts';
 import { OutboxSweeper } from '../render/outbox-sweeper.ts';
 import { RenderPipeline } from '../render/render-pipeline.ts';
-import { parseId } from '../domain/ids.ts';
+import { formatId, parseId } from '../domain/ids.ts';
+import { eraseGeneration } from '../generations/generation-erasure.ts';
+import { RetentionSweeper } from '../generations/retention-sweeper.ts';
 import { startJobConsumer } from './job-consumer.ts';
 import { abortedPromise, type Role, type RoleContext } from './role.ts';
 
@@ -116,6 +118,20 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
   });
   sweeper.start();
 
+  // Retention lives here: this role writes the PDFs (see retention-sweeper.ts for why).
+  const retention = new RetentionSweeper({
+    workspaces: repositories.workspaces,
+    generations: repositories.generations,
+    erase: (doc) => eraseGeneration({ generations: repositories.generations, deliveries: repositories.deliveries, objects }, doc),
+    intervalMs: config.retention.sweepIntervalMs,
+    onErased: (doc) => {
+      metrics.generationsExpired.inc();
+      logger.debug('generation past its retention deleted', { generationId: formatId('generation', doc._id) });
+    },
+    onError: (err, at) => logger.warn('retention sweep failed; the next sweep retries', { generationId: at.generationId && formatId('generation', at.generationId), err: String(err) }),
+  });
+  retention.start();
+
   let stopped = false;
   let handedBackAny = false;
   const names = queue.nats.names;
@@ -124,6 +140,7 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
     engine,
     pipeline,
     readiness: { 'browser-pool': () => engine.isReady() },
+    consumers: [jobs],
     gauges: [
       ['docgen_render_queue_depth', async () => (await queue.nats.jsm.streams.info(names.streams.render)).state.messages],
       ['docgen_render_consumer_pending', () => jobs.backlog()],
@@ -133,7 +150,7 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
       if (stopped) return;
       stopped = true;
       jobs.stop();
-      await sweeper.stop();
+      await Promise.all([sweeper.stop(), retention.stop()]);
     },
     async drain(signal) {
       // In-flight renders finish unless the grace period ends first; whatever still runs

@@ -6,6 +6,7 @@ import type { Config, Role as RoleName } from '../config/config.ts';
 import type { Logger } from '../ops/logger.ts';
 import type { CollectedGaugeName, GaugeCollector, Metrics } from '../ops/metrics.ts';
 import type { OpsServer, ReadinessCheck } from '../ops/ops-server.ts';
+import type { WatchedConsumer } from '../queue/consumer-lag-metrics.ts';
 import type { Infrastructure } from './infrastructure.ts';
 
 export interface RoleContext {
@@ -20,6 +21,8 @@ export interface Role {
   readonly name: RoleName;
   /** Checks /readyz runs while the role is up (besides the shared dependencies'). */
   readonly readiness: Readonly<Record<string, ReadinessCheck>>;
+  /** The JetStream consumers it works off (their lag is exported per consumer). */
+  readonly consumers: ReadonlyArray<WatchedConsumer>;
   /** Gauges computed at scrape time (queue depths, consumer backlogs). */
   readonly gauges: ReadonlyArray<readonly [CollectedGaugeName, GaugeCollector]>;
   /** Stops taking new work: listeners close, consumers stop pulling, sweeps stop. */

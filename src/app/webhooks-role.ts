@@ -135,6 +135,7 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
     worker,
     sweeper,
     readiness: {},
+    consumers: [events, sends],
     gauges: [
       ['docgen_webhook_queue_depth', async () => (await nats.jsm.streams.info(names.streams.deliveries)).state.messages],
       // Both consumers: events not yet fanned out, and delivery jobs not yet settled

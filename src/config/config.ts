@@ -1,6 +1,7 @@
 // The one typed view of docgen's configuration: DOCGEN_* environment variables, validated
 // at start. A bad value stops the process with a message naming the variable and the fix.
-// docs/configuration.md and the README table list the same variables; keep them in step.
+// The README's configuration table lists exactly these variables (test/unit/config.test.ts
+// checks). `docgen dev` and `docgen admin` read a few more of their own (see the README).
 
 export type Role = 'api' | 'render' | 'webhooks';
 export const ALL_ROLES: readonly Role[] = ['api', 'render', 'webhooks'];
@@ -50,6 +51,10 @@ export interface Config {
     concurrency: number;
     endpointConcurrency: number;
   };
+  retention: {
+    /** How often each render process looks for generations past their workspace's retention. */
+    sweepIntervalMs: number;
+  };
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   shutdownGraceMs: number;
 }
@@ -73,7 +78,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { name: 'DOCGEN_NATS_URL', default: undefined, description: 'NATS server URL(s), comma-separated; JetStream must be enabled. Required.' },
   { name: 'DOCGEN_NATS_STREAM_PREFIX', default: 'DOCGEN', description: 'Prefix of JetStream stream and subject names (lets several installs share one NATS).' },
   { name: 'DOCGEN_S3_ENDPOINT', default: undefined, description: 'S3/MinIO endpoint URL used by docgen, e.g. `http://minio:9000`. Required.' },
-  { name: 'DOCGEN_S3_PUBLIC_ENDPOINT', default: undefined, description: 'Endpoint URL that clients download `outputUrl` from (defaults to DOCGEN_S3_ENDPOINT).' },
+  { name: 'DOCGEN_S3_PUBLIC_ENDPOINT', default: undefined, description: 'Endpoint URL that clients download `outputUrl` from. Optional: defaults to DOCGEN_S3_ENDPOINT.' },
   { name: 'DOCGEN_S3_ACCESS_KEY', default: undefined, description: 'S3 access key. Required.' },
   { name: 'DOCGEN_S3_SECRET_KEY', default: undefined, description: 'S3 secret key. Required.' },
   { name: 'DOCGEN_S3_BUCKET', default: 'docgen', description: 'Bucket for generated documents (created if missing).' },
@@ -94,6 +99,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { name: 'DOCGEN_WEBHOOK_TIMEOUT_MS', default: '10000', description: 'Time a receiver has to answer an attempt.' },
   { name: 'DOCGEN_WEBHOOK_CONCURRENCY', default: '256', description: 'Attempts in flight per webhooks process.' },
   { name: 'DOCGEN_WEBHOOK_ENDPOINT_CONCURRENCY', default: '64', description: 'Attempts in flight to any one endpoint per webhooks process.' },
+  { name: 'DOCGEN_RETENTION_SWEEP_INTERVAL_MS', default: '30000', description: 'How often each render process deletes generations past their workspace\'s retention (`docgen admin workspace update WS --retention 30d`).' },
   { name: 'DOCGEN_LOG_LEVEL', default: 'info', description: '`debug`, `info`, `warn` or `error`.' },
   { name: 'DOCGEN_SHUTDOWN_GRACE_MS', default: '25000', description: 'On SIGTERM: time to finish in-flight work before handing it back and exiting.' },
 ];
@@ -295,6 +301,7 @@ export function loadConfig(env: Env = process.env): Config {
       concurrency: r.integer('DOCGEN_WEBHOOK_CONCURRENCY', 1, 10000),
       endpointConcurrency: r.integer('DOCGEN_WEBHOOK_ENDPOINT_CONCURRENCY', 1, 1000),
     },
+    retention: { sweepIntervalMs: r.integer('DOCGEN_RETENTION_SWEEP_INTERVAL_MS', 1000, 3_600_000) },
     logLevel: logLevel as Config['logLevel'],
     shutdownGraceMs: r.integer('DOCGEN_SHUTDOWN_GRACE_MS', 0, 600000),
   };

@@ -1,4 +1,4 @@
-// `docgen dev`: the whole service on its embedded default (contract §7). It starts the
+// `docgen dev`: the whole service on its embedded default (docs/interface.md#running-docgen). It starts the
 // MongoDB stand-in (in process), nats-server (child process) and an S3 server (in process),
 // all with data under ./.docgen/ so a restart loses nothing, then every role in this
 // process, seeds a workspace, an API key and a published sample template on first start, and
@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildApp, type App } from '../app/build-app.ts';
+import { DEV_ADMIN_TOKEN } from '../cli/admin/admin-client.ts';
 import { describeError } from '../domain/errors.ts';
 import { createShutdownCoordinator } from '../ops/shutdown.ts';
 import { ConfigError, loadConfig } from '../config/config.ts';
@@ -16,7 +17,6 @@ import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './embedded-s3.ts';
 import { seedDevData, type DevSeed } from './dev-seed.ts';
 
-export const DEV_ADMIN_TOKEN = 'dev-admin-token';
 const DEV_BUCKET = 'docgen';
 /** Default DOCGEN_SHUTDOWN_GRACE_MS of `docgen dev`: Ctrl+C should not keep a developer waiting. */
 const DEV_SHUTDOWN_GRACE_MS = 5000;

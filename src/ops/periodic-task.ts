@@ -3,6 +3,8 @@
 // on stop() cancels the next pass and waits for the current one to end.
 export interface PeriodicTaskOptions {
   intervalMs: number;
+  /** Spread each wait by ± this fraction (e.g. 0.2), so replicas started together do not sweep in step. */
+  jitter?: number;
   run: () => Promise<unknown>;
   onError?: (err: unknown) => void;
 }
@@ -36,6 +38,8 @@ export class PeriodicTask {
   }
 
   private schedule(): void {
+    const jitter = this.options.jitter ?? 0;
+    const waitMs = Math.round(this.options.intervalMs * (1 - jitter + Math.random() * 2 * jitter));
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.running = Promise.resolve()
@@ -54,6 +58,6 @@ export class PeriodicTask {
           this.running = undefined;
           if (this.state === 'started') this.schedule();
         });
-    }, this.options.intervalMs);
+    }, waitMs);
   }
 }

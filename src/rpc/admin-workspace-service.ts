@@ -6,14 +6,18 @@ import {
   CreateWorkspaceResponseSchema,
   GetWorkspaceResponseSchema,
   ListWorkspacesResponseSchema,
+  UpdateWorkspaceResponseSchema,
   type CreateWorkspaceRequest,
   type CreateWorkspaceResponse,
   type GetWorkspaceRequest,
   type GetWorkspaceResponse,
   type ListWorkspacesRequest,
   type ListWorkspacesResponse,
+  type UpdateWorkspaceRequest,
+  type UpdateWorkspaceResponse,
   type WorkspaceService,
 } from '../gen/docgen/admin/v1/workspace_pb.js';
+import { validationError } from '../domain/errors.ts';
 import { workspaceToProto } from './admin-proto.ts';
 
 export class WorkspaceServiceHandler implements ServiceImpl<typeof WorkspaceService> {
@@ -34,5 +38,16 @@ export class WorkspaceServiceHandler implements ServiceImpl<typeof WorkspaceServ
   async listWorkspaces(req: ListWorkspacesRequest): Promise<ListWorkspacesResponse> {
     const page = await this.admin.list({ pageSize: req.pageSize, pageToken: req.pageToken });
     return create(ListWorkspacesResponseSchema, { workspaces: page.items.map(workspaceToProto), nextPageToken: page.nextPageToken });
+  }
+
+  async updateWorkspace(req: UpdateWorkspaceRequest): Promise<UpdateWorkspaceResponse> {
+    let retentionSeconds: number | null | undefined;
+    if (req.retention) {
+      // Whole seconds only: a fraction of a second is not a retention anyone means.
+      if (req.retention.nanos !== 0) throw validationError([{ field: 'retention', issue: 'must be whole seconds' }]);
+      retentionSeconds = req.retention.seconds === 0n ? null : Number(req.retention.seconds);
+    }
+    const workspace = await this.admin.update({ id: req.id, name: req.name, retentionSeconds });
+    return create(UpdateWorkspaceResponseSchema, { workspace: workspaceToProto(workspace) });
   }
 }

@@ -11,6 +11,8 @@ export interface WorkspaceDoc {
   _id: ObjectId;
   name: string;
   createdAt: Date;
+  /** Generations older than this (seconds since creation) are deleted; absent/null: kept. */
+  retentionSeconds?: number | null;
 }
 
 export interface ApiKeyDoc {
@@ -163,6 +165,8 @@ const INDEXES: Record<string, IndexDescription[]> = {
     { key: { hash: 1 }, name: 'hash', unique: true },
     { key: { workspaceId: 1, _id: -1 }, name: 'workspace' },
   ],
+  // The retention sweeper's "which workspaces have a retention" (sparse: most have none).
+  [COLLECTIONS.workspaces]: [{ key: { retentionSeconds: 1 }, name: 'retention', sparse: true }],
   [COLLECTIONS.templates]: [{ key: { workspaceId: 1, _id: -1 }, name: 'workspace' }],
   [COLLECTIONS.templateVersions]: [{ key: { templateId: 1, version: 1 }, name: 'template_version', unique: true }],
   [COLLECTIONS.generations]: [
