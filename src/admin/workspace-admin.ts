@@ -1,4 +1,5 @@
 // Workspaces own everything else; the admin plane creates and lists them.
+import type { ObjectId } from 'mongodb';
 import { notFound, validationError } from '../domain/errors.ts';
 import { formatId } from '../domain/ids.ts';
 import { retentionProblem } from '../domain/retention.ts';
@@ -54,9 +55,10 @@ export class WorkspaceAdmin {
     return toWorkspaceView(updated);
   }
 
-  async list(page?: PageInput): Promise<PageOf<WorkspaceView>> {
+  /** All workspaces, or only those with the given ids (a member's own). */
+  async list(page?: PageInput, only?: ObjectId[]): Promise<PageOf<WorkspaceView>> {
     const { pageSize, pageToken } = checkPage(page);
-    const result = await this.workspaces.list(pageSize, pageToken);
+    const result = await this.workspaces.list(pageSize, pageToken, only);
     return { items: result.items.map(toWorkspaceView), nextPageToken: result.nextPageToken };
   }
 }

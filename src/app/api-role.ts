@@ -89,6 +89,7 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
   let adminServer: DualProtocolServer;
   try {
     adminServer = await startDualProtocolServer(config.adminAddress, adminRouter.handler);
+    adminRouter.bound(adminServer.port);
   } catch (err) {
     await publicServer.close().catch(() => {});
     await adminRouter.close().catch(() => {});

@@ -19,6 +19,7 @@ import { RateLimitsRepository } from '../store/rate-limits-repository.ts';
 import { TemplatesRepository } from '../store/templates-repository.ts';
 import { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
 import { WorkspacesRepository } from '../store/workspaces-repository.ts';
+import { createIdentityRepositories, type IdentityRepositories } from '../identity/identity.ts';
 import { DependencyWaiter } from './wait-for-dependency.ts';
 
 export type { DocgenQueue } from '../queue/docgen-queue.ts';
@@ -31,6 +32,8 @@ export interface Repositories {
   rateLimits: RateLimitsRepository;
   webhookEndpoints: WebhookEndpointsRepository;
   deliveries: DeliveriesRepository;
+  /** Users, memberships, sessions, invitations, audit events (src/identity). */
+  identity: IdentityRepositories;
 }
 
 export interface Infrastructure {
@@ -129,6 +132,7 @@ export async function connectInfrastructure(config: Config, ctx: InfrastructureC
       rateLimits: new RateLimitsRepository(db),
       webhookEndpoints: new WebhookEndpointsRepository(db),
       deliveries: new DeliveriesRepository(db),
+      identity: createIdentityRepositories(db),
     };
     const queue = createDocgenQueue(connectedNats);
 

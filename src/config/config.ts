@@ -17,6 +17,10 @@ export interface Config {
   adminAddress: ListenAddress;
   opsAddress: ListenAddress;
   adminToken: string;
+  portal: {
+    /** DOCGEN_PORTAL_BASE_URL without a trailing slash; null: the admin listener's own address. */
+    baseUrl: string | null;
+  };
   /** 32-byte key: encrypts webhook secrets, signs page tokens. */
   secretKey: Buffer;
   mongodb: { url: string; database: string };
@@ -72,6 +76,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { name: 'DOCGEN_ADMIN_ADDR', default: '0.0.0.0:8081', description: 'Admin listener: Connect/gRPC `docgen.admin.v1`. Never expose publicly.' },
   { name: 'DOCGEN_OPS_ADDR', default: '0.0.0.0:9090', description: 'Health (`/healthz`, `/readyz`) and `/metrics`, for every role.' },
   { name: 'DOCGEN_ADMIN_TOKEN', default: undefined, description: 'Operator token for the admin API (at least 12 characters; use 32+ random ones). Required by the api role.' },
+  { name: 'DOCGEN_PORTAL_BASE_URL', default: undefined, description: 'Address people open the portal at (the admin listener), e.g. `https://docgen-admin.internal`; builds invitation links, and `http://` turns off Secure cookies. Default: the admin listener\'s address.' },
   { name: 'DOCGEN_SECRET_KEY', default: undefined, description: '32 bytes as 64 hex characters or base64: encrypts webhook secrets and signs page tokens. Required.' },
   { name: 'DOCGEN_MONGODB_URL', default: undefined, description: 'MongoDB connection string (MongoDB 7+). Required.' },
   { name: 'DOCGEN_MONGODB_DATABASE', default: 'docgen', description: 'Database name.' },
@@ -222,6 +227,11 @@ export function loadConfig(env: Env = process.env): Config {
     r.problems.push('DOCGEN_ADMIN_TOKEN is shorter than 12 characters. Use a long random string, e.g. `openssl rand -hex 32`.');
   }
 
+  const portalBaseUrl = r.url('DOCGEN_PORTAL_BASE_URL', ['http:', 'https:'], false, 'Set it to the address people open the portal at, e.g. https://docgen-admin.internal.');
+  if (portalBaseUrl && (portalBaseUrl.search || portalBaseUrl.hash || portalBaseUrl.username)) {
+    r.problems.push('DOCGEN_PORTAL_BASE_URL must be a plain http(s) address without query, fragment or credentials.');
+  }
+
   const secretKeyText = r.string('DOCGEN_SECRET_KEY', 'Generate one with `openssl rand -hex 32`.', true);
   let secretKey: Buffer = Buffer.alloc(0);
   if (secretKeyText !== '') {
@@ -268,6 +278,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminAddress: r.address('DOCGEN_ADMIN_ADDR'),
     opsAddress: r.address('DOCGEN_OPS_ADDR'),
     adminToken,
+    portal: { baseUrl: portalBaseUrl ? portalBaseUrl.href.replace(/\/+$/, '') : null },
     secretKey,
     mongodb: { url: mongoUrl, database: r.string('DOCGEN_MONGODB_DATABASE', '', false) },
     nats: { servers: natsServers, streamPrefix },

@@ -57,7 +57,15 @@ export async function runDev(argv: string[]): Promise<number> {
   shutdown.install();
 
   try {
-    stack.mongo = await startEmbeddedMongo({ dataDir: path.join(dataDir, 'mongo') });
+    stack.mongo = await startEmbeddedMongo({
+      dataDir: path.join(dataDir, 'mongo'),
+      onLargeCollection: ({ collection, documents }) =>
+        logger.warn(
+          'the embedded MongoDB stand-in answers every query by scanning its collection, and this one has grown past the size where each query takes 20 ms or more; ' +
+            'docgen dev is for development: for real data run docgen on a real MongoDB (one machine: deploy/compose/compose.yaml, see docs/deploy.md)',
+          { collection, documents },
+        ),
+    });
     stack.nats = await startEmbeddedNats({ storeDir: path.join(dataDir, 'nats'), watchParent: true });
     stack.s3 = await startEmbeddedS3({ directory: path.join(dataDir, 's3'), buckets: [DEV_BUCKET] });
 

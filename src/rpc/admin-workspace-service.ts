@@ -1,6 +1,6 @@
 // Connect handlers of docgen.admin.v1.WorkspaceService: proto in, domain call, proto out.
 import { create } from '@bufbuild/protobuf';
-import type { ServiceImpl } from '@connectrpc/connect';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import type { WorkspaceAdmin } from '../admin/workspace-admin.ts';
 import {
   CreateWorkspaceResponseSchema,
@@ -17,6 +17,7 @@ import {
   type UpdateWorkspaceResponse,
   type WorkspaceService,
 } from '../gen/docgen/admin/v1/workspace_pb.js';
+import { callerKey } from './admin-access.ts';
 import { validationError } from '../domain/errors.ts';
 import { workspaceToProto } from './admin-proto.ts';
 
@@ -35,8 +36,11 @@ export class WorkspaceServiceHandler implements ServiceImpl<typeof WorkspaceServ
     return create(GetWorkspaceResponseSchema, { workspace: workspaceToProto(await this.admin.get(req.id)) });
   }
 
-  async listWorkspaces(req: ListWorkspacesRequest): Promise<ListWorkspacesResponse> {
-    const page = await this.admin.list({ pageSize: req.pageSize, pageToken: req.pageToken });
+  async listWorkspaces(req: ListWorkspacesRequest, ctx: HandlerContext): Promise<ListWorkspacesResponse> {
+    // A signed-in member sees only the workspaces they belong to; the operator sees all.
+    const caller = ctx.values.get(callerKey);
+    const only = caller?.kind === 'member' ? caller.memberships.map((m) => m.workspaceId) : undefined;
+    const page = await this.admin.list({ pageSize: req.pageSize, pageToken: req.pageToken }, only);
     return create(ListWorkspacesResponseSchema, { workspaces: page.items.map(workspaceToProto), nextPageToken: page.nextPageToken });
   }
 

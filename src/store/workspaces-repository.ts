@@ -41,7 +41,8 @@ export class WorkspacesRepository {
     return this.collection.find(filter).sort({ _id: 1 }).limit(limit).toArray();
   }
 
-  list(pageSize?: number, pageToken?: string): Promise<Page<WorkspaceDoc>> {
-    return pageByIdDesc(this.collection, {}, pageSize, pageToken);
+  /** Newest first; only the given ids when `only` is set. */
+  list(pageSize?: number, pageToken?: string, only?: ObjectId[]): Promise<Page<WorkspaceDoc>> {
+    return pageByIdDesc(this.collection, only ? { _id: { $in: only } } : {}, pageSize, pageToken);
   }
 }

@@ -25,6 +25,9 @@ import { connectNats, type NatsQueue } from '../../src/queue/jetstream.ts';
 import { createDocgenQueue } from '../../src/queue/docgen-queue.ts';
 import { analyzeTemplate } from '../../src/render/liquid/analyze-template.ts';
 import { registerAdminServices } from '../../src/rpc/admin-services.ts';
+import { createIdentityRepositories } from '../../src/identity/identity.ts';
+import { GenerationsRepository } from '../../src/store/generations-repository.ts';
+import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
 import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import { COLLECTIONS, ensureIndexes, type DeliveryDoc, type WebhookEndpointDoc } from '../../src/store/documents.ts';
@@ -101,6 +104,12 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
         },
         enqueueDelivery: (job, msgId) => createDocgenQueue(queue).publishDeliveryJob(job, msgId),
         onInternal: (cause) => console.error('admin test server: internal error', cause),
+        identity: {
+          repositories: createIdentityRepositories(db),
+          rateLimits: new RateLimitsRepository(db),
+          generations: new GenerationsRepository(db),
+          portalBaseUrl: () => 'http://127.0.0.1:8081',
+        },
       });
     },
   });
