@@ -16,6 +16,7 @@ import { startEmbeddedMongo, type EmbeddedMongo } from './embedded-mongo.ts';
 import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './embedded-s3.ts';
 import { seedDevData, type DevSeed } from './dev-seed.ts';
+import { devOwnerInvitation, type DevOwner } from './dev-portal-owner.ts';
 
 const DEV_BUCKET = 'docgen';
 /** Default DOCGEN_SHUTDOWN_GRACE_MS of `docgen dev`: Ctrl+C should not keep a developer waiting. */
@@ -94,7 +95,8 @@ export async function runDev(argv: string[]): Promise<number> {
     graceMs = config.shutdownGraceMs;
     app = await buildApp(config, { logger, signal: startup.signal });
     const seed = await seedDevData(app, path.join(dataDir, 'dev-seed.json'));
-    process.stdout.write(banner(app, seed, dataDir));
+    const owner = await devOwnerInvitation(app, seed.workspaceId);
+    process.stdout.write(banner(app, seed, owner, dataDir));
     return -1; // keep running until a signal
   } catch (err) {
     // Stopped by a signal while starting: the coordinator exits once its stoppers ran.
@@ -114,7 +116,7 @@ async function stopStack(stack: Partial<DevStack>): Promise<void> {
   await stack.mongo?.stop().catch(() => {});
 }
 
-function banner(app: App, seed: DevSeed, dataDir: string): string {
+function banner(app: App, seed: DevSeed, owner: DevOwner, dataDir: string): string {
   const base = `http://127.0.0.1:${app.publicPort}`;
   const body = JSON.stringify({ templateId: seed.templateId, variables: seed.sampleVariables });
   return `
@@ -127,6 +129,7 @@ docgen dev is ready
   workspace id        ${seed.workspaceId}
   API key             ${seed.apiKey}
   sample template id  ${seed.templateId}   (published invoice)
+${ownerLines(owner)}
 
 Try it:
   curl -s -X POST ${base}/v1/generations \\
@@ -136,4 +139,13 @@ Try it:
 
 Press Ctrl+C to stop.
 `;
+}
+
+function ownerLines(owner: DevOwner): string {
+  if (owner.inviteUrl) {
+    return `  portal invite link  ${owner.inviteUrl}
+                      (owner of the workspace: sets the password of ${owner.email}; single use, 72 h)`;
+  }
+  return `  portal sign-in      ${owner.portalUrl}/   as ${owner.email} (password already set;
+                      \`docgen admin user reset ${owner.userId}\` prints a new link)`;
 }
