@@ -85,7 +85,7 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
   };
 
   const publicServer: DualProtocolServer = await startDualProtocolServer(config.publicAddress, handler);
-  const adminRouter = buildAdminRouter(config, infrastructure, { logger, metrics });
+  const adminRouter = buildAdminRouter(config, infrastructure, { logger, metrics, generations });
   let adminServer: DualProtocolServer;
   try {
     adminServer = await startDualProtocolServer(config.adminAddress, adminRouter.handler);

@@ -43,6 +43,8 @@ export interface Config {
     browserMaxRssMb: number;
     maxAttempts: number;
   };
+  /** Template previews (the portal's live preview), answered by render processes. */
+  previews: { concurrency: number };
   api: {
     rateLimitPerSecond: number;
     rateLimitBurst: number;
@@ -96,6 +98,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { name: 'DOCGEN_BROWSER_RECYCLE_RENDERS', default: '1000', description: 'Restart Chromium after this many renders.' },
   { name: 'DOCGEN_BROWSER_MAX_RSS_MB', default: '1500', description: 'Restart Chromium when its processes use more memory than this.' },
   { name: 'DOCGEN_RENDER_MAX_ATTEMPTS', default: '3', description: 'Attempts in all for transient render failures before FAILED.' },
+  { name: 'DOCGEN_PREVIEW_CONCURRENCY', default: '2', description: 'Template previews rendering at once per render process, on pages of their own (production renders keep theirs).' },
   { name: 'DOCGEN_RATE_LIMIT_PER_SECOND', default: '20', description: 'Default sustained requests/s per API key (keys may override).' },
   { name: 'DOCGEN_RATE_LIMIT_BURST', default: '40', description: 'Default burst per API key.' },
   { name: 'DOCGEN_MAX_BODY_BYTES', default: '1048576', description: 'Largest accepted request body.' },
@@ -300,6 +303,7 @@ export function loadConfig(env: Env = process.env): Config {
       browserMaxRssMb: r.integer('DOCGEN_BROWSER_MAX_RSS_MB', 128, 65536),
       maxAttempts: r.integer('DOCGEN_RENDER_MAX_ATTEMPTS', 1, 10),
     },
+    previews: { concurrency: r.integer('DOCGEN_PREVIEW_CONCURRENCY', 1, 64) },
     api: {
       rateLimitPerSecond: r.number('DOCGEN_RATE_LIMIT_PER_SECOND', 0.001, 1000000),
       rateLimitBurst: r.integer('DOCGEN_RATE_LIMIT_BURST', 1, 1000000),

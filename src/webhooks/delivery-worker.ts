@@ -219,6 +219,7 @@ export class DeliveryWorker {
         doc.event === 'generation.failed'
           ? { event: 'generation.failed', generationId: doc.payload.generationId, error: doc.payload.error ?? '' }
           : { event: 'generation.completed', generationId: doc.payload.generationId };
+      if (doc.test === true) data.test = true;
       request = buildSignedRequest({ deliveryId, data, eventTimestamp: doc.timestamp, secrets });
     } catch (err) {
       // Typically DOCGEN_SECRET_KEY changed: retried on the schedule, then dropped; an
