@@ -71,7 +71,7 @@ export function buildAdminRouter(
       });
     },
     readMaxBytes: 16 * 1024 * 1024,
-    contextValues: adminContextValues,
+    contextValues: adminContextValues(config.portal.trustedProxyHops),
   });
   return {
     handler: handler as RequestHandler,

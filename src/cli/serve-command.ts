@@ -2,10 +2,10 @@
 // from DOCGEN_* variables; a bad one stops the process with a message naming the fix.
 // SIGTERM: stop taking work, finish or hand back in-flight work, exit within the grace period.
 import { buildApp, type App, type BuildAppOptions } from '../app/build-app.ts';
-import { describeError } from '../domain/errors.ts';
 import { ALL_ROLES, ConfigError, loadConfig, type Role } from '../config/config.ts';
 import { createLogger } from '../ops/logger.ts';
 import { createShutdownCoordinator } from '../ops/shutdown.ts';
+import { describeError } from '../domain/errors.ts';
 
 export function parseRoles(argv: string[]): Role[] | string {
   const roles: string[] = [];

@@ -20,6 +20,8 @@ export interface Config {
   portal: {
     /** DOCGEN_PORTAL_BASE_URL without a trailing slash; null: the admin listener's own address. */
     baseUrl: string | null;
+    /** Proxies in front of the admin listener whose X-Forwarded-For entries are trusted. */
+    trustedProxyHops: number;
   };
   /** 32-byte key: encrypts webhook secrets, signs page tokens. */
   secretKey: Buffer;
@@ -79,6 +81,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { name: 'DOCGEN_OPS_ADDR', default: '0.0.0.0:9090', description: 'Health (`/healthz`, `/readyz`) and `/metrics`, for every role.' },
   { name: 'DOCGEN_ADMIN_TOKEN', default: undefined, description: 'Operator token for the admin API (at least 12 characters; use 32+ random ones). Required by the api role.' },
   { name: 'DOCGEN_PORTAL_BASE_URL', default: undefined, description: 'Address people open the portal at (the admin listener), e.g. `https://docgen-admin.internal`; builds invitation links, and `http://` turns off Secure cookies. Default: the admin listener\'s address.' },
+  { name: 'DOCGEN_PORTAL_TRUSTED_PROXY_HOPS', default: '0', description: 'Proxies (e.g. the internal ingress) in front of the admin listener: sign-in limits take the client address from `X-Forwarded-For` that many hops from the right. 0: the TCP peer.' },
   { name: 'DOCGEN_SECRET_KEY', default: undefined, description: '32 bytes as 64 hex characters or base64: encrypts webhook secrets and signs page tokens. Required.' },
   { name: 'DOCGEN_MONGODB_URL', default: undefined, description: 'MongoDB connection string (MongoDB 7+). Required.' },
   { name: 'DOCGEN_MONGODB_DATABASE', default: 'docgen', description: 'Database name.' },
@@ -281,7 +284,10 @@ export function loadConfig(env: Env = process.env): Config {
     adminAddress: r.address('DOCGEN_ADMIN_ADDR'),
     opsAddress: r.address('DOCGEN_OPS_ADDR'),
     adminToken,
-    portal: { baseUrl: portalBaseUrl ? portalBaseUrl.href.replace(/\/+$/, '') : null },
+    portal: {
+      baseUrl: portalBaseUrl ? portalBaseUrl.href.replace(/\/+$/, '') : null,
+      trustedProxyHops: r.integer('DOCGEN_PORTAL_TRUSTED_PROXY_HOPS', 0, 10),
+    },
     secretKey,
     mongodb: { url: mongoUrl, database: r.string('DOCGEN_MONGODB_DATABASE', '', false) },
     nats: { servers: natsServers, streamPrefix },

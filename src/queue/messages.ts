@@ -6,6 +6,7 @@
 //   final event   <p>.events.<event>      FinalEvent                  render pipeline, outbox sweeper -> webhook dispatcher
 //   delivery job  <p>.deliveries.jobs     { deliveryId, endpointId }  dispatcher, delivery sweeper, admin redeliver -> webhook senders
 import { deterministicObjectId, formatId, parseId } from '../domain/ids.ts';
+import { isPlainObject } from '../domain/json.ts';
 import type { GenerationDoc } from '../store/documents.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -55,7 +56,7 @@ export function renderJobRepublishMsgId(generationId: string, attempts: number, 
 
 /** Checks a render job off the wire; a string says what is wrong with it. */
 export function parseRenderJob(data: unknown): RenderJob | string {
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) return 'the render job is not a JSON object';
+  if (!isPlainObject(data)) return 'the render job is not a JSON object';
   const generationId = (data as Record<string, unknown>).generationId;
   if (typeof generationId !== 'string' || !parseId('generation', generationId)) return 'generationId is not a gen_… id';
   return { generationId };
@@ -99,7 +100,7 @@ export function finalEventMsgId(event: FinalEvent): string {
 
 /** Checks an event off the wire; a string says what is wrong with it. */
 export function parseFinalEvent(data: unknown): FinalEvent | string {
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) return 'the event is not a JSON object';
+  if (!isPlainObject(data)) return 'the event is not a JSON object';
   const e = data as Record<string, unknown>;
   if (typeof e.eventId !== 'string' || !parseId('event', e.eventId)) return 'eventId is not an evt_… id';
   if (typeof e.event !== 'string' || !(FINAL_EVENTS as readonly string[]).includes(e.event)) return `unknown event ${JSON.stringify(e.event)}`;

@@ -13,7 +13,6 @@ import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { BSON, MongoClient, ObjectId, type Db } from 'mongodb';
 import { createAdminClients, type AdminClients } from '../../src/cli/admin/admin-client.ts';
 import { runAdminCli } from '../../src/cli/admin/run-admin-cli.ts';
-import { webhookSecretContext } from '../../src/admin/webhook-endpoint-admin.ts';
 import type { EmbeddedNats } from '../../src/dev/embedded-nats.ts';
 import { formatId, parseId } from '../../src/domain/ids.ts';
 import { DeliveryStatus } from '../../src/gen/docgen/admin/v1/delivery_pb.js';
@@ -37,7 +36,7 @@ import { COLLECTIONS, ensureIndexes, type DeliveryDoc, type WebhookEndpointDoc }
 import { TemplatesRepository } from '../../src/store/templates-repository.ts';
 import { WebhookEndpointsRepository } from '../../src/store/webhook-endpoints-repository.ts';
 import { WorkspacesRepository } from '../../src/store/workspaces-repository.ts';
-import { decryptSecret } from '../../src/webhooks/secret-box.ts';
+import { decryptSecret, webhookSecretContext } from '../../src/webhooks/secret-box.ts';
 import { chromiumPath, runDir, startMongo, startNats, type TestMongo } from '../harness/dependencies.ts';
 import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.ts';
 

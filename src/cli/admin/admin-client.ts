@@ -2,6 +2,7 @@
 // that drive the admin services. A new admin service is one line in ADMIN_SERVICES.
 import { Code, ConnectError, createClient, type Client, type Interceptor } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
+import { errorMessage } from '../../domain/errors.ts';
 import { ApiKeyService } from '../../gen/docgen/admin/v1/api_key_pb.js';
 import { DeliveryService } from '../../gen/docgen/admin/v1/delivery_pb.js';
 import { AuditService, MemberService, SessionService, UserService } from '../../gen/docgen/admin/v1/identity_pb.js';
@@ -66,5 +67,5 @@ export function describeAdminError(err: unknown, env: Record<string, string | un
     }
     return err.rawMessage;
   }
-  return (err as Error)?.message ?? String(err);
+  return errorMessage(err);
 }

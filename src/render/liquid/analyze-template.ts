@@ -9,6 +9,8 @@ import { liquidErrorDiagnostic } from './liquid-diagnostic.ts';
 import { validatePdfOptions } from '../pdf-options.ts';
 import { createLiquidEngine, PartialStore } from './liquid-engine.ts';
 import { resolveVariables } from './variables.ts';
+import { isPlainObject } from '../../domain/json.ts';
+import { errorMessage } from '../../domain/errors.ts';
 
 /** Names a template can use in {{ }}: Liquid identifiers. */
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
@@ -40,7 +42,7 @@ export interface TemplateDiagnosis {
 }
 
 function firstLine(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
+  return errorMessage(err).split('\n')[0]!;
 }
 
 function declaredText(names: string[]): string {
@@ -54,7 +56,7 @@ function checkShape(content: TemplateVersionContent): string[] {
   if (typeof content.body !== 'string') problems.push('body must be a string');
   if (typeof content.css !== 'string') problems.push('css must be a string');
   const partials = content.partials as unknown;
-  if (partials === null || typeof partials !== 'object' || Array.isArray(partials)) {
+  if (!isPlainObject(partials)) {
     problems.push('partials must be an object of name to Liquid source');
   } else {
     for (const [name, text] of Object.entries(partials)) {
