@@ -30,7 +30,7 @@ let templateId: string;
 const RENDER_CONCURRENCY = 2;
 
 beforeAll(async () => {
-  deps = await startDeps({ DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true', DOCGEN_RATE_LIMIT_PER_SECOND: '1000', DOCGEN_RATE_LIMIT_BURST: '1000' });
+  deps = await startDeps({ DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true', DOCGEN_RATE_LIMIT_PER_SECOND: '1000', DOCGEN_RATE_LIMIT_BURST: '1000' }, { natsControl: true });
   receiver = await startHttpReceiver();
   [api, render, webhooks] = await Promise.all([
     startRole(deps, 'api'),
