@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildApp, describeError, type App } from '../app/build-app.ts';
+import { buildApp, type App } from '../app/build-app.ts';
 import { DEV_ADMIN_TOKEN } from '../cli/admin/admin-client.ts';
 import { ConfigError, loadConfig } from '../config/config.ts';
 import { createLogger } from '../ops/logger.ts';
@@ -14,6 +14,8 @@ import { startEmbeddedMongo, type EmbeddedMongo } from './embedded-mongo.ts';
 import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './embedded-s3.ts';
 import { seedDevData, type DevSeed } from './dev-seed.ts';
+import { devOwnerInvitation, type DevOwner } from './dev-portal-owner.ts';
+import { describeError } from '../domain/errors.ts';
 
 const DEV_BUCKET = 'docgen';
 
@@ -98,7 +100,8 @@ export async function runDev(argv: string[]): Promise<number> {
     const config = loadConfig(env);
     app = await buildApp(config, { logger });
     const seed = await seedDevData(app, path.join(dataDir, 'dev-seed.json'));
-    process.stdout.write(banner(app, seed, dataDir));
+    const owner = await devOwnerInvitation(app, seed.workspaceId);
+    process.stdout.write(banner(app, seed, owner, dataDir));
     return -1; // keep running until a signal
   } catch (err) {
     if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
@@ -108,7 +111,7 @@ export async function runDev(argv: string[]): Promise<number> {
   }
 }
 
-function banner(app: App, seed: DevSeed, dataDir: string): string {
+function banner(app: App, seed: DevSeed, owner: DevOwner, dataDir: string): string {
   const base = `http://127.0.0.1:${app.publicPort}`;
   const body = JSON.stringify({ templateId: seed.templateId, variables: seed.sampleVariables });
   return `
@@ -121,6 +124,7 @@ docgen dev is ready
   workspace id        ${seed.workspaceId}
   API key             ${seed.apiKey}
   sample template id  ${seed.templateId}   (published invoice)
+${ownerLines(owner)}
 
 Try it:
   curl -s -X POST ${base}/v1/generations \\
@@ -130,4 +134,13 @@ Try it:
 
 Press Ctrl+C to stop.
 `;
+}
+
+function ownerLines(owner: DevOwner): string {
+  if (owner.inviteUrl) {
+    return `  portal invite link  ${owner.inviteUrl}
+                      (owner of the workspace: sets the password of ${owner.email}; single use, 72 h)`;
+  }
+  return `  portal sign-in      ${owner.portalUrl}/   as ${owner.email} (password already set;
+                      \`docgen admin user reset ${owner.userId}\` prints a new link)`;
 }
