@@ -64,7 +64,6 @@ export function buildAdminRouter(
         identity: {
           repositories: infrastructure.repositories.identity,
           rateLimits: infrastructure.repositories.rateLimits,
-          generations: infrastructure.repositories.generations,
           portalBaseUrl: () => portalBaseUrl(config, boundPort),
           onAuditError: (err) => logger.error('audit event not recorded', { err: String(err) }),
         },

@@ -119,7 +119,6 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
         identity: {
           repositories: createIdentityRepositories(db),
           rateLimits: new RateLimitsRepository(db),
-          generations: new GenerationsRepository(db),
           portalBaseUrl: () => 'http://127.0.0.1:8081',
         },
       });

@@ -44,7 +44,6 @@ function registeredRpcs(): string[] {
     identity: {
       repositories: createIdentityRepositories(db),
       rateLimits: new RateLimitsRepository(db),
-      generations: new GenerationsRepository(db),
       portalBaseUrl: () => 'http://127.0.0.1:8081',
     },
   } as Parameters<typeof registerAdminServices>[1]);
