@@ -57,7 +57,7 @@ export function buildAdminRouter(
         analyzeTemplate,
         diagnoseTemplate,
         renderPreview,
-        enqueueDelivery: (deliveryId) => infrastructure.queue.publishDeliveryJob(deliveryId, `${deliveryId}:redeliver:${Date.now()}`),
+        enqueueDelivery: (job, msgId) => infrastructure.queue.publishDeliveryJob(job, msgId),
         onEnqueueError: (deliveryId, err) => logger.warn('redelivery enqueue failed; the delivery sweeper will pick it up', { deliveryId, err: String(err) }),
         onInternal: (cause) => logger.error('admin request failed', { err: String(cause) }),
         interceptors: [observeConnectCalls(ctx.metrics, logger)],

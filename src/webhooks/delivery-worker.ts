@@ -16,7 +16,7 @@ import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { DeliveryAttemptDoc, DeliveryDoc, WebhookEndpointDoc } from '../store/documents.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
 import type { HostLookup } from './address-guard.ts';
-import type { DeliveryJob } from './delivery-dispatcher.ts';
+import type { DeliveryJob } from '../queue/messages.ts';
 import type { EndpointLimiter } from './endpoint-limiter.ts';
 import { sendAttempt, type AttemptResult } from './http-sender.ts';
 import { nextAttemptDelayMs } from './retry-schedule.ts';

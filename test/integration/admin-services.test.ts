@@ -19,6 +19,7 @@ import { DeliveryStatus } from '../../src/gen/docgen/admin/v1/delivery_pb.js';
 import { TemplateStatus } from '../../src/gen/docgen/admin/v1/template_pb.js';
 import { silentLogger } from '../../src/ops/logger.ts';
 import { connectNats, type NatsQueue } from '../../src/queue/jetstream.ts';
+import { createDocgenQueue } from '../../src/queue/docgen-queue.ts';
 import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
 import { createRenderEngine } from '../../src/render/render-engine.ts';
 import { createPreviewClient, startPreviewService } from '../../src/render/preview-service.ts';
@@ -113,9 +114,7 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
         renderPreview: createPreviewClient(queue.connection, { subject: previewSubject(queue.prefix), timeoutMs: 40_000 }),
         generationService,
         objects: { remove: async () => Promise.reject(new Error('no object store in this test')) },
-        enqueueDelivery: async (deliveryId) => {
-          await queue.publish(queue.names.subjects.deliveryJobs, { deliveryId }, `${deliveryId}:redeliver:${Date.now()}`);
-        },
+        enqueueDelivery: (job, msgId) => createDocgenQueue(queue).publishDeliveryJob(job, msgId),
         onInternal: (cause) => console.error('admin test server: internal error', cause),
         identity: {
           repositories: createIdentityRepositories(db),
@@ -618,7 +617,8 @@ describe('docgen admin against the admin services', () => {
     const info = await queue.jsm.streams.info(stream);
     expect(info.state.messages).toBe(1);
     const message = await queue.jsm.streams.getMessage(stream, { seq: info.state.last_seq });
-    expect(message?.json()).toEqual({ deliveryId: droppedId });
+    // With the endpoint, so a worker can pace a saturated endpoint without a read.
+    expect(message?.json()).toEqual({ deliveryId: droppedId, endpointId });
 
     const again = await cli(['deliveries', 'redeliver', pendingId]);
     expect(again.code).toBe(1);

@@ -120,6 +120,10 @@ beforeAll(async () => {
     { action: 'WorkspaceService.CreateWorkspace', actor: 'operator', target: wsA, workspaceId: wsA },
     { action: 'TemplateService.CreateTemplate', actor: 'operator', target: templateA, workspaceId: wsA },
     { action: 'ApiKeyService.CreateApiKey', actor: 'operator', target: keyA, workspaceId: wsA },
+    { action: 'WorkspaceService.CreateWorkspace', actor: 'operator', target: wsB, workspaceId: wsB },
+    { action: 'TemplateService.CreateTemplate', actor: 'operator', target: templateB, workspaceId: wsB },
+    { action: 'ApiKeyService.CreateApiKey', actor: 'operator', target: keyB, workspaceId: wsB },
+    { action: 'WebhookEndpointService.CreateWebhookEndpoint', actor: 'operator', target: endpointB, workspaceId: wsB },
   );
   // A delivery of workspace B, as the webhooks role would have written it.
   const delivery = new ObjectId();
@@ -295,6 +299,22 @@ describe('ending sessions', () => {
     await ok(operator('UserService/EnableUser', { id: member.userId }));
     changes.push({ action: 'UserService.EnableUser', actor: 'operator', target: member.userId });
     expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie: second })).status).toBe(401);
+  });
+
+  it('a session ends 12 h after its last use, and 7 days after sign-in however busy', async () => {
+    const member = await newMember(wsA, 'VIEWER', 'sleepy@a.example', 'sleepy passphrase here');
+    const busy = sessionFrom(await call('SessionService/SignIn', { email: 'sleepy@a.example', password: 'sleepy passphrase here' }, { origin: portal }));
+    changes.push({ action: 'SessionService.SignIn', actor: member.userId });
+    const sessions = mongo.db(stack.deps.mongo.database).collection(COLLECTIONS.sessions);
+    const stored = await sessions.find({ userId: new ObjectId(member.userId.slice(4)) }).sort({ createdAt: 1 }).toArray();
+    expect(stored).toHaveLength(2);
+    const [idle, old] = stored as { _id: ObjectId; createdAt: Date; idleExpiresAt: Date; absoluteExpiresAt: Date }[];
+    expect(idle!.idleExpiresAt.getTime() - idle!.createdAt.getTime()).toBe(12 * 3600_000);
+    expect(old!.absoluteExpiresAt.getTime() - old!.createdAt.getTime()).toBe(7 * 24 * 3600_000);
+    // Time passes for the stored sessions: one idle past its 12 h, the other past its 7 days.
+    await sessions.updateOne({ _id: idle!._id }, { $set: { idleExpiresAt: new Date(Date.now() - 1000) } });
+    await sessions.updateOne({ _id: old!._id }, { $set: { absoluteExpiresAt: new Date(Date.now() - 1000), idleExpiresAt: new Date(Date.now() + 3600_000) } });
+    for (const cookie of [member.cookie, busy]) expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie })).status).toBe(401);
   });
 
   it('reset clears the password, signs the user out and issues a new link', async () => {
