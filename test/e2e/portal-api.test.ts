@@ -24,6 +24,7 @@ import { silentLogger } from '../../src/ops/logger.ts';
 import { outputKeyFor } from '../../src/render/render-pipeline.ts';
 import { parseId } from '../../src/domain/ids.ts';
 import { verifyServiceSignature } from '../../src/webhooks/signing.ts';
+import { runAdminCli } from '../../src/cli/admin/run-admin-cli.ts';
 import { uniqueRunDir } from '../harness/dependencies.ts';
 import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.ts';
 import { pollUntil } from '../harness/poll-until.ts';
@@ -70,6 +71,20 @@ async function createGeneration(templateId: string, variables: Record<string, un
 async function publicStatus(id: string): Promise<{ status: number; body: { status?: string; outputUrl?: string } }> {
   const res = await request(`http://127.0.0.1:${api.publicPort}`, { path: `/v1/generations/${id}`, headers: { authorization: `Bearer ${apiKey}` } });
   return { status: res.status, body: res.body as { status?: string; outputUrl?: string } };
+}
+
+/** `docgen admin … --json` against the api process's admin listener. */
+async function cliJson<T = Record<string, unknown>>(args: string[]): Promise<T> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runAdminCli([...args, '--json'], {
+    stdout: { write: (t: string) => void (stdout += t) },
+    stderr: { write: (t: string) => void (stderr += t) },
+    env: { DOCGEN_ADMIN_URL: `http://127.0.0.1:${api.adminPort}`, DOCGEN_ADMIN_TOKEN: deps.adminToken },
+  });
+  expect(stderr, `docgen admin ${args.join(' ')}`).toBe('');
+  expect(code).toBe(0);
+  return JSON.parse(stdout) as T;
 }
 
 async function startRenderProcess(): Promise<App> {
@@ -255,6 +270,16 @@ describe('the portal back end with a render process', () => {
     // The other generation and its delivery stay.
     expect((await publicStatus(second)).body.status).toBe('COMPLETED');
     expect((await deliveriesAdmin.listDeliveries({ generationId: second })).deliveries).toHaveLength(1);
+
+    // The same through `docgen admin generation …`.
+    const listed = await cliJson<{ generations: Array<{ id: string; status: string }> }>(['generation', 'list', '--workspace', workspaceId, '--template', templateId, '--status', 'completed']);
+    expect(listed.generations.map((g) => g.id)).toEqual([second]);
+    const shown = await cliJson<{ id: string; outputUrl: string; data: unknown }>(['generation', 'get', second]);
+    expect(shown).toMatchObject({ id: second, data: { name: 'Second' } });
+    expect((await fetch(shown.outputUrl)).status).toBe(200);
+    expect(await cliJson(['generation', 'delete', second])).toEqual({ id: second, deleted: true });
+    expect((await publicStatus(second)).status).toBe(404);
+    expect((await deliveriesAdmin.listDeliveries({ generationId: second })).deliveries).toEqual([]);
     await webhooksAdmin.deleteWebhookEndpoint({ id: endpoint.endpoint!.id });
   }, 180_000);
 
@@ -294,6 +319,17 @@ describe('the portal back end with a render process', () => {
       { timeoutMs: 30_000, description: 'the second attempt to be recorded' },
     );
     expect(after.delivery!.attempts.map((a) => a.statusCode)).toEqual([204, 204]);
+
+    // `docgen admin webhook test` and the delivery filters on the command line.
+    const viaCli = await cliJson<{ deliveryId: string; eventId: string }>(['webhook', 'test', endpointId]);
+    await pollUntil(async () => arrivals().length, (n) => n >= 3, { timeoutMs: 30_000, description: 'the test event sent from the CLI' });
+    const cliListed = await pollUntil(
+      () => cliJson<{ deliveries: Array<{ id: string; test: boolean; status: string }> }>(['deliveries', 'list', '--endpoint', endpointId, '--status', 'succeeded']),
+      (r) => r.deliveries.length === 2,
+      { timeoutMs: 30_000, description: 'both test deliveries listed as succeeded' },
+    );
+    expect(cliListed.deliveries.map((d) => d.id).sort()).toEqual([sent.deliveryId, viaCli.deliveryId].sort());
+    expect(cliListed.deliveries.every((d) => d.test)).toBe(true);
   }, 120_000);
 
   it('measures preview latency of the sample invoice (p50/p95 over 30 previews)', async () => {
