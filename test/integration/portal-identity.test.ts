@@ -192,6 +192,26 @@ describe('invitations and sessions', () => {
     expect(again.body.message).toMatch(/invalid, expired or already used/);
   });
 
+  it('races have one winner without transactions: one user per email, one use per invitation', async () => {
+    const invites = await Promise.all(
+      ['Racer@a.example', 'racer@A.example ', 'racer@a.example'].map((email) => ok(operator('UserService/InviteUser', { workspaceId: wsA, email, role: 'MEMBER_ROLE_VIEWER' }))),
+    );
+    const ids = new Set(invites.map((i) => i.user.id));
+    expect(ids.size).toBe(1);
+    const userId = [...ids][0] as string;
+    for (let i = 0; i < 3; i++) changes.push({ action: 'UserService.InviteUser', actor: 'operator', target: userId, workspaceId: wsA });
+    const members = await ok(operator('MemberService/ListMembers', { workspaceId: wsA }));
+    expect(members.members.filter((m: { user: { id: string } }) => m.user.id === userId)).toHaveLength(1);
+    // Each invitation replaces the ones before: of the three links, used twice each at once, one works once.
+    const tokens = invites.map((i) => tokenOf(i.inviteUrl));
+    secrets.add('racing passphrase one');
+    const answers = await Promise.all(tokens.flatMap((token) => [1, 2].map(() => call('SessionService/AcceptInvitation', { token, password: 'racing passphrase one' }, { origin: portal }))));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 401)).toHaveLength(5);
+    for (const a of answers.filter((x) => x.status === 200)) sessionFrom(a);
+    changes.push({ action: 'SessionService.AcceptInvitation', actor: userId });
+  });
+
   it('refuses an expired invitation', async () => {
     const invited = await ok(operator('UserService/InviteUser', { workspaceId: wsA, email: 'expired@a.example', role: 'MEMBER_ROLE_VIEWER' }));
     changes.push({ action: 'UserService.InviteUser', actor: 'operator', target: invited.user.id, workspaceId: wsA });
@@ -363,6 +383,12 @@ describe('sign-in rate limits', () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(limited.body.code).toBe('resource_exhausted');
+  });
+
+  it('concurrent guesses cannot overspend: of 16 at once, 10 are answered and 6 limited', async () => {
+    const answers = await Promise.all(Array.from({ length: 16 }, () => wrong('burst@a.example', '127.0.0.7')));
+    expect(answers.filter((a) => a.status === 401)).toHaveLength(10);
+    expect(answers.filter((a) => a.status === 429)).toHaveLength(6);
   });
 
   it('the 11th failed sign-in from one address gets 429, whatever the email; other addresses are unaffected', async () => {
