@@ -244,6 +244,10 @@ describe('the portal back end with a render process', () => {
       );
     }
 
+    // The key that created them shows when it was last used.
+    const keys = await admin.apiKeys.listApiKeys({ workspaceId });
+    expect(keys.apiKeys.find((k) => k.name === 'portal key')?.lastUsedAt).toBeDefined();
+
     const page1 = await generationsAdmin.listGenerations({ workspaceId, templateId, status: GenerationStatus.COMPLETED, pageSize: 1 });
     expect(page1.generations.map((g) => g.id)).toEqual([second]);
     expect(page1.nextPageToken).not.toBe('');
@@ -358,5 +362,13 @@ describe('the portal back end with a render process', () => {
         `(render on the render role: p50 ${pct(renderMs, 50)} ms, p95 ${pct(renderMs, 95)} ms)`,
     );
     expect(pct(rpcMs, 95)).toBeLessThan(10_000);
+
+    // The render process counts what it answered; the api process renders nothing.
+    const metricsOf = async (app: App) => (await fetch(`http://127.0.0.1:${app.opsPort}/metrics`)).text();
+    const renderMetrics = await metricsOf(render!);
+    const rendered = /^docgen_previews_total\{[^}]*outcome="rendered"[^}]*\} (\d+)/m.exec(renderMetrics);
+    expect(Number(rendered?.[1])).toBeGreaterThanOrEqual(31);
+    expect(renderMetrics).toMatch(/^docgen_previews_total\{[^}]*outcome="failed"[^}]*\} [1-9]/m);
+    expect(await metricsOf(api)).not.toMatch(/^docgen_previews_total\{/m);
   }, 180_000);
 });
