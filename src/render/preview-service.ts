@@ -63,7 +63,9 @@ export type PreviewRenderer = (content: PreviewRequest['content'], variables: Pr
  */
 export function createPreviewClient(nc: NatsConnection, options: { subject: string; timeoutMs: number }): PreviewRenderer {
   return async (content, variables) => {
-    const reply = await requestPreview(nc, { content, variables }, options);
+    // The sample data travels as the variables when it is what the preview uses; not twice.
+    const { sampleData: _unused, ...rest } = content;
+    const reply = await requestPreview(nc, { content: rest, variables }, options);
     if (reply.ok) return { pdf: reply.pdf, renderMs: reply.renderMs };
     if (reply.error.code === 'BUSY') throw unavailable(reply.error.message);
     throw renderErrorOf(reply.error);
