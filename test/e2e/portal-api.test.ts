@@ -101,7 +101,9 @@ const GREETING: ContentInit = {
 };
 
 beforeAll(async () => {
-  receiver = await startHttpReceiver({ defaultAnswer: { status: 204 } });
+  receiver = await startHttpReceiver({
+    defaultAnswer: (r) => (r.path === '/test-events' ? { status: 200, body: 'received: test event' } : { status: 204 }),
+  });
   deps = await startDeps({ DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true', DOCGEN_RENDER_TIMEOUT_MS: '20000', DOCGEN_RATE_LIMIT_PER_SECOND: '100000', DOCGEN_RATE_LIMIT_BURST: '100000' });
   api = await buildApp(loadConfig({ ...deps.env, DOCGEN_ROLES: 'api' }), { logger: silentLogger });
   admin = adminClients(api.adminPort!, deps.adminToken);
@@ -310,7 +312,8 @@ describe('the portal back end with a render process', () => {
       { timeoutMs: 30_000, description: 'the test delivery to be recorded as succeeded' },
     );
     expect(recorded.deliveries[0]).toMatchObject({ id: sent.deliveryId, eventId: sent.eventId, event: 'generation.completed', test: true, endpointId });
-    expect(recorded.deliveries[0]!.attempts[0]).toMatchObject({ number: 1, statusCode: 204 });
+    // Each attempt keeps the start of the receiver's answer.
+    expect(recorded.deliveries[0]!.attempts[0]).toMatchObject({ number: 1, statusCode: 200, responseExcerpt: 'received: test event' });
     expect((await deliveriesAdmin.listDeliveries({ endpointId, status: DeliveryStatus.DROPPED })).deliveries).toEqual([]);
 
     await deliveriesAdmin.redeliverDelivery({ id: sent.deliveryId });
@@ -322,7 +325,7 @@ describe('the portal back end with a render process', () => {
       (r) => r.delivery!.attempts.length === 2 && r.delivery!.status === DeliveryStatus.SUCCEEDED,
       { timeoutMs: 30_000, description: 'the second attempt to be recorded' },
     );
-    expect(after.delivery!.attempts.map((a) => a.statusCode)).toEqual([204, 204]);
+    expect(after.delivery!.attempts.map((a) => a.statusCode)).toEqual([200, 200]);
 
     // `docgen admin webhook test` and the delivery filters on the command line.
     const viaCli = await cliJson<{ deliveryId: string; eventId: string }>(['webhook', 'test', endpointId]);
