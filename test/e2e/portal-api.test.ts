@@ -363,7 +363,8 @@ describe('the portal back end with a render process', () => {
     );
     expect(pct(rpcMs, 95)).toBeLessThan(10_000);
 
-    // The render process counts what it answered; the api process renders nothing.
+    // The render process counts what it answered (one failure included); the api process renders nothing.
+    await admin.templates.previewTemplateContent({ workspaceId, content: { body: '{{ x | no_such_filter }}' } });
     const metricsOf = async (app: App) => (await fetch(`http://127.0.0.1:${app.opsPort}/metrics`)).text();
     const renderMetrics = await metricsOf(render!);
     const rendered = /^docgen_previews_total\{[^}]*outcome="rendered"[^}]*\} (\d+)/m.exec(renderMetrics);
