@@ -8,6 +8,7 @@ import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
+import type { DeliveryJob } from '../queue/messages.ts';
 import type { HostLookup } from '../webhooks/address-guard.ts';
 import { ApiKeyAdmin } from './api-key-admin.ts';
 import { DeliveryAdmin } from './delivery-admin.ts';
@@ -43,7 +44,7 @@ export interface AdminPlaneDeps {
   /** Renders content to PDF for previews, on a render process (src/render/preview-service.ts). */
   renderPreview: RenderPreview;
   /** Hands a redelivered delivery (`dlv_…`) to the webhook workers. */
-  enqueueDelivery: (deliveryId: string) => Promise<void>;
+  enqueueDelivery: (job: DeliveryJob, msgId: string) => Promise<void>;
   onEnqueueError?: ((deliveryId: string, err: unknown) => void) | undefined;
   /** Host resolution for webhook URL checks; the system resolver by default. */
   lookup?: HostLookup | undefined;

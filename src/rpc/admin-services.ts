@@ -11,7 +11,6 @@ import { WorkspaceService } from '../gen/docgen/admin/v1/workspace_pb.js';
 import { AuditService, MemberService, SessionService, UserService } from '../gen/docgen/admin/v1/identity_pb.js';
 import { createIdentity, type Identity, type IdentityRepositories } from '../identity/identity.ts';
 import type { SignInLimits } from '../identity/sign-in-limiter.ts';
-import type { GenerationsRepository } from '../store/generations-repository.ts';
 import type { RateLimitsRepository } from '../store/rate-limits-repository.ts';
 import { adminAccessInterceptor } from './admin-access.ts';
 import { AuditServiceHandler, MemberServiceHandler, SessionServiceHandler, UserServiceHandler } from './admin-identity-services.ts';
@@ -38,8 +37,6 @@ export interface AdminServicesDeps extends AdminPlaneDeps {
     repositories: IdentityRepositories;
     /** The sign-in limiter's buckets live with the API-key rate limits. */
     rateLimits: RateLimitsRepository;
-    /** For the policy's lookups of a generation's workspace. */
-    generations: GenerationsRepository;
     /** DOCGEN_PORTAL_BASE_URL, or the admin listener's own address. */
     portalBaseUrl: () => string;
     signInLimits?: SignInLimits | undefined;
@@ -65,10 +62,10 @@ export function registerAdminServices(router: ConnectRouter, deps: AdminServices
       apiKey: (id) => repositories.apiKeys.get(id),
       webhookEndpoint: (id) => repositories.webhookEndpoints.get(id),
       delivery: (id) => repositories.deliveries.get(id),
-      generation: (id) => deps.identity.generations.get(id),
+      generation: (id) => repositories.generations.get(id),
     },
   });
-  const access = adminAccessInterceptor({ adminToken: deps.adminToken, identity, onAuditError: deps.identity.onAuditError });
+  const access = adminAccessInterceptor({ adminToken: deps.adminToken, identity, onAuditError: deps.identity.onAuditError, onInternal: deps.onInternal });
   const options = { interceptors: [...(deps.interceptors ?? []), access] };
   const onInternal = deps.onInternal;
   router.service(WorkspaceService, mapErrors(new WorkspaceServiceHandler(plane.workspaces), onInternal), options);

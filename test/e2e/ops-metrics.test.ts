@@ -31,7 +31,7 @@ const RENDER_CONCURRENCY = 2;
 const PREVIEW_CONCURRENCY = 1;
 
 beforeAll(async () => {
-  deps = await startDeps({ DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true', DOCGEN_RATE_LIMIT_PER_SECOND: '1000', DOCGEN_RATE_LIMIT_BURST: '1000' });
+  deps = await startDeps({ DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true', DOCGEN_RATE_LIMIT_PER_SECOND: '1000', DOCGEN_RATE_LIMIT_BURST: '1000' }, { natsControl: true });
   receiver = await startHttpReceiver();
   [api, render, webhooks] = await Promise.all([
     startRole(deps, 'api'),
