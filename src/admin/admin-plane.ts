@@ -1,7 +1,9 @@
 // Builds the admin plane's domain services from repositories and collaborators. Transport-
 // neutral: the Connect handlers (src/rpc/admin-services.ts) and `docgen dev`'s seeding can
 // both use what this returns.
+import { AssetAdmin, type AssetBytesStore } from '../assets/asset-admin.ts';
 import type { ApiKeysRepository } from '../store/api-keys-repository.ts';
+import type { AssetsRepository } from '../store/assets-repository.ts';
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
@@ -34,6 +36,9 @@ export interface AdminPlaneDeps {
   /** Hands a redelivered delivery (`dlv_…`) to the webhook workers. */
   enqueueDelivery: (deliveryId: string) => Promise<void>;
   onEnqueueError?: ((deliveryId: string, err: unknown) => void) | undefined;
+  /** Workspace assets: rows, bytes (the object store) and config.assets. Without it the
+   * AssetService is not served and publishing does not check asset names. */
+  assets?: { repository: AssetsRepository; objects: AssetBytesStore; maxBytes: number; workspaceQuotaBytes: number } | undefined;
   /** Host resolution for webhook URL checks; the system resolver by default. */
   lookup?: HostLookup | undefined;
 }
@@ -44,14 +49,23 @@ export interface AdminPlane {
   templates: TemplateAdmin;
   webhookEndpoints: WebhookEndpointAdmin;
   deliveries: DeliveryAdmin;
+  assets: AssetAdmin | undefined;
 }
 
 export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
   const { workspaces, apiKeys, templates, webhookEndpoints, deliveries } = deps.repositories;
+  const a = deps.assets;
+  const assets = a ? new AssetAdmin({ workspaces, assets: a.repository, objects: a.objects, maxBytes: a.maxBytes, workspaceQuotaBytes: a.workspaceQuotaBytes }) : undefined;
   return {
     workspaces: new WorkspaceAdmin({ workspaces }),
     apiKeys: new ApiKeyAdmin({ workspaces, apiKeys }),
-    templates: new TemplateAdmin({ workspaces, templates, analyzeTemplate: deps.analyzeTemplate, renderPreview: deps.renderPreview }),
+    templates: new TemplateAdmin({
+      workspaces,
+      templates,
+      analyzeTemplate: deps.analyzeTemplate,
+      renderPreview: deps.renderPreview,
+      missingAssets: assets ? (workspaceId, names) => assets.missing(workspaceId, names) : undefined,
+    }),
     webhookEndpoints: new WebhookEndpointAdmin({
       workspaces,
       endpoints: webhookEndpoints,
@@ -60,5 +74,6 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
       lookup: deps.lookup,
     }),
     deliveries: new DeliveryAdmin({ workspaces, deliveries, enqueueDelivery: deps.enqueueDelivery, onEnqueueError: deps.onEnqueueError }),
+    assets,
   };
 }

@@ -8,6 +8,7 @@ import type { TemplateDoc, TemplateVersionDoc } from '../store/documents.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import { checkPage, quoteId, requireId, requireName, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
+import { literalAssetNamesOf } from '../render/liquid/asset-url.ts';
 import { normalizeContent, resolvePreviewVariables, type TemplateContentInput } from './template-content.ts';
 
 /** One problem found by the analyzer: a message, or an object carrying one. */
@@ -17,13 +18,19 @@ export type TemplateProblem = string | { message: string };
 export type AnalyzeTemplate = (content: TemplateVersionContent) => readonly TemplateProblem[] | Promise<readonly TemplateProblem[]>;
 
 /** Renders a version to PDF bytes; stores nothing. */
-export type RenderPreview = (content: TemplateVersionContent, variables: JsonObject) => Promise<Uint8Array>;
+export type RenderPreview = (
+  content: TemplateVersionContent,
+  variables: JsonObject,
+  options?: { workspaceId?: string; templateName?: string },
+) => Promise<Uint8Array>;
 
 export interface TemplateAdminDeps {
   workspaces: WorkspacesRepository;
   templates: TemplatesRepository;
   analyzeTemplate: AnalyzeTemplate;
   renderPreview: RenderPreview;
+  /** Asset names (of those given) the workspace lacks; publishing needs none missing. */
+  missingAssets?: ((workspaceId: string, names: readonly string[]) => Promise<string[]>) | undefined;
 }
 
 export interface CreateTemplateInput {
@@ -66,7 +73,7 @@ export class TemplateAdmin {
     const content = normalizeContent(input.content);
     const workspace = await requireWorkspace(this.deps.workspaces, input.workspaceId);
     // Check before writing: a refused publish must not leave a half-made template behind.
-    if (input.publish) await this.requirePublishable(content, 1);
+    if (input.publish) await this.requirePublishable(content, 1, workspace._id);
     const created = await this.deps.templates.create(workspace._id, name, content);
     let template = created.template;
     if (input.publish) template = await this.publishChecked(template._id, 1);
@@ -89,7 +96,7 @@ export class TemplateAdmin {
     const existing = await this.requireTemplate(templateId, 'templateId');
     const content = normalizeContent(contentInput);
     if (existing.status === 'ARCHIVED') throw archived(templateId);
-    if (publish) await this.requirePublishable(content, existing.latestVersion + 1);
+    if (publish) await this.requirePublishable(content, existing.latestVersion + 1, existing.workspaceId);
     const version = await this.deps.templates.addVersion(existing._id, content);
     if (!version) {
       // Archived (or gone) between the read and the write.
@@ -118,7 +125,7 @@ export class TemplateAdmin {
     checkVersionNumber(version, false);
     if (template.status === 'ARCHIVED') throw failedPrecondition(`Template ${quoteId(templateId)} is archived; archived templates cannot publish versions`);
     const stored = await this.requireVersion(template, templateId, version);
-    await this.requirePublishable(stored.content, version);
+    await this.requirePublishable(stored.content, version, template.workspaceId);
     return toTemplateView(await this.publishChecked(template._id, version));
   }
 
@@ -139,14 +146,17 @@ export class TemplateAdmin {
     const stored = await this.requireVersion(template, templateId, number);
     const values = resolvePreviewVariables(stored.content, variables ?? {}, number);
     try {
-      return await this.deps.renderPreview(stored.content, values);
+      return await this.deps.renderPreview(stored.content, values, { workspaceId: formatId('workspace', template.workspaceId), templateName: template.name });
     } catch (err) {
       throw previewError(err);
     }
   }
 
-  private async requirePublishable(content: TemplateVersionContent, version: number): Promise<void> {
+  private async requirePublishable(content: TemplateVersionContent, version: number, workspaceId: ObjectId): Promise<void> {
     const problems = (await this.deps.analyzeTemplate(content)).map((p) => (typeof p === 'string' ? p : p.message));
+    const used = literalAssetNamesOf(content);
+    const missing = this.deps.missingAssets && used.length > 0 ? await this.deps.missingAssets(formatId('workspace', workspaceId), used) : [];
+    for (const name of missing) problems.push(`asset ${JSON.stringify(name)} is used but the workspace has no asset of that name; upload it first (docgen admin asset upload)`);
     if (problems.length === 0) return;
     throw validationError(
       problems.map((issue) => ({ field: 'content', issue })),

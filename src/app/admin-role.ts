@@ -7,6 +7,7 @@ import type { Config } from '../config/config.ts';
 import type { Logger } from '../ops/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { analyzeTemplate } from '../render/liquid/analyze-template.ts';
+import { createAssetLoader } from '../render/asset-loader.ts';
 import { createRenderEngine, type RenderEngine } from '../render/render-engine.ts';
 import type { RequestHandler } from './dual-protocol-server.ts';
 import type { Infrastructure } from './infrastructure.ts';
@@ -21,7 +22,8 @@ export function buildAdminRouter(config: Config, infrastructure: Infrastructure,
   const logger = ctx.logger.child({ module: 'admin' });
   let previewEngine: Promise<RenderEngine> | undefined;
   const engine = () => {
-    previewEngine ??= createRenderEngine({ ...config.render, concurrency: 1 }, { logger, metrics: undefined });
+    const assets = createAssetLoader({ assets: infrastructure.repositories.assets, objects: infrastructure.objects });
+    previewEngine ??= createRenderEngine({ ...config.render, concurrency: 1 }, { logger, metrics: undefined, assets });
     return previewEngine;
   };
   const handler = connectNodeAdapter({
@@ -32,14 +34,16 @@ export function buildAdminRouter(config: Config, infrastructure: Infrastructure,
         allowInsecureWebhookUrls: config.webhooks.allowInsecureUrls,
         adminToken: config.adminToken,
         analyzeTemplate,
-        renderPreview: async (content, variables) => (await (await engine()).renderer.render(content, variables)).pdf,
+        renderPreview: async (content, variables, options) => (await (await engine()).renderer.render(content, variables, options)).pdf,
+        assets: { repository: infrastructure.repositories.assets, objects: infrastructure.objects, ...config.assets },
         enqueueDelivery: (deliveryId) => infrastructure.queue.publishDeliveryJob(deliveryId, `${deliveryId}:redeliver:${Date.now()}`),
         onEnqueueError: (deliveryId, err) => logger.warn('redelivery enqueue failed; the delivery sweeper will pick it up', { deliveryId, err: String(err) }),
         onInternal: (cause) => logger.error('admin request failed', { err: String(cause) }),
         interceptors: [observeConnectCalls(ctx.metrics, logger)],
       });
     },
-    readMaxBytes: 16 * 1024 * 1024,
+    // Asset uploads are the largest requests.
+    readMaxBytes: Math.max(16 * 1024 * 1024, config.assets.maxBytes + 1024 * 1024),
   });
   return {
     handler: handler as RequestHandler,

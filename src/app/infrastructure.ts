@@ -9,6 +9,7 @@ import { connectNats, type NatsQueue } from '../queue/jetstream.ts';
 import type { FinalEvent } from '../render/render-pipeline.ts';
 import { createObjectStore, type ObjectStore } from '../storage/object-store.ts';
 import { ApiKeysRepository } from '../store/api-keys-repository.ts';
+import { AssetsRepository } from '../store/assets-repository.ts';
 import { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import { ensureIndexes } from '../store/documents.ts';
 import { GenerationsRepository } from '../store/generations-repository.ts';
@@ -26,6 +27,7 @@ export interface Repositories {
   rateLimits: RateLimitsRepository;
   webhookEndpoints: WebhookEndpointsRepository;
   deliveries: DeliveriesRepository;
+  assets: AssetsRepository;
 }
 
 /** docgen's own messages on JetStream, on top of the generic queue. */
@@ -63,7 +65,8 @@ export async function connectInfrastructure(config: Config, ctx: { logger: Logge
       bucket: config.s3.bucket,
       region: config.s3.region,
     });
-    if (config.roles.includes('render')) await objects.ensureBucket();
+    // The render role stores PDFs; the api role stores uploaded assets.
+    if (config.roles.includes('render') || config.roles.includes('api')) await objects.ensureBucket();
 
     const db = mongo.db;
     const repositories: Repositories = {
@@ -74,6 +77,7 @@ export async function connectInfrastructure(config: Config, ctx: { logger: Logge
       rateLimits: new RateLimitsRepository(db),
       webhookEndpoints: new WebhookEndpointsRepository(db),
       deliveries: new DeliveriesRepository(db),
+      assets: new AssetsRepository(db),
     };
 
     const queueNats = nats;

@@ -7,6 +7,7 @@ import type { Logger } from '../ops/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import type { OpsServer } from '../ops/ops-server.ts';
 import type { JobContext } from '../queue/jetstream.ts';
+import { createAssetLoader } from '../render/asset-loader.ts';
 import { createRenderEngine, type RenderEngine } from '../render/render-engine.ts';
 import { OutboxSweeper } from '../render/outbox-sweeper.ts';
 import { RenderPipeline, type RenderJob } from '../render/render-pipeline.ts';
@@ -33,7 +34,8 @@ export async function startRenderRole(
   const logger = ctx.logger.child({ module: 'render' });
   const { metrics } = ctx;
   const { repositories, queue, objects } = infrastructure;
-  const engine = await createRenderEngine(config.render, { logger, metrics });
+  const assets = createAssetLoader({ assets: repositories.assets, objects });
+  const engine = await createRenderEngine(config.render, { logger, metrics, assets });
 
   // Jobs handed back on shutdown, by generation id: their renders may still end (or fail when
   // the pool stops), and that must neither settle the message again nor count as an outcome.

@@ -11,6 +11,7 @@ export const ID_PREFIXES = {
   webhookEndpoint: 'whe_',
   event: 'evt_',
   delivery: 'dlv_',
+  asset: 'ast_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

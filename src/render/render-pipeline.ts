@@ -24,7 +24,7 @@ export interface JobControl {
 }
 
 export interface DocumentRendererLike {
-  render(content: TemplateVersionContent, variables: JsonObject): Promise<{ pdf: Buffer }>;
+  render(content: TemplateVersionContent, variables: JsonObject, options?: { workspaceId?: string; templateName?: string }): Promise<{ pdf: Buffer }>;
 }
 
 export interface PdfStore {
@@ -135,9 +135,9 @@ export class RenderPipeline {
     }, Math.max(1000, Math.floor(this.deps.leaseMs / 3)));
     let templateVersion: number | undefined;
     try {
-      const { content, version } = await this.publishedVersion(doc);
+      const { content, version, templateName } = await this.publishedVersion(doc);
       templateVersion = version;
-      const { pdf } = await this.deps.renderer.render(content, doc.data);
+      const { pdf } = await this.deps.renderer.render(content, doc.data, { workspaceId: formatId('workspace', doc.workspaceId), templateName });
       const key = outputKeyFor(doc);
       await this.deps.store.putPdf(key, pdf, { downloadFilename: `${formatId('generation', doc._id)}.pdf` });
       const completed = await generations.complete(id, this.workerId, key, version);
@@ -178,7 +178,7 @@ export class RenderPipeline {
   }
 
   /** The version published now (contract §2: at processing time), or a permanent failure. */
-  private async publishedVersion(doc: GenerationDoc): Promise<{ content: TemplateVersionContent; version: number }> {
+  private async publishedVersion(doc: GenerationDoc): Promise<{ content: TemplateVersionContent; version: number; templateName: string }> {
     const template = doc.templateId ? await this.deps.templates.get(doc.templateId) : null;
     if (!template || !template.workspaceId.equals(doc.workspaceId)) {
       throw new PermanentFailure(`Template "${doc.templateRef}" does not exist`);
@@ -198,7 +198,7 @@ export class RenderPipeline {
       if (this.versions.size >= VERSION_CACHE_SIZE) this.versions.delete(this.versions.keys().next().value!);
       this.versions.set(cacheKey, content);
     }
-    return { content, version: template.publishedVersion };
+    return { content, version: template.publishedVersion, templateName: template.name };
   }
 }
 

@@ -3,12 +3,14 @@
 import type { ConnectRouter, Interceptor } from '@connectrpc/connect';
 import { createAdminPlane, type AdminPlane, type AdminPlaneDeps } from '../admin/admin-plane.ts';
 import { ApiKeyService } from '../gen/docgen/admin/v1/api_key_pb.js';
+import { AssetService } from '../gen/docgen/admin/v1/asset_pb.js';
 import { DeliveryService } from '../gen/docgen/admin/v1/delivery_pb.js';
 import { TemplateService } from '../gen/docgen/admin/v1/template_pb.js';
 import { WebhookEndpointService } from '../gen/docgen/admin/v1/webhook_endpoint_pb.js';
 import { WorkspaceService } from '../gen/docgen/admin/v1/workspace_pb.js';
 import { adminAuthInterceptor } from './admin-auth.ts';
 import { ApiKeyServiceHandler } from './admin-api-key-service.ts';
+import { AssetServiceHandler } from './admin-asset-service.ts';
 import { DeliveryServiceHandler } from './admin-delivery-service.ts';
 import { TemplateServiceHandler } from './admin-template-service.ts';
 import { WebhookEndpointServiceHandler } from './admin-webhook-endpoint-service.ts';
@@ -37,5 +39,6 @@ export function registerAdminServices(router: ConnectRouter, deps: AdminServices
   router.service(TemplateService, mapErrors(new TemplateServiceHandler(plane.templates), onInternal), options);
   router.service(WebhookEndpointService, mapErrors(new WebhookEndpointServiceHandler(plane.webhookEndpoints), onInternal), options);
   router.service(DeliveryService, mapErrors(new DeliveryServiceHandler(plane.deliveries), onInternal), options);
+  if (plane.assets) router.service(AssetService, mapErrors(new AssetServiceHandler(plane.assets), onInternal), options);
   return plane;
 }
