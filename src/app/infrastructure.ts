@@ -18,6 +18,7 @@ import { RateLimitsRepository } from '../store/rate-limits-repository.ts';
 import { TemplatesRepository } from '../store/templates-repository.ts';
 import { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
 import { WorkspacesRepository } from '../store/workspaces-repository.ts';
+import { createIdentityRepositories, type IdentityRepositories } from '../identity/identity.ts';
 
 export interface Repositories {
   workspaces: WorkspacesRepository;
@@ -28,6 +29,8 @@ export interface Repositories {
   webhookEndpoints: WebhookEndpointsRepository;
   deliveries: DeliveriesRepository;
   assets: AssetsRepository;
+  /** Users, memberships, sessions, invitations, audit events (src/identity). */
+  identity: IdentityRepositories;
 }
 
 /** docgen's own messages on JetStream, on top of the generic queue. */
@@ -78,6 +81,7 @@ export async function connectInfrastructure(config: Config, ctx: { logger: Logge
       webhookEndpoints: new WebhookEndpointsRepository(db),
       deliveries: new DeliveriesRepository(db),
       assets: new AssetsRepository(db),
+      identity: createIdentityRepositories(db),
     };
 
     const queueNats = nats;

@@ -12,6 +12,8 @@ export const ID_PREFIXES = {
   event: 'evt_',
   delivery: 'dlv_',
   asset: 'ast_',
+  user: 'usr_',
+  auditEvent: 'aud_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
