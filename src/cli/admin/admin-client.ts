@@ -3,6 +3,7 @@
 import { Code, ConnectError, createClient, type Client, type Interceptor } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { ApiKeyService } from '../../gen/docgen/admin/v1/api_key_pb.js';
+import { AssetService } from '../../gen/docgen/admin/v1/asset_pb.js';
 import { DeliveryService } from '../../gen/docgen/admin/v1/delivery_pb.js';
 import { TemplateService } from '../../gen/docgen/admin/v1/template_pb.js';
 import { WebhookEndpointService } from '../../gen/docgen/admin/v1/webhook_endpoint_pb.js';
@@ -18,6 +19,7 @@ const ADMIN_SERVICES = {
   templates: TemplateService,
   webhooks: WebhookEndpointService,
   deliveries: DeliveryService,
+  assets: AssetService,
 };
 
 export type AdminClients = { [K in keyof typeof ADMIN_SERVICES]: Client<(typeof ADMIN_SERVICES)[K]> };
