@@ -147,8 +147,9 @@ export function sanitizeSvg(name: string, text: string): SanitizedSvg {
     const body = purify.sanitize(text, {
       USE_PROFILES: { svg: true, svgFilters: true },
       RETURN_DOM: true,
-      // No <use href="other.svg#x"> to other files; local ones stay.
-      ADD_ATTR: [],
+      // DOMPurify drops <use> by default; local ones (#id) are common in exported icons, and
+      // ones pointing at other files are refused below.
+      ADD_TAGS: ['use'],
     }) as unknown as DomElement;
     const root = body.querySelector('svg');
     if (!root) throw new AssetRejected('content', `${name} is not an SVG image (no <svg> element left after sanitising)`);
