@@ -20,6 +20,7 @@ export const MAX_VARIABLES = 500;
 export const MAX_PARTIALS = 100;
 const MAX_DESCRIPTION = 1000;
 const MAX_HEADER_FOOTER_BYTES = 64 * 1024;
+export const MAX_SAMPLE_DATA_BYTES = 1024 * 1024;
 
 // Liquid identifiers; a hyphen is legal in Liquid names, so it is accepted too.
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
@@ -61,6 +62,8 @@ export interface TemplateContentInput {
   pdfOptions?: PdfOptionsInput | undefined;
   title?: string | undefined;
   metadata?: Partial<DocumentMetadata> | undefined;
+  /** Sample variables saved with the version (a JSON object); previews use them when given none. */
+  sampleData?: JsonObject | undefined;
 }
 
 export function normalizeContent(input: TemplateContentInput | undefined): TemplateVersionContent {
@@ -94,8 +97,13 @@ export function normalizeContent(input: TemplateContentInput | undefined): Templ
   bytes += Buffer.byteLength(pdfOptions.firstPageHeaderTemplate) + Buffer.byteLength(pdfOptions.firstPageFooterTemplate);
   if (bytes > MAX_CONTENT_BYTES) issues.push({ field: 'content', issue: `body, CSS, partials and header/footer together must be at most ${MAX_CONTENT_BYTES} bytes` });
 
+  const sampleData = normalizeSampleData(input.sampleData, issues);
+
   if (issues.length > 0) throw validationError(issues);
-  return { body, css, partials, variables, pdfOptions, title, metadata };
+  const content: TemplateVersionContent = { body, css, partials, variables, pdfOptions, title, metadata };
+  // Absent stays absent (the driver would store undefined as null).
+  if (sampleData !== undefined) content.sampleData = sampleData;
+  return content;
 }
 
 const MAX_TITLE = 1000;
@@ -128,7 +136,7 @@ function normalizeDocumentSettings(input: TemplateContentInput, issues: FieldIss
 // What Chromium accepts: "1-5, 8, 11-13"; an open end ("3-") means to the last page.
 const PAGE_RANGES = /^\s*\d+\s*(-\s*\d*\s*)?(,\s*\d+\s*(-\s*\d*\s*)?)*$/;
 
-function normalizePrintExtras(input: PdfOptionsInput, issues: FieldIssue[]): Pick<Required<PdfOptions>, 'scale' | 'pageRanges' | 'preferCssPageSize' | 'protection'> {
+function normalizePrintExtras(input: PdfOptionsInput, issues: FieldIssue[]): Pick<Required<PdfOptions>, 'scale' | 'pageRanges' | 'preferCssPageSize'> & Pick<PdfOptions, 'protection'> {
   let scale = 1;
   if (input.scale !== undefined && input.scale !== 0) {
     if (typeof input.scale === 'number' && Number.isFinite(input.scale) && input.scale >= 0.1 && input.scale <= 2) scale = input.scale;
@@ -138,7 +146,7 @@ function normalizePrintExtras(input: PdfOptionsInput, issues: FieldIssue[]): Pic
   if (pageRanges !== '' && (!PAGE_RANGES.test(pageRanges) || /(^|[^\d])0+(?!\d)/.test(pageRanges))) {
     issues.push({ field: 'content.pdfOptions.pageRanges', issue: `${JSON.stringify(input.pageRanges)} is not a page range list; use e.g. "1-3, 5" (pages count from 1)` });
   }
-  let protection: PdfProtection | null = null;
+  let protection: PdfProtection | undefined;
   const p = input.protection;
   if (p) {
     protection = {
@@ -161,7 +169,20 @@ function normalizePrintExtras(input: PdfOptionsInput, issues: FieldIssue[]): Pic
       issues.push({ field: 'content.pdfOptions.protection.userPassword', issue: 'must differ from ownerPassword (otherwise every reader can lift the restrictions)' });
     }
   }
-  return { scale, pageRanges, preferCssPageSize: input.preferCssPageSize === true, protection };
+  const extras = { scale, pageRanges, preferCssPageSize: input.preferCssPageSize === true };
+  // No key when unprotected (the driver would store undefined as null).
+  return protection ? { ...extras, protection } : extras;
+}
+
+function normalizeSampleData(value: unknown, issues: FieldIssue[]): JsonObject | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    issues.push({ field: 'content.sampleData', issue: 'must be a JSON object of variable names to values' });
+    return undefined;
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(value));
+  if (bytes > MAX_SAMPLE_DATA_BYTES) issues.push({ field: 'content.sampleData', issue: `must be at most ${MAX_SAMPLE_DATA_BYTES} bytes as JSON (it is ${bytes})` });
+  return value as JsonObject;
 }
 
 function normalizeVariables(list: VariableDeclarationInput[], issues: FieldIssue[]): VariableDeclaration[] {
@@ -195,7 +216,7 @@ function normalizeVariables(list: VariableDeclarationInput[], issues: FieldIssue
   return out;
 }
 
-function normalizePdfOptions(input: PdfOptionsInput | undefined, issues: FieldIssue[]): Required<PdfOptions> {
+function normalizePdfOptions(input: PdfOptionsInput | undefined, issues: FieldIssue[]): Required<Omit<PdfOptions, 'protection'>> & Pick<PdfOptions, 'protection'> {
   const d = DEFAULT_PDF_OPTIONS;
   if (!input) return { ...d, margins: { ...d.margins } };
   let pageSize: PageSize = d.pageSize;
@@ -236,24 +257,4 @@ function normalizePdfOptions(input: PdfOptionsInput | undefined, issues: FieldIs
     firstPageFooterTemplate,
     ...normalizePrintExtras(input, issues),
   };
-}
-
-/**
- * The variables a preview renders with: unknown names and missing required ones are
- * refused (as a generation would fail on them), declared defaults fill the gaps.
- */
-export function resolvePreviewVariables(content: TemplateVersionContent, supplied: JsonObject, version: number): JsonObject {
-  const issues: FieldIssue[] = [];
-  const declared = new Map(content.variables.map((v) => [v.name, v]));
-  for (const name of Object.keys(supplied)) {
-    if (!declared.has(name)) issues.push({ field: `variables.${name}`, issue: `variable \`${name}\` is not declared by version ${version}` });
-  }
-  const resolved: JsonObject = {};
-  for (const v of content.variables) {
-    if (Object.hasOwn(supplied, v.name)) resolved[v.name] = supplied[v.name]!;
-    else if (v.default !== undefined) resolved[v.name] = v.default;
-    else if (v.required) issues.push({ field: `variables.${v.name}`, issue: `required variable \`${v.name}\` is missing` });
-  }
-  if (issues.length > 0) throw validationError(issues, issues.map((i) => i.issue).join('; '));
-  return resolved;
 }

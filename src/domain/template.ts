@@ -36,8 +36,8 @@ export interface PdfOptions {
   /** First page only; '' uses headerTemplate/footerTemplate there too. */
   firstPageHeaderTemplate?: string;
   firstPageFooterTemplate?: string;
-  /** Encrypts the PDF when set. */
-  protection?: PdfProtection | null;
+  /** Encrypts the PDF when set (stored versions may hold null for none). */
+  protection?: PdfProtection;
 }
 
 export interface PdfProtection {
@@ -60,7 +60,8 @@ export interface DocumentMetadata {
 
 export const EMPTY_METADATA: DocumentMetadata = { author: '', subject: '', keywords: '', language: '' };
 
-export const DEFAULT_PDF_OPTIONS: Required<PdfOptions> = {
+/** Every option but protection (none by default), which proto messages cannot take as null. */
+export const DEFAULT_PDF_OPTIONS: Required<Omit<PdfOptions, 'protection'>> = {
   pageSize: 'A4',
   landscape: false,
   margins: { top: '0', right: '0', bottom: '0', left: '0' },
@@ -72,7 +73,6 @@ export const DEFAULT_PDF_OPTIONS: Required<PdfOptions> = {
   preferCssPageSize: false,
   firstPageHeaderTemplate: '',
   firstPageFooterTemplate: '',
-  protection: null,
 };
 
 /** What a version holds; immutable once stored. */
@@ -85,6 +85,8 @@ export interface TemplateVersionContent {
   partials: Record<string, string>;
   variables: VariableDeclaration[];
   pdfOptions: PdfOptions;
+  /** Sample variables saved with the version; previews use them when given none. */
+  sampleData?: JsonObject;
   /** Liquid; '' means the template's name. Absent on versions stored before it existed. */
   title?: string;
   metadata?: DocumentMetadata;

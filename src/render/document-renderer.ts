@@ -94,7 +94,7 @@ export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRend
       try {
         checkContent(content);
         const c = withDocumentDefaults(content);
-        const o = c.pdfOptions as Required<PdfOptions>;
+        const o = c.pdfOptions as Required<Omit<PdfOptions, 'protection'>> & Pick<PdfOptions, 'protection'>;
         const values = resolveVariables(c.variables, variables);
         const liquid = await deps.liquid.render(
           {

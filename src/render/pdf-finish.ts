@@ -13,14 +13,14 @@ import { RenderError } from './render-error.ts';
 
 export interface FinishOptions {
   metadata: DocumentMetadata;
-  protection: PdfProtection | null;
+  protection?: PdfProtection | null | undefined;
   /** The same document printed with the first-page header/footer: its page 1 replaces page 1. */
   firstPage?: Buffer | undefined;
 }
 
 export function needsFinishing(options: FinishOptions): boolean {
   const m = options.metadata;
-  return options.firstPage !== undefined || options.protection !== null || m.author !== '' || m.subject !== '' || m.keywords !== '';
+  return options.firstPage !== undefined || Boolean(options.protection) || m.author !== '' || m.subject !== '' || m.keywords !== '';
 }
 
 export async function finishPdf(pdf: Buffer, options: FinishOptions): Promise<Buffer> {

@@ -4,6 +4,7 @@
 import type { PDFOptions } from 'puppeteer';
 import { PAGE_SIZES } from '../domain/template.ts';
 import type { PageSize, PdfOptions } from '../domain/template.ts';
+import { isPlainObject } from '../domain/json.ts';
 
 /** Paper sizes in inches (portrait), as Chromium prints them. */
 const PAPER_INCHES: Record<PageSize, { width: number; height: number }> = {
@@ -41,7 +42,7 @@ const PAGE_RANGES = /^\s*\d+\s*(-\s*\d*\s*)?(,\s*\d+\s*(-\s*\d*\s*)?)*$/;
  * be longer than a version's source may be.
  */
 export function validatePdfOptions(options: unknown, { rendered = false }: { rendered?: boolean } = {}): string[] {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+  if (!isPlainObject(options)) {
     return ['pdfOptions must be an object'];
   }
   const o = options as Partial<Record<keyof PdfOptions, unknown>>;
@@ -56,7 +57,7 @@ export function validatePdfOptions(options: unknown, { rendered = false }: { ren
 
   const margins = o.margins as Record<string, unknown> | undefined;
   const inches: Record<string, number> = {};
-  if (margins === null || typeof margins !== 'object' || Array.isArray(margins)) {
+  if (!isPlainObject(margins)) {
     problems.push('pdfOptions.margins must be an object with top, right, bottom and left');
   } else {
     for (const side of ['top', 'right', 'bottom', 'left'] as const) {

@@ -5,16 +5,13 @@
 // so a stale or duplicate worker can never overwrite a final state.
 import { randomUUID } from 'node:crypto';
 import type { ObjectId } from 'mongodb';
-import { deterministicObjectId, formatId, parseId } from '../domain/ids.ts';
+import { formatId, parseId } from '../domain/ids.ts';
+import { finalEventFor, type FinalEvent, type RenderJob } from '../queue/messages.ts';
 import type { JsonObject, TemplateVersionContent } from '../domain/template.ts';
 import type { GenerationDoc } from '../store/documents.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import { generationObjectKey } from '../generations/generation-erasure.ts';
-
-export interface RenderJob {
-  generationId: string;
-}
 
 /** What the queue lets a handler do with the message it is working on. */
 export interface JobControl {
@@ -32,16 +29,6 @@ export interface PdfStore {
   putPdf(key: string, pdf: Buffer, options: { downloadFilename: string }): Promise<void>;
   /** Removes a PDF whose generation was erased while it rendered. */
   remove?(key: string): Promise<void>;
-}
-
-export interface FinalEvent {
-  eventId: string;
-  event: 'generation.completed' | 'generation.failed';
-  generationId: string;
-  workspaceId: string;
-  error?: string;
-  /** Unix seconds of the final transition. */
-  timestamp: number;
 }
 
 export interface FinalEventPublisher {
@@ -66,18 +53,6 @@ class PermanentFailure extends Error {
 
 /** Where a generation's PDF is stored (one home: src/generations/generation-erasure.ts). */
 export const outputKeyFor = generationObjectKey;
-
-export function finalEventFor(doc: GenerationDoc): FinalEvent {
-  const event: FinalEvent = {
-    eventId: formatId('event', deterministicObjectId('event', doc._id.toHexString())),
-    event: doc.status === 'COMPLETED' ? 'generation.completed' : 'generation.failed',
-    generationId: formatId('generation', doc._id),
-    workspaceId: formatId('workspace', doc.workspaceId),
-    timestamp: Math.floor(doc.updatedAt.getTime() / 1000),
-  };
-  if (doc.status === 'FAILED') event.error = doc.error ?? 'Rendering failed';
-  return event;
-}
 
 export interface RenderPipelineDeps {
   generations: GenerationsRepository;

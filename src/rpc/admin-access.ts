@@ -5,6 +5,7 @@
 import { createContextKey, createContextValues, type ContextValues, type Interceptor } from '@connectrpc/connect';
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
+import type { ObjectId } from 'mongodb';
 import { DomainError, unauthorized } from '../domain/errors.ts';
 import { formatId, parseId } from '../domain/ids.ts';
 import { policyFor, type RpcPolicy } from '../identity/admin-policy.ts';
@@ -19,11 +20,24 @@ export const callerKey = createContextKey<Principal | undefined>(undefined, { de
 /** The peer address of the connection (for sign-in rate limits). */
 export const clientAddressKey = createContextKey<string>('unknown', { description: 'docgen client address' });
 
-/** connectNodeAdapter's `contextValues`: remembers the peer address of each request. */
-export function adminContextValues(req: IncomingMessage | Http2ServerRequest): ContextValues {
-  const values = createContextValues();
-  values.set(clientAddressKey, req.socket?.remoteAddress ?? 'unknown');
-  return values;
+/**
+ * connectNodeAdapter's `contextValues`: remembers the client address of each request: the TCP
+ * peer, or, behind `trustedProxyHops` proxies that each append the address they saw to
+ * X-Forwarded-For, the entry that many hops from the right (entries further left are the
+ * client's own claims and prove nothing).
+ */
+export function adminContextValues(trustedProxyHops: number): (req: IncomingMessage | Http2ServerRequest) => ContextValues {
+  return (req) => {
+    const values = createContextValues();
+    values.set(clientAddressKey, clientAddress(req.socket?.remoteAddress, req.headers['x-forwarded-for'], trustedProxyHops));
+    return values;
+  };
+}
+
+export function clientAddress(peer: string | undefined, forwardedFor: string | string[] | undefined, trustedProxyHops: number): string {
+  const forwarded = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : (forwardedFor ?? '')).split(',').map((a) => a.trim()).filter(Boolean);
+  const chain = [...forwarded, peer ?? 'unknown'];
+  return chain[Math.max(0, chain.length - 1 - trustedProxyHops)]!;
 }
 
 export interface AdminAccessDeps {
@@ -31,6 +45,8 @@ export interface AdminAccessDeps {
   adminToken: string;
   identity: Identity;
   onAuditError?: ((err: unknown) => void) | undefined;
+  /** Told about unexpected errors while authenticating (answered as INTERNAL/UNAVAILABLE). */
+  onInternal?: ((cause: unknown) => void) | undefined;
 }
 
 export function adminAccessInterceptor(deps: AdminAccessDeps): Interceptor {
@@ -47,7 +63,7 @@ export function adminAccessInterceptor(deps: AdminAccessDeps): Interceptor {
         caller = { kind: 'operator' };
       } else {
         // Browsers send Origin on every POST; a state change from a browser must come from the portal.
-        if (policy.changes && (sessionId || origin) && !isAllowedOrigin(origin, req.header.get('host'), deps.identity.portalBaseUrl())) {
+        if (policy.changes && (sessionId || origin) && !isAllowedOrigin(origin, req.header.get('host') ?? req.header.get(':authority'), deps.identity.portalBaseUrl())) {
           throw new DomainError('FORBIDDEN', 'Cross-origin request refused: state-changing calls with a session must come from the portal (Origin header)');
         }
         if (sessionId) {
@@ -64,7 +80,7 @@ export function adminAccessInterceptor(deps: AdminAccessDeps): Interceptor {
       }
       return res;
     } catch (err) {
-      throw toConnectError(err);
+      throw toConnectError(err, deps.onInternal);
     }
   };
 }
@@ -76,7 +92,7 @@ async function recordAudit(
   caller: Principal | undefined,
   request: Record<string, unknown>,
   response: Record<string, unknown>,
-  workspace: import('mongodb').ObjectId | null,
+  workspace: ObjectId | null,
 ): Promise<void> {
   const callerId = caller?.kind === 'member' ? formatId('user', caller.user._id) : caller?.kind === 'operator' ? 'operator' : '';
   const target = policy.target === 'caller' ? callerId : pick(policy.target ?? '', request, response);

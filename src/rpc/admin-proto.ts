@@ -7,13 +7,16 @@ import type { DeliveryView } from '../admin/delivery-admin.ts';
 import type { PdfOptionsInput, TemplateContentInput } from '../admin/template-content.ts';
 import type { WebhookEndpointView } from '../admin/webhook-endpoint-admin.ts';
 import type { WorkspaceView } from '../admin/workspace-admin.ts';
-import type { JsonValue, Template, TemplateVersion, TemplateVersionContent } from '../domain/template.ts';
+import type { JsonObject, JsonValue, Template, TemplateVersion, TemplateVersionContent } from '../domain/template.ts';
 import { ApiKeySchema, type ApiKey } from '../gen/docgen/admin/v1/api_key_pb.js';
 import { DeliveryAttemptSchema, DeliverySchema, DeliveryStatus, type Delivery } from '../gen/docgen/admin/v1/delivery_pb.js';
+import type { TemplateDiagnostic } from '../domain/template-diagnostics.ts';
 import {
   DocumentMetadataSchema,
   PageMarginsSchema,
   PdfProtectionSchema,
+  TemplateDiagnosticSchema,
+  type TemplateDiagnostic as ProtoTemplateDiagnostic,
   PdfOptionsSchema,
   TemplateSchema,
   TemplateStatus,
@@ -100,7 +103,12 @@ export function contentToProto(c: TemplateVersionContent): ProtoTemplateVersionC
     }),
     title: c.title ?? '',
     metadata: c.metadata ? create(DocumentMetadataSchema, c.metadata) : undefined,
+    sampleData: c.sampleData,
   });
+}
+
+export function diagnosticToProto(d: TemplateDiagnostic): ProtoTemplateDiagnostic {
+  return create(TemplateDiagnosticSchema, { source: d.source, line: d.line, column: d.column, message: d.message, severity: d.severity });
 }
 
 export function templateVersionToProto(v: TemplateVersion): ProtoTemplateVersion {
@@ -158,6 +166,8 @@ export function contentFromProto(c: ProtoTemplateVersionContent | undefined): Te
     pdfOptions,
     title: c.title,
     metadata: c.metadata ? { author: c.metadata.author, subject: c.metadata.subject, keywords: c.metadata.keywords, language: c.metadata.language } : undefined,
+    // A Struct arrives as a plain JSON object; unset means none.
+    sampleData: c.sampleData as JsonObject | undefined,
   };
 }
 
@@ -200,5 +210,6 @@ export function deliveryToProto(d: DeliveryView): Delivery {
     createdAt: ts(d.createdAt),
     updatedAt: ts(d.updatedAt),
     nextAttemptAt: ts(d.nextAttemptAt),
+    test: d.test,
   });
 }

@@ -6,6 +6,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BSON, MongoClient, ObjectId } from 'mongodb';
+import { runAdminCli } from '../../src/cli/admin/run-admin-cli.ts';
 import { COLLECTIONS } from '../../src/store/documents.ts';
 import { startApiStack, type ApiStack } from '../e2e/api-stack.ts';
 
@@ -119,6 +120,10 @@ beforeAll(async () => {
     { action: 'WorkspaceService.CreateWorkspace', actor: 'operator', target: wsA, workspaceId: wsA },
     { action: 'TemplateService.CreateTemplate', actor: 'operator', target: templateA, workspaceId: wsA },
     { action: 'ApiKeyService.CreateApiKey', actor: 'operator', target: keyA, workspaceId: wsA },
+    { action: 'WorkspaceService.CreateWorkspace', actor: 'operator', target: wsB, workspaceId: wsB },
+    { action: 'TemplateService.CreateTemplate', actor: 'operator', target: templateB, workspaceId: wsB },
+    { action: 'ApiKeyService.CreateApiKey', actor: 'operator', target: keyB, workspaceId: wsB },
+    { action: 'WebhookEndpointService.CreateWebhookEndpoint', actor: 'operator', target: endpointB, workspaceId: wsB },
   );
   // A delivery of workspace B, as the webhooks role would have written it.
   const delivery = new ObjectId();
@@ -185,6 +190,26 @@ describe('invitations and sessions', () => {
     const again = await call('SessionService/AcceptInvitation', { token, password: 'another good passphrase' }, { origin: portal });
     expect(again.status).toBe(401);
     expect(again.body.message).toMatch(/invalid, expired or already used/);
+  });
+
+  it('races have one winner without transactions: one user per email, one use per invitation', async () => {
+    const invites = await Promise.all(
+      ['Racer@a.example', 'racer@A.example ', 'racer@a.example'].map((email) => ok(operator('UserService/InviteUser', { workspaceId: wsA, email, role: 'MEMBER_ROLE_VIEWER' }))),
+    );
+    const ids = new Set(invites.map((i) => i.user.id));
+    expect(ids.size).toBe(1);
+    const userId = [...ids][0] as string;
+    for (let i = 0; i < 3; i++) changes.push({ action: 'UserService.InviteUser', actor: 'operator', target: userId, workspaceId: wsA });
+    const members = await ok(operator('MemberService/ListMembers', { workspaceId: wsA }));
+    expect(members.members.filter((m: { user: { id: string } }) => m.user.id === userId)).toHaveLength(1);
+    // Each invitation replaces the ones before: of the three links, used twice each at once, one works once.
+    const tokens = invites.map((i) => tokenOf(i.inviteUrl));
+    secrets.add('racing passphrase one');
+    const answers = await Promise.all(tokens.flatMap((token) => [1, 2].map(() => call('SessionService/AcceptInvitation', { token, password: 'racing passphrase one' }, { origin: portal }))));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 401)).toHaveLength(5);
+    for (const a of answers.filter((x) => x.status === 200)) sessionFrom(a);
+    changes.push({ action: 'SessionService.AcceptInvitation', actor: userId });
   });
 
   it('refuses an expired invitation', async () => {
@@ -296,6 +321,22 @@ describe('ending sessions', () => {
     expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie: second })).status).toBe(401);
   });
 
+  it('a session ends 12 h after its last use, and 7 days after sign-in however busy', async () => {
+    const member = await newMember(wsA, 'VIEWER', 'sleepy@a.example', 'sleepy passphrase here');
+    const busy = sessionFrom(await call('SessionService/SignIn', { email: 'sleepy@a.example', password: 'sleepy passphrase here' }, { origin: portal }));
+    changes.push({ action: 'SessionService.SignIn', actor: member.userId });
+    const sessions = mongo.db(stack.deps.mongo.database).collection(COLLECTIONS.sessions);
+    const stored = await sessions.find({ userId: new ObjectId(member.userId.slice(4)) }).sort({ createdAt: 1 }).toArray();
+    expect(stored).toHaveLength(2);
+    const [idle, old] = stored as { _id: ObjectId; createdAt: Date; idleExpiresAt: Date; absoluteExpiresAt: Date }[];
+    expect(idle!.idleExpiresAt.getTime() - idle!.createdAt.getTime()).toBe(12 * 3600_000);
+    expect(old!.absoluteExpiresAt.getTime() - old!.createdAt.getTime()).toBe(7 * 24 * 3600_000);
+    // Time passes for the stored sessions: one idle past its 12 h, the other past its 7 days.
+    await sessions.updateOne({ _id: idle!._id }, { $set: { idleExpiresAt: new Date(Date.now() - 1000) } });
+    await sessions.updateOne({ _id: old!._id }, { $set: { absoluteExpiresAt: new Date(Date.now() - 1000), idleExpiresAt: new Date(Date.now() + 3600_000) } });
+    for (const cookie of [member.cookie, busy]) expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie })).status).toBe(401);
+  });
+
   it('reset clears the password, signs the user out and issues a new link', async () => {
     const member = await newMember(wsA, 'VIEWER', 'forgetful@a.example', 'forgetful passphrase');
     const reset = await ok(operator('UserService/ResetUser', { id: member.userId }));
@@ -344,12 +385,74 @@ describe('sign-in rate limits', () => {
     expect(limited.body.code).toBe('resource_exhausted');
   });
 
+  it('concurrent guesses cannot overspend: of 16 at once, 10 are answered and 6 limited', async () => {
+    const answers = await Promise.all(Array.from({ length: 16 }, () => wrong('burst@a.example', '127.0.0.7')));
+    expect(answers.filter((a) => a.status === 401)).toHaveLength(10);
+    expect(answers.filter((a) => a.status === 429)).toHaveLength(6);
+  });
+
   it('the 11th failed sign-in from one address gets 429, whatever the email; other addresses are unaffected', async () => {
     for (let i = 0; i < 10; i++) expect((await wrong(`guess${i}@a.example`, '127.0.0.4')).status).toBe(401);
     const limited = await wrong('guess10@a.example', '127.0.0.4');
     expect(limited.status).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect((await wrong('guess11@a.example', '127.0.0.6')).status).toBe(401);
+  });
+});
+
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runAdminCli(args, {
+    stdout: { write: (t: string) => (stdout += t) },
+    stderr: { write: (t: string) => (stderr += t) },
+    env: { DOCGEN_ADMIN_URL: portal, DOCGEN_ADMIN_TOKEN: stack.deps.adminToken },
+  });
+  return { code, stdout, stderr };
+}
+
+describe('docgen admin user … and audit list', () => {
+  it('invites with --json ({id, inviteUrl}), lists, disables, enables and resets', async () => {
+    const invited = await cli(['user', 'invite', '--workspace', wsA, '--email', 'CLI@a.example', '--role', 'owner', '--json']);
+    expect(invited.code, invited.stderr).toBe(0);
+    const { id, inviteUrl } = JSON.parse(invited.stdout) as { id: string; inviteUrl: string };
+    expect(Object.keys(JSON.parse(invited.stdout))).toEqual(['id', 'inviteUrl']);
+    expect(id).toMatch(/^usr_[0-9a-f]{24}$/);
+    changes.push({ action: 'UserService.InviteUser', actor: 'operator', target: id, workspaceId: wsA });
+    tokenOf(inviteUrl);
+
+    const listed = JSON.parse((await cli(['user', 'list', '--workspace', wsA, '--json'])).stdout) as { users: { id: string; email: string; hasPassword: boolean }[] };
+    expect(listed.users.find((u) => u.id === id)).toMatchObject({ email: 'cli@a.example', hasPassword: false });
+    expect((await cli(['user', 'list'])).stdout).toMatch(/cli@a\.example\s+-\s+invited/);
+
+    expect((await cli(['user', 'disable', id])).stdout).toMatch(/Disabled cli@a\.example/);
+    changes.push({ action: 'UserService.DisableUser', actor: 'operator', target: id });
+    expect((await call('SessionService/AcceptInvitation', { token: tokenOf(inviteUrl), password: 'cli owner passphrase' }, { origin: portal })).status).toBe(401);
+    expect((await cli(['user', 'enable', id])).code).toBe(0);
+    changes.push({ action: 'UserService.EnableUser', actor: 'operator', target: id });
+
+    const reset = await cli(['user', 'reset', id, '--json']);
+    expect(reset.code, reset.stderr).toBe(0);
+    changes.push({ action: 'UserService.ResetUser', actor: 'operator', target: id });
+    const again = JSON.parse(reset.stdout) as { id: string; inviteUrl: string };
+    expect(again.inviteUrl).not.toBe(inviteUrl);
+    secrets.add('cli owner passphrase');
+    expect((await call('SessionService/AcceptInvitation', { token: tokenOf(again.inviteUrl), password: 'cli owner passphrase' }, { origin: portal })).status).toBe(200);
+    changes.push({ action: 'SessionService.AcceptInvitation', actor: id });
+
+    const bad = await cli(['user', 'invite', '--workspace', wsA, '--email', 'x@a.example', '--role', 'admin']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--role must be owner, editor or viewer/);
+  });
+
+  it('audit list --workspace shows the changes with their actors', async () => {
+    const res = await cli(['audit', 'list', '--workspace', wsA, '--page-size', '100', '--json']);
+    expect(res.code, res.stderr).toBe(0);
+    const { events } = JSON.parse(res.stdout) as { events: { actor: string; action: string; targetId: string }[] };
+    expect(events.some((e) => e.action === 'UserService.InviteUser' && e.actor === 'operator')).toBe(true);
+    expect(events.some((e) => e.action === 'TemplateService.PublishTemplateVersion' && e.actor.startsWith('usr_'))).toBe(true);
+    const human = await cli(['audit', 'list', '--workspace', wsA]);
+    expect(human.stdout.split('\n')[0]).toMatch(/^TIME\s+ACTOR\s+ACTION\s+TARGET\s+WORKSPACE\s+DETAIL$/);
   });
 });
 

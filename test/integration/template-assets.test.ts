@@ -19,7 +19,9 @@ import { runAdminCli } from '../../src/cli/admin/run-admin-cli.ts';
 import { parseId } from '../../src/domain/ids.ts';
 import { createIdentityRepositories } from '../../src/identity/identity.ts';
 import { createAssetLoader } from '../../src/render/asset-loader.ts';
-import { analyzeTemplate } from '../../src/render/liquid/analyze-template.ts';
+import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
+import { GenerationService } from '../../src/generations/generation-service.ts';
+import { PageTokenCodec } from '../../src/generations/page-token.ts';
 import { createRenderEngine, type RenderEngine } from '../../src/render/render-engine.ts';
 import { registerAdminServices } from '../../src/rpc/admin-services.ts';
 import { createObjectStore, type ObjectStore } from '../../src/storage/object-store.ts';
@@ -85,7 +87,15 @@ beforeAll(async () => {
     templates: new TemplatesRepository(db),
     webhookEndpoints: new WebhookEndpointsRepository(db),
     deliveries: new DeliveriesRepository(db),
+    generations: new GenerationsRepository(db),
   };
+  const generationService = new GenerationService({
+    generations: repositories.generations,
+    templates: repositories.templates,
+    jobs: { publishRenderJob: async () => {} },
+    urls: objects,
+    pageTokens: new PageTokenCodec(Buffer.alloc(32, 7)),
+  });
   const handler = connectNodeAdapter({
     routes: (router) => {
       registerAdminServices(router, {
@@ -94,14 +104,19 @@ beforeAll(async () => {
         allowInsecureWebhookUrls: true,
         adminToken: ADMIN_TOKEN,
         analyzeTemplate,
-        renderPreview: async (content, variables, options) => (await engine.renderer.render(content, variables, options)).pdf,
+        diagnoseTemplate,
+        generationService,
+        objects,
+        renderPreview: async (content, variables, options) => {
+          const started = Date.now();
+          return { pdf: (await engine.renderer.render(content, variables, options)).pdf, renderMs: Date.now() - started };
+        },
         enqueueDelivery: async () => {},
         onInternal: (cause) => console.error('admin test server: internal error', cause),
         assets: { repository: assets, objects, maxBytes: MAX_BYTES, workspaceQuotaBytes: QUOTA_BYTES },
         identity: {
           repositories: createIdentityRepositories(db),
           rateLimits: new RateLimitsRepository(db),
-          generations: new GenerationsRepository(db),
           portalBaseUrl: () => 'http://127.0.0.1:8081',
         },
       });

@@ -2,9 +2,12 @@
 // that drive the admin services. A new admin service is one line in ADMIN_SERVICES.
 import { Code, ConnectError, createClient, type Client, type Interceptor } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
+import { errorMessage } from '../../domain/errors.ts';
 import { ApiKeyService } from '../../gen/docgen/admin/v1/api_key_pb.js';
 import { AssetService } from '../../gen/docgen/admin/v1/asset_pb.js';
 import { DeliveryService } from '../../gen/docgen/admin/v1/delivery_pb.js';
+import { GenerationAdminService } from '../../gen/docgen/admin/v1/generation_pb.js';
+import { AuditService, MemberService, SessionService, UserService } from '../../gen/docgen/admin/v1/identity_pb.js';
 import { TemplateService } from '../../gen/docgen/admin/v1/template_pb.js';
 import { WebhookEndpointService } from '../../gen/docgen/admin/v1/webhook_endpoint_pb.js';
 import { WorkspaceService } from '../../gen/docgen/admin/v1/workspace_pb.js';
@@ -20,6 +23,11 @@ const ADMIN_SERVICES = {
   webhooks: WebhookEndpointService,
   deliveries: DeliveryService,
   assets: AssetService,
+  generations: GenerationAdminService,
+  users: UserService,
+  members: MemberService,
+  sessions: SessionService,
+  audit: AuditService,
 };
 
 export type AdminClients = { [K in keyof typeof ADMIN_SERVICES]: Client<(typeof ADMIN_SERVICES)[K]> };
@@ -63,5 +71,5 @@ export function describeAdminError(err: unknown, env: Record<string, string | un
     }
     return err.rawMessage;
   }
-  return (err as Error)?.message ?? String(err);
+  return errorMessage(err);
 }

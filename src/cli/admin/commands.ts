@@ -4,8 +4,10 @@
 import { assetCommands } from './asset-commands.ts';
 import type { Command } from './command.ts';
 import { deliveryCommands } from './delivery-commands.ts';
+import { generationCommands } from './generation-commands.ts';
 import { keyCommands } from './key-commands.ts';
 import { templateCommands } from './template-commands.ts';
+import { userCommands } from './user-commands.ts';
 import { webhookCommands } from './webhook-commands.ts';
 import { workspaceCommands } from './workspace-commands.ts';
 
@@ -15,5 +17,7 @@ export const COMMANDS: Command[] = [
   ...templateCommands,
   ...webhookCommands,
   ...deliveryCommands,
+  ...generationCommands,
+  ...userCommands,
   ...assetCommands,
 ];

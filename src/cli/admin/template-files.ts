@@ -1,7 +1,7 @@
 // Template content from files, for `docgen admin template create` and `template version add`.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
-import { create, fromJson, type JsonValue } from '@bufbuild/protobuf';
+import { create, fromJson, type JsonObject, type JsonValue } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import { isPlainObject } from '../../domain/json.ts';
 import { DEFAULT_PDF_OPTIONS } from '../../domain/template.ts';
@@ -24,6 +24,7 @@ export const CONTENT_OPTIONS: Record<string, OptionSpec> = {
   'pdf-options': { type: 'string' },
   title: { type: 'string' },
   metadata: { type: 'string' },
+  'sample-data': { type: 'string' },
   publish: { type: 'boolean' },
 };
 
@@ -36,6 +37,7 @@ export const CONTENT_OPTIONS: Record<string, OptionSpec> = {
  * --partials FILE.json: an object of partial name to Liquid source.
  * --pdf-options: a JSON object (or @FILE holding one); omitted fields take their defaults.
  * --title: the PDF title (Liquid); --metadata: {"author", "subject", "keywords", "language"} (or @FILE).
+ * --sample-data FILE.json: sample variables saved with the version (previews use them).
  */
 export async function readContent(values: Values): Promise<TemplateVersionContent> {
   const body = await readText('--file', str(values.file));
@@ -46,6 +48,7 @@ export async function readContent(values: Values): Promise<TemplateVersionConten
   if (values['pdf-options'] !== undefined) content.pdfOptions = await readPdfOptions(str(values['pdf-options']));
   if (values.title !== undefined) content.title = str(values.title);
   if (values.metadata !== undefined) content.metadata = await readMetadata(str(values.metadata));
+  if (values['sample-data'] !== undefined) content.sampleData = (await readJsonObject('--sample-data', str(values['sample-data']))) as JsonObject;
   return content;
 }
 

@@ -7,6 +7,17 @@ import { createLiquidEngine, PartialStore } from './liquid-engine.ts';
 import type { Liquid, Template } from 'liquidjs';
 import { buildHtmlDocument } from './html-document.ts';
 import type { LiquidRequest, LiquidResponse, LiquidWorkerData } from './liquid-protocol.ts';
+import type { DiagnosticSource, TemplateDiagnostic } from '../../domain/template-diagnostics.ts';
+import { liquidErrorDiagnostic } from './liquid-diagnostic.ts';
+
+/** A failed part: the message clients see, and where it happened (for previews). */
+class PartError extends Error {
+  readonly diagnostic: TemplateDiagnostic;
+  constructor(message: string, diagnostic: TemplateDiagnostic) {
+    super(message);
+    this.diagnostic = diagnostic;
+  }
+}
 
 const { limits } = JSON.parse(process.argv[2] ?? '{}') as LiquidWorkerData;
 const store = new PartialStore();
@@ -31,12 +42,12 @@ function describe(where: string, err: unknown): string {
   return `Liquid error in ${where}: ${message.split('\n')[0]}`;
 }
 
-function renderPart(where: string, source: string, request: LiquidRequest, engine: Liquid = liquid): string {
+function renderPart(where: string, part: DiagnosticSource, source: string, request: LiquidRequest, engine: Liquid = liquid): string {
   let templates: Template[];
   try {
     templates = engine.parse(source);
   } catch (err) {
-    throw new Error(describe(where, err));
+    throw new PartError(describe(where, err), liquidErrorDiagnostic(err, part));
   }
   try {
     // Variables are the scope and also globals, so partials pulled in with {% render %} see them
@@ -49,7 +60,7 @@ function renderPart(where: string, source: string, request: LiquidRequest, engin
       }),
     );
   } catch (err) {
-    throw new Error(describe(where, err));
+    throw new PartError(describe(where, err), liquidErrorDiagnostic(err, part));
   }
 }
 
@@ -58,18 +69,18 @@ process.on('message', (request: LiquidRequest) => {
   try {
     store.set(request.partials);
     assets.clear();
-    const part = (where: string, source: string) => (source === '' ? '' : renderPart(where, source, request));
-    const body = renderPart('template body', request.body, request);
+    const part = (where: string, at: DiagnosticSource, source: string) => (source === '' ? '' : renderPart(where, at, source, request));
+    const body = renderPart('template body', 'body', request.body, request);
     // Most CSS has no Liquid in it: skip the parse.
-    const css = /{[{%]/.test(request.css) ? renderPart('CSS', request.css, request, cssLiquid) : request.css;
-    const title = request.title === '' ? request.defaultTitle : renderPart('title', request.title, request, textLiquid).trim();
+    const css = /{[{%]/.test(request.css) ? renderPart('CSS', 'css', request.css, request, cssLiquid) : request.css;
+    const title = request.title === '' ? request.defaultTitle : renderPart('title', 'title', request.title, request, textLiquid).trim();
     const result = {
       html: buildHtmlDocument(body, css, { title, language: request.language }),
       css,
-      headerTemplate: part('header template', request.headerTemplate),
-      footerTemplate: part('footer template', request.footerTemplate),
-      firstPageHeaderTemplate: part('first-page header template', request.firstPageHeaderTemplate),
-      firstPageFooterTemplate: part('first-page footer template', request.firstPageFooterTemplate),
+      headerTemplate: part('header template', 'header_template', request.headerTemplate),
+      footerTemplate: part('footer template', 'footer_template', request.footerTemplate),
+      firstPageHeaderTemplate: part('first-page header template', 'first_page_header_template', request.firstPageHeaderTemplate),
+      firstPageFooterTemplate: part('first-page footer template', 'first_page_footer_template', request.firstPageFooterTemplate),
       title,
       assets: [...assets],
     };
@@ -78,6 +89,7 @@ process.on('message', (request: LiquidRequest) => {
     const message = err instanceof Error ? err.message : String(err);
     const reason = message.includes('template render limit exceeded') ? 'time' : 'error';
     response = { type: 'error', id: request.id, message, reason };
+    if (err instanceof PartError) response.diagnostic = err.diagnostic;
   }
   send(response);
 });
