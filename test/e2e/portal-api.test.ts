@@ -101,7 +101,9 @@ const GREETING: ContentInit = {
 };
 
 beforeAll(async () => {
-  receiver = await startHttpReceiver({ defaultAnswer: { status: 204 } });
+  receiver = await startHttpReceiver({
+    defaultAnswer: (r) => (r.path === '/test-events' ? { status: 200, body: 'received: test event' } : { status: 204 }),
+  });
   deps = await startDeps({ DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true', DOCGEN_RENDER_TIMEOUT_MS: '20000', DOCGEN_RATE_LIMIT_PER_SECOND: '100000', DOCGEN_RATE_LIMIT_BURST: '100000' });
   api = await buildApp(loadConfig({ ...deps.env, DOCGEN_ROLES: 'api' }), { logger: silentLogger });
   admin = adminClients(api.adminPort!, deps.adminToken);
@@ -310,7 +312,8 @@ describe('the portal back end with a render process', () => {
       { timeoutMs: 30_000, description: 'the test delivery to be recorded as succeeded' },
     );
     expect(recorded.deliveries[0]).toMatchObject({ id: sent.deliveryId, eventId: sent.eventId, event: 'generation.completed', test: true, endpointId });
-    expect(recorded.deliveries[0]!.attempts[0]).toMatchObject({ number: 1, statusCode: 204 });
+    // Each attempt keeps the start of the receiver's answer.
+    expect(recorded.deliveries[0]!.attempts[0]).toMatchObject({ number: 1, statusCode: 200, responseExcerpt: 'received: test event' });
     expect((await deliveriesAdmin.listDeliveries({ endpointId, status: DeliveryStatus.DROPPED })).deliveries).toEqual([]);
 
     await deliveriesAdmin.redeliverDelivery({ id: sent.deliveryId });
@@ -322,7 +325,7 @@ describe('the portal back end with a render process', () => {
       (r) => r.delivery!.attempts.length === 2 && r.delivery!.status === DeliveryStatus.SUCCEEDED,
       { timeoutMs: 30_000, description: 'the second attempt to be recorded' },
     );
-    expect(after.delivery!.attempts.map((a) => a.statusCode)).toEqual([204, 204]);
+    expect(after.delivery!.attempts.map((a) => a.statusCode)).toEqual([200, 200]);
 
     // `docgen admin webhook test` and the delivery filters on the command line.
     const viaCli = await cliJson<{ deliveryId: string; eventId: string }>(['webhook', 'test', endpointId]);
@@ -363,7 +366,8 @@ describe('the portal back end with a render process', () => {
     );
     expect(pct(rpcMs, 95)).toBeLessThan(10_000);
 
-    // The render process counts what it answered; the api process renders nothing.
+    // The render process counts what it answered (one failure included); the api process renders nothing.
+    await admin.templates.previewTemplateContent({ workspaceId, content: { body: '{{ x | no_such_filter }}' } });
     const metricsOf = async (app: App) => (await fetch(`http://127.0.0.1:${app.opsPort}/metrics`)).text();
     const renderMetrics = await metricsOf(render!);
     const rendered = /^docgen_previews_total\{[^}]*outcome="rendered"[^}]*\} (\d+)/m.exec(renderMetrics);

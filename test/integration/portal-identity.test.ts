@@ -331,6 +331,11 @@ describe('ending sessions', () => {
     const [idle, old] = stored as { _id: ObjectId; createdAt: Date; idleExpiresAt: Date; absoluteExpiresAt: Date }[];
     expect(idle!.idleExpiresAt.getTime() - idle!.createdAt.getTime()).toBe(12 * 3600_000);
     expect(old!.absoluteExpiresAt.getTime() - old!.createdAt.getTime()).toBe(7 * 24 * 3600_000);
+    // Use moves the idle expiry forward (written at most once a minute, never past the 7 days).
+    await sessions.updateOne({ _id: old!._id }, { $set: { lastSeenAt: new Date(Date.now() - 120_000), idleExpiresAt: new Date(Date.now() + 60_000) } });
+    expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie: busy })).status).toBe(200);
+    const touched = (await sessions.findOne({ _id: old!._id }))!;
+    expect(touched.idleExpiresAt.getTime()).toBeGreaterThan(Date.now() + 11.9 * 3600_000);
     // Time passes for the stored sessions: one idle past its 12 h, the other past its 7 days.
     await sessions.updateOne({ _id: idle!._id }, { $set: { idleExpiresAt: new Date(Date.now() - 1000) } });
     await sessions.updateOne({ _id: old!._id }, { $set: { absoluteExpiresAt: new Date(Date.now() - 1000), idleExpiresAt: new Date(Date.now() + 3600_000) } });
@@ -381,7 +386,9 @@ describe('sign-in rate limits', () => {
     for (let i = 0; i < 10; i++) expect((await wrong('target@a.example', '127.0.0.2')).status).toBe(401);
     const limited = await wrong('target@a.example', '127.0.0.3');
     expect(limited.status).toBe(429);
-    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // The budget refills one attempt every 90 s (10 per 15 min).
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(60);
+    expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(90);
     expect(limited.body.code).toBe('resource_exhausted');
   });
 

@@ -75,7 +75,7 @@ function deliveryJson(d: Delivery) {
     event: d.event,
     generationId: d.generationId,
     status: deliveryStatus(d.status),
-    attempts: d.attempts.map((a) => ({ number: a.number, attemptedAt: iso(a.attemptedAt), statusCode: a.statusCode || null, error: a.error || null, durationMs: a.durationMs })),
+    attempts: d.attempts.map((a) => ({ number: a.number, attemptedAt: iso(a.attemptedAt), statusCode: a.statusCode || null, error: a.error || null, durationMs: a.durationMs, responseExcerpt: a.responseExcerpt || null })),
     createdAt: iso(d.createdAt),
     updatedAt: iso(d.updatedAt),
     nextAttemptAt: iso(d.nextAttemptAt),
@@ -100,8 +100,15 @@ function deliveryHuman(d: Delivery): string {
     ['created', time(d.createdAt)],
   ]);
   const attempts = table(
-    ['#', 'AT', 'STATUS', 'DURATION', 'ERROR'],
-    d.attempts.map((a) => [String(a.number), time(a.attemptedAt), a.statusCode ? String(a.statusCode) : '-', `${a.durationMs} ms`, a.error || '']),
+    ['#', 'AT', 'STATUS', 'DURATION', 'ERROR', 'RESPONSE'],
+    d.attempts.map((a) => [
+      String(a.number),
+      time(a.attemptedAt),
+      a.statusCode ? String(a.statusCode) : '-',
+      `${a.durationMs} ms`,
+      a.error || '',
+      a.responseExcerpt.replace(/\s+/g, ' ').slice(0, 60),
+    ]),
   );
   return `${head}\n\n${attempts}`;
 }
