@@ -57,6 +57,7 @@ export function buildAdminRouter(
         analyzeTemplate,
         diagnoseTemplate,
         renderPreview,
+        assets: { repository: infrastructure.repositories.assets, objects: infrastructure.objects, ...config.assets },
         enqueueDelivery: (job, msgId) => infrastructure.queue.publishDeliveryJob(job, msgId),
         onEnqueueError: (deliveryId, err) => logger.warn('redelivery enqueue failed; the delivery sweeper will pick it up', { deliveryId, err: String(err) }),
         onInternal: (cause) => logger.error('admin request failed', { err: String(cause) }),
@@ -69,7 +70,8 @@ export function buildAdminRouter(
         },
       });
     },
-    readMaxBytes: 16 * 1024 * 1024,
+    // Asset uploads are the largest requests.
+    readMaxBytes: Math.max(16 * 1024 * 1024, config.assets.maxBytes + 1024 * 1024),
     contextValues: adminContextValues(config.portal.trustedProxyHops),
   });
   return {
