@@ -11,6 +11,7 @@ import { createRenderEngine, type RenderEngine } from '../render/render-engine.t
 import type { RequestHandler } from './dual-protocol-server.ts';
 import type { Infrastructure } from './infrastructure.ts';
 import { observeConnectCalls } from './connect-metrics.ts';
+import { createPortalAssets } from '../portal/portal-assets.ts';
 
 export interface AdminRouter {
   handler: RequestHandler;
@@ -41,8 +42,14 @@ export function buildAdminRouter(config: Config, infrastructure: Infrastructure,
     },
     readMaxBytes: 16 * 1024 * 1024,
   });
+  // The portal (web app) shares the admin listener: GETs outside the RPC paths are its files.
+  const portal = createPortalAssets();
+  if (!portal.available) logger.warn('the portal is not built, so the admin listener serves no web app: run `npm run build:portal`');
+  const rpc = handler as RequestHandler;
   return {
-    handler: handler as RequestHandler,
+    handler: (req, res) => {
+      if (!portal.handle(req, res)) rpc(req, res);
+    },
     async close() {
       if (previewEngine) await (await previewEngine).close();
     },
