@@ -4,7 +4,7 @@
 // Every answer carries a Content-Security-Policy that allows this origin only: the portal
 // loads no third-party script, style, font or frame, and no page may frame it.
 // Files are read once and kept in memory with their gzip form (the whole build is a few MB).
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,14 +15,15 @@ import type http2 from 'node:http2';
 export const DEFAULT_PORTAL_DIR = fileURLToPath(new URL('../../portal/dist/', import.meta.url));
 
 /**
- * blob: in img-src lets the preview's "Download preview PDF" link and pdf.js image data work;
- * worker-src 'self' is pdf.js's parser worker. No inline script or style element is needed:
- * CodeMirror uses constructed style sheets and everything else sets styles through the CSSOM.
+ * blob: and data: in img-src are pdf.js's decoded images; worker-src 'self' is its parser
+ * worker. The only inline code is CodeMirror's style elements, allowed by a nonce made per
+ * page load (index.html carries it in a meta tag, the editor sets it on its style elements).
  */
-export const PORTAL_CSP = [
+export function portalCsp(styleNonce?: string): string {
+  return [
   "default-src 'self'",
   "script-src 'self'",
-  "style-src 'self'",
+  styleNonce ? `style-src 'self' 'nonce-${styleNonce}'` : "style-src 'self'",
   "img-src 'self' blob: data:",
   "font-src 'self'",
   "connect-src 'self'",
@@ -32,10 +33,13 @@ export const PORTAL_CSP = [
   "base-uri 'none'",
   "form-action 'self'",
   "frame-ancestors 'none'",
-].join('; ');
+  ].join('; ');
+}
+
+const NONCE_PLACEHOLDER = '__CSP_NONCE__';
 
 const SECURITY_HEADERS: Record<string, string> = {
-  'content-security-policy': PORTAL_CSP,
+  'content-security-policy': portalCsp(),
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'same-origin',
   'x-frame-options': 'DENY',
@@ -63,6 +67,9 @@ interface Asset {
 
 type Request = http.IncomingMessage | http2.Http2ServerRequest;
 type Response = http.ServerResponse | http2.Http2ServerResponse;
+// Both response kinds have writeHead(status, headers) and end(body); TypeScript cannot call
+// through the union, so the writers below take the HTTP/1.1 shape.
+type Writer = http.ServerResponse;
 
 export interface PortalAssets {
   /** True when a build was found (otherwise `/` explains how to build it). */
@@ -102,7 +109,7 @@ export function createPortalAssets(options: { dir?: string } = {}): PortalAssets
     return asset;
   };
 
-  const send = (req: Request, res: Response, status: number, asset: Asset, cacheControl: string) => {
+  const send = (req: Request, res: Writer, status: number, asset: Asset, cacheControl: string) => {
     const headers: Record<string, string> = { ...SECURITY_HEADERS, 'content-type': asset.type, 'cache-control': cacheControl, etag: asset.etag, vary: 'accept-encoding' };
     if (req.headers['if-none-match'] === asset.etag) {
       res.writeHead(304, headers);
@@ -117,15 +124,16 @@ export function createPortalAssets(options: { dir?: string } = {}): PortalAssets
     res.end(req.method === 'HEAD' ? undefined : body);
   };
 
-  const sendText = (res: Response, status: number, text: string) => {
+  const sendText = (res: Writer, status: number, text: string) => {
     res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
     res.end(text);
   };
 
   return {
     available,
-    handle(req, res) {
+    handle(req, response) {
       if (!isPortalRequest(req)) return false;
+      const res = response as Writer;
       let path: string;
       try {
         path = decodeURIComponent((req.url ?? '/').split('?')[0] ?? '/');
@@ -148,7 +156,17 @@ export function createPortalAssets(options: { dir?: string } = {}): PortalAssets
         sendText(res, 404, 'Not found.\n');
         return true;
       }
-      send(req, res, 200, load('index.html')!, 'no-cache');
+      // index.html is small and made per answer: each page load gets its own style nonce.
+      const nonce = randomBytes(16).toString('base64');
+      const page = Buffer.from(load('index.html')!.body.toString('utf8').replaceAll(NONCE_PLACEHOLDER, nonce));
+      res.writeHead(200, {
+        ...SECURITY_HEADERS,
+        'content-security-policy': portalCsp(nonce),
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'no-store',
+        'content-length': String(page.length),
+      });
+      res.end(req.method === 'HEAD' ? undefined : page);
       return true;
     },
   };

@@ -26,7 +26,7 @@ async function serve(portal: PortalAssets): Promise<void> {
 beforeAll(async () => {
   const dir = uniqueRunDir('portal-dist');
   mkdirSync(join(dir, 'assets'), { recursive: true });
-  writeFileSync(join(dir, 'index.html'), '<!doctype html><title>portal</title><script type="module" src="/assets/index-abc123.js"></script>');
+  writeFileSync(join(dir, 'index.html'), '<!doctype html><title>portal</title><meta name="docgen-csp-nonce" content="__CSP_NONCE__"><script type="module" src="/assets/index-abc123.js"></script>');
   writeFileSync(join(dir, 'assets', 'index-abc123.js'), `console.log(${JSON.stringify('x'.repeat(5000))});`);
   await serve(createPortalAssets({ dir }));
 });
@@ -34,13 +34,17 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 describe('portal assets', () => {
-  it('answers app routes, including invitation links, with index.html that is revalidated', async () => {
+  it('answers app routes, including invitation links, with index.html carrying a fresh style nonce', async () => {
     for (const path of ['/', '/templates', '/templates/tpl_123/compare?a=1&b=2', '/invite/abc.DEF-123']) {
       const res = await fetch(base + path);
       expect(res.status, path).toBe(200);
       expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
-      expect(res.headers.get('cache-control')).toBe('no-cache');
-      expect(await res.text()).toContain('<title>portal</title>');
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      const html = await res.text();
+      expect(html).toContain('<title>portal</title>');
+      const nonce = /content="([^"]+)"/.exec(html)?.[1] ?? '';
+      expect(nonce).toMatch(/^[A-Za-z0-9+/=]{20,}$/);
+      expect(res.headers.get('content-security-policy')).toContain(`style-src 'self' 'nonce-${nonce}'`);
     }
   });
 
@@ -77,6 +81,7 @@ describe('portal assets', () => {
       expect(csp).toContain("script-src 'self'");
       expect(csp).toContain("frame-ancestors 'none'");
       expect(csp).not.toMatch(/https?:|unsafe-inline|unsafe-eval|\*/);
+      expect(csp).not.toContain('__CSP_NONCE__');
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     }
   });

@@ -9,6 +9,7 @@ import { setDiagnostics, lintGutter, type Diagnostic } from '@codemirror/lint';
 import { liquid } from '@codemirror/lang-liquid';
 import { css } from '@codemirror/lang-css';
 import { json } from '@codemirror/lang-json';
+import { cspNonce } from './csp-nonce.ts';
 
 export type EditorLanguage = 'liquid' | 'css' | 'json';
 
@@ -45,6 +46,7 @@ export function CodeEditor(props: {
       state: EditorState.create({
         doc: props.value,
         extensions: [
+          cspNonce,
           basicSetup,
           LANGUAGES[props.language](),
           lintGutter(),

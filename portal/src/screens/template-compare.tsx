@@ -8,6 +8,7 @@ import { EditorView } from '@codemirror/view';
 import { liquid } from '@codemirror/lang-liquid';
 import { css } from '@codemirror/lang-css';
 import { api } from '../api.ts';
+import { cspNonce } from '../editor/csp-nonce.ts';
 import { useAbilities } from '../session.tsx';
 import { ErrorMessage, Page, useLoad } from '../ui.tsx';
 import { PreviewPane } from '../editor/preview-pane.tsx';
@@ -19,6 +20,7 @@ function SourceDiff({ label, a, b, language, versionA, versionB }: { label: stri
   const host = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const side = (name: string) => [
+      cspNonce,
       EditorState.readOnly.of(true),
       EditorView.editable.of(false),
       EditorView.lineWrapping,
