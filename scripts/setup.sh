@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs what docgen needs on a fresh Debian machine, then its npm packages.
-# System packages (Chromium, fonts, nats-server, poppler-utils) need root; without root
+# System packages (Chromium, fonts, nats-server, poppler-utils, docker-compose) need root; without root
 # this script says exactly what to install and stops. Safe to run again: it skips what is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(chromium fonts-liberation fonts-noto-core nats-server poppler-utils)
+# docker-compose: only its `config` check of deploy/compose/compose.yaml runs (no daemon);
+# installed so that CI validates the one-machine setup instead of skipping it.
+APT_PACKAGES=(chromium fonts-liberation fonts-noto-core nats-server poppler-utils docker-compose)
 
 missing=()
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
@@ -13,6 +15,7 @@ dpkg -s fonts-liberation >/dev/null 2>&1 || missing+=(fonts-liberation)
 dpkg -s fonts-noto-core >/dev/null 2>&1 || missing+=(fonts-noto-core)
 [ -x /usr/sbin/nats-server ] || command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
 command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils)
+command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = "0" ]; then

@@ -1,4 +1,4 @@
-// Templates (contract §3): create with a first version, add immutable versions, publish one
+// Templates (docs/interface.md#templates): create with a first version, add immutable versions, publish one
 // after checking its Liquid and PDF options, archive, and preview-render without storing.
 import type { ObjectId } from 'mongodb';
 import { DomainError, failedPrecondition, notFound, validationError } from '../domain/errors.ts';

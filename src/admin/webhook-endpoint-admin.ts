@@ -1,4 +1,4 @@
-// Webhook endpoints (contract §4). The signing secret is generated here, returned by create
+// Webhook endpoints (docs/interface.md#webhooks). The signing secret is generated here, returned by create
 // and rotate only, and stored sealed (AES-256-GCM) - never in plain text.
 import { ObjectId } from 'mongodb';
 import { DomainError, notFound, validationError, type FieldIssue } from '../domain/errors.ts';

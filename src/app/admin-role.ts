@@ -1,7 +1,9 @@
-// The admin listener (contract §6): the docgen.admin.v1 services behind the operator token.
-// Served only on DOCGEN_ADMIN_ADDR, never on the public port. Template previews render with
+// The admin listener (docs/interface.md#admin-plane): the docgen.admin.v1 services behind the
+// operator token or a portal session (src/rpc/admin-access.ts). Served only on
+// DOCGEN_ADMIN_ADDR, never on the public port. Template previews render with
 // a small engine of their own, started on the first preview (most api pods never need one).
 import { connectNodeAdapter } from '@connectrpc/connect-node';
+import { adminContextValues } from '../rpc/admin-access.ts';
 import { registerAdminServices } from '../rpc/admin-services.ts';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../ops/logger.ts';
@@ -15,7 +17,17 @@ import { createPortalAssets } from '../portal/portal-assets.ts';
 
 export interface AdminRouter {
   handler: RequestHandler;
+  /** Tells the router the port it was bound to (the default portal address uses it). */
+  bound(port: number): void;
   close(): Promise<void>;
+}
+
+/** The portal's address: DOCGEN_PORTAL_BASE_URL, or the admin listener's (a wildcard host reads as loopback). */
+export function portalBaseUrl(config: Config, boundPort: number | undefined): string {
+  if (config.portal.baseUrl) return config.portal.baseUrl;
+  const { host } = config.adminAddress;
+  const shown = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${boundPort ?? config.adminAddress.port}`;
 }
 
 export function buildAdminRouter(config: Config, infrastructure: Infrastructure, ctx: { logger: Logger; metrics: Metrics }): AdminRouter {
@@ -25,6 +37,7 @@ export function buildAdminRouter(config: Config, infrastructure: Infrastructure,
     previewEngine ??= createRenderEngine({ ...config.render, concurrency: 1 }, { logger, metrics: undefined });
     return previewEngine;
   };
+  let boundPort: number | undefined;
   const handler = connectNodeAdapter({
     routes: (router) => {
       registerAdminServices(router, {
@@ -38,9 +51,17 @@ export function buildAdminRouter(config: Config, infrastructure: Infrastructure,
         onEnqueueError: (deliveryId, err) => logger.warn('redelivery enqueue failed; the delivery sweeper will pick it up', { deliveryId, err: String(err) }),
         onInternal: (cause) => logger.error('admin request failed', { err: String(cause) }),
         interceptors: [observeConnectCalls(ctx.metrics, logger)],
+        identity: {
+          repositories: infrastructure.repositories.identity,
+          rateLimits: infrastructure.repositories.rateLimits,
+          generations: infrastructure.repositories.generations,
+          portalBaseUrl: () => portalBaseUrl(config, boundPort),
+          onAuditError: (err) => logger.error('audit event not recorded', { err: String(err) }),
+        },
       });
     },
     readMaxBytes: 16 * 1024 * 1024,
+    contextValues: adminContextValues,
   });
   // The portal (web app) shares the admin listener: GETs outside the RPC paths are its files.
   const portal = createPortalAssets();
@@ -49,6 +70,14 @@ export function buildAdminRouter(config: Config, infrastructure: Infrastructure,
   return {
     handler: (req, res) => {
       if (!portal.handle(req, res)) rpc(req, res);
+    },
+    bound(port) {
+      boundPort = port;
+      if (!config.portal.baseUrl && !['127.0.0.1', '::1', 'localhost'].includes(config.adminAddress.host)) {
+        logger.warn('DOCGEN_PORTAL_BASE_URL is not set: invitation links point at the admin listener\'s own address; set it to the address people open the portal at', {
+          portalBaseUrl: portalBaseUrl(config, port),
+        });
+      }
     },
     async close() {
       if (previewEngine) await (await previewEngine).close();

@@ -20,10 +20,11 @@ import { mapErrors } from '../rpc/connect-errors.ts';
 import { createRestGateway } from '../../gateway/rest-gateway.ts';
 import { startDualProtocolServer, type DualProtocolServer, type RequestHandler } from './dual-protocol-server.ts';
 import { connectInfrastructure, type Infrastructure } from './infrastructure.ts';
-import { startRenderRole, type RenderRole } from './render-role.ts';
-import { startWebhooksRole, type WebhooksRole } from './webhooks-role.ts';
+import { RENDER_CONSUMER, startRenderRole, type RenderRole } from './render-role.ts';
+import { startWebhooksRole, WEBHOOK_DISPATCHER_CONSUMER, WEBHOOK_SENDER_CONSUMER, type WebhooksRole } from './webhooks-role.ts';
 import { buildAdminRouter } from './admin-role.ts';
 import { observeConnectCalls } from './connect-metrics.ts';
+import { registerConsumerLagMetrics, type WatchedConsumer } from '../queue/consumer-lag-metrics.ts';
 
 export interface App {
   config: Config;
@@ -45,7 +46,8 @@ export interface App {
 
 export interface BuildAppOptions {
   logger?: Logger;
-  /** Test hook: runs between the generation insert and the job publish. */
+  /** Runs between the generation insert and the job publish (the crash tests kill the process
+   * here: test/harness/serve-with-faults.ts). */
   afterGenerationInsert?: (generationId: string) => void;
 }
 
@@ -118,6 +120,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
 
       const adminRouter = buildAdminRouter(config, infrastructure, { logger, metrics });
       adminServer = await startDualProtocolServer(config.adminAddress, adminRouter.handler);
+      adminRouter.bound(adminServer.port);
       closers.push({
         name: 'api',
         stopAccepting: async () => {
@@ -136,6 +139,13 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
       webhooks = await startWebhooksRole(config, infrastructure, { logger, metrics });
       closers.push({ name: 'webhooks', stopAccepting: () => webhooks!.stopAccepting(), drain: (s) => webhooks!.drain(s), close: () => webhooks!.close() });
     }
+
+    const streams = infrastructure.queue.nats.names.streams;
+    const lagOf: WatchedConsumer[] = [];
+    if (render) lagOf.push({ stream: streams.render, consumer: RENDER_CONSUMER });
+    if (webhooks) lagOf.push({ stream: streams.events, consumer: WEBHOOK_DISPATCHER_CONSUMER }, { stream: streams.deliveries, consumer: WEBHOOK_SENDER_CONSUMER });
+    const unregisterLag = registerConsumerLagMetrics(metrics, infrastructure.queue.nats, lagOf);
+    closers.push({ name: 'consumer-lag-metrics', close: async () => unregisterLag() });
 
     await ops.listen();
   } catch (err) {

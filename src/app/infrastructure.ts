@@ -17,6 +17,7 @@ import { RateLimitsRepository } from '../store/rate-limits-repository.ts';
 import { TemplatesRepository } from '../store/templates-repository.ts';
 import { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
 import { WorkspacesRepository } from '../store/workspaces-repository.ts';
+import { createIdentityRepositories, type IdentityRepositories } from '../identity/identity.ts';
 
 export interface Repositories {
   workspaces: WorkspacesRepository;
@@ -26,6 +27,8 @@ export interface Repositories {
   rateLimits: RateLimitsRepository;
   webhookEndpoints: WebhookEndpointsRepository;
   deliveries: DeliveriesRepository;
+  /** Users, memberships, sessions, invitations, audit events (src/identity). */
+  identity: IdentityRepositories;
 }
 
 /** docgen's own messages on JetStream, on top of the generic queue. */
@@ -74,6 +77,7 @@ export async function connectInfrastructure(config: Config, ctx: { logger: Logge
       rateLimits: new RateLimitsRepository(db),
       webhookEndpoints: new WebhookEndpointsRepository(db),
       deliveries: new DeliveriesRepository(db),
+      identity: createIdentityRepositories(db),
     };
 
     const queueNats = nats;

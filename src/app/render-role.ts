@@ -11,7 +11,9 @@ import { createRenderEngine, type RenderEngine } from '../render/render-engine.t
 import { OutboxSweeper } from '../render/outbox-sweeper.ts';
 import { RenderPipeline, type RenderJob } from '../render/render-pipeline.ts';
 import type { Infrastructure } from './infrastructure.ts';
-import { parseId } from '../domain/ids.ts';
+import { formatId, parseId } from '../domain/ids.ts';
+import { eraseGeneration } from '../generations/generation-erasure.ts';
+import { RetentionSweeper } from '../generations/retention-sweeper.ts';
 
 export interface RenderRole {
   engine: RenderEngine;
@@ -127,6 +129,20 @@ export async function startRenderRole(
   });
   sweeper.start();
 
+  // Retention lives here: this role writes the PDFs (see retention-sweeper.ts for why).
+  const retention = new RetentionSweeper({
+    workspaces: repositories.workspaces,
+    generations: repositories.generations,
+    erase: (doc) => eraseGeneration({ generations: repositories.generations, deliveries: repositories.deliveries, objects }, doc),
+    intervalMs: config.retention.sweepIntervalMs,
+    onErased: (doc) => {
+      metrics.generationsExpired.inc();
+      logger.debug('generation past its retention deleted', { generationId: formatId('generation', doc._id) });
+    },
+    onError: (err, at) => logger.warn('retention sweep failed; the next sweep retries', { generationId: at.generationId && formatId('generation', at.generationId), err: String(err) }),
+  });
+  retention.start();
+
   const unregister = [
     metrics.registerGaugeCollector('docgen_render_queue_depth', async () => (await queue.nats.jsm.streams.info(names.streams.render)).state.messages),
     metrics.registerGaugeCollector('docgen_render_consumer_pending', async () => {
@@ -146,7 +162,7 @@ export async function startRenderRole(
       if (stopped) return;
       stopped = true;
       stopPulling.abort();
-      await sweeper.stop();
+      await Promise.all([sweeper.stop(), retention.stop()]);
     },
     async drain(signal) {
       // In-flight renders finish unless the grace period ends first; whatever still runs

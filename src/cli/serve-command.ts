@@ -1,7 +1,7 @@
 // `docgen serve --role api|render|webhooks|all`: one production process. Configuration comes
 // from DOCGEN_* variables; a bad one stops the process with a message naming the fix.
 // SIGTERM: stop taking work, finish or hand back in-flight work, exit within the grace period.
-import { buildApp, describeError } from '../app/build-app.ts';
+import { buildApp, describeError, type BuildAppOptions } from '../app/build-app.ts';
 import { ALL_ROLES, ConfigError, loadConfig, type Role } from '../config/config.ts';
 import { createLogger } from '../ops/logger.ts';
 import { createShutdownCoordinator } from '../ops/shutdown.ts';
@@ -21,7 +21,10 @@ export function parseRoles(argv: string[]): Role[] | string {
   return [...new Set(expanded)] as Role[];
 }
 
-export async function runServe(argv: string[]): Promise<number> {
+/** Seams of the composition root a caller may fill (the crash tests inject faults here). */
+export type ServeHooks = Pick<BuildAppOptions, 'afterGenerationInsert'>;
+
+export async function runServe(argv: string[], hooks: ServeHooks = {}): Promise<number> {
   const roles = parseRoles(argv);
   if (typeof roles === 'string') {
     process.stderr.write(`docgen serve: ${roles}\n`);
@@ -40,12 +43,7 @@ export async function runServe(argv: string[]): Promise<number> {
   const logger = createLogger({ level: config.logLevel, role: roles.join(',') });
   let app;
   try {
-    app = await buildApp(config, {
-      logger,
-      // Fault injection for the crash tests: die between the database write and the publish.
-      afterGenerationInsert:
-        process.env.DOCGEN_TEST_FAULT === 'exit-after-generation-insert' ? () => process.kill(process.pid, 'SIGKILL') : undefined,
-    });
+    app = await buildApp(config, { ...hooks, logger });
   } catch (err) {
     logger.error('docgen could not start', { err: describeError(err) });
     process.stderr.write(`docgen could not start: ${describeError(err)}\n`);

@@ -1,4 +1,4 @@
-// `docgen dev`: the whole service on its embedded default (contract §7). It starts the
+// `docgen dev`: the whole service on its embedded default (docs/interface.md#running-docgen). It starts the
 // MongoDB stand-in (in process), nats-server (child process) and an S3 server (in process),
 // all with data under ./.docgen/ so a restart loses nothing, then every role in this
 // process, seeds a workspace, an API key and a published sample template on first start, and
@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildApp, describeError, type App } from '../app/build-app.ts';
+import { DEV_ADMIN_TOKEN } from '../cli/admin/admin-client.ts';
 import { ConfigError, loadConfig } from '../config/config.ts';
 import { createLogger } from '../ops/logger.ts';
 import { startEmbeddedMongo, type EmbeddedMongo } from './embedded-mongo.ts';
@@ -14,7 +15,6 @@ import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './embedded-s3.ts';
 import { seedDevData, type DevSeed } from './dev-seed.ts';
 
-export const DEV_ADMIN_TOKEN = 'dev-admin-token';
 const DEV_BUCKET = 'docgen';
 
 interface DevStack {
@@ -62,7 +62,15 @@ export async function runDev(argv: string[]): Promise<number> {
   process.on('SIGTERM', onSignal);
 
   try {
-    stack.mongo = await startEmbeddedMongo({ dataDir: path.join(dataDir, 'mongo') });
+    stack.mongo = await startEmbeddedMongo({
+      dataDir: path.join(dataDir, 'mongo'),
+      onLargeCollection: ({ collection, documents }) =>
+        logger.warn(
+          'the embedded MongoDB stand-in answers every query by scanning its collection, and this one has grown past the size where each query takes 20 ms or more; ' +
+            'docgen dev is for development: for real data run docgen on a real MongoDB (one machine: deploy/compose/compose.yaml, see docs/deploy.md)',
+          { collection, documents },
+        ),
+    });
     stack.nats = await startEmbeddedNats({ storeDir: path.join(dataDir, 'nats'), watchParent: true });
     stack.s3 = await startEmbeddedS3({ directory: path.join(dataDir, 's3'), buckets: [DEV_BUCKET] });
 

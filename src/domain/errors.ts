@@ -1,5 +1,5 @@
 // Typed domain errors. Domain code throws these; one mapper turns them into Connect codes
-// (src/api/connect-errors.ts) and one into the REST error body (gateway/rest-errors.ts).
+// (src/rpc/connect-errors.ts) and one into the REST error body (gateway/rest-errors.ts).
 // Anything else is an internal error: logged with its cause, never shown to the caller.
 
 export type DomainErrorCode =

@@ -1,4 +1,4 @@
-// Templates (contract §3): a workspace's named template with immutable numbered versions,
+// Templates (docs/interface.md#templates): a workspace's named template with immutable numbered versions,
 // at most one of them published.
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };

@@ -1,4 +1,4 @@
-// Validation of a create request (contract §1), shared by the REST gateway and gRPC/Connect.
+// Validation of a create request (docs/interface.md#create-a-generation), shared by the REST gateway and gRPC/Connect.
 import { createHash } from 'node:crypto';
 import { validationError, type FieldIssue } from '../domain/errors.ts';
 import type { JsonObject, JsonValue } from '../domain/template.ts';

@@ -45,7 +45,7 @@ export interface GenerationServiceDeps {
   urls: OutputUrlSigner;
   pageTokens: PageTokenCodec;
   onPublishError?: (generationId: string, err: unknown) => void;
-  /** Test hook: runs between the database write and the job publish (fault injection). */
+  /** Runs between the database write and the job publish (a seam the crash tests fill). */
   afterInsert?: (generationId: string) => void;
 }
 

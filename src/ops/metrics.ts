@@ -22,7 +22,9 @@ export type CollectedGaugeName =
   | 'docgen_render_consumer_redelivered'
   | 'docgen_webhook_queue_depth'
   | 'docgen_webhook_consumer_pending'
-  | 'docgen_browser_pages';
+  | 'docgen_browser_pages'
+  | 'docgen_jetstream_consumer_pending'
+  | 'docgen_jetstream_consumer_ack_pending';
 
 /** A collector returns a bare number, or values per label set for labelled gauges. */
 export type GaugeSample = number | { labels: Record<string, string>; value: number }[];
@@ -37,6 +39,7 @@ export interface Metrics {
   readonly grpcRequests: Counter<GrpcLabels>;
   readonly grpcRequestDuration: Histogram<GrpcLabels>;
   readonly generationsCreated: Counter<string>;
+  readonly generationsExpired: Counter<string>;
   readonly renders: Counter<'outcome'>;
   readonly renderDuration: Histogram<'outcome'>;
   readonly renderQueueDepth: Gauge<string>;
@@ -48,6 +51,8 @@ export interface Metrics {
   readonly webhookDeliveryDuration: Histogram<'outcome'>;
   readonly webhookQueueDepth: Gauge<string>;
   readonly webhookConsumerPending: Gauge<string>;
+  readonly jetstreamConsumerPending: Gauge<'stream' | 'consumer'>;
+  readonly jetstreamConsumerAckPending: Gauge<'stream' | 'consumer'>;
   readonly collectorErrors: Counter<'gauge'>;
 
   /**
@@ -94,6 +99,7 @@ export const METRIC_NAMES = [
   'docgen_grpc_requests_total',
   'docgen_grpc_request_duration_seconds',
   'docgen_generations_created_total',
+  'docgen_generations_expired_total',
   'docgen_renders_total',
   'docgen_render_duration_seconds',
   'docgen_render_queue_depth',
@@ -105,6 +111,8 @@ export const METRIC_NAMES = [
   'docgen_webhook_delivery_duration_seconds',
   'docgen_webhook_queue_depth',
   'docgen_webhook_consumer_pending',
+  'docgen_jetstream_consumer_pending',
+  'docgen_jetstream_consumer_ack_pending',
   'docgen_metrics_collector_errors_total',
 ] as const;
 
@@ -216,6 +224,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     help: 'Generations accepted (status PENDING), over REST and gRPC.',
     registers,
   });
+  const generationsExpired = new Counter({
+    name: 'docgen_generations_expired_total',
+    help: "Generations deleted (row, PDF and deliveries) by the retention sweeper, past their workspace's retention.",
+    registers,
+  });
   const renders = new Counter<'outcome'>({
     name: 'docgen_renders_total',
     help: 'Render attempts by outcome: completed, failed (final), retried (transient, will retry), handed_back (nak on shutdown).',
@@ -270,6 +283,17 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     'Webhook events and deliveries the webhooks consumers have not settled (retries waiting for their delay included).',
   );
 
+  const jetstreamConsumerPending = collectedGauge(
+    'docgen_jetstream_consumer_pending',
+    "Messages a JetStream consumer has not yet delivered (its backlog, the lag KEDA's nats-jetstream scaler scales on), by stream and consumer.",
+    ['stream', 'consumer'],
+  );
+  const jetstreamConsumerAckPending = collectedGauge(
+    'docgen_jetstream_consumer_ack_pending',
+    'Messages a JetStream consumer delivered and has not had acknowledged yet (in flight, or waiting for a retry), by stream and consumer.',
+    ['stream', 'consumer'],
+  );
+
   registry.registerMetric(collectorErrors);
 
   const metrics: Metrics = {
@@ -280,6 +304,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     grpcRequests,
     grpcRequestDuration,
     generationsCreated,
+    generationsExpired,
     renders,
     renderDuration,
     renderQueueDepth,
@@ -291,6 +316,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     webhookDeliveryDuration,
     webhookQueueDepth,
     webhookConsumerPending,
+    jetstreamConsumerPending,
+    jetstreamConsumerAckPending,
     collectorErrors,
 
     observeHttpRequest(route, method, code, seconds) {

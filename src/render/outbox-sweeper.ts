@@ -1,4 +1,4 @@
-// Finishes what a crash interrupted (contract §2: nothing stays PENDING or PROCESSING forever,
+// Finishes what a crash interrupted (docs/interface.md#lifecycle: nothing stays PENDING or PROCESSING forever,
 // exactly one final event per generation):
 // - PENDING rows whose render job was never published (the API died between insert and
 //   publish) or was lost, and PROCESSING rows whose worker's lease expired: publish the job;

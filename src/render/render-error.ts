@@ -1,5 +1,5 @@
 // The one error type the render engine throws. The pipeline only needs `kind`: a permanent
-// error fails the generation at once (contract §2), a transient one is retried with back-off.
+// error fails the generation at once (docs/interface.md#failures), a transient one is retried with back-off.
 // Messages are shown to API clients as the generation's `error`: they name the problem and
 // never carry internals (stack traces, paths, Chromium output).
 

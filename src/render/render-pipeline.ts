@@ -1,4 +1,4 @@
-// One render job, from claim to final state (contract §2):
+// One render job, from claim to final state (docs/interface.md#lifecycle):
 //   PENDING -> PROCESSING (conditional claim with a lease) -> COMPLETED | FAILED.
 // The lease lets a crashed worker's generation be taken over; the attempt counter on the row
 // bounds retries across crashes; every transition is conditional on still holding the lease,
@@ -10,6 +10,7 @@ import type { JsonObject, TemplateVersionContent } from '../domain/template.ts';
 import type { GenerationDoc } from '../store/documents.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
+import { generationObjectKey } from '../generations/generation-erasure.ts';
 
 export interface RenderJob {
   generationId: string;
@@ -29,6 +30,8 @@ export interface DocumentRendererLike {
 
 export interface PdfStore {
   putPdf(key: string, pdf: Buffer, options: { downloadFilename: string }): Promise<void>;
+  /** Removes a PDF whose generation was erased while it rendered. */
+  remove?(key: string): Promise<void>;
 }
 
 export interface FinalEvent {
@@ -61,9 +64,8 @@ class PermanentFailure extends Error {
   readonly kind = 'permanent';
 }
 
-export function outputKeyFor(doc: Pick<GenerationDoc, '_id' | 'workspaceId'>): string {
-  return `workspaces/${formatId('workspace', doc.workspaceId)}/generations/${formatId('generation', doc._id)}.pdf`;
-}
+/** Where a generation's PDF is stored (one home: src/generations/generation-erasure.ts). */
+export const outputKeyFor = generationObjectKey;
 
 export function finalEventFor(doc: GenerationDoc): FinalEvent {
   const event: FinalEvent = {
@@ -144,6 +146,9 @@ export class RenderPipeline {
       if (completed) {
         await this.publishEvent(completed);
         this.deps.onOutcome?.('completed', { generationId: job.generationId, durationMs: performance.now() - started });
+      } else if (!(await generations.get(id))) {
+        // Erased while rendering (right to erasure): the PDF must not outlive its row.
+        await this.deps.store.remove?.(key);
       }
       await control.ack();
     } catch (err) {
@@ -177,7 +182,7 @@ export class RenderPipeline {
     await control.ack();
   }
 
-  /** The version published now (contract §2: at processing time), or a permanent failure. */
+  /** The version published now (docs/interface.md#lifecycle: at processing time), or a permanent failure. */
   private async publishedVersion(doc: GenerationDoc): Promise<{ content: TemplateVersionContent; version: number }> {
     const template = doc.templateId ? await this.deps.templates.get(doc.templateId) : null;
     if (!template || !template.workspaceId.equals(doc.workspaceId)) {

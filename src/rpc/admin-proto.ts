@@ -1,7 +1,7 @@
 // Proto <-> domain translation for the admin services. Kept apart from the handlers so the
 // CLI-facing shapes and the stored ones can change independently.
 import { create, fromJson, toJson, type JsonValue as ProtoJsonValue } from '@bufbuild/protobuf';
-import { timestampFromDate, ValueSchema, type Timestamp } from '@bufbuild/protobuf/wkt';
+import { DurationSchema, timestampFromDate, ValueSchema, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { ApiKeyView } from '../admin/api-key-admin.ts';
 import type { DeliveryView } from '../admin/delivery-admin.ts';
 import type { PdfOptionsInput, TemplateContentInput } from '../admin/template-content.ts';
@@ -30,7 +30,12 @@ export function ts(date: Date | null | undefined): Timestamp | undefined {
 }
 
 export function workspaceToProto(w: WorkspaceView): Workspace {
-  return create(WorkspaceSchema, { id: w.id, name: w.name, createdAt: ts(w.createdAt) });
+  return create(WorkspaceSchema, {
+    id: w.id,
+    name: w.name,
+    createdAt: ts(w.createdAt),
+    retention: w.retentionSeconds === null ? undefined : create(DurationSchema, { seconds: BigInt(w.retentionSeconds) }),
+  });
 }
 
 export function apiKeyToProto(k: ApiKeyView): ApiKey {

@@ -125,7 +125,7 @@ export class GenerationHandler {
 
 /**
  * RateLimit-* into the response headers. Retry-After travels in the error's metadata
- * (rpc/connect-errors.ts), which Connect appends to these headers: writing it here too would
+ * (src/rpc/connect-errors.ts), which Connect appends to these headers: writing it here too would
  * send "1, 1".
  */
 function writeHeaders(call: CallContext, ctx: HandlerContext): void {

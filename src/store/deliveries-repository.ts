@@ -32,6 +32,12 @@ export class DeliveriesRepository {
     return pageByIdDesc(this.collection, query, pageSize, pageToken);
   }
 
+  /** Removes every delivery of a generation (right to erasure); returns how many went. */
+  async deleteByGeneration(generationId: ObjectId): Promise<number> {
+    const result = await this.collection.deleteMany({ generationId });
+    return result.deletedCount;
+  }
+
   /**
    * Records an attempt of the given round, and the resulting state. Conditional on the
    * number of attempts made so far, so a duplicate worker cannot record the same attempt twice.

@@ -11,6 +11,8 @@ export interface WorkspaceDoc {
   _id: ObjectId;
   name: string;
   createdAt: Date;
+  /** Generations older than this (seconds since creation) are deleted; absent/null: kept. */
+  retentionSeconds?: number | null;
 }
 
 export interface ApiKeyDoc {
@@ -156,6 +158,11 @@ export const COLLECTIONS = {
   rateLimits: 'rate_limits',
   webhookEndpoints: 'webhook_endpoints',
   deliveries: 'deliveries',
+  users: 'users',
+  memberships: 'memberships',
+  sessions: 'sessions',
+  invitations: 'invitations',
+  auditEvents: 'audit_events',
 } as const;
 
 const INDEXES: Record<string, IndexDescription[]> = {
@@ -163,6 +170,8 @@ const INDEXES: Record<string, IndexDescription[]> = {
     { key: { hash: 1 }, name: 'hash', unique: true },
     { key: { workspaceId: 1, _id: -1 }, name: 'workspace' },
   ],
+  // The retention sweeper's "which workspaces have a retention" (sparse: most have none).
+  [COLLECTIONS.workspaces]: [{ key: { retentionSeconds: 1 }, name: 'retention', sparse: true }],
   [COLLECTIONS.templates]: [{ key: { workspaceId: 1, _id: -1 }, name: 'workspace' }],
   [COLLECTIONS.templateVersions]: [{ key: { templateId: 1, version: 1 }, name: 'template_version', unique: true }],
   [COLLECTIONS.generations]: [
@@ -181,6 +190,20 @@ const INDEXES: Record<string, IndexDescription[]> = {
     { key: { generationId: 1, _id: -1 }, name: 'generation' },
     { key: { status: 1, nextAttemptAt: 1 }, name: 'due' },
   ],
+  // Identity (src/store/identity-documents.ts): uniqueness comes from derived _ids, not these.
+  [COLLECTIONS.memberships]: [
+    { key: { userId: 1 }, name: 'user' },
+    { key: { workspaceId: 1, _id: 1 }, name: 'workspace' },
+  ],
+  [COLLECTIONS.sessions]: [
+    { key: { userId: 1 }, name: 'user' },
+    { key: { absoluteExpiresAt: 1 }, name: 'ttl', expireAfterSeconds: 0 },
+  ],
+  [COLLECTIONS.invitations]: [
+    { key: { userId: 1 }, name: 'user' },
+    { key: { purgeAt: 1 }, name: 'ttl', expireAfterSeconds: 0 },
+  ],
+  [COLLECTIONS.auditEvents]: [{ key: { workspaceId: 1, _id: -1 }, name: 'workspace' }],
 };
 
 /**

@@ -1,4 +1,4 @@
-// Webhook signing secrets are stored encrypted (contract §4): AES-256-GCM under a key
+// Webhook signing secrets are stored encrypted (docs/interface.md#webhooks): AES-256-GCM under a key
 // derived from DOCGEN_SECRET_KEY. GCM authenticates, so a tampered or foreign ciphertext
 // fails to decrypt instead of yielding a wrong secret.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';

@@ -1,4 +1,4 @@
-// The bytes and headers of one webhook request (interface-v1 "Events", contract §4).
+// The bytes and headers of one webhook request (docs/interface.md#webhook-request).
 // Two signatures travel together:
 //  - X-Service-Signature (the interface's): `sha256=` + lower-case hex HMAC-SHA256 of the
 //    raw body, keyed with the signing secret exactly as shown to the user, i.e. the UTF-8

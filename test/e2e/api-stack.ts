@@ -14,6 +14,7 @@ import { TemplateService } from '../../src/gen/docgen/admin/v1/template_pb.js';
 import { WorkspaceService } from '../../src/gen/docgen/admin/v1/workspace_pb.js';
 import { silentLogger, type Logger } from '../../src/ops/logger.ts';
 import { dependencyEnv, startMongo, startNats, startS3, type TestMongo, type TestS3 } from '../harness/dependencies.ts';
+import type { Fault } from '../harness/serve-with-faults.ts';
 import { spawnDocgen, type DocgenProcess } from '../harness/spawn-docgen.ts';
 
 export const ALL_SCOPES = ['generations:trigger', 'generations:read'];
@@ -221,8 +222,8 @@ export interface ChildApi {
 }
 
 /** `docgen serve --role <role>` against these dependencies; resolves once it logged its ports. */
-export async function spawnServe(deps: Deps, role: 'api' | 'render' | 'webhooks', env: Record<string, string> = {}): Promise<ChildApi> {
-  const proc = spawnDocgen({ role, env: { ...deps.env, DOCGEN_LOG_LEVEL: 'info', ...env } });
+export async function spawnServe(deps: Deps, role: 'api' | 'render' | 'webhooks', env: Record<string, string> = {}, fault?: Fault): Promise<ChildApi> {
+  const proc = spawnDocgen({ role, env: { ...deps.env, DOCGEN_LOG_LEVEL: 'info', ...env }, fault });
   try {
     const line = await proc.waitForLine((l) => l.json?.msg === 'docgen started', 60_000);
     const publicPort = Number(line.json!.publicPort ?? 0);

@@ -9,23 +9,24 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Code, ConnectError, createClient, type Client, type Interceptor } from '@connectrpc/connect';
-import { connectNodeAdapter, createConnectTransport } from '@connectrpc/connect-node';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { BSON, MongoClient, ObjectId, type Db } from 'mongodb';
-import { runAdminCli } from '../../src/cli/admin-cli.ts';
+import { createAdminClients, type AdminClients } from '../../src/cli/admin/admin-client.ts';
+import { runAdminCli } from '../../src/cli/admin/run-admin-cli.ts';
 import { webhookSecretContext } from '../../src/admin/webhook-endpoint-admin.ts';
 import type { RenderPreview } from '../../src/admin/template-admin.ts';
 import type { EmbeddedNats } from '../../src/dev/embedded-nats.ts';
 import { formatId, parseId } from '../../src/domain/ids.ts';
-import { ApiKeyService } from '../../src/gen/docgen/admin/v1/api_key_pb.js';
-import { DeliveryService, DeliveryStatus } from '../../src/gen/docgen/admin/v1/delivery_pb.js';
-import { TemplateService, TemplateStatus } from '../../src/gen/docgen/admin/v1/template_pb.js';
-import { WebhookEndpointService } from '../../src/gen/docgen/admin/v1/webhook_endpoint_pb.js';
-import { WorkspaceService } from '../../src/gen/docgen/admin/v1/workspace_pb.js';
+import { DeliveryStatus } from '../../src/gen/docgen/admin/v1/delivery_pb.js';
+import { TemplateStatus } from '../../src/gen/docgen/admin/v1/template_pb.js';
 import { silentLogger } from '../../src/ops/logger.ts';
 import { connectNats, type NatsQueue } from '../../src/queue/jetstream.ts';
 import { analyzeTemplate } from '../../src/render/liquid/analyze-template.ts';
 import { registerAdminServices } from '../../src/rpc/admin-services.ts';
+import { createIdentityRepositories } from '../../src/identity/identity.ts';
+import { GenerationsRepository } from '../../src/store/generations-repository.ts';
+import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
 import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import { COLLECTIONS, ensureIndexes, type DeliveryDoc, type WebhookEndpointDoc } from '../../src/store/documents.ts';
@@ -39,13 +40,7 @@ import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.t
 const ADMIN_TOKEN = `test-admin-${randomBytes(12).toString('hex')}`;
 const SECRET_KEY = randomBytes(32);
 
-interface Clients {
-  workspaces: Client<typeof WorkspaceService>;
-  apiKeys: Client<typeof ApiKeyService>;
-  templates: Client<typeof TemplateService>;
-  webhooks: Client<typeof WebhookEndpointService>;
-  deliveries: Client<typeof DeliveryService>;
-}
+type Clients = AdminClients;
 
 let mongo: TestMongo;
 let mongoClient: MongoClient;
@@ -110,6 +105,12 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
           await queue.publish(queue.names.subjects.deliveryJobs, { deliveryId }, `${deliveryId}:redeliver:${Date.now()}`);
         },
         onInternal: (cause) => console.error('admin test server: internal error', cause),
+        identity: {
+          repositories: createIdentityRepositories(db),
+          rateLimits: new RateLimitsRepository(db),
+          generations: new GenerationsRepository(db),
+          portalBaseUrl: () => 'http://127.0.0.1:8081',
+        },
       });
     },
   });
@@ -119,15 +120,7 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
 }
 
 function clientsFor(baseUrl: string, token: string | undefined): Clients {
-  const interceptors: Interceptor[] = token === undefined ? [] : [(next) => (req) => (req.header.set('authorization', `Bearer ${token}`), next(req))];
-  const transport = createConnectTransport({ baseUrl, httpVersion: '1.1', interceptors });
-  return {
-    workspaces: createClient(WorkspaceService, transport),
-    apiKeys: createClient(ApiKeyService, transport),
-    templates: createClient(TemplateService, transport),
-    webhooks: createClient(WebhookEndpointService, transport),
-    deliveries: createClient(DeliveryService, transport),
-  };
+  return createAdminClients(baseUrl, { token });
 }
 
 interface CliResult {
@@ -257,6 +250,30 @@ describe('docgen admin against the admin services', () => {
     expect((await cli(['workspace', 'create', '--name', 'x'.repeat(201)])).stderr).toContain('at most 200 characters');
     const missing = await cli(['workspace', 'get', formatId('workspace', new ObjectId())]);
     expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/Workspace ws_[0-9a-f]{24} not found/);
+  });
+
+  it('workspace update: retention set, shown, refused below a minute, removed; rename', async () => {
+    expect(await cliJson(['workspace', 'get', otherWorkspaceId])).toMatchObject({ retention: null });
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--retention', '30d'])).toMatchObject({ id: otherWorkspaceId, retention: '30d' });
+    expect((await api.workspaces.getWorkspace({ id: otherWorkspaceId })).workspace?.retention?.seconds).toBe(30n * 86_400n);
+    const human = await cli(['workspace', 'get', otherWorkspaceId]);
+    expect(human.stdout).toMatch(/retention:\s+30d/);
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--retention', '90m'])).toMatchObject({ retention: '90m' });
+
+    const tooShort = await cli(['workspace', 'update', otherWorkspaceId, '--retention', '30s']);
+    expect(tooShort.code).toBe(2);
+    expect(tooShort.stderr).toMatch(/--retention: retention "30s" is not valid/);
+    const belowMinimum = await cli(['workspace', 'update', otherWorkspaceId, '--retention', '0m']);
+    expect(belowMinimum.stderr).toContain('at least 1m');
+    // The API enforces the minimum too, whatever the client.
+    await expect(api.workspaces.updateWorkspace({ id: otherWorkspaceId, retention: { seconds: 59n, nanos: 0 } })).rejects.toThrow(/retention: must be at least 1m/);
+    expect((await cli(['workspace', 'update', otherWorkspaceId])).stderr).toContain('nothing to change');
+
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--name', 'Other, renamed'])).toMatchObject({ name: 'Other, renamed', retention: '90m' });
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--retention', 'none'])).toMatchObject({ name: 'Other, renamed', retention: null });
+    expect((await api.workspaces.getWorkspace({ id: otherWorkspaceId })).workspace?.retention).toBeUndefined();
+    const missing = await cli(['workspace', 'update', formatId('workspace', new ObjectId()), '--retention', '1d']);
     expect(missing.stderr).toMatch(/Workspace ws_[0-9a-f]{24} not found/);
   });
 

@@ -4,7 +4,7 @@ import { toJson } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import { describe, expect, it } from 'vitest';
 import { normalizeContent, resolvePreviewVariables } from '../../src/admin/template-content.ts';
-import { parseVariables } from '../../src/cli/admin-cli.ts';
+import { parseVariables } from '../../src/cli/admin/template-files.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
 import { isAdminAuthorization } from '../../src/rpc/admin-auth.ts';

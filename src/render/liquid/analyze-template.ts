@@ -1,4 +1,4 @@
-// Publish-time checks of a version (contract §3): everything that would make every render of
+// Publish-time checks of a version (docs/interface.md#templates): everything that would make every render of
 // it fail, reported up front, each problem as one sentence naming what and where.
 
 import type { Template } from 'liquidjs';

@@ -1,4 +1,4 @@
-// Supplied variables vs. the version's declarations (contract §2): names the template does not
+// Supplied variables vs. the version's declarations (docs/interface.md#failures): names the template does not
 // declare and missing required ones are permanent failures; optional ones get their default.
 
 import type { JsonObject, JsonValue, VariableDeclaration } from '../../domain/template.ts';

@@ -1,0 +1,95 @@
+// The admin policy table fails closed, so a forgotten entry makes an RPC operator-only; this
+// test makes the omission loud instead: every RPC registered on the admin router, and every
+// RPC declared in proto/docgen/admin/v1, must have its line in src/identity/admin-policy.ts.
+import { readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { createConnectRouter } from '@connectrpc/connect';
+import type { DescService } from '@bufbuild/protobuf';
+import { MongoClient } from 'mongodb';
+import { ADMIN_POLICY, OPERATOR_ONLY, policyFor } from '../../src/identity/admin-policy.ts';
+import { Authorizer, type Principal } from '../../src/identity/authorizer.ts';
+import { createIdentityRepositories } from '../../src/identity/identity.ts';
+import { PERMISSIONS } from '../../src/identity/roles.ts';
+import { registerAdminServices } from '../../src/rpc/admin-services.ts';
+import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
+import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
+import { GenerationsRepository } from '../../src/store/generations-repository.ts';
+import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
+import { TemplatesRepository } from '../../src/store/templates-repository.ts';
+import { WebhookEndpointsRepository } from '../../src/store/webhook-endpoints-repository.ts';
+import { WorkspacesRepository } from '../../src/store/workspaces-repository.ts';
+
+/** The admin router as the admin listener builds it (the database is never contacted). */
+function registeredRpcs(): string[] {
+  const db = new MongoClient('mongodb://127.0.0.1:1', { serverSelectionTimeoutMS: 1 }).db('never-used');
+  const router = createConnectRouter();
+  registerAdminServices(router, {
+    repositories: {
+      workspaces: new WorkspacesRepository(db),
+      apiKeys: new ApiKeysRepository(db),
+      templates: new TemplatesRepository(db),
+      webhookEndpoints: new WebhookEndpointsRepository(db),
+      deliveries: new DeliveriesRepository(db),
+    },
+    secretKey: Buffer.alloc(32),
+    allowInsecureWebhookUrls: false,
+    adminToken: 'x'.repeat(16),
+    analyzeTemplate: () => ({ issues: [] }) as never,
+    renderPreview: async () => new Uint8Array(),
+    enqueueDelivery: async () => {},
+    identity: {
+      repositories: createIdentityRepositories(db),
+      rateLimits: new RateLimitsRepository(db),
+      generations: new GenerationsRepository(db),
+      portalBaseUrl: () => 'http://127.0.0.1:8081',
+    },
+  } as Parameters<typeof registerAdminServices>[1]);
+  return router.handlers.map((h) => h.requestPath.replace(/^\//, ''));
+}
+
+async function declaredRpcs(): Promise<string[]> {
+  const dir = new URL('../../src/gen/docgen/admin/v1/', import.meta.url);
+  const names: string[] = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('_pb.js'))) {
+    const mod = (await import(new URL(file, dir).href)) as Record<string, unknown>;
+    for (const value of Object.values(mod)) {
+      const service = value as DescService;
+      if (service && typeof service === 'object' && service.kind === 'service') {
+        for (const method of service.methods) names.push(`${service.typeName}/${method.name}`);
+      }
+    }
+  }
+  return names;
+}
+
+describe('admin policy table', () => {
+  it('has an entry for every RPC registered on the admin listener', () => {
+    const registered = registeredRpcs();
+    expect(registered.length).toBeGreaterThan(30);
+    const missing = registered.filter((rpc) => !Object.hasOwn(ADMIN_POLICY, rpc));
+    expect(missing, 'add these to src/identity/admin-policy.ts (see docs/admin.md, "Authorization")').toEqual([]);
+  });
+
+  it('has an entry for every RPC declared in docgen.admin.v1, and none for RPCs that do not exist', async () => {
+    const declared = await declaredRpcs();
+    expect(declared.filter((rpc) => !Object.hasOwn(ADMIN_POLICY, rpc))).toEqual([]);
+    expect(Object.keys(ADMIN_POLICY).filter((rpc) => !declared.includes(rpc))).toEqual([]);
+  });
+
+  it('fails closed: an unknown RPC is operator-only, state-changing, and refused to members', async () => {
+    expect(policyFor('docgen.admin.v1.NewService/DoSomething')).toBe(OPERATOR_ONLY);
+    expect(policyFor('toString')).toBe(OPERATOR_ONLY);
+    const authorizer = new Authorizer({} as never);
+    const member = { kind: 'member', user: {}, sessionKey: {}, memberships: [] } as unknown as Principal;
+    await expect(authorizer.authorize(member, 'docgen.admin.v1.NewService/DoSomething', {})).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(authorizer.authorize(undefined, 'docgen.admin.v1.NewService/DoSomething', {})).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(authorizer.authorize({ kind: 'operator' }, 'docgen.admin.v1.NewService/DoSomething', {})).resolves.toMatchObject({ workspaceId: null });
+  });
+
+  it('every state-changing entry names its audit target; every right belongs to the owner', () => {
+    for (const [rpc, policy] of Object.entries(ADMIN_POLICY)) {
+      if (policy.changes) expect(policy.target, rpc).toMatch(/^(request|response)\.|^caller$/);
+      if (policy.access in PERMISSIONS) expect(PERMISSIONS[policy.access as keyof typeof PERMISSIONS].roles, rpc).toContain('owner');
+    }
+  });
+});
