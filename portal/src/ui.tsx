@@ -109,7 +109,7 @@ export function SecretOnce({ label, secret, onDone }: { label: string; secret: s
 }
 
 /** A button that asks before doing something that cannot be undone. */
-export function ConfirmButton(props: { label: string; question: string; confirmLabel: string; onConfirm: () => Promise<void>; danger?: boolean }) {
+export function ConfirmButton(props: { label: string; question: string; confirmLabel: string; onConfirm: () => Promise<void>; danger?: boolean; secondary?: boolean }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [busy, setBusy] = useState(false);
   const confirm = async () => {
@@ -123,7 +123,7 @@ export function ConfirmButton(props: { label: string; question: string; confirmL
   };
   return (
     <>
-      <button type="button" class={props.danger ? 'danger' : ''} onClick={() => dialog.current?.showModal()}>
+      <button type="button" class={props.danger ? 'danger' : props.secondary ? 'secondary' : ''} onClick={() => dialog.current?.showModal()}>
         {props.label}
       </button>
       <dialog ref={dialog} aria-label={props.question}>

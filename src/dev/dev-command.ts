@@ -14,6 +14,7 @@ import { startEmbeddedMongo, type EmbeddedMongo } from './embedded-mongo.ts';
 import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './embedded-s3.ts';
 import { seedDevData, type DevSeed } from './dev-seed.ts';
+import { devPortalAccess, type DevPortalAccess } from './dev-portal-access.ts';
 
 const DEV_BUCKET = 'docgen';
 
@@ -98,7 +99,8 @@ export async function runDev(argv: string[]): Promise<number> {
     const config = loadConfig(env);
     app = await buildApp(config, { logger });
     const seed = await seedDevData(app, path.join(dataDir, 'dev-seed.json'));
-    process.stdout.write(banner(app, seed, dataDir));
+    const portal = await devPortalAccess(app.adminPort!, app.config.adminToken, seed.workspaceId);
+    process.stdout.write(banner(app, seed, dataDir, portal));
     return -1; // keep running until a signal
   } catch (err) {
     if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
@@ -108,13 +110,14 @@ export async function runDev(argv: string[]): Promise<number> {
   }
 }
 
-function banner(app: App, seed: DevSeed, dataDir: string): string {
+function banner(app: App, seed: DevSeed, dataDir: string, portal: DevPortalAccess): string {
   const base = `http://127.0.0.1:${app.publicPort}`;
   const body = JSON.stringify({ templateId: seed.templateId, variables: seed.sampleVariables });
   return `
 docgen dev is ready
   public API (REST /v1, Connect, gRPC)  ${base}
   admin API (docgen admin …)            http://127.0.0.1:${app.adminPort}   token: ${app.config.adminToken}
+  portal (web app)                      ${portal.portalUrl}   ${portal.inviteUrl ? `first visit: ${portal.inviteUrl}` : `sign in as ${portal.email}`}
   health and metrics                    http://127.0.0.1:${app.opsPort}/readyz  /metrics
   data                                  ${dataDir}
 

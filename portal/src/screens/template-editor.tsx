@@ -201,13 +201,15 @@ function VersionHistory({ template, versions, current }: { template: Template; v
                 <Time ts={v.createdAt} />
               </td>
               <td>{v.version === template.publishedVersion ? <span class="badge badge-ok">Published</span> : v.version === current ? 'In the editor' : ''}</td>
-              <td class="row">
+              <td>
+                <div class="row">
                 {v.version !== current && <a href={`/templates/${template.id}?version=${v.version}`}>Open v{v.version}</a>}
                 {v.version !== current && (
                   <a href={`/templates/${template.id}/compare?a=${v.version}&b=${current}`}>
                     Compare v{v.version} with v{current}
                   </a>
                 )}
+                </div>
               </td>
             </tr>
           ))}

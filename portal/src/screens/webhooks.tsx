@@ -34,7 +34,7 @@ export function WebhooksPage() {
           <h2 id="add-endpoint-title">New endpoint</h2>
           <label>
             Endpoint URL
-            <input type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} placeholder="https://example.com/webhooks/docgen" />
+            <input class="wide" type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} placeholder="https://example.com/webhooks/docgen" />
           </label>
           <label>
             Description
@@ -96,7 +96,8 @@ export function WebhooksPage() {
                 </td>
                 <td>{ep.secretRotatedAt ? <Time ts={ep.secretRotatedAt} /> : 'Never'}</td>
                 {isOwner && (
-                  <td class="row">
+                  <td>
+                    <div class="row">
                     <button
                       type="button"
                       disabled={rowAction.busy}
@@ -110,6 +111,7 @@ export function WebhooksPage() {
                       Send test event
                     </button>
                     <ConfirmButton
+                      secondary
                       label="Rotate secret"
                       question={`Issue a new signing secret for ${ep.url}? The old one keeps verifying for 24 hours.`}
                       confirmLabel="Rotate"
@@ -133,6 +135,7 @@ export function WebhooksPage() {
                         })
                       }
                     />
+                    </div>
                   </td>
                 )}
               </tr>
