@@ -6,9 +6,17 @@
 // delivery and its attempt, redeliver. A viewer sees no "Create key". Every screen passes
 // axe-core (no serious or critical violation), loads nothing from another origin and
 // violates no CSP; screenshots go to test-output/screenshots/.
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { fromJson } from '@bufbuild/protobuf';
+import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import type { Browser } from 'puppeteer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
+import { sampleInvoiceContent, sampleInvoiceValues } from '../../src/dev/dev-seed.ts';
+import { PREVIEW_DEBOUNCE_MS } from '../../portal/src/editor/preview-timing.ts';
 import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 import { request } from './api-stack.ts';
@@ -212,4 +220,67 @@ describe('portal, as a viewer', () => {
       await context.close();
     }
   });
+});
+
+describe('portal performance (printed, with generous bounds)', () => {
+  it('updates the preview of the sample invoice soon after a pause in typing; reports latency, bundle size and first render', async () => {
+    const c = sampleInvoiceContent();
+    const created = await stack.api.admin.templates.createTemplate({
+      workspaceId,
+      name: 'Sample invoice',
+      content: {
+        body: c.body,
+        css: c.css,
+        partials: c.partials,
+        pdfOptions: c.pdfOptions,
+        variables: c.variables.map((v) => ({ name: v.name, required: v.required, description: v.description, ...(v.default !== undefined ? { defaultValue: fromJson(ValueSchema, v.default) } : {}) })),
+        sampleData: sampleInvoiceValues(),
+      },
+    });
+    const { page } = owner;
+    await page.goto(`${stack.origin}/templates/${created.template!.id}`);
+    const count = () => page.$eval('[aria-label="Preview"]', (el) => Number(el.getAttribute('data-preview-count')));
+    await pollUntil(count, (n) => n > 0, { timeoutMs: 30_000, description: 'the first preview' });
+    expect(await regionText(page, 'Preview')).toContain('INV-2026-00042');
+
+    // Type one character at the end of the body, then wait: the figure is from the last
+    // keystroke to the new pages on screen (debounce, render on the render role, pdf.js).
+    const editor = await page.waitForSelector('aria/Template body');
+    await editor!.click();
+    await page.keyboard.down('Control');
+    await page.keyboard.press('End');
+    await page.keyboard.up('Control');
+    const latencies: number[] = [];
+    for (let i = 0; i < 15; i++) {
+      const before = await count();
+      await page.keyboard.type(String.fromCharCode(97 + (i % 26)));
+      await pollUntil(count, (n) => n > before, { timeoutMs: 20_000, intervalMs: 20, description: `preview update ${i}` });
+      latencies.push(await page.$eval('[aria-label="Preview"]', (el) => Number(el.getAttribute('data-latency-ms'))));
+    }
+    latencies.sort((a, b) => a - b);
+    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!;
+    expect(pct(95)).toBeLessThan(10_000);
+
+    // Time to first render of the templates screen: navigation start to the table on screen.
+    const firstRender: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const fresh = await browser.newPage();
+      await fresh.goto(`${stack.origin}/templates`);
+      await fresh.waitForSelector('aria/Sample invoice[role="link"]');
+      firstRender.push(await fresh.evaluate(() => Math.round(performance.now())));
+      await fresh.close();
+    }
+    firstRender.sort((a, b) => a - b);
+
+    const assets = join(fileURLToPath(new URL('../../portal/dist/assets/', import.meta.url)));
+    const gz = (pattern: RegExp) => readdirSync(assets).filter((f) => pattern.test(f)).reduce((sum, f) => sum + gzipSync(readFileSync(join(assets, f))).length, 0);
+    const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
+    console.log(
+      [
+        `portal preview latency, keystroke pause -> new preview on screen (sample invoice, debounce ${PREVIEW_DEBOUNCE_MS} ms, n=${latencies.length}): p50 ${pct(50)} ms, p95 ${pct(95)} ms`,
+        `portal first render of the templates screen (n=5): median ${firstRender[2]} ms, max ${firstRender[4]} ms`,
+        `portal JavaScript, gzip: all ${kb(gz(/\.m?js$/))}; first load (index) ${kb(gz(/^index-.*\.js$/))}; pdf.js worker ${kb(gz(/^pdf\.worker/))}`,
+      ].join('\n'),
+    );
+  }, 180_000);
 });

@@ -1,6 +1,6 @@
 // A CodeMirror 6 editor as a Preact component: labelled for assistive technology, keyboard
-// friendly (Tab moves focus out unless the author turns on indentation with Ctrl-M / Esc
-// first, CodeMirror's default), and showing diagnostics at their line.
+// friendly (Tab is left unbound, so it moves focus on instead of trapping it), and showing
+// diagnostics at their line.
 import { useEffect, useRef } from 'preact/hooks';
 import { basicSetup } from 'codemirror';
 import { EditorState, Compartment, type Extension } from '@codemirror/state';

@@ -6,8 +6,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText, isAbort } from '../api.ts';
 import type { TemplateDiagnostic } from '@gen/docgen/admin/v1/template_pb.js';
 import type { ContentInit } from './template-draft.ts';
+import { PREVIEW_DEBOUNCE_MS } from './preview-timing.ts';
 
-export const PREVIEW_DEBOUNCE_MS = 350;
 
 export interface PreviewState {
   pdf: Uint8Array | undefined;
