@@ -1,7 +1,9 @@
 // Builds the admin plane's domain services from repositories and collaborators. Transport-
 // neutral: the Connect handlers (src/rpc/admin-services.ts) and `docgen dev`'s seeding can
 // both use what this returns.
+import type { GenerationService } from '../generations/generation-service.ts';
 import type { ApiKeysRepository } from '../store/api-keys-repository.ts';
+import type { GenerationsRepository } from '../store/generations-repository.ts';
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
@@ -9,8 +11,10 @@ import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import type { HostLookup } from '../webhooks/address-guard.ts';
 import { ApiKeyAdmin } from './api-key-admin.ts';
 import { DeliveryAdmin } from './delivery-admin.ts';
-import { TemplateAdmin, type AnalyzeTemplate, type RenderPreview } from './template-admin.ts';
+import { GenerationAdmin } from './generation-admin.ts';
+import { TemplateAdmin, type AnalyzeTemplate, type DiagnoseTemplate, type RenderPreview } from './template-admin.ts';
 import { WebhookEndpointAdmin } from './webhook-endpoint-admin.ts';
+import { WebhookTestEvents } from './webhook-test-event.ts';
 import { WorkspaceAdmin } from './workspace-admin.ts';
 
 export interface AdminRepositories {
@@ -19,9 +23,14 @@ export interface AdminRepositories {
   templates: TemplatesRepository;
   webhookEndpoints: WebhookEndpointsRepository;
   deliveries: DeliveriesRepository;
+  generations: GenerationsRepository;
 }
 
 export interface AdminPlaneDeps {
+  /** The public API's generation service: the Generations screen lists and reads through it. */
+  generationService: Pick<GenerationService, 'list' | 'getInAnyWorkspace'>;
+  /** The object store: erasing a generation removes its PDF. */
+  objects: { remove(key: string): Promise<void> };
   repositories: AdminRepositories;
   /** config.secretKey: seals webhook signing secrets. */
   secretKey: Buffer;
@@ -29,7 +38,9 @@ export interface AdminPlaneDeps {
   allowInsecureWebhookUrls: boolean;
   /** Liquid/declaration/PDF-option checks run before publishing (src/render/liquid). */
   analyzeTemplate: AnalyzeTemplate;
-  /** Renders a version to PDF for previews (the document renderer). */
+  /** The same checks as diagnostics at their place (content check, the portal's editor). */
+  diagnoseTemplate: DiagnoseTemplate;
+  /** Renders content to PDF for previews, on a render process (src/render/preview-service.ts). */
   renderPreview: RenderPreview;
   /** Hands a redelivered delivery (`dlv_…`) to the webhook workers. */
   enqueueDelivery: (deliveryId: string) => Promise<void>;
@@ -44,14 +55,16 @@ export interface AdminPlane {
   templates: TemplateAdmin;
   webhookEndpoints: WebhookEndpointAdmin;
   deliveries: DeliveryAdmin;
+  generations: GenerationAdmin;
+  webhookTestEvents: WebhookTestEvents;
 }
 
 export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
-  const { workspaces, apiKeys, templates, webhookEndpoints, deliveries } = deps.repositories;
+  const { workspaces, apiKeys, templates, webhookEndpoints, deliveries, generations } = deps.repositories;
   return {
     workspaces: new WorkspaceAdmin({ workspaces }),
     apiKeys: new ApiKeyAdmin({ workspaces, apiKeys }),
-    templates: new TemplateAdmin({ workspaces, templates, analyzeTemplate: deps.analyzeTemplate, renderPreview: deps.renderPreview }),
+    templates: new TemplateAdmin({ workspaces, templates, analyzeTemplate: deps.analyzeTemplate, diagnoseTemplate: deps.diagnoseTemplate, renderPreview: deps.renderPreview }),
     webhookEndpoints: new WebhookEndpointAdmin({
       workspaces,
       endpoints: webhookEndpoints,
@@ -59,6 +72,8 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
       allowInsecureUrls: deps.allowInsecureWebhookUrls,
       lookup: deps.lookup,
     }),
+    webhookTestEvents: new WebhookTestEvents({ endpoints: webhookEndpoints, deliveries, enqueueDelivery: deps.enqueueDelivery, onEnqueueError: deps.onEnqueueError }),
     deliveries: new DeliveryAdmin({ workspaces, deliveries, enqueueDelivery: deps.enqueueDelivery, onEnqueueError: deps.onEnqueueError }),
+    generations: new GenerationAdmin({ workspaces, generations: deps.generationService, erasure: { generations, deliveries, objects: deps.objects } }),
   };
 }

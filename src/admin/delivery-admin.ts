@@ -1,8 +1,7 @@
 // Webhook deliveries: read them with every attempt, and redeliver (a new round of attempts).
-import type { ObjectId } from 'mongodb';
 import { failedPrecondition, notFound, validationError } from '../domain/errors.ts';
 import { formatId, parseId } from '../domain/ids.ts';
-import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
+import type { DeliveriesRepository, DeliveryFilter } from '../store/deliveries-repository.ts';
 import type { DeliveryAttemptDoc, DeliveryDoc, DeliveryStatus } from '../store/documents.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import { checkPage, quoteId, requireId, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
@@ -28,11 +27,16 @@ export interface DeliveryView {
   createdAt: Date;
   updatedAt: Date;
   nextAttemptAt: Date | null;
+  /** A test event (SendTestEvent). */
+  test: boolean;
 }
 
 export interface ListDeliveriesInput extends PageInput {
   workspaceId?: string | undefined;
   generationId?: string | undefined;
+  /** Only deliveries to this endpoint (`whe_…`). */
+  endpointId?: string | undefined;
+  status?: DeliveryStatus | undefined;
 }
 
 export interface DeliveryAdminDeps {
@@ -64,6 +68,7 @@ export function toDeliveryView(doc: DeliveryDoc): DeliveryView {
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
     nextAttemptAt: doc.status === 'PENDING' ? doc.nextAttemptAt : null,
+    test: doc.test === true,
   };
 }
 
@@ -73,13 +78,19 @@ export class DeliveryAdmin {
     this.deps = deps;
   }
 
-  /** By workspace, by generation, or both; newest first. */
+  /** By workspace, generation or endpoint (at least one), optionally by status; newest first. */
   async list(input: ListDeliveriesInput): Promise<PageOf<DeliveryView>> {
     const { pageSize, pageToken } = checkPage(input);
-    const filter: { workspaceId?: ObjectId; generationId?: ObjectId } = {};
-    if (!input.workspaceId && !input.generationId) {
-      throw validationError([{ field: 'workspaceId', issue: 'give a workspace, a generation, or both' }]);
+    const filter: DeliveryFilter = {};
+    if (!input.workspaceId && !input.generationId && !input.endpointId) {
+      throw validationError([{ field: 'workspaceId', issue: 'give a workspace, a generation or an endpoint (or several)' }]);
     }
+    if (input.endpointId) {
+      const endpointId = parseId('webhookEndpoint', input.endpointId);
+      if (!endpointId) throw validationError([{ field: 'endpointId', issue: `${JSON.stringify(quoteId(input.endpointId))} is not a webhook endpoint id (whe_…)` }]);
+      filter.endpointId = endpointId;
+    }
+    if (input.status) filter.status = input.status;
     if (input.workspaceId) filter.workspaceId = (await requireWorkspace(this.deps.workspaces, input.workspaceId))._id;
     if (input.generationId) {
       const generationId = parseId('generation', input.generationId);

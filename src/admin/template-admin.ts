@@ -1,5 +1,6 @@
-// Templates (docs/interface.md#templates): create with a first version, add immutable versions, publish one
-// after checking its Liquid and PDF options, archive, and preview-render without storing.
+// Templates (docs/interface.md#templates): create with a first version, add immutable versions,
+// publish one after checking its Liquid and PDF options, archive, and preview-render without
+// storing (stored versions, and unsaved content for the portal's editor), and check unsaved content.
 import type { ObjectId } from 'mongodb';
 import { DomainError, failedPrecondition, notFound, validationError } from '../domain/errors.ts';
 import { formatId } from '../domain/ids.ts';
@@ -8,7 +9,8 @@ import type { TemplateDoc, TemplateVersionDoc } from '../store/documents.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import { checkPage, quoteId, requireId, requireName, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
-import { normalizeContent, resolvePreviewVariables, type TemplateContentInput } from './template-content.ts';
+import { normalizeContent, type TemplateContentInput } from './template-content.ts';
+import type { DiagnosticSource, TemplateDiagnostic } from '../domain/template-diagnostics.ts';
 
 /** One problem found by the analyzer: a message, or an object carrying one. */
 export type TemplateProblem = string | { message: string };
@@ -16,14 +18,34 @@ export type TemplateProblem = string | { message: string };
 /** Parses the Liquid and checks declarations and PDF options; empty when publishable. */
 export type AnalyzeTemplate = (content: TemplateVersionContent) => readonly TemplateProblem[] | Promise<readonly TemplateProblem[]>;
 
-/** Renders a version to PDF bytes; stores nothing. */
-export type RenderPreview = (content: TemplateVersionContent, variables: JsonObject) => Promise<Uint8Array>;
+/** The same checks, placed, with warnings and the variables to declare (src/render/liquid/analyze-template.ts). */
+export type DiagnoseTemplate = (content: TemplateVersionContent) => ContentCheck;
+
+/**
+ * Renders content to PDF bytes on a render process; stores nothing. Resolves the variables
+ * exactly as a generation's render does. Throws the render's error (`kind`, `code`, `message`,
+ * `diagnostic`) or DomainError UNAVAILABLE.
+ */
+export type RenderPreview = (content: TemplateVersionContent, variables: JsonObject) => Promise<{ pdf: Uint8Array; renderMs: number }>;
 
 export interface TemplateAdminDeps {
   workspaces: WorkspacesRepository;
   templates: TemplatesRepository;
   analyzeTemplate: AnalyzeTemplate;
+  diagnoseTemplate: DiagnoseTemplate;
   renderPreview: RenderPreview;
+}
+
+export interface ContentCheck {
+  diagnostics: TemplateDiagnostic[];
+  suggestedVariables: string[];
+}
+
+export interface ContentPreview {
+  /** Empty when diagnostics has an error. */
+  pdf: Uint8Array;
+  diagnostics: TemplateDiagnostic[];
+  renderMs: number;
 }
 
 export interface CreateTemplateInput {
@@ -130,19 +152,48 @@ export class TemplateAdmin {
     return toTemplateView(after);
   }
 
-  /** Renders `version` (0: the published one) with `variables`; nothing is stored. */
+  /**
+   * Renders `version` (0: the published one) with `variables` (undefined: the version's
+   * sample data) on a render process; nothing is stored.
+   */
   async preview(templateId: string, version: number, variables: JsonObject | undefined): Promise<Uint8Array> {
     const template = await this.requireTemplate(templateId, 'templateId');
     checkVersionNumber(version, true);
     const number = version === 0 ? template.publishedVersion : version;
     if (number === 0) throw failedPrecondition(`Template ${quoteId(templateId)} has no published version; pass the version to preview`);
     const stored = await this.requireVersion(template, templateId, number);
-    const values = resolvePreviewVariables(stored.content, variables ?? {}, number);
     try {
-      return await this.deps.renderPreview(stored.content, values);
+      return (await this.deps.renderPreview(stored.content, variables ?? stored.content.sampleData ?? {})).pdf;
     } catch (err) {
       throw previewError(err);
     }
+  }
+
+  /**
+   * Renders unsaved content (the portal's live preview) with `variables` (undefined: the
+   * content's sample data). Problems of the content come back as diagnostics, not errors.
+   */
+  async previewContent(workspaceId: string, input: TemplateContentInput | undefined, variables: JsonObject | undefined): Promise<ContentPreview> {
+    await requireWorkspace(this.deps.workspaces, workspaceId);
+    const normalized = normalizeOrDiagnose(input);
+    if ('diagnostics' in normalized) return { pdf: new Uint8Array(), diagnostics: normalized.diagnostics, renderMs: 0 };
+    const { content } = normalized;
+    try {
+      const { pdf, renderMs } = await this.deps.renderPreview(content, variables ?? content.sampleData ?? {});
+      return { pdf, diagnostics: [], renderMs };
+    } catch (err) {
+      const diagnostic = renderDiagnostic(err);
+      if (diagnostic) return { pdf: new Uint8Array(), diagnostics: [diagnostic], renderMs: 0 };
+      throw previewError(err);
+    }
+  }
+
+  /** The publish checks on unsaved content, without saving it; suggests undeclared variables. */
+  async checkContent(workspaceId: string, input: TemplateContentInput | undefined): Promise<ContentCheck> {
+    await requireWorkspace(this.deps.workspaces, workspaceId);
+    const normalized = normalizeOrDiagnose(input);
+    if ('diagnostics' in normalized) return { diagnostics: normalized.diagnostics, suggestedVariables: [] };
+    return this.deps.diagnoseTemplate(normalized.content);
   }
 
   private async requirePublishable(content: TemplateVersionContent, version: number): Promise<void> {
@@ -176,6 +227,38 @@ export class TemplateAdmin {
     if (!doc) throw notFound(`Version ${version} of template ${quoteId(shown)}`);
     return doc;
   }
+}
+
+/** Content as it would be stored, or why it could not be, as diagnostics at the fields. */
+function normalizeOrDiagnose(input: TemplateContentInput | undefined): { content: TemplateVersionContent } | { diagnostics: TemplateDiagnostic[] } {
+  try {
+    return { content: normalizeContent(input) };
+  } catch (err) {
+    if (!(err instanceof DomainError) || err.code !== 'VALIDATION_ERROR') throw err;
+    const issues = err.details.length > 0 ? err.details : [{ field: 'content', issue: err.message }];
+    return { diagnostics: issues.map((i) => ({ source: sourceOfField(i.field), line: 0, column: 0, message: `${i.field}: ${i.issue}`, severity: 'error' })) };
+  }
+}
+
+function sourceOfField(field: string): DiagnosticSource {
+  const partial = /^content\.partials\.(.+)$/.exec(field);
+  if (partial) return `partials/${partial[1]}`;
+  if (field.startsWith('content.variables')) return 'variables';
+  if (field.startsWith('content.sampleData')) return 'sample_data';
+  if (field === 'content.css') return 'css';
+  if (field.startsWith('content.pdfOptions.headerTemplate')) return 'header_template';
+  if (field.startsWith('content.pdfOptions.footerTemplate')) return 'footer_template';
+  if (field.startsWith('content.pdfOptions')) return 'pdf_options';
+  return 'body';
+}
+
+/** A permanent render failure (the content's or the variables' fault) as a diagnostic. */
+function renderDiagnostic(err: unknown): TemplateDiagnostic | undefined {
+  const e = err as { kind?: unknown; code?: unknown; message?: unknown; diagnostic?: TemplateDiagnostic } | null;
+  if (e?.kind !== 'permanent' || typeof e.message !== 'string') return undefined;
+  if (e.diagnostic) return e.diagnostic;
+  const source: DiagnosticSource = e.code === 'UNKNOWN_VARIABLE' || e.code === 'MISSING_VARIABLE' ? 'variables' : e.code === 'INVALID_TEMPLATE' ? 'pdf_options' : 'body';
+  return { source, line: 0, column: 0, message: e.message, severity: 'error' };
 }
 
 function archived(templateId: string): DomainError {

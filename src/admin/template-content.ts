@@ -18,6 +18,7 @@ export const MAX_VARIABLES = 500;
 export const MAX_PARTIALS = 100;
 const MAX_DESCRIPTION = 1000;
 const MAX_HEADER_FOOTER_BYTES = 64 * 1024;
+export const MAX_SAMPLE_DATA_BYTES = 1024 * 1024;
 
 // Liquid identifiers; a hyphen is legal in Liquid names, so it is accepted too.
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
@@ -50,6 +51,8 @@ export interface TemplateContentInput {
   variables?: VariableDeclarationInput[] | undefined;
   /** Absent: DEFAULT_PDF_OPTIONS; absent fields inside take their defaults. */
   pdfOptions?: PdfOptionsInput | undefined;
+  /** Sample variables saved with the version (a JSON object); previews use them when given none. */
+  sampleData?: JsonObject | undefined;
 }
 
 export function normalizeContent(input: TemplateContentInput | undefined): TemplateVersionContent {
@@ -81,8 +84,24 @@ export function normalizeContent(input: TemplateContentInput | undefined): Templ
   bytes += Buffer.byteLength(pdfOptions.headerTemplate) + Buffer.byteLength(pdfOptions.footerTemplate);
   if (bytes > MAX_CONTENT_BYTES) issues.push({ field: 'content', issue: `body, CSS, partials and header/footer together must be at most ${MAX_CONTENT_BYTES} bytes` });
 
+  const sampleData = normalizeSampleData(input.sampleData, issues);
+
   if (issues.length > 0) throw validationError(issues);
-  return { body, css, partials, variables, pdfOptions };
+  const content: TemplateVersionContent = { body, css, partials, variables, pdfOptions };
+  // Absent stays absent (the driver would store undefined as null).
+  if (sampleData !== undefined) content.sampleData = sampleData;
+  return content;
+}
+
+function normalizeSampleData(value: unknown, issues: FieldIssue[]): JsonObject | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    issues.push({ field: 'content.sampleData', issue: 'must be a JSON object of variable names to values' });
+    return undefined;
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(value));
+  if (bytes > MAX_SAMPLE_DATA_BYTES) issues.push({ field: 'content.sampleData', issue: `must be at most ${MAX_SAMPLE_DATA_BYTES} bytes as JSON (it is ${bytes})` });
+  return value as JsonObject;
 }
 
 function normalizeVariables(list: VariableDeclarationInput[], issues: FieldIssue[]): VariableDeclaration[] {
@@ -146,24 +165,4 @@ function normalizePdfOptions(input: PdfOptionsInput | undefined, issues: FieldIs
     headerTemplate,
     footerTemplate,
   };
-}
-
-/**
- * The variables a preview renders with: unknown names and missing required ones are
- * refused (as a generation would fail on them), declared defaults fill the gaps.
- */
-export function resolvePreviewVariables(content: TemplateVersionContent, supplied: JsonObject, version: number): JsonObject {
-  const issues: FieldIssue[] = [];
-  const declared = new Map(content.variables.map((v) => [v.name, v]));
-  for (const name of Object.keys(supplied)) {
-    if (!declared.has(name)) issues.push({ field: `variables.${name}`, issue: `variable \`${name}\` is not declared by version ${version}` });
-  }
-  const resolved: JsonObject = {};
-  for (const v of content.variables) {
-    if (Object.hasOwn(supplied, v.name)) resolved[v.name] = supplied[v.name]!;
-    else if (v.default !== undefined) resolved[v.name] = v.default;
-    else if (v.required) issues.push({ field: `variables.${v.name}`, issue: `required variable \`${v.name}\` is missing` });
-  }
-  if (issues.length > 0) throw validationError(issues, issues.map((i) => i.issue).join('; '));
-  return resolved;
 }

@@ -1,15 +1,17 @@
 // The admin listener (docs/interface.md#admin-plane): the docgen.admin.v1 services behind the
 // operator token or a portal session (src/rpc/admin-access.ts). Served only on
-// DOCGEN_ADMIN_ADDR, never on the public port. Template previews render with
-// a small engine of their own, started on the first preview (most api pods never need one).
+// DOCGEN_ADMIN_ADDR, never on the public port. Template previews are rendered by the render role
+// over NATS request/reply (src/render/preview-service.ts): the api process runs no browser.
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { adminContextValues } from '../rpc/admin-access.ts';
 import { registerAdminServices } from '../rpc/admin-services.ts';
 import type { Config } from '../config/config.ts';
+import type { GenerationService } from '../generations/generation-service.ts';
 import type { Logger } from '../ops/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
-import { analyzeTemplate } from '../render/liquid/analyze-template.ts';
-import { createRenderEngine, type RenderEngine } from '../render/render-engine.ts';
+import { previewSubject } from '../queue/preview-channel.ts';
+import { analyzeTemplate, diagnoseTemplate } from '../render/liquid/analyze-template.ts';
+import { createPreviewClient } from '../render/preview-service.ts';
 import type { RequestHandler } from './dual-protocol-server.ts';
 import type { Infrastructure } from './infrastructure.ts';
 import { observeConnectCalls } from './connect-metrics.ts';
@@ -22,6 +24,9 @@ export interface AdminRouter {
   close(): Promise<void>;
 }
 
+/** Time a preview may wait for a render process's answer beyond the render time-out itself. */
+const PREVIEW_QUEUE_ALLOWANCE_MS = 10_000;
+
 /** The portal's address: DOCGEN_PORTAL_BASE_URL, or the admin listener's (a wildcard host reads as loopback). */
 export function portalBaseUrl(config: Config, boundPort: number | undefined): string {
   if (config.portal.baseUrl) return config.portal.baseUrl;
@@ -30,23 +35,29 @@ export function portalBaseUrl(config: Config, boundPort: number | undefined): st
   return `http://${shown.includes(':') ? `[${shown}]` : shown}:${boundPort ?? config.adminAddress.port}`;
 }
 
-export function buildAdminRouter(config: Config, infrastructure: Infrastructure, ctx: { logger: Logger; metrics: Metrics }): AdminRouter {
+export function buildAdminRouter(
+  config: Config,
+  infrastructure: Infrastructure,
+  ctx: { logger: Logger; metrics: Metrics; generations: Pick<GenerationService, 'list' | 'getInAnyWorkspace'> },
+): AdminRouter {
   const logger = ctx.logger.child({ module: 'admin' });
-  let previewEngine: Promise<RenderEngine> | undefined;
-  const engine = () => {
-    previewEngine ??= createRenderEngine({ ...config.render, concurrency: 1 }, { logger, metrics: undefined });
-    return previewEngine;
-  };
+  const renderPreview = createPreviewClient(infrastructure.queue.nats.connection, {
+    subject: previewSubject(config.nats.streamPrefix),
+    timeoutMs: config.render.timeoutMs + PREVIEW_QUEUE_ALLOWANCE_MS,
+  });
   let boundPort: number | undefined;
   const handler = connectNodeAdapter({
     routes: (router) => {
       registerAdminServices(router, {
         repositories: infrastructure.repositories,
+        generationService: ctx.generations,
+        objects: infrastructure.objects,
         secretKey: config.secretKey,
         allowInsecureWebhookUrls: config.webhooks.allowInsecureUrls,
         adminToken: config.adminToken,
         analyzeTemplate,
-        renderPreview: async (content, variables) => (await (await engine()).renderer.render(content, variables)).pdf,
+        diagnoseTemplate,
+        renderPreview,
         enqueueDelivery: (deliveryId) => infrastructure.queue.publishDeliveryJob(deliveryId, `${deliveryId}:redeliver:${Date.now()}`),
         onEnqueueError: (deliveryId, err) => logger.warn('redelivery enqueue failed; the delivery sweeper will pick it up', { deliveryId, err: String(err) }),
         onInternal: (cause) => logger.error('admin request failed', { err: String(cause) }),
@@ -54,14 +65,13 @@ export function buildAdminRouter(config: Config, infrastructure: Infrastructure,
         identity: {
           repositories: infrastructure.repositories.identity,
           rateLimits: infrastructure.repositories.rateLimits,
-          generations: infrastructure.repositories.generations,
           portalBaseUrl: () => portalBaseUrl(config, boundPort),
           onAuditError: (err) => logger.error('audit event not recorded', { err: String(err) }),
         },
       });
     },
     readMaxBytes: 16 * 1024 * 1024,
-    contextValues: adminContextValues,
+    contextValues: adminContextValues(config.portal.trustedProxyHops),
   });
   // The portal (web app) shares the admin listener: GETs outside the RPC paths are its files.
   const portal = createPortalAssets();
@@ -79,8 +89,6 @@ export function buildAdminRouter(config: Config, infrastructure: Infrastructure,
         });
       }
     },
-    async close() {
-      if (previewEngine) await (await previewEngine).close();
-    },
+    async close() {},
   };
 }

@@ -25,6 +25,7 @@ import { startWebhooksRole, WEBHOOK_DISPATCHER_CONSUMER, WEBHOOK_SENDER_CONSUMER
 import { buildAdminRouter } from './admin-role.ts';
 import { observeConnectCalls } from './connect-metrics.ts';
 import { registerConsumerLagMetrics, type WatchedConsumer } from '../queue/consumer-lag-metrics.ts';
+import { describeError } from '../domain/errors.ts';
 
 export interface App {
   config: Config;
@@ -118,7 +119,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
       };
       publicServer = await startDualProtocolServer(config.publicAddress, handler);
 
-      const adminRouter = buildAdminRouter(config, infrastructure, { logger, metrics });
+      const adminRouter = buildAdminRouter(config, infrastructure, { logger, metrics, generations });
       adminServer = await startDualProtocolServer(config.adminAddress, adminRouter.handler);
       adminRouter.bound(adminServer.port);
       closers.push({
@@ -203,9 +204,4 @@ function countCreatedGenerations(metrics: Metrics): Interceptor {
     if (req.method.name === 'CreateGeneration') metrics.generationsCreated.inc();
     return res;
   };
-}
-
-export function describeError(err: unknown): string {
-  if (err instanceof Error) return `${err.name}: ${err.message}`;
-  return String(err);
 }

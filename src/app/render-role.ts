@@ -14,6 +14,8 @@ import type { Infrastructure } from './infrastructure.ts';
 import { formatId, parseId } from '../domain/ids.ts';
 import { eraseGeneration } from '../generations/generation-erasure.ts';
 import { RetentionSweeper } from '../generations/retention-sweeper.ts';
+import { previewSubject } from '../queue/preview-channel.ts';
+import { startPreviewService } from '../render/preview-service.ts';
 
 export interface RenderRole {
   engine: RenderEngine;
@@ -35,7 +37,14 @@ export async function startRenderRole(
   const logger = ctx.logger.child({ module: 'render' });
   const { metrics } = ctx;
   const { repositories, queue, objects } = infrastructure;
-  const engine = await createRenderEngine(config.render, { logger, metrics });
+  // Previews get pages (and Liquid workers) of their own on top of production's.
+  const engine = await createRenderEngine({ ...config.render, concurrency: config.render.concurrency + config.previews.concurrency }, { logger, metrics });
+  const previews = startPreviewService(queue.nats.connection, {
+    subject: previewSubject(config.nats.streamPrefix),
+    concurrency: config.previews.concurrency,
+    renderer: engine.renderer,
+    logger: logger.child({ module: 'preview' }),
+  });
 
   // Jobs handed back on shutdown, by generation id: their renders may still end (or fail when
   // the pool stops), and that must neither settle the message again nor count as an outcome.
@@ -162,7 +171,7 @@ export async function startRenderRole(
       if (stopped) return;
       stopped = true;
       stopPulling.abort();
-      await Promise.all([sweeper.stop(), retention.stop()]);
+      await Promise.all([sweeper.stop(), retention.stop(), previews.stop()]);
     },
     async drain(signal) {
       // In-flight renders finish unless the grace period ends first; whatever still runs

@@ -3,7 +3,7 @@
 // the sweeper for jobs that never reached the broker. On shutdown it stops pulling, lets
 // in-flight attempts finish within the grace period, then cuts off the rest and hands
 // their jobs back (nak) so another webhooks process retries them at once.
-import { webhookSecretContext } from '../admin/webhook-endpoint-admin.ts';
+import { webhookSecretContext } from '../webhooks/secret-box.ts';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../ops/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';

@@ -1,10 +1,11 @@
 // `docgen serve --role api|render|webhooks|all`: one production process. Configuration comes
 // from DOCGEN_* variables; a bad one stops the process with a message naming the fix.
 // SIGTERM: stop taking work, finish or hand back in-flight work, exit within the grace period.
-import { buildApp, describeError, type BuildAppOptions } from '../app/build-app.ts';
+import { buildApp, type BuildAppOptions } from '../app/build-app.ts';
 import { ALL_ROLES, ConfigError, loadConfig, type Role } from '../config/config.ts';
 import { createLogger } from '../ops/logger.ts';
 import { createShutdownCoordinator } from '../ops/shutdown.ts';
+import { describeError } from '../domain/errors.ts';
 
 export function parseRoles(argv: string[]): Role[] | string {
   const roles: string[] = [];

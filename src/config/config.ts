@@ -20,6 +20,8 @@ export interface Config {
   portal: {
     /** DOCGEN_PORTAL_BASE_URL without a trailing slash; null: the admin listener's own address. */
     baseUrl: string | null;
+    /** Proxies in front of the admin listener whose X-Forwarded-For entries are trusted. */
+    trustedProxyHops: number;
   };
   /** 32-byte key: encrypts webhook secrets, signs page tokens. */
   secretKey: Buffer;
@@ -43,6 +45,8 @@ export interface Config {
     browserMaxRssMb: number;
     maxAttempts: number;
   };
+  /** Template previews (the portal's live preview), answered by render processes. */
+  previews: { concurrency: number };
   api: {
     rateLimitPerSecond: number;
     rateLimitBurst: number;
@@ -77,6 +81,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { name: 'DOCGEN_OPS_ADDR', default: '0.0.0.0:9090', description: 'Health (`/healthz`, `/readyz`) and `/metrics`, for every role.' },
   { name: 'DOCGEN_ADMIN_TOKEN', default: undefined, description: 'Operator token for the admin API (at least 12 characters; use 32+ random ones). Required by the api role.' },
   { name: 'DOCGEN_PORTAL_BASE_URL', default: undefined, description: 'Address people open the portal at (the admin listener), e.g. `https://docgen-admin.internal`; builds invitation links, and `http://` turns off Secure cookies. Default: the admin listener\'s address.' },
+  { name: 'DOCGEN_PORTAL_TRUSTED_PROXY_HOPS', default: '0', description: 'Proxies (e.g. the internal ingress) in front of the admin listener: sign-in limits take the client address from `X-Forwarded-For` that many hops from the right. 0: the TCP peer.' },
   { name: 'DOCGEN_SECRET_KEY', default: undefined, description: '32 bytes as 64 hex characters or base64: encrypts webhook secrets and signs page tokens. Required.' },
   { name: 'DOCGEN_MONGODB_URL', default: undefined, description: 'MongoDB connection string (MongoDB 7+). Required.' },
   { name: 'DOCGEN_MONGODB_DATABASE', default: 'docgen', description: 'Database name.' },
@@ -96,6 +101,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { name: 'DOCGEN_BROWSER_RECYCLE_RENDERS', default: '1000', description: 'Restart Chromium after this many renders.' },
   { name: 'DOCGEN_BROWSER_MAX_RSS_MB', default: '1500', description: 'Restart Chromium when its processes use more memory than this.' },
   { name: 'DOCGEN_RENDER_MAX_ATTEMPTS', default: '3', description: 'Attempts in all for transient render failures before FAILED.' },
+  { name: 'DOCGEN_PREVIEW_CONCURRENCY', default: '2', description: 'Template previews rendering at once per render process, on pages of their own (production renders keep theirs).' },
   { name: 'DOCGEN_RATE_LIMIT_PER_SECOND', default: '20', description: 'Default sustained requests/s per API key (keys may override).' },
   { name: 'DOCGEN_RATE_LIMIT_BURST', default: '40', description: 'Default burst per API key.' },
   { name: 'DOCGEN_MAX_BODY_BYTES', default: '1048576', description: 'Largest accepted request body.' },
@@ -278,7 +284,10 @@ export function loadConfig(env: Env = process.env): Config {
     adminAddress: r.address('DOCGEN_ADMIN_ADDR'),
     opsAddress: r.address('DOCGEN_OPS_ADDR'),
     adminToken,
-    portal: { baseUrl: portalBaseUrl ? portalBaseUrl.href.replace(/\/+$/, '') : null },
+    portal: {
+      baseUrl: portalBaseUrl ? portalBaseUrl.href.replace(/\/+$/, '') : null,
+      trustedProxyHops: r.integer('DOCGEN_PORTAL_TRUSTED_PROXY_HOPS', 0, 10),
+    },
     secretKey,
     mongodb: { url: mongoUrl, database: r.string('DOCGEN_MONGODB_DATABASE', '', false) },
     nats: { servers: natsServers, streamPrefix },
@@ -300,6 +309,7 @@ export function loadConfig(env: Env = process.env): Config {
       browserMaxRssMb: r.integer('DOCGEN_BROWSER_MAX_RSS_MB', 128, 65536),
       maxAttempts: r.integer('DOCGEN_RENDER_MAX_ATTEMPTS', 1, 10),
     },
+    previews: { concurrency: r.integer('DOCGEN_PREVIEW_CONCURRENCY', 1, 64) },
     api: {
       rateLimitPerSecond: r.number('DOCGEN_RATE_LIMIT_PER_SECOND', 0.001, 1000000),
       rateLimitBurst: r.integer('DOCGEN_RATE_LIMIT_BURST', 1, 1000000),

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildApp, describeError, type App } from '../app/build-app.ts';
+import { buildApp, type App } from '../app/build-app.ts';
 import { DEV_ADMIN_TOKEN } from '../cli/admin/admin-client.ts';
 import { ConfigError, loadConfig } from '../config/config.ts';
 import { createLogger } from '../ops/logger.ts';
@@ -14,7 +14,8 @@ import { startEmbeddedMongo, type EmbeddedMongo } from './embedded-mongo.ts';
 import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './embedded-s3.ts';
 import { seedDevData, type DevSeed } from './dev-seed.ts';
-import { devPortalAccess, type DevPortalAccess } from './dev-portal-access.ts';
+import { devOwnerInvitation, type DevOwner } from './dev-portal-owner.ts';
+import { describeError } from '../domain/errors.ts';
 
 const DEV_BUCKET = 'docgen';
 
@@ -99,8 +100,8 @@ export async function runDev(argv: string[]): Promise<number> {
     const config = loadConfig(env);
     app = await buildApp(config, { logger });
     const seed = await seedDevData(app, path.join(dataDir, 'dev-seed.json'));
-    const portal = await devPortalAccess(app.adminPort!, app.config.adminToken, seed.workspaceId);
-    process.stdout.write(banner(app, seed, dataDir, portal));
+    const owner = await devOwnerInvitation(app, seed.workspaceId);
+    process.stdout.write(banner(app, seed, owner, dataDir));
     return -1; // keep running until a signal
   } catch (err) {
     if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
@@ -110,20 +111,20 @@ export async function runDev(argv: string[]): Promise<number> {
   }
 }
 
-function banner(app: App, seed: DevSeed, dataDir: string, portal: DevPortalAccess): string {
+function banner(app: App, seed: DevSeed, owner: DevOwner, dataDir: string): string {
   const base = `http://127.0.0.1:${app.publicPort}`;
   const body = JSON.stringify({ templateId: seed.templateId, variables: seed.sampleVariables });
   return `
 docgen dev is ready
   public API (REST /v1, Connect, gRPC)  ${base}
   admin API (docgen admin …)            http://127.0.0.1:${app.adminPort}   token: ${app.config.adminToken}
-  portal (web app)                      ${portal.portalUrl}   ${portal.inviteUrl ? `first visit: ${portal.inviteUrl}` : `sign in as ${portal.email}`}
   health and metrics                    http://127.0.0.1:${app.opsPort}/readyz  /metrics
   data                                  ${dataDir}
 
   workspace id        ${seed.workspaceId}
   API key             ${seed.apiKey}
   sample template id  ${seed.templateId}   (published invoice)
+${ownerLines(owner)}
 
 Try it:
   curl -s -X POST ${base}/v1/generations \\
@@ -133,4 +134,13 @@ Try it:
 
 Press Ctrl+C to stop.
 `;
+}
+
+function ownerLines(owner: DevOwner): string {
+  if (owner.inviteUrl) {
+    return `  portal invite link  ${owner.inviteUrl}
+                      (owner of the workspace: sets the password of ${owner.email}; single use, 72 h)`;
+  }
+  return `  portal sign-in      ${owner.portalUrl}/   as ${owner.email} (password already set;
+                      \`docgen admin user reset ${owner.userId}\` prints a new link)`;
 }

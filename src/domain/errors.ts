@@ -56,3 +56,14 @@ export const unavailable = (message: string, cause?: unknown) =>
 export function isDomainError(err: unknown): err is DomainError {
   return err instanceof DomainError;
 }
+
+/** The message of anything thrown (an Error's message, or the value as text). */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Anything thrown, for a log line or a start-up failure: `Name: message`. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) return `${err.name}: ${err.message}`;
+  return String(err);
+}

@@ -47,6 +47,8 @@ export interface TemplateVersionContent {
   partials: Record<string, string>;
   variables: VariableDeclaration[];
   pdfOptions: PdfOptions;
+  /** Sample variables saved with the version; previews use them when given none. */
+  sampleData?: JsonObject;
 }
 
 export interface Template {

@@ -4,6 +4,7 @@
 import type { PDFOptions } from 'puppeteer';
 import { PAGE_SIZES } from '../domain/template.ts';
 import type { PageSize, PdfOptions } from '../domain/template.ts';
+import { isPlainObject } from '../domain/json.ts';
 
 /** Paper sizes in inches (portrait), as Chromium prints them. */
 const PAPER_INCHES: Record<PageSize, { width: number; height: number }> = {
@@ -34,7 +35,7 @@ export function cssLengthToInches(value: unknown): number | undefined {
 
 /** Problems with a version's PDF options, each naming the field; [] when valid. */
 export function validatePdfOptions(options: unknown): string[] {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+  if (!isPlainObject(options)) {
     return ['pdfOptions must be an object'];
   }
   const o = options as Partial<Record<keyof PdfOptions, unknown>>;
@@ -49,7 +50,7 @@ export function validatePdfOptions(options: unknown): string[] {
 
   const margins = o.margins as Record<string, unknown> | undefined;
   const inches: Record<string, number> = {};
-  if (margins === null || typeof margins !== 'object' || Array.isArray(margins)) {
+  if (!isPlainObject(margins)) {
     problems.push('pdfOptions.margins must be an object with top, right, bottom and left');
   } else {
     for (const side of ['top', 'right', 'bottom', 'left'] as const) {

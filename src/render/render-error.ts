@@ -3,6 +3,8 @@
 // Messages are shown to API clients as the generation's `error`: they name the problem and
 // never carry internals (stack traces, paths, Chromium output).
 
+import type { TemplateDiagnostic } from '../domain/template-diagnostics.ts';
+
 export type RenderErrorKind = 'permanent' | 'transient';
 
 export type RenderErrorCode =
@@ -43,18 +45,26 @@ const KINDS: Record<RenderErrorCode, RenderErrorKind> = {
 export class RenderError extends Error {
   readonly code: RenderErrorCode;
   readonly kind: RenderErrorKind;
+  /** Where in the template a Liquid error happened, when known (previews show it at its line). */
+  readonly diagnostic: TemplateDiagnostic | undefined;
 
-  constructor(code: RenderErrorCode, message: string, options: { cause?: unknown } = {}) {
+  constructor(code: RenderErrorCode, message: string, options: { cause?: unknown; diagnostic?: TemplateDiagnostic | undefined } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'RenderError';
     this.code = code;
     this.kind = KINDS[code];
+    this.diagnostic = options.diagnostic;
   }
 
   /** True when retrying cannot help: the generation should fail at once. */
   get permanent(): boolean {
     return this.kind === 'permanent';
   }
+}
+
+/** True for the codes above (a code that travelled over the wire, e.g. a preview reply). */
+export function isRenderErrorCode(code: string): code is RenderErrorCode {
+  return Object.hasOwn(KINDS, code);
 }
 
 export function isRenderError(err: unknown): err is RenderError {

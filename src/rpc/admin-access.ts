@@ -19,11 +19,24 @@ export const callerKey = createContextKey<Principal | undefined>(undefined, { de
 /** The peer address of the connection (for sign-in rate limits). */
 export const clientAddressKey = createContextKey<string>('unknown', { description: 'docgen client address' });
 
-/** connectNodeAdapter's `contextValues`: remembers the peer address of each request. */
-export function adminContextValues(req: IncomingMessage | Http2ServerRequest): ContextValues {
-  const values = createContextValues();
-  values.set(clientAddressKey, req.socket?.remoteAddress ?? 'unknown');
-  return values;
+/**
+ * connectNodeAdapter's `contextValues`: remembers the client address of each request: the TCP
+ * peer, or, behind `trustedProxyHops` proxies that each append the address they saw to
+ * X-Forwarded-For, the entry that many hops from the right (entries further left are the
+ * client's own claims and prove nothing).
+ */
+export function adminContextValues(trustedProxyHops: number): (req: IncomingMessage | Http2ServerRequest) => ContextValues {
+  return (req) => {
+    const values = createContextValues();
+    values.set(clientAddressKey, clientAddress(req.socket?.remoteAddress, req.headers['x-forwarded-for'], trustedProxyHops));
+    return values;
+  };
+}
+
+export function clientAddress(peer: string | undefined, forwardedFor: string | string[] | undefined, trustedProxyHops: number): string {
+  const forwarded = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : (forwardedFor ?? '')).split(',').map((a) => a.trim()).filter(Boolean);
+  const chain = [...forwarded, peer ?? 'unknown'];
+  return chain[Math.max(0, chain.length - 1 - trustedProxyHops)]!;
 }
 
 export interface AdminAccessDeps {
@@ -47,7 +60,7 @@ export function adminAccessInterceptor(deps: AdminAccessDeps): Interceptor {
         caller = { kind: 'operator' };
       } else {
         // Browsers send Origin on every POST; a state change from a browser must come from the portal.
-        if (policy.changes && (sessionId || origin) && !isAllowedOrigin(origin, req.header.get('host'), deps.identity.portalBaseUrl())) {
+        if (policy.changes && (sessionId || origin) && !isAllowedOrigin(origin, req.header.get('host') ?? req.header.get(':authority'), deps.identity.portalBaseUrl())) {
           throw new DomainError('FORBIDDEN', 'Cross-origin request refused: state-changing calls with a session must come from the portal (Origin header)');
         }
         if (sessionId) {

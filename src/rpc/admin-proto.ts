@@ -7,11 +7,14 @@ import type { DeliveryView } from '../admin/delivery-admin.ts';
 import type { PdfOptionsInput, TemplateContentInput } from '../admin/template-content.ts';
 import type { WebhookEndpointView } from '../admin/webhook-endpoint-admin.ts';
 import type { WorkspaceView } from '../admin/workspace-admin.ts';
-import type { JsonValue, Template, TemplateVersion, TemplateVersionContent } from '../domain/template.ts';
+import type { JsonObject, JsonValue, Template, TemplateVersion, TemplateVersionContent } from '../domain/template.ts';
 import { ApiKeySchema, type ApiKey } from '../gen/docgen/admin/v1/api_key_pb.js';
 import { DeliveryAttemptSchema, DeliverySchema, DeliveryStatus, type Delivery } from '../gen/docgen/admin/v1/delivery_pb.js';
+import type { TemplateDiagnostic } from '../domain/template-diagnostics.ts';
 import {
   PageMarginsSchema,
+  TemplateDiagnosticSchema,
+  type TemplateDiagnostic as ProtoTemplateDiagnostic,
   PdfOptionsSchema,
   TemplateSchema,
   TemplateStatus,
@@ -89,7 +92,12 @@ export function contentToProto(c: TemplateVersionContent): ProtoTemplateVersionC
       headerTemplate: c.pdfOptions.headerTemplate,
       footerTemplate: c.pdfOptions.footerTemplate,
     }),
+    sampleData: c.sampleData,
   });
+}
+
+export function diagnosticToProto(d: TemplateDiagnostic): ProtoTemplateDiagnostic {
+  return create(TemplateDiagnosticSchema, { source: d.source, line: d.line, column: d.column, message: d.message, severity: d.severity });
 }
 
 export function templateVersionToProto(v: TemplateVersion): ProtoTemplateVersion {
@@ -131,6 +139,8 @@ export function contentFromProto(c: ProtoTemplateVersionContent | undefined): Te
       default: v.defaultValue && v.defaultValue.kind.case !== undefined ? (toJson(ValueSchema, v.defaultValue) as JsonValue) : undefined,
     })),
     pdfOptions,
+    // A Struct arrives as a plain JSON object; unset means none.
+    sampleData: c.sampleData as JsonObject | undefined,
   };
 }
 
@@ -173,5 +183,6 @@ export function deliveryToProto(d: DeliveryView): Delivery {
     createdAt: ts(d.createdAt),
     updatedAt: ts(d.updatedAt),
     nextAttemptAt: ts(d.nextAttemptAt),
+    test: d.test,
   });
 }

@@ -4,18 +4,19 @@ import type { ConnectRouter, Interceptor } from '@connectrpc/connect';
 import { createAdminPlane, type AdminPlane, type AdminPlaneDeps } from '../admin/admin-plane.ts';
 import { ApiKeyService } from '../gen/docgen/admin/v1/api_key_pb.js';
 import { DeliveryService } from '../gen/docgen/admin/v1/delivery_pb.js';
+import { GenerationAdminService } from '../gen/docgen/admin/v1/generation_pb.js';
 import { TemplateService } from '../gen/docgen/admin/v1/template_pb.js';
 import { WebhookEndpointService } from '../gen/docgen/admin/v1/webhook_endpoint_pb.js';
 import { WorkspaceService } from '../gen/docgen/admin/v1/workspace_pb.js';
 import { AuditService, MemberService, SessionService, UserService } from '../gen/docgen/admin/v1/identity_pb.js';
 import { createIdentity, type Identity, type IdentityRepositories } from '../identity/identity.ts';
 import type { SignInLimits } from '../identity/sign-in-limiter.ts';
-import type { GenerationsRepository } from '../store/generations-repository.ts';
 import type { RateLimitsRepository } from '../store/rate-limits-repository.ts';
 import { adminAccessInterceptor } from './admin-access.ts';
 import { AuditServiceHandler, MemberServiceHandler, SessionServiceHandler, UserServiceHandler } from './admin-identity-services.ts';
 import { ApiKeyServiceHandler } from './admin-api-key-service.ts';
 import { DeliveryServiceHandler } from './admin-delivery-service.ts';
+import { GenerationAdminServiceHandler } from './admin-generation-service.ts';
 import { TemplateServiceHandler } from './admin-template-service.ts';
 import { WebhookEndpointServiceHandler } from './admin-webhook-endpoint-service.ts';
 import { WorkspaceServiceHandler } from './admin-workspace-service.ts';
@@ -36,8 +37,6 @@ export interface AdminServicesDeps extends AdminPlaneDeps {
     repositories: IdentityRepositories;
     /** The sign-in limiter's buckets live with the API-key rate limits. */
     rateLimits: RateLimitsRepository;
-    /** For the policy's lookups of a generation's workspace. */
-    generations: GenerationsRepository;
     /** DOCGEN_PORTAL_BASE_URL, or the admin listener's own address. */
     portalBaseUrl: () => string;
     signInLimits?: SignInLimits | undefined;
@@ -63,7 +62,7 @@ export function registerAdminServices(router: ConnectRouter, deps: AdminServices
       apiKey: (id) => repositories.apiKeys.get(id),
       webhookEndpoint: (id) => repositories.webhookEndpoints.get(id),
       delivery: (id) => repositories.deliveries.get(id),
-      generation: (id) => deps.identity.generations.get(id),
+      generation: (id) => repositories.generations.get(id),
     },
   });
   const access = adminAccessInterceptor({ adminToken: deps.adminToken, identity, onAuditError: deps.identity.onAuditError });
@@ -72,8 +71,9 @@ export function registerAdminServices(router: ConnectRouter, deps: AdminServices
   router.service(WorkspaceService, mapErrors(new WorkspaceServiceHandler(plane.workspaces), onInternal), options);
   router.service(ApiKeyService, mapErrors(new ApiKeyServiceHandler(plane.apiKeys), onInternal), options);
   router.service(TemplateService, mapErrors(new TemplateServiceHandler(plane.templates), onInternal), options);
-  router.service(WebhookEndpointService, mapErrors(new WebhookEndpointServiceHandler(plane.webhookEndpoints), onInternal), options);
+  router.service(WebhookEndpointService, mapErrors(new WebhookEndpointServiceHandler(plane.webhookEndpoints, plane.webhookTestEvents), onInternal), options);
   router.service(DeliveryService, mapErrors(new DeliveryServiceHandler(plane.deliveries), onInternal), options);
+  router.service(GenerationAdminService, mapErrors(new GenerationAdminServiceHandler(plane.generations), onInternal), options);
   router.service(SessionService, mapErrors(new SessionServiceHandler(identity), onInternal), options);
   router.service(UserService, mapErrors(new UserServiceHandler(identity), onInternal), options);
   router.service(MemberService, mapErrors(new MemberServiceHandler(identity), onInternal), options);

@@ -5,7 +5,7 @@
 // covers the Host header, so it must be minted for the public host; that client only signs
 // (its region is set, so it never asks the server for the bucket location) and never connects.
 import { Client } from 'minio';
-import { DomainError } from '../domain/errors.ts';
+import { DomainError, errorMessage } from '../domain/errors.ts';
 
 export interface ObjectStoreOptions {
   endpoint: URL;
@@ -84,7 +84,7 @@ export function createObjectStore(options: ObjectStoreOptions): ObjectStore {
       return await Promise.race([operation(), timeout]);
     } catch (err) {
       const code = errorCode(err);
-      const reason = err instanceof Error ? err.message : String(err);
+      const reason = errorMessage(err);
       throw new DomainError('UNAVAILABLE', `Object storage (${options.endpoint.host}, bucket ${bucket}): ${what} failed${code ? ` [${code}]` : ''}: ${reason}`, {
         retryAfterSeconds: 1,
         cause: err,

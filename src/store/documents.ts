@@ -146,6 +146,8 @@ export interface DeliveryDoc {
   createdAt: Date;
   updatedAt: Date;
   nextAttemptAt: Date | null;
+  /** A test event sent from the admin plane (its generation does not exist). */
+  test?: boolean;
 }
 
 export const COLLECTIONS = {
@@ -188,6 +190,7 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.deliveries]: [
     { key: { workspaceId: 1, _id: -1 }, name: 'workspace' },
     { key: { generationId: 1, _id: -1 }, name: 'generation' },
+    { key: { endpointId: 1, _id: -1 }, name: 'endpoint' },
     { key: { status: 1, nextAttemptAt: 1 }, name: 'due' },
   ],
   // Identity (src/store/identity-documents.ts): uniqueness comes from derived _ids, not these.

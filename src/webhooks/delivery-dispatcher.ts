@@ -9,6 +9,7 @@ import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { DeliveryDoc } from '../store/documents.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
 import { WEBHOOK_EVENTS, type WebhookEventName } from './signing.ts';
+import { isPlainObject } from '../domain/json.ts';
 
 /**
  * A final-state event as it travels on `<prefix>.events.<event>` (the render pipeline's
@@ -83,7 +84,7 @@ export function firstJobMsgId(deliveryId: string): string {
 
 /** Checks an event off the wire; a string says what is wrong with it. */
 export function parseWebhookEvent(data: unknown): WebhookEvent | string {
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) return 'the event is not a JSON object';
+  if (!isPlainObject(data)) return 'the event is not a JSON object';
   const e = data as Record<string, unknown>;
   if (typeof e.eventId !== 'string' || !parseId('event', e.eventId)) return 'eventId is not an evt_… id';
   if (typeof e.event !== 'string' || !(WEBHOOK_EVENTS as readonly string[]).includes(e.event)) return `unknown event ${JSON.stringify(e.event)}`;

@@ -21,6 +21,7 @@ import type { EndpointLimiter } from './endpoint-limiter.ts';
 import { sendAttempt, type AttemptResult } from './http-sender.ts';
 import { nextAttemptDelayMs } from './retry-schedule.ts';
 import { buildSignedRequest, openSigningSecrets, type WebhookEventData } from './signing.ts';
+import { errorMessage } from '../domain/errors.ts';
 
 /** What the worker needs of a queue job (JetStream's JobContext fits). */
 export interface DeliveryJobHandle {
@@ -63,7 +64,7 @@ export interface DeliveryWorkerDeps {
   endpoints: Pick<WebhookEndpointsRepository, 'get'>;
   /** DOCGEN_SECRET_KEY: opens the endpoints' signing secrets. */
   secretKey: Buffer;
-  /** AES-GCM context a secret of this endpoint was sealed under (the admin code's webhookSecretContext). */
+  /** AES-GCM context a secret of this endpoint was sealed under (secret-box.ts: webhookSecretContext). */
   secretContext: (endpoint: WebhookEndpointDoc) => string;
   limiter: EndpointLimiter;
   /** DOCGEN_WEBHOOK_TIMEOUT_MS. */
@@ -219,11 +220,12 @@ export class DeliveryWorker {
         doc.event === 'generation.failed'
           ? { event: 'generation.failed', generationId: doc.payload.generationId, error: doc.payload.error ?? '' }
           : { event: 'generation.completed', generationId: doc.payload.generationId };
+      if (doc.test === true) data.test = true;
       request = buildSignedRequest({ deliveryId, data, eventTimestamp: doc.timestamp, secrets });
     } catch (err) {
       // Typically DOCGEN_SECRET_KEY changed: retried on the schedule, then dropped; an
       // operator can redeliver once the key is right.
-      return { result: undefined, notSent: `not sent: ${err instanceof Error ? err.message : String(err)}`, drop: false };
+      return { result: undefined, notSent: `not sent: ${errorMessage(err)}`, drop: false };
     }
     const heartbeat = setInterval(() => job.working(), this.deps.heartbeatMs);
     try {

@@ -18,9 +18,13 @@ export type WebhookEventName = 'generation.completed' | 'generation.failed';
 export const WEBHOOK_EVENTS: readonly WebhookEventName[] = ['generation.completed', 'generation.failed'];
 
 /** What a delivery says: `error` exists for `generation.failed` only. */
-export type WebhookEventData =
+export type WebhookEventData = (
   | { event: 'generation.completed'; generationId: string }
-  | { event: 'generation.failed'; generationId: string; error: string };
+  | { event: 'generation.failed'; generationId: string; error: string }
+) & {
+  /** A test event sent from the admin plane (SendTestEvent): the body ends with `"test":true`. */
+  test?: boolean;
+};
 
 export interface SigningSecrets {
   /** The endpoint's secret now (decrypted). Signs both headers. */
@@ -47,8 +51,8 @@ export const PREVIOUS_SECRET_VALIDITY_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_TOLERANCE_SECONDS = 5 * 60;
 
 /**
- * The body: `{"event":…,"payload":{"generationId":…[,"error":…]},"timestamp":…}` in this
- * key order, no whitespace. `timestamp` is the event's time in Unix seconds, so the body
+ * The body: `{"event":…,"payload":{"generationId":…[,"error":…]},"timestamp":…[,"test":true]}`
+ * in this key order, no whitespace. `timestamp` is the event's time in Unix seconds, so the body
  * is the same on every attempt of a delivery.
  */
 export function buildWebhookBody(data: WebhookEventData, timestamp: number): Buffer {
@@ -60,7 +64,8 @@ export function buildWebhookBody(data: WebhookEventData, timestamp: number): Buf
     if (typeof data.error !== 'string') throw invalid('generation.failed needs an error message');
     payload.error = data.error;
   }
-  return Buffer.from(JSON.stringify({ event: data.event, payload, timestamp }), 'utf8');
+  const body = data.test === true ? { event: data.event, payload, timestamp, test: true } : { event: data.event, payload, timestamp };
+  return Buffer.from(JSON.stringify(body), 'utf8');
 }
 
 /**

@@ -35,8 +35,9 @@ export interface Deps {
   stop(): Promise<void>;
 }
 
-export async function startDeps(extraEnv: Record<string, string> = {}): Promise<Deps> {
-  const [nats, mongo, s3] = await Promise.all([startNats(), startMongo(), startS3()]);
+/** `natsControl`: the test kills or restarts NATS, so it needs an embedded server of its own. */
+export async function startDeps(extraEnv: Record<string, string> = {}, options: { natsControl?: boolean } = {}): Promise<Deps> {
+  const [nats, mongo, s3] = await Promise.all([startNats({ control: options.natsControl }), startMongo(), startS3()]);
   const adminToken = `test-admin-${randomBytes(12).toString('hex')}`;
   const env: Record<string, string> = {
     ...dependencyEnv({ nats, mongo, s3 }),
@@ -93,8 +94,8 @@ export interface ApiStack {
 
 /** Dependencies plus an in-process api role. The default rate limit is high: tests that
  * exercise the limiter create keys with their own limits. */
-export async function startApiStack(options: { env?: Record<string, string>; logger?: Logger } = {}): Promise<ApiStack> {
-  const deps = await startDeps({ DOCGEN_RATE_LIMIT_PER_SECOND: '100000', DOCGEN_RATE_LIMIT_BURST: '100000', ...options.env });
+export async function startApiStack(options: { env?: Record<string, string>; logger?: Logger; natsControl?: boolean } = {}): Promise<ApiStack> {
+  const deps = await startDeps({ DOCGEN_RATE_LIMIT_PER_SECOND: '100000', DOCGEN_RATE_LIMIT_BURST: '100000', ...options.env }, { natsControl: options.natsControl });
   let app: App;
   try {
     app = await buildApp(loadConfig(deps.env), { logger: options.logger ?? silentLogger });

@@ -3,7 +3,6 @@
 // Connect on loopback. Every `docgen admin` command runs through runAdminCli; results are
 // checked through the admin API (and, for secrets, in the raw MongoDB documents).
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,15 +13,18 @@ import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { BSON, MongoClient, ObjectId, type Db } from 'mongodb';
 import { createAdminClients, type AdminClients } from '../../src/cli/admin/admin-client.ts';
 import { runAdminCli } from '../../src/cli/admin/run-admin-cli.ts';
-import { webhookSecretContext } from '../../src/admin/webhook-endpoint-admin.ts';
-import type { RenderPreview } from '../../src/admin/template-admin.ts';
 import type { EmbeddedNats } from '../../src/dev/embedded-nats.ts';
 import { formatId, parseId } from '../../src/domain/ids.ts';
 import { DeliveryStatus } from '../../src/gen/docgen/admin/v1/delivery_pb.js';
 import { TemplateStatus } from '../../src/gen/docgen/admin/v1/template_pb.js';
 import { silentLogger } from '../../src/ops/logger.ts';
 import { connectNats, type NatsQueue } from '../../src/queue/jetstream.ts';
-import { analyzeTemplate } from '../../src/render/liquid/analyze-template.ts';
+import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
+import { createRenderEngine } from '../../src/render/render-engine.ts';
+import { createPreviewClient, startPreviewService } from '../../src/render/preview-service.ts';
+import { previewSubject } from '../../src/queue/preview-channel.ts';
+import { GenerationService } from '../../src/generations/generation-service.ts';
+import { PageTokenCodec } from '../../src/generations/page-token.ts';
 import { registerAdminServices } from '../../src/rpc/admin-services.ts';
 import { createIdentityRepositories } from '../../src/identity/identity.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
@@ -33,7 +35,7 @@ import { COLLECTIONS, ensureIndexes, type DeliveryDoc, type WebhookEndpointDoc }
 import { TemplatesRepository } from '../../src/store/templates-repository.ts';
 import { WebhookEndpointsRepository } from '../../src/store/webhook-endpoints-repository.ts';
 import { WorkspacesRepository } from '../../src/store/workspaces-repository.ts';
-import { decryptSecret } from '../../src/webhooks/secret-box.ts';
+import { decryptSecret, webhookSecretContext } from '../../src/webhooks/secret-box.ts';
 import { chromiumPath, runDir, startMongo, startNats, type TestMongo } from '../harness/dependencies.ts';
 import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.ts';
 
@@ -52,19 +54,14 @@ let strict: { url: string; server: Server };
 let dev: { url: string; server: Server };
 let api: Clients;
 let files: string;
-let preview: { render: RenderPreview; close(): Promise<void> } | undefined;
+let preview: { close(): Promise<void> } | undefined;
 
-const RENDER_ENGINE = '../../src/render/render-engine.ts';
-
-/** The document renderer for previews (src/render/render-engine.ts), started on first use. */
-async function startPreviewRenderer(): Promise<{ render: RenderPreview; close(): Promise<void> }> {
-  const mod = (await import(/* @vite-ignore */ RENDER_ENGINE)) as {
-    createRenderEngine(config: Record<string, unknown>, deps: Record<string, unknown>): Promise<{
-      renderer: { render(content: unknown, variables: unknown): Promise<{ pdf: Uint8Array }> };
-      close(): Promise<void>;
-    }>;
-  };
-  const engine = await mod.createRenderEngine(
+/**
+ * A render process's preview service (src/render/preview-service.ts) on this test's NATS,
+ * started on first use: previews travel over NATS request/reply as in production.
+ */
+async function startPreviewRenderer(): Promise<{ close(): Promise<void> }> {
+  const engine = await createRenderEngine(
     {
       chromiumPath: chromiumPath(),
       concurrency: 1,
@@ -78,7 +75,13 @@ async function startPreviewRenderer(): Promise<{ render: RenderPreview; close():
     },
     { logger: silentLogger, metrics: undefined },
   );
-  return { render: async (content, variables) => (await engine.renderer.render(content, variables)).pdf, close: () => engine.close() };
+  const server = startPreviewService(queue.connection, { subject: previewSubject(queue.prefix), concurrency: 1, renderer: engine.renderer, logger: silentLogger });
+  return {
+    async close() {
+      await server.stop();
+      await engine.close();
+    },
+  };
 }
 
 async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ url: string; server: Server }> {
@@ -88,7 +91,16 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
     templates: new TemplatesRepository(db),
     webhookEndpoints: new WebhookEndpointsRepository(db),
     deliveries: new DeliveriesRepository(db),
+    generations: new GenerationsRepository(db),
   };
+  const generationService = new GenerationService({
+    generations: repositories.generations,
+    templates: repositories.templates,
+    jobs: { publishRenderJob: async () => {} },
+    // This file stores no PDFs (the generations screen is tested in test/e2e/portal-api.test.ts).
+    urls: { presignGet: async () => Promise.reject(new Error('no object store in this test')) },
+    pageTokens: new PageTokenCodec(SECRET_KEY),
+  });
   const handler = connectNodeAdapter({
     routes: (router) => {
       registerAdminServices(router, {
@@ -97,10 +109,10 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
         allowInsecureWebhookUrls,
         adminToken: ADMIN_TOKEN,
         analyzeTemplate,
-        renderPreview: async (content, variables) => {
-          if (!preview) throw new Error('this test did not start the preview renderer');
-          return preview.render(content, variables);
-        },
+        diagnoseTemplate,
+        renderPreview: createPreviewClient(queue.connection, { subject: previewSubject(queue.prefix), timeoutMs: 40_000 }),
+        generationService,
+        objects: { remove: async () => Promise.reject(new Error('no object store in this test')) },
         enqueueDelivery: async (deliveryId) => {
           await queue.publish(queue.names.subjects.deliveryJobs, { deliveryId }, `${deliveryId}:redeliver:${Date.now()}`);
         },
@@ -108,7 +120,6 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
         identity: {
           repositories: createIdentityRepositories(db),
           rateLimits: new RateLimitsRepository(db),
-          generations: new GenerationsRepository(db),
           portalBaseUrl: () => 'http://127.0.0.1:8081',
         },
       });
@@ -505,11 +516,7 @@ describe('docgen admin against the admin services', () => {
     expect(noRoom.stderr).toContain('left + right leave no room');
   });
 
-  it('template preview renders PDF bytes and stores nothing', async (ctx) => {
-    if (!existsSync(new URL(RENDER_ENGINE, import.meta.url))) {
-      ctx.skip('preview needs the document renderer, and src/render/render-engine.ts does not exist yet');
-      return;
-    }
+  it('template preview renders PDF bytes and stores nothing', async () => {
     preview = await startPreviewRenderer();
     await writeFiles({ 'preview-data.json': JSON.stringify({ customer: { name: 'Ada' }, total: 42 }) });
     const out = join(files, 'preview.pdf');

@@ -15,7 +15,8 @@ const open: NatsQueue[] = [];
 const stops: AbortController[] = [];
 
 beforeAll(async () => {
-  nats = await startNats();
+  // Embedded: one test kills and restarts the server.
+  nats = await startNats({ control: true });
 });
 
 afterEach(async () => {

@@ -6,6 +6,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BSON, MongoClient, ObjectId } from 'mongodb';
+import { runAdminCli } from '../../src/cli/admin/run-admin-cli.ts';
 import { COLLECTIONS } from '../../src/store/documents.ts';
 import { startApiStack, type ApiStack } from '../e2e/api-stack.ts';
 
@@ -350,6 +351,62 @@ describe('sign-in rate limits', () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect((await wrong('guess11@a.example', '127.0.0.6')).status).toBe(401);
+  });
+});
+
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runAdminCli(args, {
+    stdout: { write: (t: string) => (stdout += t) },
+    stderr: { write: (t: string) => (stderr += t) },
+    env: { DOCGEN_ADMIN_URL: portal, DOCGEN_ADMIN_TOKEN: stack.deps.adminToken },
+  });
+  return { code, stdout, stderr };
+}
+
+describe('docgen admin user … and audit list', () => {
+  it('invites with --json ({id, inviteUrl}), lists, disables, enables and resets', async () => {
+    const invited = await cli(['user', 'invite', '--workspace', wsA, '--email', 'CLI@a.example', '--role', 'owner', '--json']);
+    expect(invited.code, invited.stderr).toBe(0);
+    const { id, inviteUrl } = JSON.parse(invited.stdout) as { id: string; inviteUrl: string };
+    expect(Object.keys(JSON.parse(invited.stdout))).toEqual(['id', 'inviteUrl']);
+    expect(id).toMatch(/^usr_[0-9a-f]{24}$/);
+    changes.push({ action: 'UserService.InviteUser', actor: 'operator', target: id, workspaceId: wsA });
+    tokenOf(inviteUrl);
+
+    const listed = JSON.parse((await cli(['user', 'list', '--workspace', wsA, '--json'])).stdout) as { users: { id: string; email: string; hasPassword: boolean }[] };
+    expect(listed.users.find((u) => u.id === id)).toMatchObject({ email: 'cli@a.example', hasPassword: false });
+    expect((await cli(['user', 'list'])).stdout).toMatch(/cli@a\.example\s+-\s+invited/);
+
+    expect((await cli(['user', 'disable', id])).stdout).toMatch(/Disabled cli@a\.example/);
+    changes.push({ action: 'UserService.DisableUser', actor: 'operator', target: id });
+    expect((await call('SessionService/AcceptInvitation', { token: tokenOf(inviteUrl), password: 'cli owner passphrase' }, { origin: portal })).status).toBe(401);
+    expect((await cli(['user', 'enable', id])).code).toBe(0);
+    changes.push({ action: 'UserService.EnableUser', actor: 'operator', target: id });
+
+    const reset = await cli(['user', 'reset', id, '--json']);
+    expect(reset.code, reset.stderr).toBe(0);
+    changes.push({ action: 'UserService.ResetUser', actor: 'operator', target: id });
+    const again = JSON.parse(reset.stdout) as { id: string; inviteUrl: string };
+    expect(again.inviteUrl).not.toBe(inviteUrl);
+    secrets.add('cli owner passphrase');
+    expect((await call('SessionService/AcceptInvitation', { token: tokenOf(again.inviteUrl), password: 'cli owner passphrase' }, { origin: portal })).status).toBe(200);
+    changes.push({ action: 'SessionService.AcceptInvitation', actor: id });
+
+    const bad = await cli(['user', 'invite', '--workspace', wsA, '--email', 'x@a.example', '--role', 'admin']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--role must be owner, editor or viewer/);
+  });
+
+  it('audit list --workspace shows the changes with their actors', async () => {
+    const res = await cli(['audit', 'list', '--workspace', wsA, '--page-size', '100', '--json']);
+    expect(res.code, res.stderr).toBe(0);
+    const { events } = JSON.parse(res.stdout) as { events: { actor: string; action: string; targetId: string }[] };
+    expect(events.some((e) => e.action === 'UserService.InviteUser' && e.actor === 'operator')).toBe(true);
+    expect(events.some((e) => e.action === 'TemplateService.PublishTemplateVersion' && e.actor.startsWith('usr_'))).toBe(true);
+    const human = await cli(['audit', 'list', '--workspace', wsA]);
+    expect(human.stdout.split('\n')[0]).toMatch(/^TIME\s+ACTOR\s+ACTION\s+TARGET\s+WORKSPACE\s+DETAIL$/);
   });
 });
 

@@ -47,3 +47,16 @@ describe('session cookie and origin', () => {
     expect(isWellFormedToken('short')).toBe(false);
   });
 });
+
+describe('client address for sign-in limits', () => {
+  it('is the TCP peer, or the X-Forwarded-For entry the trusted proxies appended', async () => {
+    const { clientAddress } = await import('../../src/rpc/admin-access.ts');
+    expect(clientAddress('10.0.0.5', '203.0.113.9', 0)).toBe('10.0.0.5');
+    expect(clientAddress('10.0.0.5', '203.0.113.9', 1)).toBe('203.0.113.9');
+    // A client that sends its own X-Forwarded-For cannot choose its address.
+    expect(clientAddress('10.0.0.5', '1.2.3.4, 203.0.113.9', 1)).toBe('203.0.113.9');
+    expect(clientAddress('10.0.0.5', '1.2.3.4, 198.51.100.7, 10.0.0.9', 2)).toBe('198.51.100.7');
+    expect(clientAddress('10.0.0.5', undefined, 1)).toBe('10.0.0.5');
+    expect(clientAddress('10.0.0.5', ['1.2.3.4', '203.0.113.9'], 1)).toBe('203.0.113.9');
+  });
+});

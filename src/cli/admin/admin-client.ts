@@ -2,8 +2,10 @@
 // that drive the admin services. A new admin service is one line in ADMIN_SERVICES.
 import { Code, ConnectError, createClient, type Client, type Interceptor } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
+import { errorMessage } from '../../domain/errors.ts';
 import { ApiKeyService } from '../../gen/docgen/admin/v1/api_key_pb.js';
 import { DeliveryService } from '../../gen/docgen/admin/v1/delivery_pb.js';
+import { AuditService, MemberService, SessionService, UserService } from '../../gen/docgen/admin/v1/identity_pb.js';
 import { TemplateService } from '../../gen/docgen/admin/v1/template_pb.js';
 import { WebhookEndpointService } from '../../gen/docgen/admin/v1/webhook_endpoint_pb.js';
 import { WorkspaceService } from '../../gen/docgen/admin/v1/workspace_pb.js';
@@ -18,6 +20,10 @@ const ADMIN_SERVICES = {
   templates: TemplateService,
   webhooks: WebhookEndpointService,
   deliveries: DeliveryService,
+  users: UserService,
+  members: MemberService,
+  sessions: SessionService,
+  audit: AuditService,
 };
 
 export type AdminClients = { [K in keyof typeof ADMIN_SERVICES]: Client<(typeof ADMIN_SERVICES)[K]> };
@@ -61,5 +67,5 @@ export function describeAdminError(err: unknown, env: Record<string, string | un
     }
     return err.rawMessage;
   }
-  return (err as Error)?.message ?? String(err);
+  return errorMessage(err);
 }

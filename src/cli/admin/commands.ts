@@ -5,6 +5,7 @@ import type { Command } from './command.ts';
 import { deliveryCommands } from './delivery-commands.ts';
 import { keyCommands } from './key-commands.ts';
 import { templateCommands } from './template-commands.ts';
+import { userCommands } from './user-commands.ts';
 import { webhookCommands } from './webhook-commands.ts';
 import { workspaceCommands } from './workspace-commands.ts';
 
@@ -14,4 +15,5 @@ export const COMMANDS: Command[] = [
   ...templateCommands,
   ...webhookCommands,
   ...deliveryCommands,
+  ...userCommands,
 ];

@@ -3,6 +3,7 @@
 
 import type { JsonObject } from '../../domain/template.ts';
 import type { LiquidLimits } from './liquid-engine.ts';
+import type { TemplateDiagnostic } from '../../domain/template-diagnostics.ts';
 
 export interface LiquidWorkerData {
   limits: LiquidLimits;
@@ -24,4 +25,4 @@ export type LiquidResponse =
   | { type: 'ready' }
   | { type: 'result'; id: number; html: string; headerTemplate: string; footerTemplate: string }
   /** reason 'time': liquidjs's own time limit fired (classified like the hard time-out). */
-  | { type: 'error'; id: number; message: string; reason: 'time' | 'error' };
+  | { type: 'error'; id: number; message: string; reason: 'time' | 'error'; diagnostic?: TemplateDiagnostic };

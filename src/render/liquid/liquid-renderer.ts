@@ -256,7 +256,7 @@ export class LiquidRenderer {
     } else if (message.reason === 'time') {
       this.fail(task, this.timeoutError(task));
     } else {
-      this.fail(task, new RenderError('LIQUID_ERROR', message.message));
+      this.fail(task, new RenderError('LIQUID_ERROR', message.message, { diagnostic: message.diagnostic }));
     }
     this.dispatch();
   }

@@ -7,6 +7,17 @@ import { createLiquidEngine, PartialStore } from './liquid-engine.ts';
 import type { Template } from 'liquidjs';
 import { buildHtmlDocument } from './html-document.ts';
 import type { LiquidRequest, LiquidResponse, LiquidWorkerData } from './liquid-protocol.ts';
+import type { DiagnosticSource, TemplateDiagnostic } from '../../domain/template-diagnostics.ts';
+import { liquidErrorDiagnostic } from './liquid-diagnostic.ts';
+
+/** A failed part: the message clients see, and where it happened (for previews). */
+class PartError extends Error {
+  readonly diagnostic: TemplateDiagnostic;
+  constructor(message: string, diagnostic: TemplateDiagnostic) {
+    super(message);
+    this.diagnostic = diagnostic;
+  }
+}
 
 const { limits } = JSON.parse(process.argv[2] ?? '{}') as LiquidWorkerData;
 const store = new PartialStore();
@@ -26,12 +37,12 @@ function describe(where: string, err: unknown): string {
   return `Liquid error in ${where}: ${message.split('\n')[0]}`;
 }
 
-function renderPart(where: string, source: string, request: LiquidRequest): string {
+function renderPart(where: string, part: DiagnosticSource, source: string, request: LiquidRequest): string {
   let templates: Template[];
   try {
     templates = liquid.parse(source);
   } catch (err) {
-    throw new Error(describe(where, err));
+    throw new PartError(describe(where, err), liquidErrorDiagnostic(err, part));
   }
   try {
     // Variables are the scope and also globals, so partials pulled in with {% render %} see them
@@ -44,7 +55,7 @@ function renderPart(where: string, source: string, request: LiquidRequest): stri
       }),
     );
   } catch (err) {
-    throw new Error(describe(where, err));
+    throw new PartError(describe(where, err), liquidErrorDiagnostic(err, part));
   }
 }
 
@@ -52,14 +63,15 @@ process.on('message', (request: LiquidRequest) => {
   let response: LiquidResponse;
   try {
     store.set(request.partials);
-    const body = renderPart('template body', request.body, request);
-    const headerTemplate = request.headerTemplate === '' ? '' : renderPart('header template', request.headerTemplate, request);
-    const footerTemplate = request.footerTemplate === '' ? '' : renderPart('footer template', request.footerTemplate, request);
+    const body = renderPart('template body', 'body', request.body, request);
+    const headerTemplate = request.headerTemplate === '' ? '' : renderPart('header template', 'header_template', request.headerTemplate, request);
+    const footerTemplate = request.footerTemplate === '' ? '' : renderPart('footer template', 'footer_template', request.footerTemplate, request);
     response = { type: 'result', id: request.id, html: buildHtmlDocument(body, request.css), headerTemplate, footerTemplate };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     const reason = message.includes('template render limit exceeded') ? 'time' : 'error';
     response = { type: 'error', id: request.id, message, reason };
+    if (err instanceof PartError) response.diagnostic = err.diagnostic;
   }
   send(response);
 });

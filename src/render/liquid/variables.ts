@@ -3,6 +3,7 @@
 
 import type { JsonObject, JsonValue, VariableDeclaration } from '../../domain/template.ts';
 import { RenderError } from '../render-error.ts';
+import { isPlainObject } from '../../domain/json.ts';
 
 const MAX_LISTED = 20;
 
@@ -23,7 +24,7 @@ function declaredList(declared: readonly VariableDeclaration[]): string {
  * A supplied `null` counts as supplied: the caller said so explicitly.
  */
 export function resolveVariables(declared: readonly VariableDeclaration[], supplied: JsonObject): JsonObject {
-  if (supplied === null || typeof supplied !== 'object' || Array.isArray(supplied)) {
+  if (!isPlainObject(supplied)) {
     throw new RenderError('UNKNOWN_VARIABLE', 'Variables must be a JSON object');
   }
   const byName = new Map(declared.map((d) => [d.name, d]));

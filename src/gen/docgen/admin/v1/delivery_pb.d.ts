@@ -117,6 +117,13 @@ export declare type Delivery = Message<"docgen.admin.v1.Delivery"> & {
    * @generated from field: google.protobuf.Timestamp next_attempt_at = 11;
    */
   nextAttemptAt?: Timestamp | undefined;
+
+  /**
+   * A test event sent with WebhookEndpointService.SendTestEvent (its generation does not exist).
+   *
+   * @generated from field: bool test = 12;
+   */
+  test: boolean;
 };
 
 /**
@@ -150,6 +157,20 @@ export declare type ListDeliveriesRequest = Message<"docgen.admin.v1.ListDeliver
    * @generated from field: string page_token = 4;
    */
   pageToken: string;
+
+  /**
+   * Only deliveries to this endpoint (`whe_…`).
+   *
+   * @generated from field: string endpoint_id = 5;
+   */
+  endpointId: string;
+
+  /**
+   * Only deliveries in this state; unspecified means any.
+   *
+   * @generated from field: docgen.admin.v1.DeliveryStatus status = 6;
+   */
+  status: DeliveryStatus;
 };
 
 /**

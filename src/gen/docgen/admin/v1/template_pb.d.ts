@@ -634,7 +634,8 @@ export declare const PreviewTemplateVersionResponseSchema: GenMessage<PreviewTem
  */
 export declare type TemplateDiagnostic = Message<"docgen.admin.v1.TemplateDiagnostic"> & {
   /**
-   * `body`, `css`, `partials/<name>`, `header_template`, `footer_template`, `variables`, `pdf_options`.
+   * `body`, `css`, `partials/<name>`, `header_template`, `footer_template`, `variables`,
+   * `pdf_options`, `sample_data`.
    *
    * @generated from field: string source = 1;
    */
