@@ -13,6 +13,8 @@ export interface DeliveryAttemptView {
   statusCode: number;
   error: string;
   durationMs: number;
+  /** The first bytes of the answer body; '' when none. */
+  responseExcerpt: string;
 }
 
 export interface DeliveryView {
@@ -52,7 +54,7 @@ export interface DeliveryAdminDeps {
 }
 
 function toAttemptView(a: DeliveryAttemptDoc): DeliveryAttemptView {
-  return { number: a.number, attemptedAt: a.attemptedAt, statusCode: a.statusCode, error: a.error, durationMs: a.durationMs };
+  return { number: a.number, attemptedAt: a.attemptedAt, statusCode: a.statusCode, error: a.error, durationMs: a.durationMs, responseExcerpt: a.responseExcerpt ?? '' };
 }
 
 export function toDeliveryView(doc: DeliveryDoc): DeliveryView {

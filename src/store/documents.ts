@@ -125,6 +125,8 @@ export interface DeliveryAttemptDoc {
   statusCode: number;
   error: string;
   durationMs: number;
+  /** The first bytes of the answer body (http-sender's RESPONSE_EXCERPT_BYTES); absent when none. */
+  responseExcerpt?: string;
 }
 
 export interface DeliveryDoc {

@@ -172,6 +172,7 @@ export class DeliveryWorker {
         statusCode: outcome.result?.statusCode ?? 0,
         error: outcome.result ? (outcome.result.error ?? '') : outcome.notSent,
         durationMs: outcome.result ? outcome.result.durationMs : 0,
+        ...(outcome.result?.responseExcerpt ? { responseExcerpt: outcome.result.responseExcerpt } : {}),
       };
       const roundAttempts = doc.roundAttempts + 1;
       // After a failure: the schedule's next delay, or none (dropped) after the 6th attempt.

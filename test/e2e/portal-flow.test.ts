@@ -13,14 +13,14 @@ import { gzipSync } from 'node:zlib';
 import { fromJson } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import type { Browser } from 'puppeteer';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
 import { sampleInvoiceContent, sampleInvoiceValues } from '../../src/dev/dev-seed.ts';
 import { PREVIEW_DEBOUNCE_MS } from '../../portal/src/editor/preview-timing.ts';
 import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 import { request } from './api-stack.ts';
-import { checkScreen, click, fill, launchBrowser, openPage, regionText, startPortalStack, waitForText, type PortalStack, type WatchedPage } from './portal-stack.ts';
+import { SCREENSHOT_DIR, checkScreen, click, fill, launchBrowser, openPage, regionText, startPortalStack, waitForText, type PortalStack, type WatchedPage } from './portal-stack.ts';
 
 let stack: PortalStack;
 let browser: Browser;
@@ -30,10 +30,18 @@ let owner: WatchedPage;
 const OWNER = { email: 'olga.owner@example.com', password: 'correct horse battery staple' };
 
 beforeAll(async () => {
-  [stack, browser, receiver] = await Promise.all([startPortalStack(), launchBrowser(), startHttpReceiver({ defaultAnswer: { status: 204 } })]);
+  [stack, browser, receiver] = await Promise.all([startPortalStack(), launchBrowser(), startHttpReceiver({ defaultAnswer: { status: 200, body: 'thanks from the test receiver' } })]);
   workspaceId = await stack.api.workspace('Acme Billing');
   owner = await openPage(browser, stack.origin);
 }, 180_000);
+
+// A failed step leaves a picture of the screen it failed on.
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state === 'fail' && owner) {
+    await owner.page.screenshot({ path: join(SCREENSHOT_DIR, `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}.png`) }).catch(() => {});
+    console.log(`page problems: ${JSON.stringify(owner.problems)}; url ${owner.page.url()}`);
+  }
+});
 
 afterAll(async () => {
   await browser?.close().catch(() => {});
@@ -162,7 +170,7 @@ describe('portal, as a workspace owner', () => {
         await click(page, 'Refresh', 'button');
         return page.evaluate(() => document.body.innerText);
       },
-      (text) => text.includes('HTTP 204'),
+      (text) => text.includes('HTTP 200') && text.includes('thanks from the test receiver'),
       { timeoutMs: 20_000, intervalMs: 500, description: 'the delivery with its attempt' },
     );
     await checkScreen(owner, 'deliveries');

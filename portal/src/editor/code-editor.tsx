@@ -31,6 +31,8 @@ export function CodeEditor(props: {
   diagnostics?: LineDiagnostic[];
   minLines?: number;
   describedBy?: string;
+  /** Changing it replaces the editor's text with `value` (e.g. another version was loaded). */
+  resetKey?: string | number;
   /** The label is shown above the editor unless the surrounding layout already says it. */
   hideLabel?: boolean;
 }) {
@@ -69,13 +71,15 @@ export function CodeEditor(props: {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
-  // A new value from outside (another version loaded) replaces the document.
+  // The editor owns its text while the author types (pushing `value` back in would race the
+  // keystrokes); only a new `resetKey` (another version loaded) replaces the document.
   useEffect(() => {
     const editor = view.current;
     if (!editor) return;
     const current = editor.state.doc.toString();
     if (current !== props.value) editor.dispatch({ changes: { from: 0, to: current.length, insert: props.value } });
-  }, [props.value]);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [props.resetKey]);
 
   useEffect(() => {
     view.current?.dispatch({ effects: readOnly.current.reconfigure([EditorState.readOnly.of(!!props.readOnly), EditorView.editable.of(!props.readOnly)]) });

@@ -5,7 +5,7 @@ import { PAGE_SIZES, type Draft, type PdfDraft, type VariableDraft } from './tem
 
 type Update = (change: (draft: Draft) => Draft) => void;
 
-export function PartialsSection({ draft, update, readOnly, diagnosticsFor }: { draft: Draft; update: Update; readOnly: boolean; diagnosticsFor: (source: string) => LineDiagnostic[] }) {
+export function PartialsSection({ draft, update, readOnly, diagnosticsFor, resetKey }: { draft: Draft; update: Update; readOnly: boolean; diagnosticsFor: (source: string) => LineDiagnostic[]; resetKey: number }) {
   const setPartial = (index: number, change: Partial<{ name: string; source: string }>) =>
     update((d) => ({ ...d, partials: d.partials.map((p, i) => (i === index ? { ...p, ...change } : p)) }));
   return (
@@ -26,6 +26,7 @@ export function PartialsSection({ draft, update, readOnly, diagnosticsFor }: { d
             )}
           </div>
           <CodeEditor
+            resetKey={resetKey}
             label={`Partial ${partial.name || index + 1}`}
             language="liquid"
             value={partial.source}
@@ -120,7 +121,7 @@ export function VariablesSection({ draft, update, readOnly, suggested, problems 
   );
 }
 
-export function PdfOptionsSection({ draft, update, readOnly, diagnosticsFor }: { draft: Draft; update: Update; readOnly: boolean; diagnosticsFor: (source: string) => LineDiagnostic[] }) {
+export function PdfOptionsSection({ draft, update, readOnly, diagnosticsFor, resetKey }: { draft: Draft; update: Update; readOnly: boolean; diagnosticsFor: (source: string) => LineDiagnostic[]; resetKey: number }) {
   const set = (change: Partial<PdfDraft>) => update((d) => ({ ...d, pdf: { ...d.pdf, ...change } }));
   const margin = (key: 'marginTop' | 'marginRight' | 'marginBottom' | 'marginLeft', label: string) => (
     <label>
@@ -162,8 +163,8 @@ export function PdfOptionsSection({ draft, update, readOnly, diagnosticsFor }: {
       <p class="muted">
         Header and footer are small HTML documents; elements with the classes pageNumber, totalPages, date and title are filled in. Leave a margin for them.
       </p>
-      <CodeEditor label="Header" language="liquid" minLines={2} value={draft.pdf.headerTemplate} readOnly={readOnly} onChange={(headerTemplate) => set({ headerTemplate })} diagnostics={diagnosticsFor('header_template')} />
-      <CodeEditor label="Footer" language="liquid" minLines={2} value={draft.pdf.footerTemplate} readOnly={readOnly} onChange={(footerTemplate) => set({ footerTemplate })} diagnostics={diagnosticsFor('footer_template')} />
+      <CodeEditor resetKey={resetKey} label="Header" language="liquid" minLines={2} value={draft.pdf.headerTemplate} readOnly={readOnly} onChange={(headerTemplate) => set({ headerTemplate })} diagnostics={diagnosticsFor('header_template')} />
+      <CodeEditor resetKey={resetKey} label="Footer" language="liquid" minLines={2} value={draft.pdf.footerTemplate} readOnly={readOnly} onChange={(footerTemplate) => set({ footerTemplate })} diagnostics={diagnosticsFor('footer_template')} />
     </details>
   );
 }

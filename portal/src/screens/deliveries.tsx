@@ -18,12 +18,14 @@ export function DeliveriesPage() {
   const [status, setStatus] = useState(query.status ?? '');
   const [generationId, setGenerationId] = useState(query.generation ?? '');
   const endpoints = useLoad(() => api.webhooks.listWebhookEndpoints({ workspaceId, pageSize: 200 }), [workspaceId]);
-  const deliveries = useLoad(() => api.deliveries.listDeliveries({ workspaceId, generationId: generationId.trim(), pageSize: 200 }), [workspaceId, generationId]);
+  const deliveries = useLoad(
+    () => api.deliveries.listDeliveries({ workspaceId, generationId: generationId.trim(), endpointId, status: Number(status) as DeliveryStatus, pageSize: 100 }),
+    [workspaceId, generationId, endpointId, status],
+  );
   const redeliver = useAction();
   const [notice, setNotice] = useState('');
   const urlOf = (id: string) => endpoints.data?.endpoints.find((e) => e.id === id)?.url ?? id;
-  // The list call filters by generation; endpoint and status narrow the page shown.
-  const shown = (deliveries.data?.deliveries ?? []).filter((d) => (!endpointId || d.endpointId === endpointId) && (!status || String(d.status) === status));
+  const shown = deliveries.data?.deliveries ?? [];
   const applyQuery = (change: Record<string, string>) => {
     const params = new URLSearchParams({ endpoint: endpointId, status, generation: generationId, ...change });
     for (const [k, v] of [...params]) if (!v) params.delete(k);
@@ -126,8 +128,9 @@ function DeliveryItem({ delivery: d, endpointUrl, open, canRedeliver, busy, onRe
       <div class="delivery-head">
         <span class={`badge ${d.status === DeliveryStatus.SUCCEEDED ? 'badge-ok' : d.status === DeliveryStatus.DROPPED ? 'badge-bad' : 'badge-muted'}`}>{statusName}</span>
         <code>{d.event}</code>
+        {d.test && <span class="badge badge-muted">Test event</span>}
         <span class="break">to {endpointUrl}</span>
-        {d.generationId && (
+        {d.generationId && !d.test && (
           <span>
             for <a href={`/generations/${d.generationId}`}>{d.generationId}</a>
           </span>
@@ -157,6 +160,7 @@ function DeliveryItem({ delivery: d, endpointUrl, open, canRedeliver, busy, onRe
                 <th scope="col">Time</th>
                 <th scope="col">Result</th>
                 <th scope="col">Duration</th>
+                <th scope="col">Response</th>
               </tr>
             </thead>
             <tbody>
@@ -168,6 +172,7 @@ function DeliveryItem({ delivery: d, endpointUrl, open, canRedeliver, busy, onRe
                   </td>
                   <td class="break">{a.statusCode ? `HTTP ${a.statusCode}` : ''}{a.error ? `${a.statusCode ? ': ' : ''}${a.error}` : ''}</td>
                   <td>{a.durationMs} ms</td>
+                  <td>{a.responseExcerpt ? <pre class="excerpt">{a.responseExcerpt.slice(0, 500)}</pre> : <span class="muted">—</span>}</td>
                 </tr>
               ))}
             </tbody>

@@ -13,6 +13,8 @@ import { contentFromDraft, draftFromContent, sameDraft, starterDraft, type Draft
 import { useLivePreview } from '../editor/use-live-preview.ts';
 import { TemplateStatus, type Template, type TemplateVersion } from '@gen/docgen/admin/v1/template_pb.js';
 
+const NO_DIAGNOSTICS: LineDiagnostic[] = [];
+
 export function TemplateEditorPage() {
   const { params } = useRoute();
   const id = params.id;
@@ -47,18 +49,36 @@ function TemplateEditor({ template, versions = [], reload }: { template?: Templa
   const [name, setName] = useState('');
   const [notice, setNotice] = useState('');
   const action = useAction();
-  useEffect(() => setDraft(baseDraft), [baseDraft]);
+  // Loading another version (or the one just saved) replaces the editors' text: the count
+  // tells them so, in the same render as the new draft.
+  const [resets, setResets] = useState(0);
+  useEffect(() => {
+    setDraft(baseDraft);
+    setResets((n) => n + 1);
+  }, [baseDraft]);
 
   const built = useMemo(() => contentFromDraft(draft), [draft]);
   const contentKey = useMemo(() => JSON.stringify(built.content ?? null), [built]);
   const preview = useLivePreview(workspaceId, built.content, contentKey);
   const changed = !base || !sameDraft(draft, baseDraft);
 
-  const diagnosticsFor = (source: string): LineDiagnostic[] =>
-    preview.diagnostics
-      .filter((d) => d.source === source && d.line > 0)
-      .map((d) => ({ line: d.line, column: d.column, message: d.message, severity: d.severity === 'warning' ? 'warning' : 'error' }));
-  const sampleDiagnostics: LineDiagnostic[] = built.sampleProblem ? [{ ...built.sampleProblem, severity: 'error' }] : [];
+  // Stable arrays per source: a new array would make every editor re-apply its markers.
+  const placed = useMemo(() => {
+    const bySource = new Map<string, LineDiagnostic[]>();
+    for (const d of preview.diagnostics) {
+      if (d.line <= 0) continue;
+      const list = bySource.get(d.source) ?? [];
+      list.push({ line: d.line, column: d.column, message: d.message, severity: d.severity === 'warning' ? 'warning' : 'error' });
+      bySource.set(d.source, list);
+    }
+    return bySource;
+  }, [preview.diagnostics]);
+  const diagnosticsFor = (source: string): LineDiagnostic[] => placed.get(source) ?? NO_DIAGNOSTICS;
+  const sampleProblem = built.sampleProblem;
+  const sampleDiagnostics = useMemo<LineDiagnostic[]>(
+    () => (sampleProblem ? [{ ...sampleProblem, severity: 'error' }] : NO_DIAGNOSTICS),
+    [sampleProblem?.line, sampleProblem?.column, sampleProblem?.message],
+  );
   const update = (change: (d: Draft) => Draft) => setDraft((d) => change(d));
 
   const save = (publish: boolean) =>
@@ -129,17 +149,17 @@ function TemplateEditor({ template, versions = [], reload }: { template?: Templa
               <input type="text" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
             </label>
           )}
-          <CodeEditor label="Template body" language="liquid" value={draft.body} readOnly={readOnly} minLines={14} onChange={(body) => update((d) => ({ ...d, body }))} diagnostics={diagnosticsFor('body')} />
-          <CodeEditor label="CSS" language="css" value={draft.css} readOnly={readOnly} minLines={6} onChange={(css) => update((d) => ({ ...d, css }))} diagnostics={diagnosticsFor('css')} />
-          <CodeEditor label="Sample data" language="json" value={draft.sampleDataText} readOnly={readOnly} minLines={6} onChange={(sampleDataText) => update((d) => ({ ...d, sampleDataText }))} diagnostics={sampleDiagnostics} />
+          <CodeEditor resetKey={resets} label="Template body" language="liquid" value={draft.body} readOnly={readOnly} minLines={14} onChange={(body) => update((d) => ({ ...d, body }))} diagnostics={diagnosticsFor('body')} />
+          <CodeEditor resetKey={resets} label="CSS" language="css" value={draft.css} readOnly={readOnly} minLines={6} onChange={(css) => update((d) => ({ ...d, css }))} diagnostics={diagnosticsFor('css')} />
+          <CodeEditor resetKey={resets} label="Sample data" language="json" value={draft.sampleDataText} readOnly={readOnly} minLines={6} onChange={(sampleDataText) => update((d) => ({ ...d, sampleDataText }))} diagnostics={sampleDiagnostics} />
           {built.sampleProblem && (
             <p class="error" role="alert">
               Line {built.sampleProblem.line}: {built.sampleProblem.message}
             </p>
           )}
           <VariablesSection draft={draft} update={update} readOnly={readOnly} suggested={preview.suggestedVariables} problems={built.variableProblems} />
-          <PartialsSection draft={draft} update={update} readOnly={readOnly} diagnosticsFor={diagnosticsFor} />
-          <PdfOptionsSection draft={draft} update={update} readOnly={readOnly} diagnosticsFor={diagnosticsFor} />
+          <PartialsSection resetKey={resets} draft={draft} update={update} readOnly={readOnly} diagnosticsFor={diagnosticsFor} />
+          <PdfOptionsSection resetKey={resets} draft={draft} update={update} readOnly={readOnly} diagnosticsFor={diagnosticsFor} />
           {preview.diagnostics.length > 0 && (
             <div class="diagnostics" role="group" aria-label="Problems">
               <h2>Problems</h2>

@@ -63,7 +63,7 @@ function deliveryJson(d: Delivery) {
     event: d.event,
     generationId: d.generationId,
     status: deliveryStatus(d.status),
-    attempts: d.attempts.map((a) => ({ number: a.number, attemptedAt: iso(a.attemptedAt), statusCode: a.statusCode || null, error: a.error || null, durationMs: a.durationMs })),
+    attempts: d.attempts.map((a) => ({ number: a.number, attemptedAt: iso(a.attemptedAt), statusCode: a.statusCode || null, error: a.error || null, durationMs: a.durationMs, responseExcerpt: a.responseExcerpt || null })),
     createdAt: iso(d.createdAt),
     updatedAt: iso(d.updatedAt),
     nextAttemptAt: iso(d.nextAttemptAt),
