@@ -106,7 +106,7 @@ export async function checkScreen(watched: WatchedPage, name: string): Promise<v
   const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: false });
-  expect(serious, `axe on ${name}`).toEqual([]);
+  expect(serious, `axe on ${name}: ${JSON.stringify(serious, null, 1)}`).toEqual([]);
   expect(watched.foreignRequests, `requests to other origins on ${name}`).toEqual([]);
   expect(watched.problems, `CSP violations or page errors on ${name}`).toEqual([]);
 }

@@ -10,6 +10,7 @@ import { liquid } from '@codemirror/lang-liquid';
 import { css } from '@codemirror/lang-css';
 import { json } from '@codemirror/lang-json';
 import { cspNonce } from './csp-nonce.ts';
+import { accessibleHighlighting } from './highlight.ts';
 
 export type EditorLanguage = 'liquid' | 'css' | 'json';
 
@@ -49,6 +50,7 @@ export function CodeEditor(props: {
         doc: props.value,
         extensions: [
           cspNonce,
+          accessibleHighlighting,
           basicSetup,
           LANGUAGES[props.language](),
           lintGutter(),

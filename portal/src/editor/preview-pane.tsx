@@ -21,7 +21,7 @@ export function PreviewPane({ preview, label = 'Preview', blocked }: { preview: 
   else if (drawn.count > 0) status = `Preview up to date (rendered in ${preview.renderMs} ms, on screen ${drawn.latencyMs} ms after the last edit).`;
   else status = preview.pdf ? 'Drawing preview…' : 'The preview appears here.';
   return (
-    <section class="preview" role="region" aria-label={label} data-preview-count={drawn.count} data-latency-ms={drawn.latencyMs} aria-busy={preview.pending ? 'true' : 'false'}>
+    <section class="preview" role="region" aria-label={label} data-preview-count={drawn.count} data-latency-ms={drawn.latencyMs} data-request-ms={preview.requestMs} data-render-ms={preview.renderMs} aria-busy={preview.pending ? 'true' : 'false'}>
       <div class="preview-bar">
         <p class={`preview-status ${preview.error || blocked ? 'error' : ''}`} role="status">
           {status}

@@ -17,12 +17,14 @@ export interface PreviewState {
   error: string;
   pending: boolean;
   renderMs: number;
+  /** Round trip of the preview call. */
+  requestMs: number;
   /** When the content last changed (performance.now()), for the latency figure. */
   changedAt: number;
 }
 
 export function useLivePreview(workspaceId: string, content: ContentInit | undefined, contentKey: string, variables?: ContentInit['sampleData']): PreviewState {
-  const [state, setState] = useState<PreviewState>({ pdf: undefined, diagnostics: [], suggestedVariables: [], error: '', pending: false, renderMs: 0, changedAt: 0 });
+  const [state, setState] = useState<PreviewState>({ pdf: undefined, diagnostics: [], suggestedVariables: [], error: '', pending: false, renderMs: 0, requestMs: 0, changedAt: 0 });
   const latest = useRef<AbortController | null>(null);
   useEffect(() => {
     if (!content) return;
@@ -33,35 +35,47 @@ export function useLivePreview(workspaceId: string, content: ContentInit | undef
       const controller = new AbortController();
       latest.current = controller;
       const signal = controller.signal;
-      const preview = api.templates.previewTemplateContent({ workspaceId, content, ...(variables ? { variables } : {}) }, { signal });
-      const check = api.templates.checkTemplateContent({ workspaceId, content }, { signal }).catch((err: unknown) => {
-        if (isAbort(err)) throw err;
-        return undefined; // the preview's own diagnostics still show; a failed check is not fatal
-      });
-      Promise.all([preview, check]).then(
-        ([rendered, checked]) => {
+      const sentAt = performance.now();
+      // The preview is shown as soon as it arrives; the publish check adds its findings when
+      // it answers (it does not hold the pages back).
+      let checked: { diagnostics: TemplateDiagnostic[]; suggestedVariables: string[] } | undefined;
+      let rendered: TemplateDiagnostic[] = [];
+      const merged = () => {
+        const seen = new Set<string>();
+        return [...rendered, ...(checked?.diagnostics ?? [])].filter((d) => {
+          const key = `${d.source}:${d.line}:${d.message}`;
+          if (seen.has(key)) return false;
+          seen.add(key);
+          return true;
+        });
+      };
+      api.templates.previewTemplateContent({ workspaceId, content, ...(variables ? { variables } : {}) }, { signal }).then(
+        (res) => {
           if (signal.aborted) return;
-          const seen = new Set<string>();
-          const diagnostics = [...rendered.diagnostics, ...(checked?.diagnostics ?? [])].filter((d) => {
-            const key = `${d.source}:${d.line}:${d.message}`;
-            if (seen.has(key)) return false;
-            seen.add(key);
-            return true;
-          });
-          setState({
-            pdf: rendered.pdf.length > 0 ? rendered.pdf : undefined,
-            diagnostics,
-            suggestedVariables: checked?.suggestedVariables ?? [],
+          rendered = res.diagnostics;
+          setState((s) => ({
+            pdf: res.pdf.length > 0 ? res.pdf : undefined,
+            diagnostics: merged(),
+            suggestedVariables: checked?.suggestedVariables ?? s.suggestedVariables,
             error: '',
             pending: false,
-            renderMs: rendered.renderMs,
+            renderMs: res.renderMs,
+            requestMs: Math.round(performance.now() - sentAt),
             changedAt,
-          });
+          }));
         },
         (err: unknown) => {
           if (signal.aborted || isAbort(err)) return;
           setState((s) => ({ ...s, error: errorText(err), pending: false }));
         },
+      );
+      api.templates.checkTemplateContent({ workspaceId, content }, { signal }).then(
+        (res) => {
+          if (signal.aborted) return;
+          checked = res;
+          setState((s) => ({ ...s, diagnostics: merged(), suggestedVariables: res.suggestedVariables }));
+        },
+        () => undefined, // the preview's own diagnostics still show; a failed check is not fatal
       );
     }, PREVIEW_DEBOUNCE_MS);
     return () => clearTimeout(timer);

@@ -9,6 +9,7 @@ import { liquid } from '@codemirror/lang-liquid';
 import { css } from '@codemirror/lang-css';
 import { api } from '../api.ts';
 import { cspNonce } from '../editor/csp-nonce.ts';
+import { accessibleHighlighting } from '../editor/highlight.ts';
 import { useAbilities } from '../session.tsx';
 import { ErrorMessage, Page, useLoad } from '../ui.tsx';
 import { PreviewPane } from '../editor/preview-pane.tsx';
@@ -21,6 +22,7 @@ function SourceDiff({ label, a, b, language, versionA, versionB }: { label: stri
   useEffect(() => {
     const side = (name: string) => [
       cspNonce,
+      accessibleHighlighting,
       EditorState.readOnly.of(true),
       EditorView.editable.of(false),
       EditorView.lineWrapping,
