@@ -250,6 +250,7 @@ describe('portal performance (printed, with generous bounds)', () => {
     const count = () => page.$eval('[aria-label="Preview"]', (el) => Number(el.getAttribute('data-preview-count')));
     await pollUntil(count, (n) => n > 0, { timeoutMs: 30_000, description: 'the first preview' });
     expect(await regionText(page, 'Preview')).toContain('INV-2026-00042');
+    await checkScreen(owner, 'template-editor-invoice');
 
     // Type one character at the end of the body, then wait: the figure is from the last
     // keystroke to the new pages on screen (debounce, render on the render role, pdf.js).
@@ -274,6 +275,16 @@ describe('portal performance (printed, with generous bounds)', () => {
     latencies.sort((a, b) => a - b);
     const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!;
     expect(pct(95)).toBeLessThan(10_000);
+
+    // The typed letters become version 2; the comparison shows both, rendered with one sample.
+    await click(page, 'Save version', 'button');
+    await waitForText(page, 'Saved as version 2');
+    await page.goto(`${stack.origin}/templates/${created.template!.id}/compare?a=1&b=2`);
+    for (const version of [1, 2]) {
+      await pollUntil(() => regionText(page, `Preview of version ${version}`), (text) => text.includes('INV-2026-00042'), { timeoutMs: 30_000, description: `preview of v${version}` });
+    }
+    await page.waitForSelector('.cm-mergeView');
+    await checkScreen(owner, 'template-compare');
 
     // Time to first render of the templates screen: navigation start to the table on screen.
     const firstRender: number[] = [];
