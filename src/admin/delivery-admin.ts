@@ -1,6 +1,7 @@
 // Webhook deliveries: read them with every attempt, and redeliver (a new round of attempts).
 import { failedPrecondition, notFound, validationError } from '../domain/errors.ts';
 import { formatId, parseId } from '../domain/ids.ts';
+import { redeliverJobMsgId, type DeliveryJob } from '../queue/messages.ts';
 import type { DeliveriesRepository, DeliveryFilter } from '../store/deliveries-repository.ts';
 import type { DeliveryAttemptDoc, DeliveryDoc, DeliveryStatus } from '../store/documents.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
@@ -13,7 +14,7 @@ export interface DeliveryAttemptView {
   statusCode: number;
   error: string;
   durationMs: number;
-  /** The first bytes of the answer body; '' when none. */
+  /** The first bytes of the receiver's answer; '' when none. */
   responseExcerpt: string;
 }
 
@@ -45,7 +46,7 @@ export interface DeliveryAdminDeps {
   workspaces: WorkspacesRepository;
   deliveries: DeliveriesRepository;
   /** Hands the delivery (`dlv_…`) to the webhook workers. */
-  enqueueDelivery: (deliveryId: string) => Promise<void>;
+  enqueueDelivery: (job: DeliveryJob, msgId: string) => Promise<void>;
   /**
    * Told when the hand-over fails. The delivery is PENDING and due, so the webhooks sweeper
    * picks it up anyway; the redeliver itself still succeeds.
@@ -120,7 +121,7 @@ export class DeliveryAdmin {
     }
     const publicId = formatId('delivery', doc._id);
     try {
-      await this.deps.enqueueDelivery(publicId);
+      await this.deps.enqueueDelivery({ deliveryId: publicId, endpointId: formatId('webhookEndpoint', doc.endpointId) }, redeliverJobMsgId(publicId, doc.round));
     } catch (err) {
       this.deps.onEnqueueError?.(publicId, err);
     }

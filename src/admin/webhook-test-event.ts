@@ -8,14 +8,15 @@ import { notFound } from '../domain/errors.ts';
 import { formatId } from '../domain/ids.ts';
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
-import { newDeliveryDoc, type WebhookEvent } from '../webhooks/delivery-dispatcher.ts';
+import { firstDeliveryJobMsgId, type DeliveryJob, type FinalEvent } from '../queue/messages.ts';
+import { newDeliveryDoc } from '../webhooks/delivery-dispatcher.ts';
 import { quoteId, requireId } from './admin-input.ts';
 
 export interface WebhookTestEventsDeps {
   endpoints: Pick<WebhookEndpointsRepository, 'get'>;
   deliveries: Pick<DeliveriesRepository, 'insertOnce'>;
   /** Hands a delivery (`dlv_…`) to the webhook workers. */
-  enqueueDelivery: (deliveryId: string) => Promise<void>;
+  enqueueDelivery: (job: DeliveryJob, msgId: string) => Promise<void>;
   onEnqueueError?: ((deliveryId: string, err: unknown) => void) | undefined;
 }
 
@@ -35,7 +36,7 @@ export class WebhookTestEvents {
     const endpoint = await this.deps.endpoints.get(objectId);
     if (!endpoint) throw notFound(`Webhook endpoint ${quoteId(endpointId)}`);
     const now = new Date();
-    const event: WebhookEvent = {
+    const event: FinalEvent = {
       eventId: formatId('event', new ObjectId()),
       event: 'generation.completed',
       generationId: formatId('generation', new ObjectId()),
@@ -46,7 +47,7 @@ export class WebhookTestEvents {
     await this.deps.deliveries.insertOnce(doc);
     const deliveryId = formatId('delivery', doc._id);
     try {
-      await this.deps.enqueueDelivery(deliveryId);
+      await this.deps.enqueueDelivery({ deliveryId, endpointId: formatId('webhookEndpoint', endpoint._id) }, firstDeliveryJobMsgId(deliveryId));
     } catch (err) {
       // The delivery is PENDING and due: the webhooks sweeper sends it anyway.
       this.deps.onEnqueueError?.(deliveryId, err);

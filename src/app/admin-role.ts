@@ -58,7 +58,8 @@ export function buildAdminRouter(
         analyzeTemplate,
         diagnoseTemplate,
         renderPreview,
-        enqueueDelivery: (deliveryId) => infrastructure.queue.publishDeliveryJob(deliveryId, `${deliveryId}:redeliver:${Date.now()}`),
+        assets: { repository: infrastructure.repositories.assets, objects: infrastructure.objects, ...config.assets },
+        enqueueDelivery: (job, msgId) => infrastructure.queue.publishDeliveryJob(job, msgId),
         onEnqueueError: (deliveryId, err) => logger.warn('redelivery enqueue failed; the delivery sweeper will pick it up', { deliveryId, err: String(err) }),
         onInternal: (cause) => logger.error('admin request failed', { err: String(cause) }),
         interceptors: [observeConnectCalls(ctx.metrics, logger)],
@@ -70,7 +71,8 @@ export function buildAdminRouter(
         },
       });
     },
-    readMaxBytes: 16 * 1024 * 1024,
+    // Asset uploads are the largest requests.
+    readMaxBytes: Math.max(16 * 1024 * 1024, config.assets.maxBytes + 1024 * 1024),
     contextValues: adminContextValues(config.portal.trustedProxyHops),
   });
   // The portal (web app) shares the admin listener: GETs outside the RPC paths are its files.

@@ -12,6 +12,7 @@
 // rendering past its retention is erased by the first sweep after it finishes.
 import type { ObjectId } from 'mongodb';
 import type { GenerationDoc, WorkspaceDoc } from '../store/documents.ts';
+import { PeriodicTask } from '../ops/periodic-task.ts';
 
 export interface RetentionSweeperDeps {
   workspaces: { withRetention(limit: number, after?: ObjectId): Promise<WorkspaceDoc[]> };
@@ -37,36 +38,19 @@ export interface SweepResult {
 
 export class RetentionSweeper {
   private readonly deps: RetentionSweeperDeps;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
-  private stopped = false;
+  private readonly loop: PeriodicTask;
 
   constructor(deps: RetentionSweeperDeps) {
     this.deps = deps;
+    this.loop = new PeriodicTask({ intervalMs: deps.intervalMs, jitter: 0.2, run: () => this.sweepOnce(), onError: (err) => deps.onError?.(err, {}) });
   }
 
   start(): void {
-    if (this.timer || this.stopped) return;
-    const schedule = () => {
-      const jitter = 0.8 + Math.random() * 0.4;
-      this.timer = setTimeout(tick, Math.round(this.deps.intervalMs * jitter));
-    };
-    const tick = () => {
-      this.running = this.sweepOnce()
-        .catch((err: unknown) => this.deps.onError?.(err, {}))
-        .finally(() => {
-          this.running = undefined;
-          if (!this.stopped) schedule();
-        });
-    };
-    schedule();
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One pass over every workspace with a retention. */

@@ -4,6 +4,7 @@
 // stores nothing. Requests arrive over NATS (src/queue/preview-channel.ts).
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../ops/logger.ts';
+import type { Metrics } from '../ops/metrics.ts';
 import { unavailable } from '../domain/errors.ts';
 import { requestPreview, servePreviews, type PreviewFailure, type PreviewRequest, type PreviewServer } from '../queue/preview-channel.ts';
 import type { DocumentRenderer } from './document-renderer.ts';
@@ -15,6 +16,7 @@ export interface PreviewServiceOptions {
   concurrency: number;
   renderer: DocumentRenderer;
   logger: Logger;
+  metrics?: Pick<Metrics, 'observePreview'> | undefined;
 }
 
 /** What the requester learns of a failed preview: the render error's code and words, never internals. */
@@ -37,12 +39,13 @@ export function startPreviewService(nc: NatsConnection, options: PreviewServiceO
   return servePreviews(nc, {
     subject: options.subject,
     concurrency: options.concurrency,
-    render: async (request) => (await options.renderer.render(request.content, request.variables)).pdf,
+    render: async (request) => (await options.renderer.render(request.content, request.variables, request.options ?? {})).pdf,
     describeFailure: (err) => {
       if (!(err instanceof RenderError) || err.kind === 'transient') logger.warn('preview render failed', { err: String(err) });
       return previewFailureOf(err);
     },
     onOutcome: (outcome, ms) => {
+      options.metrics?.observePreview(outcome, ms / 1000);
       if (outcome === 'busy') logger.warn('preview refused: this render process has no room for more previews');
       else logger.debug(`preview ${outcome}`, { durationMs: Math.round(ms) });
     },
@@ -51,7 +54,11 @@ export function startPreviewService(nc: NatsConnection, options: PreviewServiceO
 }
 
 /** Renders a preview on some render process; what the admin plane's templates call. */
-export type PreviewRenderer = (content: PreviewRequest['content'], variables: PreviewRequest['variables']) => Promise<{ pdf: Uint8Array; renderMs: number }>;
+export type PreviewRenderer = (
+  content: PreviewRequest['content'],
+  variables: PreviewRequest['variables'],
+  options?: PreviewRequest['options'],
+) => Promise<{ pdf: Uint8Array; renderMs: number }>;
 
 /**
  * The api role's way to a preview. Throws DomainError UNAVAILABLE when no render process runs
@@ -59,8 +66,10 @@ export type PreviewRenderer = (content: PreviewRequest['content'], variables: Pr
  * and Liquid positions a generation would get).
  */
 export function createPreviewClient(nc: NatsConnection, options: { subject: string; timeoutMs: number }): PreviewRenderer {
-  return async (content, variables) => {
-    const reply = await requestPreview(nc, { content, variables }, options);
+  return async (content, variables, renderOptions) => {
+    // The sample data travels as the variables when it is what the preview uses; not twice.
+    const { sampleData: _unused, ...rest } = content;
+    const reply = await requestPreview(nc, { content: rest, variables, ...(renderOptions ? { options: renderOptions } : {}) }, options);
     if (reply.ok) return { pdf: reply.pdf, renderMs: reply.renderMs };
     if (reply.error.code === 'BUSY') throw unavailable(reply.error.message);
     throw renderErrorOf(reply.error);

@@ -5,16 +5,13 @@
 // so a stale or duplicate worker can never overwrite a final state.
 import { randomUUID } from 'node:crypto';
 import type { ObjectId } from 'mongodb';
-import { deterministicObjectId, formatId, parseId } from '../domain/ids.ts';
+import { formatId, parseId } from '../domain/ids.ts';
+import { finalEventFor, type FinalEvent, type RenderJob } from '../queue/messages.ts';
 import type { JsonObject, TemplateVersionContent } from '../domain/template.ts';
 import type { GenerationDoc } from '../store/documents.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import { generationObjectKey } from '../generations/generation-erasure.ts';
-
-export interface RenderJob {
-  generationId: string;
-}
 
 /** What the queue lets a handler do with the message it is working on. */
 export interface JobControl {
@@ -25,23 +22,13 @@ export interface JobControl {
 }
 
 export interface DocumentRendererLike {
-  render(content: TemplateVersionContent, variables: JsonObject): Promise<{ pdf: Buffer }>;
+  render(content: TemplateVersionContent, variables: JsonObject, options?: { workspaceId?: string; templateName?: string }): Promise<{ pdf: Buffer }>;
 }
 
 export interface PdfStore {
   putPdf(key: string, pdf: Buffer, options: { downloadFilename: string }): Promise<void>;
   /** Removes a PDF whose generation was erased while it rendered. */
   remove?(key: string): Promise<void>;
-}
-
-export interface FinalEvent {
-  eventId: string;
-  event: 'generation.completed' | 'generation.failed';
-  generationId: string;
-  workspaceId: string;
-  error?: string;
-  /** Unix seconds of the final transition. */
-  timestamp: number;
 }
 
 export interface FinalEventPublisher {
@@ -66,18 +53,6 @@ class PermanentFailure extends Error {
 
 /** Where a generation's PDF is stored (one home: src/generations/generation-erasure.ts). */
 export const outputKeyFor = generationObjectKey;
-
-export function finalEventFor(doc: GenerationDoc): FinalEvent {
-  const event: FinalEvent = {
-    eventId: formatId('event', deterministicObjectId('event', doc._id.toHexString())),
-    event: doc.status === 'COMPLETED' ? 'generation.completed' : 'generation.failed',
-    generationId: formatId('generation', doc._id),
-    workspaceId: formatId('workspace', doc.workspaceId),
-    timestamp: Math.floor(doc.updatedAt.getTime() / 1000),
-  };
-  if (doc.status === 'FAILED') event.error = doc.error ?? 'Rendering failed';
-  return event;
-}
 
 export interface RenderPipelineDeps {
   generations: GenerationsRepository;
@@ -137,10 +112,17 @@ export class RenderPipeline {
     }, Math.max(1000, Math.floor(this.deps.leaseMs / 3)));
     let templateVersion: number | undefined;
     try {
-      const { content, version } = await this.publishedVersion(doc);
+      const { content, version, templateName } = await this.publishedVersion(doc);
       templateVersion = version;
-      const { pdf } = await this.deps.renderer.render(content, doc.data);
+      const { pdf } = await this.deps.renderer.render(content, doc.data, { workspaceId: formatId('workspace', doc.workspaceId), templateName });
       const key = outputKeyFor(doc);
+      // A worker whose lease was taken over must not overwrite the new owner's PDF (the key
+      // is the generation's): confirm the lease right before writing.
+      if (!(await generations.extendLease(id, this.workerId, this.deps.leaseMs))) {
+        await control.ack();
+        this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
+        return;
+      }
       await this.deps.store.putPdf(key, pdf, { downloadFilename: `${formatId('generation', doc._id)}.pdf` });
       const completed = await generations.complete(id, this.workerId, key, version);
       if (completed) {
@@ -183,7 +165,7 @@ export class RenderPipeline {
   }
 
   /** The version published now (docs/interface.md#lifecycle: at processing time), or a permanent failure. */
-  private async publishedVersion(doc: GenerationDoc): Promise<{ content: TemplateVersionContent; version: number }> {
+  private async publishedVersion(doc: GenerationDoc): Promise<{ content: TemplateVersionContent; version: number; templateName: string }> {
     const template = doc.templateId ? await this.deps.templates.get(doc.templateId) : null;
     if (!template || !template.workspaceId.equals(doc.workspaceId)) {
       throw new PermanentFailure(`Template "${doc.templateRef}" does not exist`);
@@ -203,7 +185,7 @@ export class RenderPipeline {
       if (this.versions.size >= VERSION_CACHE_SIZE) this.versions.delete(this.versions.keys().next().value!);
       this.versions.set(cacheKey, content);
     }
-    return { content, version: template.publishedVersion };
+    return { content, version: template.publishedVersion, templateName: template.name };
   }
 }
 

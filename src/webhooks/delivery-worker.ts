@@ -16,12 +16,15 @@ import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { DeliveryAttemptDoc, DeliveryDoc, WebhookEndpointDoc } from '../store/documents.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
 import type { HostLookup } from './address-guard.ts';
-import type { DeliveryJob } from './delivery-dispatcher.ts';
+import type { DeliveryJob } from '../queue/messages.ts';
 import type { EndpointLimiter } from './endpoint-limiter.ts';
 import { sendAttempt, type AttemptResult } from './http-sender.ts';
 import { nextAttemptDelayMs } from './retry-schedule.ts';
 import { buildSignedRequest, openSigningSecrets, type WebhookEventData } from './signing.ts';
 import { errorMessage } from '../domain/errors.ts';
+
+/** Characters of a receiver's answer kept with each attempt (the portal shows them). */
+const RESPONSE_EXCERPT_STORED_CHARS = 1024;
 
 /** What the worker needs of a queue job (JetStream's JobContext fits). */
 export interface DeliveryJobHandle {
@@ -172,8 +175,9 @@ export class DeliveryWorker {
         statusCode: outcome.result?.statusCode ?? 0,
         error: outcome.result ? (outcome.result.error ?? '') : outcome.notSent,
         durationMs: outcome.result ? outcome.result.durationMs : 0,
-        ...(outcome.result?.responseExcerpt ? { responseExcerpt: outcome.result.responseExcerpt } : {}),
       };
+      const excerpt = outcome.result?.responseExcerpt;
+      if (excerpt) attempt.responseExcerpt = excerpt.slice(0, RESPONSE_EXCERPT_STORED_CHARS);
       const roundAttempts = doc.roundAttempts + 1;
       // After a failure: the schedule's next delay, or none (dropped) after the 6th attempt.
       const delay = outcome.result?.ok || outcome.drop ? undefined : nextAttemptDelayMs(roundAttempts, this.deps.random);

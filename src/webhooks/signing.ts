@@ -11,11 +11,13 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import pkg from '../../package.json' with { type: 'json' };
 import { DomainError } from '../domain/errors.ts';
+import { FINAL_EVENTS, type FinalEventName } from '../queue/messages.ts';
 import { decryptSecret, WEBHOOK_SECRET_PREFIX } from './secret-box.ts';
 import type { SealedSecret } from './secret-box.ts';
 
-export type WebhookEventName = 'generation.completed' | 'generation.failed';
-export const WEBHOOK_EVENTS: readonly WebhookEventName[] = ['generation.completed', 'generation.failed'];
+/** The events an endpoint can subscribe to: the final events (src/queue/messages.ts). */
+export type WebhookEventName = FinalEventName;
+export const WEBHOOK_EVENTS: readonly WebhookEventName[] = FINAL_EVENTS;
 
 /** What a delivery says: `error` exists for `generation.failed` only. */
 export type WebhookEventData = (

@@ -2,6 +2,7 @@
 // nats-server for redelivery jobs, the real Liquid analyzer, and the admin services served by
 // Connect on loopback. Every `docgen admin` command runs through runAdminCli; results are
 // checked through the admin API (and, for secrets, in the raw MongoDB documents).
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -19,6 +20,7 @@ import { DeliveryStatus } from '../../src/gen/docgen/admin/v1/delivery_pb.js';
 import { TemplateStatus } from '../../src/gen/docgen/admin/v1/template_pb.js';
 import { silentLogger } from '../../src/ops/logger.ts';
 import { connectNats, type NatsQueue } from '../../src/queue/jetstream.ts';
+import { createDocgenQueue } from '../../src/queue/docgen-queue.ts';
 import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
 import { createRenderEngine } from '../../src/render/render-engine.ts';
 import { createPreviewClient, startPreviewService } from '../../src/render/preview-service.ts';
@@ -113,9 +115,7 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
         renderPreview: createPreviewClient(queue.connection, { subject: previewSubject(queue.prefix), timeoutMs: 40_000 }),
         generationService,
         objects: { remove: async () => Promise.reject(new Error('no object store in this test')) },
-        enqueueDelivery: async (deliveryId) => {
-          await queue.publish(queue.names.subjects.deliveryJobs, { deliveryId }, `${deliveryId}:redeliver:${Date.now()}`);
-        },
+        enqueueDelivery: (job, msgId) => createDocgenQueue(queue).publishDeliveryJob(job, msgId),
         onInternal: (cause) => console.error('admin test server: internal error', cause),
         identity: {
           repositories: createIdentityRepositories(db),
@@ -533,6 +533,34 @@ describe('docgen admin against the admin services', () => {
     expect(unknown.stderr).toContain('not declared');
   });
 
+  it('template create|version add --sample-data: saved with the version; preview without --data uses it', async () => {
+    preview ??= await startPreviewRenderer();
+    await writeFiles({
+      'sample/greeting.liquid': '<h1>Hello {{ name }}</h1>',
+      'sample/vars.json': JSON.stringify({ name: { required: true } }),
+      'sample/sample-1.json': JSON.stringify({ name: 'Sample One' }),
+      'sample/sample-2.json': JSON.stringify({ name: 'Sample Two' }),
+      'sample/not-object.json': '[1, 2]',
+    });
+    const dir = join(files, 'sample');
+    const created = await cliJson(['template', 'create', '--workspace', workspaceId, '--name', 'Sampled', '--file', join(dir, 'greeting.liquid'), '--variables', join(dir, 'vars.json'), '--sample-data', join(dir, 'sample-1.json'), '--publish']);
+    const id = created.id as string;
+    await cliJson(['template', 'version', 'add', id, '--file', join(dir, 'greeting.liquid'), '--variables', join(dir, 'vars.json'), '--sample-data', join(dir, 'sample-2.json')]);
+    const v1 = await cliJson<{ content: { sampleData: unknown } }>(['template', 'version', 'get', id, '--version', '1']);
+    expect(v1.content.sampleData).toEqual({ name: 'Sample One' });
+    expect((await api.templates.getTemplateVersion({ templateId: id, version: 2 })).version?.content?.sampleData).toEqual({ name: 'Sample Two' });
+
+    for (const [version, expected] of [['1', 'Hello Sample One'], ['2', 'Hello Sample Two']] as const) {
+      const out = join(dir, `v${version}.pdf`);
+      await cliJson(['template', 'preview', id, '--version', version, '--out', out]);
+      expect(execFileSync('pdftotext', ['-enc', 'UTF-8', out, '-'], { encoding: 'utf8' })).toContain(expected);
+    }
+    const refused = await cli(['template', 'create', '--workspace', workspaceId, '--name', 'Bad', '--file', join(dir, 'greeting.liquid'), '--sample-data', join(dir, 'not-object.json')]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--sample-data');
+    expect(refused.stderr).toContain('must hold a JSON object');
+  });
+
   it('template archive: archived templates refuse new versions', async () => {
     const archived = await cliJson(['template', 'archive', templateId]);
     expect(archived).toMatchObject({ id: templateId, status: 'ARCHIVED' });
@@ -618,7 +646,8 @@ describe('docgen admin against the admin services', () => {
     const info = await queue.jsm.streams.info(stream);
     expect(info.state.messages).toBe(1);
     const message = await queue.jsm.streams.getMessage(stream, { seq: info.state.last_seq });
-    expect(message?.json()).toEqual({ deliveryId: droppedId });
+    // With the endpoint, so a worker can pace a saturated endpoint without a read.
+    expect(message?.json()).toEqual({ deliveryId: droppedId, endpointId });
 
     const again = await cli(['deliveries', 'redeliver', pendingId]);
     expect(again.code).toBe(1);

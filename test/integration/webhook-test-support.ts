@@ -14,7 +14,7 @@ import { createMetrics } from '../../src/ops/metrics.ts';
 import { createOpsServer } from '../../src/ops/ops-server.ts';
 import type { EmbeddedNats } from '../../src/dev/embedded-nats.ts';
 import { deterministicObjectId, formatId } from '../../src/domain/ids.ts';
-import type { FinalEvent } from '../../src/render/render-pipeline.ts';
+import type { FinalEvent } from '../../src/queue/messages.ts';
 import type { DeliveryDoc } from '../../src/store/documents.ts';
 import { dependencyEnv, type TestMongo } from '../harness/dependencies.ts';
 import { pollUntil } from '../harness/poll-until.ts';

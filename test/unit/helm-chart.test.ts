@@ -14,7 +14,7 @@ import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { RENDER_CONSUMER } from '../../src/app/render-role.ts';
 import { WEBHOOK_DISPATCHER_CONSUMER, WEBHOOK_SENDER_CONSUMER } from '../../src/app/webhooks-role.ts';
 import { CONFIG_VARIABLES } from '../../src/config/config.ts';
-import { deliveriesStreamName, eventsStreamName, renderStreamName } from '../../src/queue/jetstream.ts';
+import { deliveriesStreamName, eventsStreamName, renderStreamName } from '../../src/queue/messages.ts';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const chartDir = path.join(repo, 'deploy/helm/docgen');

@@ -15,7 +15,8 @@ import { toPuppeteerPdfOptions, validatePdfOptions } from '../pdf-options.ts';
 import { RenderError } from '../render-error.ts';
 import { BrowserHost } from './browser-host.ts';
 import type { BrowserPoolEvent } from './browser-host.ts';
-import { guardPage } from './page-guard.ts';
+import type { RenderAssets } from '../asset-loader.ts';
+import { guardPage, setPageAssets } from './page-guard.ts';
 import { reusedPageConcurrency, slotOf, unavailableReason } from './reused-page-concurrency.ts';
 
 export type { BrowserPoolEvent } from './browser-host.ts';
@@ -51,6 +52,8 @@ export interface BrowserPoolOptions {
 export interface PrintOptions {
   /** Time the PDF step may take, queueing included. */
   timeoutMs: number;
+  /** Workspace assets the page may load (asset URLs), served from memory. */
+  assets?: RenderAssets | undefined;
 }
 
 export interface BrowserPoolStats {
@@ -87,6 +90,7 @@ export interface BrowserPoolStats {
 
 interface Job {
   html: string;
+  assets: RenderAssets | undefined;
   pdfOptions: PdfOptions;
   deadline: number;
   timeoutMs: number;
@@ -197,7 +201,7 @@ export class BrowserPool {
     if (!cluster || this.stopping) {
       return Promise.reject(new RenderError('BROWSER_UNAVAILABLE', 'The browser pool is not running'));
     }
-    const problems = validatePdfOptions(pdfOptions);
+    const problems = validatePdfOptions(pdfOptions, { rendered: true });
     if (problems.length > 0) return Promise.reject(new RenderError('INVALID_TEMPLATE', `Invalid PDF options: ${problems.join('; ')}`));
 
     return new Promise<Buffer>((resolve, reject) => {
@@ -205,6 +209,7 @@ export class BrowserPool {
       let timer: NodeJS.Timeout | undefined;
       const job: Job = {
         html,
+        assets: options.assets,
         pdfOptions,
         deadline: Date.now() + timeoutMs,
         timeoutMs,
@@ -359,9 +364,20 @@ export class BrowserPool {
   }
 
   private async print(page: Page, job: Job): Promise<Buffer> {
-    // Page.setDocumentContent: no navigation, so no request to intercept for the document itself.
-    await page.setContent(job.html, { waitUntil: this.options.waitUntil, timeout: 0 });
-    const pdf = await page.pdf({ ...toPuppeteerPdfOptions(job.pdfOptions), tagged: this.options.taggedPdf, timeout: 0 });
-    return Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
+    setPageAssets(page, job.assets);
+    try {
+      // Page.setDocumentContent: no navigation, so no request to intercept for the document itself.
+      await page.setContent(job.html, { waitUntil: this.options.waitUntil, timeout: 0 });
+      const pdf = await page.pdf({ ...toPuppeteerPdfOptions(job.pdfOptions), tagged: this.options.taggedPdf, timeout: 0 });
+      return Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
+    } catch (err) {
+      // The same ranges fail the same way every time: the version's fault, not the browser's.
+      if (/page range/i.test(String((err as Error)?.message))) {
+        throw new RenderError('INVALID_TEMPLATE', `pdfOptions.pageRanges "${job.pdfOptions.pageRanges}" asks for pages the document does not have`);
+      }
+      throw err;
+    } finally {
+      setPageAssets(page, undefined);
+    }
   }
 }

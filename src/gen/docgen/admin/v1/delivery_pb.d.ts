@@ -45,7 +45,7 @@ export declare type DeliveryAttempt = Message<"docgen.admin.v1.DeliveryAttempt">
   durationMs: number;
 
   /**
-   * The first bytes of the receiver's answer body (up to 4 KiB, as UTF-8); empty when none.
+   * The first bytes of the receiver's answer body (up to 1 KiB, UTF-8); empty when none.
    *
    * @generated from field: string response_excerpt = 6;
    */
