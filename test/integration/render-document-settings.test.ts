@@ -135,6 +135,15 @@ describe('page furniture', () => {
     expect(structure.referenced.length).toBeGreaterThan(0);
     for (const ref of structure.referenced) expect(structure.pages).toContain(ref);
   });
+
+  it('gives header/footer templates the version CSS without what would load from elsewhere', async () => {
+    const css = `@import url("http://127.0.0.1:9/remote.css");
+@font-face { font-family: "Remote"; src: url(http://127.0.0.1:9/remote.woff2); }
+.furniture { font-size: 9pt; font-family: "Remote", sans-serif; background: url('http://127.0.0.1:9/bg.png'); }`;
+    const c = content('<p>Body</p>', { css }, { footerTemplate: '<div class="furniture">Footer <span class="pageNumber"></span></div>' });
+    const { pdf } = await engine.renderer.render(c, {});
+    expect(await pdfText(pdf)).toMatch(/Footer 1/);
+  });
 });
 
 describe('metadata', () => {
