@@ -50,4 +50,12 @@ case "$node_version" in
   v24.*) ;;
   *) echo "setup: expected the pinned Node 24 at node_modules/.bin/node, found $node_version" >&2; exit 1 ;;
 esac
+# The portal (web app served by the admin listener) is built here, not committed: rebuilt
+# when its sources, the generated API code or the lock file are newer than the build.
+portal_index=portal/dist/index.html
+if [ ! -f "$portal_index" ] || [ -n "$(find portal/src portal/index.html portal/vite.config.ts src/gen package-lock.json -newer "$portal_index" -print -quit)" ]; then
+  echo "setup: building the portal (npm run build:portal)"
+  npm run --silent build:portal
+fi
+
 echo "setup: ready (node $node_version for npm scripts, $(/usr/bin/chromium --version 2>/dev/null | head -1))"

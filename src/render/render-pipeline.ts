@@ -116,6 +116,13 @@ export class RenderPipeline {
       templateVersion = version;
       const { pdf } = await this.deps.renderer.render(content, doc.data, { workspaceId: formatId('workspace', doc.workspaceId), templateName });
       const key = outputKeyFor(doc);
+      // A worker whose lease was taken over must not overwrite the new owner's PDF (the key
+      // is the generation's): confirm the lease right before writing.
+      if (!(await generations.extendLease(id, this.workerId, this.deps.leaseMs))) {
+        await control.ack();
+        this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
+        return;
+      }
       await this.deps.store.putPdf(key, pdf, { downloadFilename: `${formatId('generation', doc._id)}.pdf` });
       const completed = await generations.complete(id, this.workerId, key, version);
       if (completed) {
