@@ -68,6 +68,15 @@ function inlineAssets(text: string, assets: RenderAssets): string {
 }
 
 /**
+ * The version's CSS for header/footer templates: whatever would load from elsewhere goes
+ * (Chromium's header/footer frames cannot load anything, and an external stylesheet or font
+ * there crashes the print); assets are already data: URLs by then.
+ */
+function furnitureCss(css: string): string {
+  return css.replace(/@import\s[^;]*;?/gi, '').replace(/url\(\s*(['"]?)(?!data:)[^'")]*\1\s*\)/gi, 'url("data:,")');
+}
+
+/**
  * A header/footer template as Chromium gets it: the version's CSS first (Chromium prints
  * these templates as documents of their own that can load nothing), assets inlined.
  */
@@ -118,7 +127,7 @@ export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRend
           assets = await deps.assets.load(options.workspaceId, liquid.assets);
         }
         const headerFooter = o.headerTemplate !== '' || o.footerTemplate !== '' || o.firstPageHeaderTemplate !== '' || o.firstPageFooterTemplate !== '';
-        const style = headerFooter ? styleElement(inlineAssets(liquid.css, assets)) : '';
+        const style = headerFooter ? styleElement(furnitureCss(inlineAssets(liquid.css, assets))) : '';
         const furniture = (t: string) => pageFurniture(t, style, assets);
         const pdfOptions: PdfOptions = { ...o, headerTemplate: furniture(liquid.headerTemplate), footerTemplate: furniture(liquid.footerTemplate) };
         const remaining = () => {

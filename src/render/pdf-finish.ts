@@ -1,13 +1,13 @@
 // What Chromium's printer cannot do itself, done on the printed PDF, and only when a version
 // asks for it (a plain render pays nothing): a first page with its own header/footer (its page
-// taken from a second print), Author/Subject/Keywords (pdf-lib), and encryption (Debian's
+// drawing taken from a second print), Author/Subject/Keywords (pdf-lib), and encryption (Debian's
 // qpdf, AES-256). The Title comes from the document's <title>, /Lang from <html lang>: Chromium
 // writes both, and tagging (the structure tree) is left as Chromium made it.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PDFDocument } from 'pdf-lib';
+import { PDFDocument, PDFName } from 'pdf-lib';
 import type { DocumentMetadata, PdfProtection } from '../domain/template.ts';
 import { RenderError } from './render-error.ts';
 
@@ -29,10 +29,15 @@ export async function finishPdf(pdf: Buffer, options: FinishOptions): Promise<Bu
   if (options.firstPage !== undefined || m.author !== '' || m.subject !== '' || m.keywords !== '') {
     const doc = await PDFDocument.load(pdf, { updateMetadata: false });
     if (options.firstPage !== undefined && doc.getPageCount() > 0) {
+      // The page object stays (the structure tree points at it, and its marked content is the
+      // same in both prints of the same HTML); it takes the other print's drawing.
       const first = await PDFDocument.load(options.firstPage, { updateMetadata: false });
-      const [page] = await doc.copyPages(first, [0]);
-      doc.removePage(0);
-      doc.insertPage(0, page!);
+      const [copied] = await doc.copyPages(first, [0]);
+      const target = doc.getPage(0).node;
+      for (const key of ['Contents', 'Resources']) {
+        const value = copied!.node.get(PDFName.of(key));
+        if (value !== undefined) target.set(PDFName.of(key), value);
+      }
     }
     if (m.author !== '') doc.setAuthor(m.author);
     if (m.subject !== '') doc.setSubject(m.subject);

@@ -2,11 +2,11 @@
 // stand-in (or DOCGEN_TEST_MONGODB_URL), with in-memory fakes only at the edges where docgen
 // talks to NATS and S3. The fast middle of the test pyramid: no Chromium, NATS or S3.
 import { randomBytes } from 'node:crypto';
-import { MongoClient, ObjectId, type Db } from 'mongodb';
+import { MongoClient, type Db, type ObjectId } from 'mongodb';
+import { ApiKeyAdmin } from '../../src/admin/api-key-admin.ts';
 import { PublicApi } from '../../src/api/public-api.ts';
-import { ApiKeyAuthenticator } from '../../src/auth/api-key-authenticator.ts';
-import { displayPrefix, generateApiKey, hashApiKey } from '../../src/auth/api-keys.ts';
-import { formatId } from '../../src/domain/ids.ts';
+import { ApiKeyAuthenticator, type Principal } from '../../src/auth/api-key-authenticator.ts';
+import { formatId, parseId } from '../../src/domain/ids.ts';
 import { DEFAULT_PDF_OPTIONS, type TemplateVersionContent } from '../../src/domain/template.ts';
 import { GenerationService, type OutputUrlSigner, type RenderJobPublisher } from '../../src/generations/generation-service.ts';
 import { PageTokenCodec } from '../../src/generations/page-token.ts';
@@ -53,11 +53,23 @@ export interface InProcessStack {
   api: PublicApi;
   /** A new workspace's id. */
   workspace(name?: string): Promise<ObjectId>;
-  /** A new API key of the workspace; returns the secret and its record id. */
+  /** A principal of the workspace, as authentication would produce it. */
+  principal(workspaceId: ObjectId, scopes?: string[]): Principal;
+  /** A new API key of the workspace (made by the admin plane); returns the secret and its record id. */
   apiKey(workspaceId: ObjectId, scopes: string[], rate?: { perSecond: number; burst: number }): Promise<{ secret: string; id: ObjectId }>;
   /** A template with one version, published unless told otherwise; returns its public id. */
   template(workspaceId: ObjectId, options?: { name?: string; publish?: boolean; content?: Partial<TemplateVersionContent> }): Promise<string>;
   close(): Promise<void>;
+}
+
+/** What a rejected promise was rejected with, checked to be of the expected class. */
+export async function rejection<E extends Error>(promise: Promise<unknown>, type: new (...args: never[]) => E): Promise<E> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof type)) throw new Error(`expected a ${type.name}, got ${String(err)}`);
+  return err;
 }
 
 export function simpleContent(patch: Partial<TemplateVersionContent> = {}): TemplateVersionContent {
@@ -89,6 +101,7 @@ export async function startInProcessStack(): Promise<InProcessStack> {
   });
   const authenticator = new ApiKeyAuthenticator(repositories.apiKeys, { cacheMs: 0, defaultRateLimit: { perSecond: 20, burst: 40 } });
   const api = new PublicApi({ authenticator, rateLimits: repositories.rateLimits, generations });
+  const apiKeyAdmin = new ApiKeyAdmin({ workspaces: repositories.workspaces, apiKeys: repositories.apiKeys });
 
   return {
     mongo,
@@ -103,22 +116,17 @@ export async function startInProcessStack(): Promise<InProcessStack> {
       return (await repositories.workspaces.create(name))._id;
     },
     async apiKey(workspaceId, scopes, rate) {
-      const secret = generateApiKey();
-      const id = new ObjectId();
-      await repositories.apiKeys.insert({
-        _id: id,
-        workspaceId,
+      const { apiKey, secret } = await apiKeyAdmin.create({
+        workspaceId: formatId('workspace', workspaceId),
         name: 'test key',
         scopes,
-        hash: hashApiKey(secret),
-        prefix: displayPrefix(secret),
-        createdAt: new Date(),
-        lastUsedAt: null,
-        revokedAt: null,
-        rateLimitPerSecond: rate?.perSecond ?? null,
-        rateLimitBurst: rate?.burst ?? null,
+        rateLimitPerSecond: rate?.perSecond,
+        rateLimitBurst: rate?.burst,
       });
-      return { secret, id };
+      return { secret, id: parseId('apiKey', apiKey.id)! };
+    },
+    principal(workspaceId, scopes = ['generations:trigger', 'generations:read']) {
+      return { keyId: workspaceId, workspaceId, scopes, rateLimit: { perSecond: 20, burst: 40 } };
     },
     async template(workspaceId, options = {}) {
       const { template } = await repositories.templates.create(workspaceId, options.name ?? 'Letter', simpleContent(options.content));

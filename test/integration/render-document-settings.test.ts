@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { PDFArray, PDFDict, PDFDocument, PDFName, PDFRef } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadInvoiceFixture } from '../../bench/lib/measure.ts';
 import { DEFAULT_PDF_OPTIONS, type PdfOptions, type TemplateVersionContent } from '../../src/domain/template.ts';
@@ -67,6 +68,30 @@ async function info(pdf: Buffer, ...args: string[]): Promise<string> {
   return (await run('pdfinfo', [...args, await saved(pdf)], { encoding: 'utf8' })).stdout;
 }
 
+/** Pages the PDF's structure tree (tagging) points at with /Pg, and the pages it has. */
+async function structurePages(pdf: Buffer): Promise<{ pages: string[]; referenced: string[] }> {
+  const doc = await PDFDocument.load(pdf);
+  const referenced = new Set<string>();
+  const seen = new Set<string>();
+  const walk = (o: unknown): void => {
+    if (o instanceof PDFRef) {
+      if (!seen.has(o.toString())) {
+        seen.add(o.toString());
+        walk(doc.context.lookup(o));
+      }
+    } else if (o instanceof PDFDict) {
+      for (const [key, value] of o.entries()) {
+        if (key.toString() === '/Pg' && value instanceof PDFRef) referenced.add(value.toString());
+        else if (!['/P', '/Pg', '/ParentTree'].includes(key.toString())) walk(value);
+      }
+    } else if (o instanceof PDFArray) {
+      for (const value of o.asArray()) walk(value);
+    }
+  };
+  walk(doc.catalog.get(PDFName.of('StructTreeRoot')));
+  return { pages: doc.getPages().map((p) => p.ref.toString()), referenced: [...referenced] };
+}
+
 const TWO_PAGES = '<h1>Report {{ number }}</h1><p>First page body</p><p style="break-before: page">Second page body</p>';
 
 describe('page furniture', () => {
@@ -104,6 +129,20 @@ describe('page furniture', () => {
     const fonts = (await run('pdffonts', [await saved(pdf)], { encoding: 'utf8' })).stdout;
     expect(fonts).toMatch(/Bold/);
     expect(await info(pdf)).toMatch(/^Tagged:\s+yes/m);
+    // The first page's drawing comes from a second print; the tagging still points at pages
+    // of this document.
+    const structure = await structurePages(pdf);
+    expect(structure.referenced.length).toBeGreaterThan(0);
+    for (const ref of structure.referenced) expect(structure.pages).toContain(ref);
+  });
+
+  it('gives header/footer templates the version CSS without what would load from elsewhere', async () => {
+    const css = `@import url("http://127.0.0.1:9/remote.css");
+@font-face { font-family: "Remote"; src: url(http://127.0.0.1:9/remote.woff2); }
+.furniture { font-size: 9pt; font-family: "Remote", sans-serif; background: url('http://127.0.0.1:9/bg.png'); }`;
+    const c = content('<p>Body</p>', { css }, { footerTemplate: '<div class="furniture">Footer <span class="pageNumber"></span></div>' });
+    const { pdf } = await engine.renderer.render(c, {});
+    expect(await pdfText(pdf)).toMatch(/Footer 1/);
   });
 });
 

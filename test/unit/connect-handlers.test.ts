@@ -7,7 +7,7 @@ import type { ObjectId } from 'mongodb';
 import { DocumentFormat, GenerationService, GenerationStatus } from '../../src/gen/docgen/v1/generation_pb.js';
 import { ERROR_CODE_HEADER, mapErrors } from '../../src/rpc/connect-errors.ts';
 import { GenerationHandler } from '../../src/rpc/generation-handler.ts';
-import { startInProcessStack, type InProcessStack } from '../harness/in-process.ts';
+import { rejection, startInProcessStack, type InProcessStack } from '../harness/in-process.ts';
 
 let stack: InProcessStack;
 let client: Client<typeof GenerationService>;
@@ -33,14 +33,7 @@ afterAll(async () => {
 
 const auth = (secret = key) => ({ headers: { authorization: `Bearer ${secret}` } });
 
-async function connectError(promise: Promise<unknown>): Promise<ConnectError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof ConnectError)) throw new Error(`expected a ConnectError, got ${String(err)}`);
-  return err;
-}
+const connectError = (promise: Promise<unknown>) => rejection(promise, ConnectError);
 
 describe('GenerationService over Connect', () => {
   it('creates, reads and lists, with the proto shapes and RateLimit headers', async () => {

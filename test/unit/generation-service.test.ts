@@ -6,7 +6,7 @@ import type { Principal } from '../../src/auth/api-key-authenticator.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { parseId } from '../../src/domain/ids.ts';
 import { OUTPUT_URL_TTL_SECONDS } from '../../src/generations/generation-service.ts';
-import { startInProcessStack, type InProcessStack } from '../harness/in-process.ts';
+import { rejection, startInProcessStack, type InProcessStack } from '../harness/in-process.ts';
 
 let stack: InProcessStack;
 let workspaceId: ObjectId;
@@ -16,7 +16,7 @@ let templateId: string;
 beforeAll(async () => {
   stack = await startInProcessStack();
   workspaceId = await stack.workspace();
-  principal = { keyId: workspaceId, workspaceId, scopes: ['generations:trigger', 'generations:read'], rateLimit: { perSecond: 20, burst: 40 } };
+  principal = stack.principal(workspaceId);
   templateId = await stack.template(workspaceId, { name: 'Invoice' });
 });
 
@@ -24,14 +24,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-async function domainError(promise: Promise<unknown>): Promise<DomainError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof DomainError)) throw new Error(`expected a DomainError, got ${String(err)}`);
-  return err;
-}
+const domainError = (promise: Promise<unknown>) => rejection(promise, DomainError);
 
 describe('create', () => {
   it('stores a PENDING generation with the template name and publishes its render job', async () => {

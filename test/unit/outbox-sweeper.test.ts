@@ -25,7 +25,7 @@ let sweeper: OutboxSweeper;
 beforeAll(async () => {
   stack = await startInProcessStack();
   const workspaceId: ObjectId = await stack.workspace();
-  principal = { keyId: workspaceId, workspaceId, scopes: ['generations:trigger'], rateLimit: { perSecond: 20, burst: 40 } };
+  principal = stack.principal(workspaceId);
   templateId = await stack.template(workspaceId);
   events = new MemoryEventStream();
   pipeline = new RenderPipeline({

@@ -21,7 +21,7 @@ let templateId: string;
 beforeAll(async () => {
   stack = await startInProcessStack();
   workspaceId = await stack.workspace();
-  principal = { keyId: workspaceId, workspaceId, scopes: ['generations:trigger'], rateLimit: { perSecond: 20, burst: 40 } };
+  principal = stack.principal(workspaceId);
   templateId = await stack.template(workspaceId, { name: 'Invoice' });
 });
 

@@ -34,16 +34,6 @@ export function literalAssetNames(source: string): string[] {
   return [...names];
 }
 
-/** Every asset URL in rendered text (header/footer HTML, CSS), by name. */
-export function assetUrlsIn(text: string): string[] {
-  const names = new Set<string>();
-  for (const match of text.matchAll(/https:\/\/assets\.docgen\.invalid\/([A-Za-z0-9_.%-]+)/g)) {
-    const name = assetNameFromUrl(ASSET_URL_PREFIX + match[1]!);
-    if (name) names.add(name);
-  }
-  return [...names];
-}
-
 /** Every literal asset name a version's sources use (publishing checks they exist). */
 export function literalAssetNamesOf(content: {
   body: string;
