@@ -251,6 +251,13 @@ describe('portal performance (printed, with generous bounds)', () => {
     await pollUntil(count, (n) => n > 0, { timeoutMs: 30_000, description: 'the first preview' });
     expect(await regionText(page, 'Preview')).toContain('INV-2026-00042');
     await checkScreen(owner, 'template-editor-invoice');
+    // The secondary sections (document properties, PDF options with protection) pass axe too.
+    for (const summary of ['Document properties', 'PDF options']) await (await page.waitForSelector(`xpath///summary[contains(., "${summary}")]`))!.click();
+    await click(page, 'Encrypt the PDF (AES-256)', 'checkbox');
+    await page.waitForSelector('aria/Owner password');
+    await (await page.waitForSelector('xpath///summary[contains(., "PDF options")]'))!.evaluate((el) => el.scrollIntoView());
+    await checkScreen(owner, 'template-editor-settings');
+    await click(page, 'Encrypt the PDF (AES-256)', 'checkbox');
 
     // Type one character at the end of the body, then wait: the figure is from the last
     // keystroke to the new pages on screen (debounce, render on the render role, pdf.js).
