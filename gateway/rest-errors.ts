@@ -1,5 +1,5 @@
 // The one mapping from errors to the REST error body `{"error": {"code", "message"[, "details"]}}`
-// and its HTTP status (contract §1). INTERNAL answers never carry the cause.
+// and its HTTP status (docs/interface.md#errors). INTERNAL answers never carry the cause.
 import type { ServerResponse } from 'node:http';
 import type { Http2ServerResponse } from 'node:http2';
 import { classifyError } from '../src/api/error-classification.ts';

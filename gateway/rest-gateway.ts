@@ -1,4 +1,4 @@
-// The REST `/v1` gateway (interface-v1 + contract §1). It maps HTTP onto the same request
+// The REST `/v1` gateway (docs/interface.md). It maps HTTP onto the same request
 // pipeline the Connect handlers use (src/api/public-api.ts), so authentication, scope, rate
 // limit and validation are written once. This file only speaks HTTP: routing, bodies,
 // query strings, headers and the JSON shapes of the interface.
@@ -76,7 +76,7 @@ export function createRestGateway(options: RestGatewayOptions) {
     const given = req.headers['x-request-id'];
     const requestId = requestIdFrom(given);
     res.setHeader('X-Request-Id', requestId);
-    // Contract §1: RateLimit-* on every response, also those answered before a key is known.
+    // docs/interface.md#headers: RateLimit-* on every response, also those answered before a key is known.
     const ctx: CallContext = { authorization: req.headers.authorization, rateLimit: api.unmeteredRateLimit() };
     let routeName = 'unmatched';
     const method = req.method ?? 'GET';
@@ -291,7 +291,7 @@ export function parseListQuery(params: URLSearchParams): ListGenerationsInput {
   const pageSize = params.get('pageSize');
   if (pageSize !== null) {
     if (!/^\d+$/.test(pageSize)) issues.push({ field: 'pageSize', issue: 'must be a non-negative integer' });
-    // Contract §1: larger values are lowered to 100, however many digits they have.
+    // docs/interface.md#list-generations: larger values are lowered to 100, however many digits they have.
     else input.pageSize = pageSize.length > 9 ? 1_000_000_000 : Number(pageSize);
   }
   const pageToken = params.get('pageToken');

@@ -1,16 +1,23 @@
 // Builds the admin plane's domain services from repositories and collaborators. Transport-
 // neutral: the Connect handlers (src/rpc/admin-services.ts) and `docgen dev`'s seeding can
 // both use what this returns.
+import { AssetAdmin, type AssetBytesStore } from '../assets/asset-admin.ts';
 import type { ApiKeysRepository } from '../store/api-keys-repository.ts';
+import type { AssetsRepository } from '../store/assets-repository.ts';
+import type { GenerationService } from '../generations/generation-service.ts';
+import type { GenerationsRepository } from '../store/generations-repository.ts';
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
+import type { DeliveryJob } from '../queue/messages.ts';
 import type { HostLookup } from '../webhooks/address-guard.ts';
 import { ApiKeyAdmin } from './api-key-admin.ts';
 import { DeliveryAdmin } from './delivery-admin.ts';
-import { TemplateAdmin, type AnalyzeTemplate, type RenderPreview } from './template-admin.ts';
+import { GenerationAdmin } from './generation-admin.ts';
+import { TemplateAdmin, type AnalyzeTemplate, type DiagnoseTemplate, type RenderPreview } from './template-admin.ts';
 import { WebhookEndpointAdmin } from './webhook-endpoint-admin.ts';
+import { WebhookTestEvents } from './webhook-test-event.ts';
 import { WorkspaceAdmin } from './workspace-admin.ts';
 
 export interface AdminRepositories {
@@ -19,9 +26,14 @@ export interface AdminRepositories {
   templates: TemplatesRepository;
   webhookEndpoints: WebhookEndpointsRepository;
   deliveries: DeliveriesRepository;
+  generations: GenerationsRepository;
 }
 
 export interface AdminPlaneDeps {
+  /** The public API's generation service: the Generations screen lists and reads through it. */
+  generationService: Pick<GenerationService, 'list' | 'getInAnyWorkspace'>;
+  /** The object store: erasing a generation removes its PDF. */
+  objects: { remove(key: string): Promise<void> };
   repositories: AdminRepositories;
   /** config.secretKey: seals webhook signing secrets. */
   secretKey: Buffer;
@@ -29,11 +41,16 @@ export interface AdminPlaneDeps {
   allowInsecureWebhookUrls: boolean;
   /** Liquid/declaration/PDF-option checks run before publishing (src/render/liquid). */
   analyzeTemplate: AnalyzeTemplate;
-  /** Renders a version to PDF for previews (the document renderer). */
+  /** The same checks as diagnostics at their place (content check, the portal's editor). */
+  diagnoseTemplate: DiagnoseTemplate;
+  /** Renders content to PDF for previews, on a render process (src/render/preview-service.ts). */
   renderPreview: RenderPreview;
   /** Hands a redelivered delivery (`dlv_…`) to the webhook workers. */
-  enqueueDelivery: (deliveryId: string) => Promise<void>;
+  enqueueDelivery: (job: DeliveryJob, msgId: string) => Promise<void>;
   onEnqueueError?: ((deliveryId: string, err: unknown) => void) | undefined;
+  /** Workspace assets: rows, bytes (the object store) and config.assets. Without it the
+   * AssetService is not served and publishing does not check asset names. */
+  assets?: { repository: AssetsRepository; objects: AssetBytesStore; maxBytes: number; workspaceQuotaBytes: number } | undefined;
   /** Host resolution for webhook URL checks; the system resolver by default. */
   lookup?: HostLookup | undefined;
 }
@@ -44,14 +61,26 @@ export interface AdminPlane {
   templates: TemplateAdmin;
   webhookEndpoints: WebhookEndpointAdmin;
   deliveries: DeliveryAdmin;
+  assets: AssetAdmin | undefined;
+  generations: GenerationAdmin;
+  webhookTestEvents: WebhookTestEvents;
 }
 
 export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
-  const { workspaces, apiKeys, templates, webhookEndpoints, deliveries } = deps.repositories;
+  const { workspaces, apiKeys, templates, webhookEndpoints, deliveries, generations } = deps.repositories;
+  const a = deps.assets;
+  const assets = a ? new AssetAdmin({ workspaces, assets: a.repository, objects: a.objects, maxBytes: a.maxBytes, workspaceQuotaBytes: a.workspaceQuotaBytes }) : undefined;
   return {
     workspaces: new WorkspaceAdmin({ workspaces }),
     apiKeys: new ApiKeyAdmin({ workspaces, apiKeys }),
-    templates: new TemplateAdmin({ workspaces, templates, analyzeTemplate: deps.analyzeTemplate, renderPreview: deps.renderPreview }),
+    templates: new TemplateAdmin({
+      workspaces,
+      templates,
+      analyzeTemplate: deps.analyzeTemplate,
+      diagnoseTemplate: deps.diagnoseTemplate,
+      renderPreview: deps.renderPreview,
+      missingAssets: assets ? (workspaceId, names) => assets.missing(workspaceId, names) : undefined,
+    }),
     webhookEndpoints: new WebhookEndpointAdmin({
       workspaces,
       endpoints: webhookEndpoints,
@@ -59,6 +88,9 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
       allowInsecureUrls: deps.allowInsecureWebhookUrls,
       lookup: deps.lookup,
     }),
+    webhookTestEvents: new WebhookTestEvents({ endpoints: webhookEndpoints, deliveries, enqueueDelivery: deps.enqueueDelivery, onEnqueueError: deps.onEnqueueError }),
     deliveries: new DeliveryAdmin({ workspaces, deliveries, enqueueDelivery: deps.enqueueDelivery, onEnqueueError: deps.onEnqueueError }),
+    assets,
+    generations: new GenerationAdmin({ workspaces, generations: deps.generationService, erasure: { generations, deliveries, objects: deps.objects } }),
   };
 }

@@ -1,4 +1,4 @@
-// API keys (contract §5). The secret is generated here, returned once, and only its SHA-256
+// API keys (docs/interface.md#api-keys). The secret is generated here, returned once, and only its SHA-256
 // hash and display prefix are stored.
 import { ObjectId } from 'mongodb';
 import { displayPrefix, generateApiKey, hashApiKey, isScope, SCOPES, type Scope } from '../auth/api-keys.ts';

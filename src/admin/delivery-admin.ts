@@ -1,8 +1,8 @@
 // Webhook deliveries: read them with every attempt, and redeliver (a new round of attempts).
-import type { ObjectId } from 'mongodb';
 import { failedPrecondition, notFound, validationError } from '../domain/errors.ts';
 import { formatId, parseId } from '../domain/ids.ts';
-import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
+import { redeliverJobMsgId, type DeliveryJob } from '../queue/messages.ts';
+import type { DeliveriesRepository, DeliveryFilter } from '../store/deliveries-repository.ts';
 import type { DeliveryAttemptDoc, DeliveryDoc, DeliveryStatus } from '../store/documents.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import { checkPage, quoteId, requireId, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
@@ -14,6 +14,8 @@ export interface DeliveryAttemptView {
   statusCode: number;
   error: string;
   durationMs: number;
+  /** The first bytes of the receiver's answer; '' when none. */
+  responseExcerpt: string;
 }
 
 export interface DeliveryView {
@@ -28,18 +30,23 @@ export interface DeliveryView {
   createdAt: Date;
   updatedAt: Date;
   nextAttemptAt: Date | null;
+  /** A test event (SendTestEvent). */
+  test: boolean;
 }
 
 export interface ListDeliveriesInput extends PageInput {
   workspaceId?: string | undefined;
   generationId?: string | undefined;
+  /** Only deliveries to this endpoint (`whe_…`). */
+  endpointId?: string | undefined;
+  status?: DeliveryStatus | undefined;
 }
 
 export interface DeliveryAdminDeps {
   workspaces: WorkspacesRepository;
   deliveries: DeliveriesRepository;
   /** Hands the delivery (`dlv_…`) to the webhook workers. */
-  enqueueDelivery: (deliveryId: string) => Promise<void>;
+  enqueueDelivery: (job: DeliveryJob, msgId: string) => Promise<void>;
   /**
    * Told when the hand-over fails. The delivery is PENDING and due, so the webhooks sweeper
    * picks it up anyway; the redeliver itself still succeeds.
@@ -48,7 +55,7 @@ export interface DeliveryAdminDeps {
 }
 
 function toAttemptView(a: DeliveryAttemptDoc): DeliveryAttemptView {
-  return { number: a.number, attemptedAt: a.attemptedAt, statusCode: a.statusCode, error: a.error, durationMs: a.durationMs };
+  return { number: a.number, attemptedAt: a.attemptedAt, statusCode: a.statusCode, error: a.error, durationMs: a.durationMs, responseExcerpt: a.responseExcerpt ?? '' };
 }
 
 export function toDeliveryView(doc: DeliveryDoc): DeliveryView {
@@ -64,6 +71,7 @@ export function toDeliveryView(doc: DeliveryDoc): DeliveryView {
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
     nextAttemptAt: doc.status === 'PENDING' ? doc.nextAttemptAt : null,
+    test: doc.test === true,
   };
 }
 
@@ -73,13 +81,19 @@ export class DeliveryAdmin {
     this.deps = deps;
   }
 
-  /** By workspace, by generation, or both; newest first. */
+  /** By workspace, generation or endpoint (at least one), optionally by status; newest first. */
   async list(input: ListDeliveriesInput): Promise<PageOf<DeliveryView>> {
     const { pageSize, pageToken } = checkPage(input);
-    const filter: { workspaceId?: ObjectId; generationId?: ObjectId } = {};
-    if (!input.workspaceId && !input.generationId) {
-      throw validationError([{ field: 'workspaceId', issue: 'give a workspace, a generation, or both' }]);
+    const filter: DeliveryFilter = {};
+    if (!input.workspaceId && !input.generationId && !input.endpointId) {
+      throw validationError([{ field: 'workspaceId', issue: 'give a workspace, a generation or an endpoint (or several)' }]);
     }
+    if (input.endpointId) {
+      const endpointId = parseId('webhookEndpoint', input.endpointId);
+      if (!endpointId) throw validationError([{ field: 'endpointId', issue: `${JSON.stringify(quoteId(input.endpointId))} is not a webhook endpoint id (whe_…)` }]);
+      filter.endpointId = endpointId;
+    }
+    if (input.status) filter.status = input.status;
     if (input.workspaceId) filter.workspaceId = (await requireWorkspace(this.deps.workspaces, input.workspaceId))._id;
     if (input.generationId) {
       const generationId = parseId('generation', input.generationId);
@@ -107,7 +121,7 @@ export class DeliveryAdmin {
     }
     const publicId = formatId('delivery', doc._id);
     try {
-      await this.deps.enqueueDelivery(publicId);
+      await this.deps.enqueueDelivery({ deliveryId: publicId, endpointId: formatId('webhookEndpoint', doc.endpointId) }, redeliverJobMsgId(publicId, doc.round));
     } catch (err) {
       this.deps.onEnqueueError?.(publicId, err);
     }

@@ -1,5 +1,6 @@
-// Templates (contract §3): create with a first version, add immutable versions, publish one
-// after checking its Liquid and PDF options, archive, and preview-render without storing.
+// Templates (docs/interface.md#templates): create with a first version, add immutable versions,
+// publish one after checking its Liquid and PDF options, archive, and preview-render without
+// storing (stored versions, and unsaved content for the portal's editor), and check unsaved content.
 import type { ObjectId } from 'mongodb';
 import { DomainError, failedPrecondition, notFound, validationError } from '../domain/errors.ts';
 import { formatId } from '../domain/ids.ts';
@@ -8,8 +9,9 @@ import type { TemplateDoc, TemplateVersionDoc } from '../store/documents.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import { checkPage, quoteId, requireId, requireName, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
-import { normalizeContent, resolvePreviewVariables, type TemplateContentInput } from './template-content.ts';
-import { isRenderError } from '../render/render-error.ts';
+import { literalAssetNamesOf } from '../render/liquid/asset-url.ts';
+import { normalizeContent, type TemplateContentInput } from './template-content.ts';
+import type { DiagnosticSource, TemplateDiagnostic } from '../domain/template-diagnostics.ts';
 
 /** One problem found by the analyzer: a message, or an object carrying one. */
 export type TemplateProblem = string | { message: string };
@@ -17,14 +19,46 @@ export type TemplateProblem = string | { message: string };
 /** Parses the Liquid and checks declarations and PDF options; empty when publishable. */
 export type AnalyzeTemplate = (content: TemplateVersionContent) => readonly TemplateProblem[] | Promise<readonly TemplateProblem[]>;
 
-/** Renders a version to PDF bytes; stores nothing. */
-export type RenderPreview = (content: TemplateVersionContent, variables: JsonObject) => Promise<Uint8Array>;
+/** The same checks, placed, with warnings and the variables to declare (src/render/liquid/analyze-template.ts). */
+export type DiagnoseTemplate = (content: TemplateVersionContent) => ContentCheck;
+
+/**
+ * Renders content to PDF bytes on a render process; stores nothing. Resolves the variables
+ * exactly as a generation's render does. Throws the render's error (`kind`, `code`, `message`,
+ * `diagnostic`) or DomainError UNAVAILABLE.
+ */
+export type RenderPreview = (
+  content: TemplateVersionContent,
+  variables: JsonObject,
+  options?: PreviewRenderOptions,
+) => Promise<{ pdf: Uint8Array; renderMs: number }>;
+
+/** Whose assets the preview may use, and the title when the version sets none. */
+export interface PreviewRenderOptions {
+  workspaceId?: string | undefined;
+  templateName?: string | undefined;
+}
 
 export interface TemplateAdminDeps {
   workspaces: WorkspacesRepository;
   templates: TemplatesRepository;
   analyzeTemplate: AnalyzeTemplate;
+  diagnoseTemplate: DiagnoseTemplate;
   renderPreview: RenderPreview;
+  /** Asset names (of those given) the workspace lacks; publishing needs none missing. */
+  missingAssets?: ((workspaceId: string, names: readonly string[]) => Promise<string[]>) | undefined;
+}
+
+export interface ContentCheck {
+  diagnostics: TemplateDiagnostic[];
+  suggestedVariables: string[];
+}
+
+export interface ContentPreview {
+  /** Empty when diagnostics has an error. */
+  pdf: Uint8Array;
+  diagnostics: TemplateDiagnostic[];
+  renderMs: number;
 }
 
 export interface CreateTemplateInput {
@@ -67,7 +101,7 @@ export class TemplateAdmin {
     const content = normalizeContent(input.content);
     const workspace = await requireWorkspace(this.deps.workspaces, input.workspaceId);
     // Check before writing: a refused publish must not leave a half-made template behind.
-    if (input.publish) await this.requirePublishable(content, 1);
+    if (input.publish) await this.requirePublishable(content, 1, workspace._id);
     const created = await this.deps.templates.create(workspace._id, name, content);
     let template = created.template;
     if (input.publish) template = await this.publishChecked(template._id, 1);
@@ -90,7 +124,7 @@ export class TemplateAdmin {
     const existing = await this.requireTemplate(templateId, 'templateId');
     const content = normalizeContent(contentInput);
     if (existing.status === 'ARCHIVED') throw archived(templateId);
-    if (publish) await this.requirePublishable(content, existing.latestVersion + 1);
+    if (publish) await this.requirePublishable(content, existing.latestVersion + 1, existing.workspaceId);
     const version = await this.deps.templates.addVersion(existing._id, content);
     if (!version) {
       // Archived (or gone) between the read and the write.
@@ -119,7 +153,7 @@ export class TemplateAdmin {
     checkVersionNumber(version, false);
     if (template.status === 'ARCHIVED') throw failedPrecondition(`Template ${quoteId(templateId)} is archived; archived templates cannot publish versions`);
     const stored = await this.requireVersion(template, templateId, version);
-    await this.requirePublishable(stored.content, version);
+    await this.requirePublishable(stored.content, version, template.workspaceId);
     return toTemplateView(await this.publishChecked(template._id, version));
   }
 
@@ -131,23 +165,56 @@ export class TemplateAdmin {
     return toTemplateView(after);
   }
 
-  /** Renders `version` (0: the published one) with `variables`; nothing is stored. */
+  /**
+   * Renders `version` (0: the published one) with `variables` (undefined: the version's
+   * sample data) on a render process; nothing is stored.
+   */
   async preview(templateId: string, version: number, variables: JsonObject | undefined): Promise<Uint8Array> {
     const template = await this.requireTemplate(templateId, 'templateId');
     checkVersionNumber(version, true);
     const number = version === 0 ? template.publishedVersion : version;
     if (number === 0) throw failedPrecondition(`Template ${quoteId(templateId)} has no published version; pass the version to preview`);
     const stored = await this.requireVersion(template, templateId, number);
-    const values = resolvePreviewVariables(stored.content, variables ?? {}, number);
     try {
-      return await this.deps.renderPreview(stored.content, values);
+      const options = { workspaceId: formatId('workspace', template.workspaceId), templateName: template.name };
+      return (await this.deps.renderPreview(stored.content, variables ?? stored.content.sampleData ?? {}, options)).pdf;
     } catch (err) {
       throw previewError(err);
     }
   }
 
-  private async requirePublishable(content: TemplateVersionContent, version: number): Promise<void> {
+  /**
+   * Renders unsaved content (the portal's live preview) with `variables` (undefined: the
+   * content's sample data). Problems of the content come back as diagnostics, not errors.
+   */
+  async previewContent(workspaceId: string, input: TemplateContentInput | undefined, variables: JsonObject | undefined): Promise<ContentPreview> {
+    await requireWorkspace(this.deps.workspaces, workspaceId);
+    const normalized = normalizeOrDiagnose(input);
+    if ('diagnostics' in normalized) return { pdf: new Uint8Array(), diagnostics: normalized.diagnostics, renderMs: 0 };
+    const { content } = normalized;
+    try {
+      const { pdf, renderMs } = await this.deps.renderPreview(content, variables ?? content.sampleData ?? {}, { workspaceId });
+      return { pdf, diagnostics: [], renderMs };
+    } catch (err) {
+      const diagnostic = renderDiagnostic(err);
+      if (diagnostic) return { pdf: new Uint8Array(), diagnostics: [diagnostic], renderMs: 0 };
+      throw previewError(err);
+    }
+  }
+
+  /** The publish checks on unsaved content, without saving it; suggests undeclared variables. */
+  async checkContent(workspaceId: string, input: TemplateContentInput | undefined): Promise<ContentCheck> {
+    await requireWorkspace(this.deps.workspaces, workspaceId);
+    const normalized = normalizeOrDiagnose(input);
+    if ('diagnostics' in normalized) return { diagnostics: normalized.diagnostics, suggestedVariables: [] };
+    return this.deps.diagnoseTemplate(normalized.content);
+  }
+
+  private async requirePublishable(content: TemplateVersionContent, version: number, workspaceId: ObjectId): Promise<void> {
     const problems = (await this.deps.analyzeTemplate(content)).map((p) => (typeof p === 'string' ? p : p.message));
+    const used = literalAssetNamesOf(content);
+    const missing = this.deps.missingAssets && used.length > 0 ? await this.deps.missingAssets(formatId('workspace', workspaceId), used) : [];
+    for (const name of missing) problems.push(`asset ${JSON.stringify(name)} is used but the workspace has no asset of that name; upload it first (docgen admin asset upload)`);
     if (problems.length === 0) return;
     throw validationError(
       problems.map((issue) => ({ field: 'content', issue })),
@@ -179,6 +246,38 @@ export class TemplateAdmin {
   }
 }
 
+/** Content as it would be stored, or why it could not be, as diagnostics at the fields. */
+function normalizeOrDiagnose(input: TemplateContentInput | undefined): { content: TemplateVersionContent } | { diagnostics: TemplateDiagnostic[] } {
+  try {
+    return { content: normalizeContent(input) };
+  } catch (err) {
+    if (!(err instanceof DomainError) || err.code !== 'VALIDATION_ERROR') throw err;
+    const issues = err.details.length > 0 ? err.details : [{ field: 'content', issue: err.message }];
+    return { diagnostics: issues.map((i) => ({ source: sourceOfField(i.field), line: 0, column: 0, message: `${i.field}: ${i.issue}`, severity: 'error' })) };
+  }
+}
+
+function sourceOfField(field: string): DiagnosticSource {
+  const partial = /^content\.partials\.(.+)$/.exec(field);
+  if (partial) return `partials/${partial[1]}`;
+  if (field.startsWith('content.variables')) return 'variables';
+  if (field.startsWith('content.sampleData')) return 'sample_data';
+  if (field === 'content.css') return 'css';
+  if (field.startsWith('content.pdfOptions.headerTemplate')) return 'header_template';
+  if (field.startsWith('content.pdfOptions.footerTemplate')) return 'footer_template';
+  if (field.startsWith('content.pdfOptions')) return 'pdf_options';
+  return 'body';
+}
+
+/** A permanent render failure (the content's or the variables' fault) as a diagnostic. */
+function renderDiagnostic(err: unknown): TemplateDiagnostic | undefined {
+  const e = err as { kind?: unknown; code?: unknown; message?: unknown; diagnostic?: TemplateDiagnostic } | null;
+  if (e?.kind !== 'permanent' || typeof e.message !== 'string') return undefined;
+  if (e.diagnostic) return e.diagnostic;
+  const source: DiagnosticSource = e.code === 'UNKNOWN_VARIABLE' || e.code === 'MISSING_VARIABLE' ? 'variables' : e.code === 'INVALID_TEMPLATE' ? 'pdf_options' : 'body';
+  return { source, line: 0, column: 0, message: e.message, severity: 'error' };
+}
+
 function archived(templateId: string): DomainError {
   return failedPrecondition(`Template ${quoteId(templateId)} is archived; archived templates do not accept new versions`);
 }
@@ -196,8 +295,9 @@ function checkVersionNumber(version: number, zeroAllowed: boolean): void {
  */
 function previewError(err: unknown): unknown {
   if (err instanceof DomainError) return err;
-  if (!isRenderError(err)) return err;
-  if (err.permanent) return validationError([{ field: 'content', issue: err.message }], `Preview failed: ${err.message}`);
-  return new DomainError('UNAVAILABLE', 'The renderer is unavailable; retry the preview shortly', { retryAfterSeconds: 1, cause: err });
+  const kind = (err as { kind?: unknown } | null)?.kind;
+  const message = (err as { message?: unknown } | null)?.message;
+  if (kind === 'permanent' && typeof message === 'string') return validationError([{ field: 'content', issue: message }], `Preview failed: ${message}`);
+  if (kind === 'transient') return new DomainError('UNAVAILABLE', 'The renderer is unavailable; retry the preview shortly', { retryAfterSeconds: 1, cause: err });
   return err;
 }

@@ -1,4 +1,4 @@
-// Webhook endpoints (contract §4). The signing secret is generated here, returned by create
+// Webhook endpoints (docs/interface.md#webhooks). The signing secret is generated here, returned by create
 // and rotate only, and stored sealed (AES-256-GCM) - never in plain text.
 import { ObjectId } from 'mongodb';
 import { DomainError, notFound, validationError, type FieldIssue } from '../domain/errors.ts';
@@ -7,20 +7,11 @@ import type { WebhookEndpointDoc } from '../store/documents.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import { checkWebhookUrl, type HostLookup } from '../webhooks/address-guard.ts';
-import { generateWebhookSecret, sealSecret } from '../webhooks/secret-box.ts';
+import { generateWebhookSecret, sealSecret, webhookSecretContext } from '../webhooks/secret-box.ts';
 import { PREVIOUS_SECRET_VALIDITY_MS, WEBHOOK_EVENTS } from '../webhooks/signing.ts';
 import { checkPage, quoteId, requireId, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
 
 const MAX_DESCRIPTION = 500;
-
-/**
- * The AES-GCM context (authenticated, not stored) a secret of this endpoint is sealed
- * under: the endpoint's public id. Decrypting needs the same value, so a sealed secret
- * copied onto another endpoint's row does not open.
- */
-export function webhookSecretContext(endpointId: ObjectId): string {
-  return formatId('webhookEndpoint', endpointId);
-}
 
 export interface WebhookEndpointView {
   id: string;

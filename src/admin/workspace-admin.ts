@@ -1,5 +1,8 @@
 // Workspaces own everything else; the admin plane creates and lists them.
+import type { ObjectId } from 'mongodb';
+import { notFound, validationError } from '../domain/errors.ts';
 import { formatId } from '../domain/ids.ts';
+import { retentionProblem } from '../domain/retention.ts';
 import type { WorkspaceDoc } from '../store/documents.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import { checkPage, requireName, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
@@ -8,10 +11,20 @@ export interface WorkspaceView {
   id: string;
   name: string;
   createdAt: Date;
+  /** Seconds a generation is kept after its creation; null: until deleted. */
+  retentionSeconds: number | null;
 }
 
 export function toWorkspaceView(doc: WorkspaceDoc): WorkspaceView {
-  return { id: formatId('workspace', doc._id), name: doc.name, createdAt: doc.createdAt };
+  return { id: formatId('workspace', doc._id), name: doc.name, createdAt: doc.createdAt, retentionSeconds: doc.retentionSeconds ?? null };
+}
+
+export interface WorkspaceChanges {
+  id: string;
+  /** New name; undefined keeps it. */
+  name?: string | undefined;
+  /** New retention in seconds; null removes it; undefined keeps it. */
+  retentionSeconds?: number | null | undefined;
 }
 
 export class WorkspaceAdmin {
@@ -29,9 +42,23 @@ export class WorkspaceAdmin {
     return toWorkspaceView(await requireWorkspace(this.workspaces, id, 'id'));
   }
 
-  async list(page?: PageInput): Promise<PageOf<WorkspaceView>> {
+  async update(changes: WorkspaceChanges): Promise<WorkspaceView> {
+    const workspace = await requireWorkspace(this.workspaces, changes.id, 'id');
+    const name = changes.name === undefined ? undefined : requireName(changes.name);
+    const retention = changes.retentionSeconds;
+    if (retention !== undefined && retention !== null) {
+      const problem = retentionProblem(retention);
+      if (problem) throw validationError([{ field: 'retention', issue: problem }]);
+    }
+    const updated = await this.workspaces.update(workspace._id, { name, retentionSeconds: retention });
+    if (!updated) throw notFound(`Workspace ${changes.id}`);
+    return toWorkspaceView(updated);
+  }
+
+  /** All workspaces, or only those with the given ids (a member's own). */
+  async list(page?: PageInput, only?: ObjectId[]): Promise<PageOf<WorkspaceView>> {
     const { pageSize, pageToken } = checkPage(page);
-    const result = await this.workspaces.list(pageSize, pageToken);
+    const result = await this.workspaces.list(pageSize, pageToken, only);
     return { items: result.items.map(toWorkspaceView), nextPageToken: result.nextPageToken };
   }
 }

@@ -1,5 +1,5 @@
 // The public API's request pipeline, written once for REST and gRPC/Connect:
-// authentication -> scope -> rate limit -> validation -> operation (contract §1 order).
+// authentication -> scope -> rate limit -> validation -> operation (docs/interface.md#order-of-checks).
 // Transports pass the raw credentials and a parse step; they write the rate-limit headers
 // from the context afterwards, on success and on error alike.
 import type { ApiKeyAuthenticator, Principal } from '../auth/api-key-authenticator.ts';

@@ -1,52 +1,98 @@
-// The admin listener (contract §6): the docgen.admin.v1 services behind the operator token.
-// Served only on DOCGEN_ADMIN_ADDR, never on the public port. Template previews render with
-// a small engine of their own, started on the first preview (most api pods never need one).
+// The admin listener (docs/interface.md#admin-plane): the docgen.admin.v1 services behind the
+// operator token or a portal session (src/rpc/admin-access.ts). Served only on
+// DOCGEN_ADMIN_ADDR, never on the public port. Template previews are rendered by the render role
+// over NATS request/reply (src/render/preview-service.ts): the api process runs no browser.
 import { connectNodeAdapter } from '@connectrpc/connect-node';
+import { adminContextValues } from '../rpc/admin-access.ts';
 import { registerAdminServices } from '../rpc/admin-services.ts';
 import { mapDecodeErrors } from '../rpc/decode-errors.ts';
 import type { Config } from '../config/config.ts';
+import type { GenerationService } from '../generations/generation-service.ts';
 import type { Logger } from '../ops/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
-import { analyzeTemplate } from '../render/liquid/analyze-template.ts';
-import { createRenderEngine, type RenderEngine } from '../render/render-engine.ts';
+import { previewSubject } from '../queue/preview-channel.ts';
+import { analyzeTemplate, diagnoseTemplate } from '../render/liquid/analyze-template.ts';
+import { createPreviewClient } from '../render/preview-service.ts';
 import type { RequestHandler } from './dual-protocol-server.ts';
 import type { Infrastructure } from './infrastructure.ts';
 import { observeConnectCalls } from './connect-metrics.ts';
+import { createPortalAssets } from '../portal/portal-assets.ts';
 
 export interface AdminRouter {
   handler: RequestHandler;
+  /** Tells the router the port it was bound to (the default portal address uses it). */
+  bound(port: number): void;
   close(): Promise<void>;
 }
 
-export function buildAdminRouter(config: Config, infrastructure: Infrastructure, ctx: { logger: Logger; metrics: Metrics }): AdminRouter {
+/** Time a preview may wait for a render process's answer beyond the render time-out itself. */
+const PREVIEW_QUEUE_ALLOWANCE_MS = 10_000;
+
+/** The portal's address: DOCGEN_PORTAL_BASE_URL, or the admin listener's (a wildcard host reads as loopback). */
+export function portalBaseUrl(config: Config, boundPort: number | undefined): string {
+  if (config.portal.baseUrl) return config.portal.baseUrl;
+  const { host } = config.adminAddress;
+  const shown = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${boundPort ?? config.adminAddress.port}`;
+}
+
+export function buildAdminRouter(
+  config: Config,
+  infrastructure: Infrastructure,
+  ctx: { logger: Logger; metrics: Metrics; generations: Pick<GenerationService, 'list' | 'getInAnyWorkspace'> },
+): AdminRouter {
   const logger = ctx.logger.child({ module: 'admin' });
-  let previewEngine: Promise<RenderEngine> | undefined;
-  const engine = () => {
-    previewEngine ??= createRenderEngine({ ...config.render, concurrency: 1 }, { logger, metrics: undefined });
-    return previewEngine;
-  };
+  const renderPreview = createPreviewClient(infrastructure.queue.nats.connection, {
+    subject: previewSubject(config.nats.streamPrefix),
+    timeoutMs: config.render.timeoutMs + PREVIEW_QUEUE_ALLOWANCE_MS,
+  });
+  let boundPort: number | undefined;
   const handler = connectNodeAdapter({
     routes: (router) => {
       registerAdminServices(router, {
         repositories: infrastructure.repositories,
+        generationService: ctx.generations,
+        objects: infrastructure.objects,
         secretKey: config.secretKey,
         allowInsecureWebhookUrls: config.webhooks.allowInsecureUrls,
         adminToken: config.adminToken,
         analyzeTemplate,
-        renderPreview: async (content, variables) => (await (await engine()).renderer.render(content, variables)).pdf,
-        enqueueDelivery: (deliveryId) => infrastructure.queue.publishDeliveryJob(deliveryId, `${deliveryId}:redeliver:${Date.now()}`),
+        diagnoseTemplate,
+        renderPreview,
+        assets: { repository: infrastructure.repositories.assets, objects: infrastructure.objects, ...config.assets },
+        enqueueDelivery: (job, msgId) => infrastructure.queue.publishDeliveryJob(job, msgId),
         onEnqueueError: (deliveryId, err) => logger.warn('redelivery enqueue failed; the delivery sweeper will pick it up', { deliveryId, err: String(err) }),
         onInternal: (cause) => logger.error('admin request failed', { err: String(cause) }),
         interceptors: [observeConnectCalls(ctx.metrics, logger)],
+        identity: {
+          repositories: infrastructure.repositories.identity,
+          rateLimits: infrastructure.repositories.rateLimits,
+          portalBaseUrl: () => portalBaseUrl(config, boundPort),
+          onAuditError: (err) => logger.error('audit event not recorded', { err: String(err) }),
+        },
       });
       mapDecodeErrors(router);
     },
-    readMaxBytes: 16 * 1024 * 1024,
+    // Asset uploads are the largest requests.
+    readMaxBytes: Math.max(16 * 1024 * 1024, config.assets.maxBytes + 1024 * 1024),
+    contextValues: adminContextValues(config.portal.trustedProxyHops),
   });
+  // The portal (web app) shares the admin listener: GETs outside the RPC paths are its files.
+  const portal = createPortalAssets();
+  if (!portal.available) logger.warn('the portal is not built, so the admin listener serves no web app: run `npm run build:portal`');
+  const rpc = handler as RequestHandler;
   return {
-    handler: handler as RequestHandler,
-    async close() {
-      if (previewEngine) await (await previewEngine).close();
+    handler: (req, res) => {
+      if (!portal.handle(req, res)) rpc(req, res);
     },
+    bound(port) {
+      boundPort = port;
+      if (!config.portal.baseUrl && !['127.0.0.1', '::1', 'localhost'].includes(config.adminAddress.host)) {
+        logger.warn('DOCGEN_PORTAL_BASE_URL is not set: invitation links point at the admin listener\'s own address; set it to the address people open the portal at', {
+          portalBaseUrl: portalBaseUrl(config, port),
+        });
+      }
+    },
+    async close() {},
   };
 }

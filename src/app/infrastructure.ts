@@ -1,22 +1,29 @@
 // Connections every role shares: MongoDB (rows), NATS JetStream (jobs and events) and the
-// object store (PDFs), plus the repositories over MongoDB. Connected once per process; each
-// registers a readiness check so /readyz reports a dependency that went away.
+// object store (PDFs), plus the repositories over MongoDB. Connected once per process. A
+// database or broker that is not there yet is waited for (wait-for-dependency.ts); each
+// registers a readiness check so /readyz names a dependency that is awaited or went away.
 import type { Config } from '../config/config.ts';
+import { isDomainError } from '../domain/errors.ts';
 import type { Logger } from '../ops/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import type { OpsServer } from '../ops/ops-server.ts';
+import { createDocgenQueue, type DocgenQueue } from '../queue/docgen-queue.ts';
 import { connectNats, type NatsQueue } from '../queue/jetstream.ts';
-import type { FinalEvent } from '../render/render-pipeline.ts';
 import { createObjectStore, type ObjectStore } from '../storage/object-store.ts';
 import { ApiKeysRepository } from '../store/api-keys-repository.ts';
+import { AssetsRepository } from '../store/assets-repository.ts';
 import { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import { ensureIndexes } from '../store/documents.ts';
 import { GenerationsRepository } from '../store/generations-repository.ts';
-import { connectMongo, type MongoConnection } from '../store/mongo.ts';
+import { connectMongo, redactMongoUrl, type MongoConnection } from '../store/mongo.ts';
 import { RateLimitsRepository } from '../store/rate-limits-repository.ts';
 import { TemplatesRepository } from '../store/templates-repository.ts';
 import { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
 import { WorkspacesRepository } from '../store/workspaces-repository.ts';
+import { createIdentityRepositories, type IdentityRepositories } from '../identity/identity.ts';
+import { DependencyWaiter } from './wait-for-dependency.ts';
+
+export type { DocgenQueue } from '../queue/docgen-queue.ts';
 
 export interface Repositories {
   workspaces: WorkspacesRepository;
@@ -26,14 +33,9 @@ export interface Repositories {
   rateLimits: RateLimitsRepository;
   webhookEndpoints: WebhookEndpointsRepository;
   deliveries: DeliveriesRepository;
-}
-
-/** docgen's own messages on JetStream, on top of the generic queue. */
-export interface DocgenQueue {
-  nats: NatsQueue;
-  publishRenderJob(generationId: string, msgId: string): Promise<void>;
-  publishFinalEvent(event: FinalEvent): Promise<void>;
-  publishDeliveryJob(deliveryId: string, msgId: string): Promise<void>;
+  assets: AssetsRepository;
+  /** Users, memberships, sessions, invitations, audit events (src/identity). */
+  identity: IdentityRepositories;
 }
 
 export interface Infrastructure {
@@ -44,17 +46,75 @@ export interface Infrastructure {
   close(): Promise<void>;
 }
 
-export async function connectInfrastructure(config: Config, ctx: { logger: Logger; metrics: Metrics; ops: OpsServer }): Promise<Infrastructure> {
+export interface InfrastructureContext {
+  logger: Logger;
+  metrics: Metrics;
+  ops: OpsServer;
+  /** Aborts the wait for MongoDB and NATS (shutdown during start-up). */
+  signal?: AbortSignal | undefined;
+}
+
+/** A misconfiguration (e.g. a stream with the wrong retention) is not fixed by waiting. */
+const isPermanent = (err: unknown) => isDomainError(err) && err.code === 'FAILED_PRECONDITION';
+
+export async function connectInfrastructure(config: Config, ctx: InfrastructureContext): Promise<Infrastructure> {
   const { logger, ops } = ctx;
-  const mongo = await connectMongo({ url: config.mongodb.url, database: config.mongodb.database, appName: `docgen-${config.roles.join('-')}` });
+  const appName = `docgen-${config.roles.join('-')}`;
+
+  const mongoWait = new DependencyWaiter('MongoDB', redactMongoUrl(config.mongodb.url), async () => {
+    const connection = await connectMongo({ url: config.mongodb.url, database: config.mongodb.database, appName });
+    try {
+      const refused = await ensureIndexes(connection.db);
+      if (refused.length > 0) logger.warn('the database refused some indexes (expected only on the embedded stand-in)', { refused });
+    } catch (err) {
+      await connection.close().catch(() => {});
+      throw err;
+    }
+    return connection;
+  });
+  const natsWait = new DependencyWaiter('NATS', config.nats.servers.join(', '), async () => {
+    const queue = await connectNats({ servers: config.nats.servers, streamPrefix: config.nats.streamPrefix, name: appName });
+    try {
+      await queue.ensureStreams();
+    } catch (err) {
+      await queue.close().catch(() => {});
+      throw err;
+    }
+    return queue;
+  });
+
+  let mongo: MongoConnection | undefined;
   let nats: NatsQueue | undefined;
+  ops.addReadinessCheck('mongodb', async () => {
+    if (!mongo) throw new Error(mongoWait.describe());
+    await mongo.db.command({ ping: 1 });
+  });
+  ops.addReadinessCheck('nats', () => {
+    if (!nats) throw new Error(natsWait.describe());
+    if (!nats.isConnected()) throw new Error('not connected to NATS (reconnecting)');
+  });
+
+  // Both at once: start-up takes as long as the slower one, not the sum.
+  const stopWaiting = new AbortController();
+  const signal = ctx.signal ? AbortSignal.any([ctx.signal, stopWaiting.signal]) : stopWaiting.signal;
+  const waitOptions = { logger, signal, isPermanent };
+  const waits = [
+    mongoWait.connect(waitOptions).then((c) => (mongo = c)),
+    natsWait.connect(waitOptions).then((q) => (nats = q)),
+  ];
   try {
-    const refused = await ensureIndexes(mongo.db);
-    if (refused.length > 0) logger.warn('the database refused some indexes (expected only on the embedded stand-in)', { refused });
+    await Promise.all(waits);
+  } catch (err) {
+    stopWaiting.abort(err);
+    await Promise.allSettled(waits);
+    await nats?.close().catch(() => {});
+    await mongo?.close().catch(() => {});
+    throw err;
+  }
+  const connectedMongo = mongo!;
+  const connectedNats = nats!;
 
-    nats = await connectNats({ servers: config.nats.servers, streamPrefix: config.nats.streamPrefix, name: `docgen-${config.roles.join('-')}` });
-    await nats.ensureStreams();
-
+  try {
     const objects = createObjectStore({
       endpoint: config.s3.endpoint,
       publicEndpoint: config.s3.publicEndpoint,
@@ -63,9 +123,10 @@ export async function connectInfrastructure(config: Config, ctx: { logger: Logge
       bucket: config.s3.bucket,
       region: config.s3.region,
     });
-    if (config.roles.includes('render')) await objects.ensureBucket();
+    // The render role stores PDFs; the api role stores uploaded assets.
+    if (config.roles.includes('render') || config.roles.includes('api')) await objects.ensureBucket();
 
-    const db = mongo.db;
+    const db = connectedMongo.db;
     const repositories: Repositories = {
       workspaces: new WorkspacesRepository(db),
       apiKeys: new ApiKeysRepository(db),
@@ -74,28 +135,11 @@ export async function connectInfrastructure(config: Config, ctx: { logger: Logge
       rateLimits: new RateLimitsRepository(db),
       webhookEndpoints: new WebhookEndpointsRepository(db),
       deliveries: new DeliveriesRepository(db),
+      assets: new AssetsRepository(db),
+      identity: createIdentityRepositories(db),
     };
+    const queue = createDocgenQueue(connectedNats);
 
-    const queueNats = nats;
-    const names = queueNats.names;
-    const queue: DocgenQueue = {
-      nats: queueNats,
-      async publishRenderJob(generationId, msgId) {
-        await queueNats.publish(names.subjects.renderJobs, { generationId }, msgId);
-      },
-      async publishFinalEvent(event) {
-        // One event per generation: its id is derived from the generation, and so is the msgID.
-        await queueNats.publish(`${names.subjects.eventsWildcard.slice(0, -1)}${event.event}`, event, event.eventId);
-      },
-      async publishDeliveryJob(deliveryId, msgId) {
-        await queueNats.publish(names.subjects.deliveryJobs, { deliveryId }, msgId);
-      },
-    };
-
-    ops.addReadinessCheck('mongodb', () => db.command({ ping: 1 }));
-    ops.addReadinessCheck('nats', () => {
-      if (!queueNats.isConnected()) throw new Error('not connected to NATS (reconnecting)');
-    });
     // Ready when the store answers for the bucket with these credentials: the probe key need
     // not exist (a missing key is `false`, which a readiness check would count as a failure).
     if (config.roles.includes('render')) {
@@ -105,18 +149,18 @@ export async function connectInfrastructure(config: Config, ctx: { logger: Logge
     }
 
     return {
-      mongo,
+      mongo: connectedMongo,
       repositories,
       queue,
       objects,
       async close() {
-        await queueNats.close().catch(() => {});
-        await mongo.close().catch(() => {});
+        await connectedNats.close().catch(() => {});
+        await connectedMongo.close().catch(() => {});
       },
     };
   } catch (err) {
-    await nats?.close().catch(() => {});
-    await mongo.close().catch(() => {});
+    await connectedNats.close().catch(() => {});
+    await connectedMongo.close().catch(() => {});
     throw err;
   }
 }

@@ -2,38 +2,43 @@
 // JetStream (never more than it has free pages: backpressure), runs the outbox sweeper, and
 // on shutdown stops pulling, lets in-flight renders finish within the grace period and hands
 // back the rest (nak) so another pod takes them.
-import type { Config } from '../config/config.ts';
-import type { Logger } from '../ops/logger.ts';
-import type { Metrics } from '../ops/metrics.ts';
-import type { OpsServer } from '../ops/ops-server.ts';
 import type { JobContext } from '../queue/jetstream.ts';
+import { createAssetLoader } from '../render/asset-loader.ts';
+import type { RenderJob } from '../queue/messages.ts';
 import { createRenderEngine, type RenderEngine } from '../render/render-engine.ts';
 import { OutboxSweeper } from '../render/outbox-sweeper.ts';
-import { RenderPipeline, type RenderJob } from '../render/render-pipeline.ts';
-import type { Infrastructure } from './infrastructure.ts';
-import { parseId } from '../domain/ids.ts';
+import { RenderPipeline } from '../render/render-pipeline.ts';
+import { formatId, parseId } from '../domain/ids.ts';
+import { eraseGeneration } from '../generations/generation-erasure.ts';
+import { RetentionSweeper } from '../generations/retention-sweeper.ts';
+import { previewSubject } from '../queue/preview-channel.ts';
+import { startPreviewService } from '../render/preview-service.ts';
+import { startJobConsumer } from './job-consumer.ts';
+import { abortedPromise, type Role, type RoleContext } from './role.ts';
 
-export interface RenderRole {
+export interface RenderRole extends Role {
   engine: RenderEngine;
   pipeline: RenderPipeline;
-  stopAccepting(): Promise<void>;
-  drain(signal: AbortSignal): Promise<void>;
-  close(): Promise<void>;
 }
 
 export const RENDER_CONSUMER = 'render-workers';
 /** A claimed generation's lease; renewed every third of it while rendering. */
 export const RENDER_LEASE_MS = 30_000;
 
-export async function startRenderRole(
-  config: Config,
-  infrastructure: Infrastructure,
-  ctx: { logger: Logger; metrics: Metrics; ops: OpsServer },
-): Promise<RenderRole> {
+export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
+  const { config, infrastructure, metrics } = ctx;
   const logger = ctx.logger.child({ module: 'render' });
-  const { metrics } = ctx;
   const { repositories, queue, objects } = infrastructure;
-  const engine = await createRenderEngine(config.render, { logger, metrics });
+  const assets = createAssetLoader({ assets: repositories.assets, objects });
+  // Previews get pages (and Liquid workers) of their own on top of production's.
+  const engine = await createRenderEngine({ ...config.render, concurrency: config.render.concurrency + config.previews.concurrency }, { logger, metrics, assets });
+  const previews = startPreviewService(queue.nats.connection, {
+    subject: previewSubject(config.nats.streamPrefix),
+    concurrency: config.previews.concurrency,
+    renderer: engine.renderer,
+    logger: logger.child({ module: 'preview' }),
+    metrics,
+  });
 
   // Jobs handed back on shutdown, by generation id: their renders may still end (or fail when
   // the pool stops), and that must neither settle the message again nor count as an outcome.
@@ -59,15 +64,13 @@ export async function startRenderRole(
     },
   });
 
-  const names = queue.nats.names;
-  await queue.nats.ensureConsumer(names.streams.render, RENDER_CONSUMER, { ackWaitMs: RENDER_LEASE_MS, maxAckPending: 10_000 });
-  const stopPulling = new AbortController();
   const inFlight = new Map<JobContext<RenderJob>, { generationId: string; started: number }>();
-  const consuming = queue.nats.consumeJobs<RenderJob>({
-    stream: names.streams.render,
+  const jobs = await startJobConsumer<RenderJob>(queue.nats, {
+    stream: queue.nats.names.streams.render,
     consumer: RENDER_CONSUMER,
+    ackWaitMs: RENDER_LEASE_MS,
+    maxAckPending: 10_000,
     concurrency: config.render.concurrency,
-    signal: stopPulling.signal,
     stopTimeoutMs: config.shutdownGraceMs,
     handler: async (job) => {
       const generationId = String(job.data?.generationId ?? '');
@@ -127,31 +130,44 @@ export async function startRenderRole(
   });
   sweeper.start();
 
-  const unregister = [
-    metrics.registerGaugeCollector('docgen_render_queue_depth', async () => (await queue.nats.jsm.streams.info(names.streams.render)).state.messages),
-    metrics.registerGaugeCollector('docgen_render_consumer_pending', async () => {
-      const info = await queue.nats.jsm.consumers.info(names.streams.render, RENDER_CONSUMER);
-      return info.num_pending + info.num_ack_pending;
-    }),
-    metrics.registerGaugeCollector('docgen_render_consumer_redelivered', async () => (await queue.nats.jsm.consumers.info(names.streams.render, RENDER_CONSUMER)).num_redelivered),
-  ];
-  ctx.ops.addReadinessCheck('browser-pool', () => engine.isReady());
+  // Retention lives here: this role writes the PDFs (see retention-sweeper.ts for why).
+  const retention = new RetentionSweeper({
+    workspaces: repositories.workspaces,
+    generations: repositories.generations,
+    erase: (doc) => eraseGeneration({ generations: repositories.generations, deliveries: repositories.deliveries, objects }, doc),
+    intervalMs: config.retention.sweepIntervalMs,
+    onErased: (doc) => {
+      metrics.generationsExpired.inc();
+      logger.debug('generation past its retention deleted', { generationId: formatId('generation', doc._id) });
+    },
+    onError: (err, at) => logger.warn('retention sweep failed; the next sweep retries', { generationId: at.generationId && formatId('generation', at.generationId), err: String(err) }),
+  });
+  retention.start();
 
   let stopped = false;
   let handedBackAny = false;
+  const names = queue.nats.names;
   return {
+    name: 'render',
     engine,
     pipeline,
+    readiness: { 'browser-pool': () => engine.isReady() },
+    consumers: [jobs],
+    gauges: [
+      ['docgen_render_queue_depth', async () => (await queue.nats.jsm.streams.info(names.streams.render)).state.messages],
+      ['docgen_render_consumer_pending', () => jobs.backlog()],
+      ['docgen_render_consumer_redelivered', () => jobs.redelivered()],
+    ],
     async stopAccepting() {
       if (stopped) return;
       stopped = true;
-      stopPulling.abort();
-      await sweeper.stop();
+      jobs.stop();
+      await Promise.all([sweeper.stop(), retention.stop(), previews.stop()]);
     },
     async drain(signal) {
       // In-flight renders finish unless the grace period ends first; whatever still runs
       // then (or when the consumer loop gave up waiting) goes back to the queue.
-      await Promise.race([consuming, abortedPromise(signal)]);
+      await Promise.race([jobs.done, abortedPromise(signal)]);
       const count = await handBackInFlight();
       if (count > 0) {
         handedBackAny = true;
@@ -159,17 +175,9 @@ export async function startRenderRole(
       }
     },
     async close() {
-      for (const u of unregister) u();
       // Handed-back renders are redone elsewhere: do not wait for their pages.
       if (handedBackAny || inFlight.size > 0) await engine.pool.stop(0).catch(() => {});
       await engine.close();
     },
   };
-}
-
-function abortedPromise(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
 }

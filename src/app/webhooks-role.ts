@@ -3,24 +3,22 @@
 // the sweeper for jobs that never reached the broker. On shutdown it stops pulling, lets
 // in-flight attempts finish within the grace period, then cuts off the rest and hands
 // their jobs back (nak) so another webhooks process retries them at once.
-import { webhookSecretContext } from '../admin/webhook-endpoint-admin.ts';
-import type { Config } from '../config/config.ts';
+import { webhookSecretContext } from '../webhooks/secret-box.ts';
 import type { Logger } from '../ops/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import type { JobContext } from '../queue/jetstream.ts';
-import { DeliveryDispatcher, parseWebhookEvent, type DeliveryJob } from '../webhooks/delivery-dispatcher.ts';
+import { parseFinalEvent, type DeliveryJob } from '../queue/messages.ts';
+import { DeliveryDispatcher } from '../webhooks/delivery-dispatcher.ts';
 import { DeliverySweeper } from '../webhooks/delivery-sweeper.ts';
 import { DeliveryWorker, type AttemptReport } from '../webhooks/delivery-worker.ts';
 import { EndpointLimiter } from '../webhooks/endpoint-limiter.ts';
-import type { Infrastructure } from './infrastructure.ts';
+import { startJobConsumer } from './job-consumer.ts';
+import type { Role, RoleContext } from './role.ts';
 
-export interface WebhooksRole {
+export interface WebhooksRole extends Role {
   dispatcher: DeliveryDispatcher;
   worker: DeliveryWorker;
   sweeper: DeliverySweeper;
-  stopAccepting(): Promise<void>;
-  drain(signal: AbortSignal): Promise<void>;
-  close(): Promise<void>;
 }
 
 export const WEBHOOK_DISPATCHER_CONSUMER = 'webhook-dispatcher';
@@ -33,21 +31,15 @@ const DISPATCH_ACK_WAIT_MS = 30_000;
 export const SWEEP_GRACE_MS = 5 * 60_000;
 export const SWEEP_INTERVAL_MS = 30_000;
 
-export async function startWebhooksRole(
-  config: Config,
-  infrastructure: Infrastructure,
-  ctx: { logger: Logger; metrics: Metrics },
-): Promise<WebhooksRole> {
+export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole> {
+  const { config, infrastructure, metrics } = ctx;
   const logger = ctx.logger.child({ module: 'webhooks' });
-  const { metrics } = ctx;
   const { repositories, queue } = infrastructure;
   const nats = queue.nats;
   const names = nats.names;
 
   // The job carries the endpoint so a worker can pace a saturated endpoint without a read.
-  const publishJob = async (job: DeliveryJob, msgId: string) => {
-    await nats.publish(names.subjects.deliveryJobs, job, msgId);
-  };
+  const publishJob = (job: DeliveryJob, msgId: string) => queue.publishDeliveryJob(job, msgId);
 
   const dispatcher = new DeliveryDispatcher({
     endpoints: repositories.webhookEndpoints,
@@ -81,30 +73,17 @@ export async function startWebhooksRole(
     onAttempt: (report) => reportAttempt(report, logger, metrics),
   });
 
-  await nats.ensureConsumer(names.streams.events, WEBHOOK_DISPATCHER_CONSUMER, {
+  const dispatching = new Set<JobContext<unknown>>();
+  const events = await startJobConsumer<unknown>(nats, {
+    stream: names.streams.events,
+    consumer: WEBHOOK_DISPATCHER_CONSUMER,
     ackWaitMs: DISPATCH_ACK_WAIT_MS,
     maxAckPending: 1000,
     description: 'docgen webhooks: fans final-state events out to deliveries',
-  });
-  await nats.ensureConsumer(names.streams.deliveries, WEBHOOK_SENDER_CONSUMER, {
-    ackWaitMs: senderAckWaitMs,
-    // Jobs waiting for their retry (naked with a delay) stay "ack pending" on the server.
-    // A cap would let one dead endpoint's waiting retries block every other delivery, so
-    // there is none; this process still holds only `concurrency` jobs at a time.
-    maxAckPending: -1,
-    description: 'docgen webhooks: delivery attempts',
-  });
-
-  const stopPulling = new AbortController();
-  const dispatching = new Set<JobContext<unknown>>();
-  const dispatchLoop = nats.consumeJobs<unknown>({
-    stream: names.streams.events,
-    consumer: WEBHOOK_DISPATCHER_CONSUMER,
     concurrency: DISPATCH_CONCURRENCY,
-    signal: stopPulling.signal,
     stopTimeoutMs: config.shutdownGraceMs,
     handler: async (job) => {
-      const event = parseWebhookEvent(job.data);
+      const event = parseFinalEvent(job.data);
       if (typeof event === 'string') {
         logger.error('dropping a malformed event', { subject: job.subject, streamSequence: job.streamSequence, problem: event });
         job.term();
@@ -122,11 +101,16 @@ export async function startWebhooksRole(
     onError: (err) => logger.warn('webhook dispatch failed; the event will be redelivered', { err: String(err) }),
   });
 
-  const sendLoop = nats.consumeJobs<DeliveryJob>({
+  const sends = await startJobConsumer<DeliveryJob>(nats, {
     stream: names.streams.deliveries,
     consumer: WEBHOOK_SENDER_CONSUMER,
+    ackWaitMs: senderAckWaitMs,
+    // Jobs waiting for their retry (naked with a delay) stay "ack pending" on the server.
+    // A cap would let one dead endpoint's waiting retries block every other delivery, so
+    // there is none; this process still holds only `concurrency` jobs at a time.
+    maxAckPending: -1,
+    description: 'docgen webhooks: delivery attempts',
     concurrency: config.webhooks.concurrency,
-    signal: stopPulling.signal,
     stopTimeoutMs: config.shutdownGraceMs,
     handler: async (job) => {
       await worker.handle(job);
@@ -144,28 +128,25 @@ export async function startWebhooksRole(
   });
   sweeper.start();
 
-  const unregister = [
-    metrics.registerGaugeCollector('docgen_webhook_queue_depth', async () => (await nats.jsm.streams.info(names.streams.deliveries)).state.messages),
-    // Both consumers: events not yet fanned out, and delivery jobs not yet settled
-    // (retries waiting for their delay included).
-    metrics.registerGaugeCollector('docgen_webhook_consumer_pending', async () => {
-      const [events, deliveries] = await Promise.all([
-        nats.jsm.consumers.info(names.streams.events, WEBHOOK_DISPATCHER_CONSUMER),
-        nats.jsm.consumers.info(names.streams.deliveries, WEBHOOK_SENDER_CONSUMER),
-      ]);
-      return events.num_pending + events.num_ack_pending + deliveries.num_pending + deliveries.num_ack_pending;
-    }),
-  ];
-
   let stopped = false;
   return {
+    name: 'webhooks',
     dispatcher,
     worker,
     sweeper,
+    readiness: {},
+    consumers: [events, sends],
+    gauges: [
+      ['docgen_webhook_queue_depth', async () => (await nats.jsm.streams.info(names.streams.deliveries)).state.messages],
+      // Both consumers: events not yet fanned out, and delivery jobs not yet settled
+      // (retries waiting for their delay included).
+      ['docgen_webhook_consumer_pending', async () => (await events.backlog()) + (await sends.backlog())],
+    ],
     async stopAccepting() {
       if (stopped) return;
       stopped = true;
-      stopPulling.abort();
+      events.stop();
+      sends.stop();
       await sweeper.stop();
     },
     async drain(signal) {
@@ -177,15 +158,13 @@ export async function startWebhooksRole(
       };
       if (signal.aborted) handBack();
       else signal.addEventListener('abort', handBack, { once: true });
-      const [dispatched, sent] = await Promise.all([dispatchLoop, sendLoop]);
+      const [dispatched, sent] = await Promise.all([events.done, sends.done]);
       signal.removeEventListener('abort', handBack);
       if (dispatched.abandoned + sent.abandoned > 0) {
         logger.warn('shutdown left work running; JetStream redelivers it after ack_wait', { events: dispatched.abandoned, deliveries: sent.abandoned });
       }
     },
-    async close() {
-      for (const u of unregister) u();
-    },
+    async close() {},
   };
 }
 

@@ -1,4 +1,4 @@
-// API keys (contract §5): `svc_live_` + 40 base62 characters (~238 bits). Only the SHA-256
+// API keys (docs/interface.md#api-keys): `svc_live_` + 40 base62 characters (~238 bits). Only the SHA-256
 // hash and a short display prefix are stored; the key is shown once and never logged.
 import { createHash, randomInt } from 'node:crypto';
 
@@ -6,7 +6,7 @@ export const API_KEY_PREFIX = 'svc_live_';
 export const SCOPES = ['generations:trigger', 'generations:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** What a well-formed key looks like (contract §1); anything else is UNAUTHORIZED. */
+/** What a well-formed key looks like (docs/interface.md#api-keys); anything else is UNAUTHORIZED. */
 export const API_KEY_PATTERN = /^svc_live_[A-Za-z0-9]{20,128}$/;
 
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';

@@ -1,5 +1,5 @@
 // The `docgen` command: `serve` (production, one or more roles), `dev` (everything on the
-// embedded default, contract §7) and `admin` (operator CLI for the admin API).
+// embedded default, docs/interface.md#running-docgen) and `admin` (operator CLI for the admin API).
 import { readFileSync } from 'node:fs';
 
 const USAGE = `Usage:
@@ -20,7 +20,7 @@ async function main(argv: string[]): Promise<number> {
       return runDev(rest);
     }
     case 'admin': {
-      const { runAdminCli } = await import('./admin-cli.ts');
+      const { runAdminCli } = await import('./admin/run-admin-cli.ts');
       return runAdminCli(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
     }
     case 'version':

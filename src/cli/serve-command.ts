@@ -1,10 +1,11 @@
 // `docgen serve --role api|render|webhooks|all`: one production process. Configuration comes
 // from DOCGEN_* variables; a bad one stops the process with a message naming the fix.
 // SIGTERM: stop taking work, finish or hand back in-flight work, exit within the grace period.
-import { buildApp, describeError } from '../app/build-app.ts';
+import { buildApp, type App, type BuildAppOptions } from '../app/build-app.ts';
 import { ALL_ROLES, ConfigError, loadConfig, type Role } from '../config/config.ts';
 import { createLogger } from '../ops/logger.ts';
 import { createShutdownCoordinator } from '../ops/shutdown.ts';
+import { describeError } from '../domain/errors.ts';
 
 export function parseRoles(argv: string[]): Role[] | string {
   const roles: string[] = [];
@@ -21,7 +22,10 @@ export function parseRoles(argv: string[]): Role[] | string {
   return [...new Set(expanded)] as Role[];
 }
 
-export async function runServe(argv: string[]): Promise<number> {
+/** Seams of the composition root a caller may fill (the crash tests inject faults here). */
+export type ServeHooks = Pick<BuildAppOptions, 'afterGenerationInsert'>;
+
+export async function runServe(argv: string[], hooks: ServeHooks = {}): Promise<number> {
   const roles = parseRoles(argv);
   if (typeof roles === 'string') {
     process.stderr.write(`docgen serve: ${roles}\n`);
@@ -38,25 +42,26 @@ export async function runServe(argv: string[]): Promise<number> {
     throw err;
   }
   const logger = createLogger({ level: config.logLevel, role: roles.join(',') });
-  let app;
+  // Installed before start-up: a SIGTERM while NATS or MongoDB is still awaited stops the wait.
+  const shutdown = createShutdownCoordinator({ graceMs: config.shutdownGraceMs, logger });
+  const startup = new AbortController();
+  let app: App | undefined;
+  shutdown.register('abort start-up', () => startup.abort(new Error('shutting down during start-up')), 'stop-accepting');
+  shutdown.register('stop accepting work', () => app?.stopAccepting(), 'stop-accepting');
+  shutdown.register('drain in-flight work', (ctx) => app?.drain(ctx.signal), 'drain');
+  shutdown.register('close connections', () => app?.close(), 'close');
+  shutdown.install();
   try {
-    app = await buildApp(config, {
-      logger,
-      // Fault injection for the crash tests: die between the database write and the publish.
-      afterGenerationInsert:
-        process.env.DOCGEN_TEST_FAULT === 'exit-after-generation-insert' ? () => process.kill(process.pid, 'SIGKILL') : undefined,
-    });
+    app = await buildApp(config, { ...hooks, logger, signal: startup.signal });
   } catch (err) {
+    // Stopped by a signal while starting: the coordinator exits once its stoppers ran.
+    if (startup.signal.aborted) return -1;
+    shutdown.uninstall();
     logger.error('docgen could not start', { err: describeError(err) });
     process.stderr.write(`docgen could not start: ${describeError(err)}\n`);
     return 1;
   }
   const started = app;
-  const shutdown = createShutdownCoordinator({ graceMs: config.shutdownGraceMs, logger });
-  shutdown.register('stop accepting work', () => started.stopAccepting(), 'stop-accepting');
-  shutdown.register('drain in-flight work', (ctx) => started.drain(ctx.signal), 'drain');
-  shutdown.register('close connections', () => started.close(), 'close');
-  shutdown.install();
   // A bug that escapes every handler still gets an orderly shutdown: in-flight work is
   // handed back instead of being lost with the process.
   const fatal = (kind: string) => (err: unknown) => {

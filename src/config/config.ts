@@ -1,6 +1,7 @@
 // The one typed view of docgen's configuration: DOCGEN_* environment variables, validated
 // at start. A bad value stops the process with a message naming the variable and the fix.
-// docs/configuration.md and the README table list the same variables; keep them in step.
+// The README's configuration table lists exactly these variables (test/unit/config.test.ts
+// checks). `docgen dev` and `docgen admin` read a few more of their own (see the README).
 
 export type Role = 'api' | 'render' | 'webhooks';
 export const ALL_ROLES: readonly Role[] = ['api', 'render', 'webhooks'];
@@ -16,6 +17,12 @@ export interface Config {
   adminAddress: ListenAddress;
   opsAddress: ListenAddress;
   adminToken: string;
+  portal: {
+    /** DOCGEN_PORTAL_BASE_URL without a trailing slash; null: the admin listener's own address. */
+    baseUrl: string | null;
+    /** Proxies in front of the admin listener whose X-Forwarded-For entries are trusted. */
+    trustedProxyHops: number;
+  };
   /** 32-byte key: encrypts webhook secrets, signs page tokens. */
   secretKey: Buffer;
   mongodb: { url: string; database: string };
@@ -49,17 +56,27 @@ export interface Config {
     keepAliveTimeoutMs: number;
     maxConnections: number;
   };
+  /** Template previews (the portal's live preview), answered by render processes. */
+  previews: { concurrency: number };
   api: {
     rateLimitPerSecond: number;
     rateLimitBurst: number;
     maxBodyBytes: number;
     apiKeyCacheMs: number;
   };
+  assets: {
+    maxBytes: number;
+    workspaceQuotaBytes: number;
+  };
   webhooks: {
     allowInsecureUrls: boolean;
     timeoutMs: number;
     concurrency: number;
     endpointConcurrency: number;
+  };
+  retention: {
+    /** How often each render process looks for generations past their workspace's retention. */
+    sweepIntervalMs: number;
   };
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   shutdownGraceMs: number;
@@ -78,13 +95,15 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { name: 'DOCGEN_ADMIN_ADDR', default: '0.0.0.0:8081', description: 'Admin listener: Connect/gRPC `docgen.admin.v1`. Never expose publicly.' },
   { name: 'DOCGEN_OPS_ADDR', default: '0.0.0.0:9090', description: 'Health (`/healthz`, `/readyz`) and `/metrics`, for every role.' },
   { name: 'DOCGEN_ADMIN_TOKEN', default: undefined, description: 'Operator token for the admin API (at least 12 characters; use 32+ random ones). Required by the api role.' },
+  { name: 'DOCGEN_PORTAL_BASE_URL', default: undefined, description: 'Address people open the portal at (the admin listener), e.g. `https://docgen-admin.internal`; builds invitation links, and `http://` turns off Secure cookies. Default: the admin listener\'s address.' },
+  { name: 'DOCGEN_PORTAL_TRUSTED_PROXY_HOPS', default: '0', description: 'Proxies (e.g. the internal ingress) in front of the admin listener: sign-in limits take the client address from `X-Forwarded-For` that many hops from the right. 0: the TCP peer.' },
   { name: 'DOCGEN_SECRET_KEY', default: undefined, description: '32 bytes as 64 hex characters or base64: encrypts webhook secrets and signs page tokens. Required.' },
   { name: 'DOCGEN_MONGODB_URL', default: undefined, description: 'MongoDB connection string (MongoDB 7+). Required.' },
   { name: 'DOCGEN_MONGODB_DATABASE', default: 'docgen', description: 'Database name.' },
   { name: 'DOCGEN_NATS_URL', default: undefined, description: 'NATS server URL(s), comma-separated; JetStream must be enabled. Required.' },
   { name: 'DOCGEN_NATS_STREAM_PREFIX', default: 'DOCGEN', description: 'Prefix of JetStream stream and subject names (lets several installs share one NATS).' },
   { name: 'DOCGEN_S3_ENDPOINT', default: undefined, description: 'S3/MinIO endpoint URL used by docgen, e.g. `http://minio:9000`. Required.' },
-  { name: 'DOCGEN_S3_PUBLIC_ENDPOINT', default: undefined, description: 'Endpoint URL that clients download `outputUrl` from (defaults to DOCGEN_S3_ENDPOINT).' },
+  { name: 'DOCGEN_S3_PUBLIC_ENDPOINT', default: undefined, description: 'Endpoint URL that clients download `outputUrl` from. Optional: defaults to DOCGEN_S3_ENDPOINT.' },
   { name: 'DOCGEN_S3_ACCESS_KEY', default: undefined, description: 'S3 access key. Required.' },
   { name: 'DOCGEN_S3_SECRET_KEY', default: undefined, description: 'S3 secret key. Required.' },
   { name: 'DOCGEN_S3_BUCKET', default: 'docgen', description: 'Bucket for generated documents (created if missing).' },
@@ -103,14 +122,18 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { name: 'DOCGEN_HTTP_KEEP_ALIVE_TIMEOUT_MS', default: '65000', description: 'Every listener: how long an idle keep-alive connection stays open.' },
   { name: 'DOCGEN_HTTP_MAX_CONNECTIONS', default: '1000', description: 'Every listener: open connections accepted at once; more are refused until some close.' },
   { name: 'DOCGEN_RENDER_MAX_ATTEMPTS', default: '3', description: 'Attempts in all for transient render failures before FAILED.' },
+  { name: 'DOCGEN_PREVIEW_CONCURRENCY', default: '2', description: 'Template previews rendering at once per render process, on pages of their own (production renders keep theirs).' },
   { name: 'DOCGEN_RATE_LIMIT_PER_SECOND', default: '20', description: 'Default sustained requests/s per API key (keys may override).' },
   { name: 'DOCGEN_RATE_LIMIT_BURST', default: '40', description: 'Default burst per API key.' },
   { name: 'DOCGEN_MAX_BODY_BYTES', default: '1048576', description: 'Largest accepted request body.' },
   { name: 'DOCGEN_API_KEY_CACHE_MS', default: '500', description: 'How long an API key lookup is cached (a revoke takes effect within this).' },
+  { name: 'DOCGEN_ASSET_MAX_BYTES', default: '10485760', description: 'Largest workspace asset (image or font) accepted by upload.' },
+  { name: 'DOCGEN_ASSET_WORKSPACE_QUOTA_BYTES', default: '268435456', description: 'Total size of the assets one workspace may store.' },
   { name: 'DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS', default: 'false', description: 'Allow `http://` and private/loopback webhook addresses (local development only).' },
   { name: 'DOCGEN_WEBHOOK_TIMEOUT_MS', default: '10000', description: 'Time a receiver has to answer an attempt.' },
   { name: 'DOCGEN_WEBHOOK_CONCURRENCY', default: '256', description: 'Attempts in flight per webhooks process.' },
   { name: 'DOCGEN_WEBHOOK_ENDPOINT_CONCURRENCY', default: '64', description: 'Attempts in flight to any one endpoint per webhooks process.' },
+  { name: 'DOCGEN_RETENTION_SWEEP_INTERVAL_MS', default: '30000', description: 'How often each render process deletes generations past their workspace\'s retention (`docgen admin workspace update WS --retention 30d`).' },
   { name: 'DOCGEN_LOG_LEVEL', default: 'info', description: '`debug`, `info`, `warn` or `error`.' },
   { name: 'DOCGEN_SHUTDOWN_GRACE_MS', default: '25000', description: 'On SIGTERM: time to finish in-flight work before handing it back and exiting.' },
 ];
@@ -233,6 +256,11 @@ export function loadConfig(env: Env = process.env): Config {
     r.problems.push('DOCGEN_ADMIN_TOKEN is shorter than 12 characters. Use a long random string, e.g. `openssl rand -hex 32`.');
   }
 
+  const portalBaseUrl = r.url('DOCGEN_PORTAL_BASE_URL', ['http:', 'https:'], false, 'Set it to the address people open the portal at, e.g. https://docgen-admin.internal.');
+  if (portalBaseUrl && (portalBaseUrl.search || portalBaseUrl.hash || portalBaseUrl.username)) {
+    r.problems.push('DOCGEN_PORTAL_BASE_URL must be a plain http(s) address without query, fragment or credentials.');
+  }
+
   const secretKeyText = r.string('DOCGEN_SECRET_KEY', 'Generate one with `openssl rand -hex 32`.', true);
   let secretKey: Buffer = Buffer.alloc(0);
   if (secretKeyText !== '') {
@@ -279,6 +307,10 @@ export function loadConfig(env: Env = process.env): Config {
     adminAddress: r.address('DOCGEN_ADMIN_ADDR'),
     opsAddress: r.address('DOCGEN_OPS_ADDR'),
     adminToken,
+    portal: {
+      baseUrl: portalBaseUrl ? portalBaseUrl.href.replace(/\/+$/, '') : null,
+      trustedProxyHops: r.integer('DOCGEN_PORTAL_TRUSTED_PROXY_HOPS', 0, 10),
+    },
     secretKey,
     mongodb: { url: mongoUrl, database: r.string('DOCGEN_MONGODB_DATABASE', '', false) },
     nats: { servers: natsServers, streamPrefix },
@@ -308,11 +340,16 @@ export function loadConfig(env: Env = process.env): Config {
       keepAliveTimeoutMs: r.integer('DOCGEN_HTTP_KEEP_ALIVE_TIMEOUT_MS', 1000, 3600000),
       maxConnections: r.integer('DOCGEN_HTTP_MAX_CONNECTIONS', 1, 1000000),
     },
+    previews: { concurrency: r.integer('DOCGEN_PREVIEW_CONCURRENCY', 1, 64) },
     api: {
       rateLimitPerSecond: r.number('DOCGEN_RATE_LIMIT_PER_SECOND', 0.001, 1000000),
       rateLimitBurst: r.integer('DOCGEN_RATE_LIMIT_BURST', 1, 1000000),
       maxBodyBytes: r.integer('DOCGEN_MAX_BODY_BYTES', 1024, 64 * 1024 * 1024),
       apiKeyCacheMs: r.integer('DOCGEN_API_KEY_CACHE_MS', 0, 1000),
+    },
+    assets: {
+      maxBytes: r.integer('DOCGEN_ASSET_MAX_BYTES', 1024, 256 * 1024 * 1024),
+      workspaceQuotaBytes: r.integer('DOCGEN_ASSET_WORKSPACE_QUOTA_BYTES', 1024, Number.MAX_SAFE_INTEGER),
     },
     webhooks: {
       allowInsecureUrls: r.boolean('DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS'),
@@ -320,6 +357,7 @@ export function loadConfig(env: Env = process.env): Config {
       concurrency: r.integer('DOCGEN_WEBHOOK_CONCURRENCY', 1, 10000),
       endpointConcurrency: r.integer('DOCGEN_WEBHOOK_ENDPOINT_CONCURRENCY', 1, 1000),
     },
+    retention: { sweepIntervalMs: r.integer('DOCGEN_RETENTION_SWEEP_INTERVAL_MS', 1000, 3_600_000) },
     logLevel: logLevel as Config['logLevel'],
     shutdownGraceMs: r.integer('DOCGEN_SHUTDOWN_GRACE_MS', 0, 600000),
   };

@@ -1,4 +1,4 @@
-// `docgen dev`: the whole service on its embedded default (contract §7). It starts the
+// `docgen dev`: the whole service on its embedded default (docs/interface.md#running-docgen). It starts the
 // MongoDB stand-in (in process), nats-server (child process) and an S3 server (in process),
 // all with data under ./.docgen/ so a restart loses nothing, then every role in this
 // process, seeds a workspace, an API key and a published sample template on first start, and
@@ -6,16 +6,21 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildApp, describeError, type App } from '../app/build-app.ts';
+import { buildApp, type App } from '../app/build-app.ts';
+import { DEV_ADMIN_TOKEN } from '../cli/admin/admin-client.ts';
+import { describeError } from '../domain/errors.ts';
+import { createShutdownCoordinator } from '../ops/shutdown.ts';
 import { ConfigError, loadConfig } from '../config/config.ts';
 import { createLogger } from '../ops/logger.ts';
 import { startEmbeddedMongo, type EmbeddedMongo } from './embedded-mongo.ts';
 import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './embedded-s3.ts';
 import { seedDevData, type DevSeed } from './dev-seed.ts';
+import { devOwnerInvitation, type DevOwner } from './dev-portal-owner.ts';
 
-export const DEV_ADMIN_TOKEN = 'dev-admin-token';
 const DEV_BUCKET = 'docgen';
+/** Default DOCGEN_SHUTDOWN_GRACE_MS of `docgen dev`: Ctrl+C should not keep a developer waiting. */
+const DEV_SHUTDOWN_GRACE_MS = 5000;
 
 interface DevStack {
   mongo: EmbeddedMongo;
@@ -41,28 +46,27 @@ export async function runDev(argv: string[]): Promise<number> {
 
   const stack: Partial<DevStack> = {};
   let app: App | undefined;
-  let stopping: Promise<void> | undefined;
-  const stopAll = () => {
-    stopping ??= (async () => {
-      await app?.close().catch((err: unknown) => logger.warn('error while stopping docgen', { err: describeError(err) }));
-      await stack.nats?.stop().catch(() => {});
-      await stack.s3?.stop().catch(() => {});
-      await stack.mongo?.stop().catch(() => {});
-    })();
-    return stopping;
-  };
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals += 1;
-    if (signals > 1) process.exit(1);
-    logger.info('stopping docgen dev', { signal });
-    void stopAll().then(() => process.exit(0));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  // The same coordinator as `docgen serve`; the embedded dependencies stop after docgen.
+  let graceMs = DEV_SHUTDOWN_GRACE_MS;
+  const shutdown = createShutdownCoordinator({ graceMs: () => graceMs, logger });
+  const startup = new AbortController();
+  shutdown.register('abort start-up', () => startup.abort(new Error('shutting down during start-up')), 'stop-accepting');
+  shutdown.register('stop accepting work', () => app?.stopAccepting(), 'stop-accepting');
+  shutdown.register('drain in-flight work', (ctx) => app?.drain(ctx.signal), 'drain');
+  shutdown.register('close docgen', () => app?.close(), 'close');
+  shutdown.register('stop embedded dependencies', () => stopStack(stack), 'final');
+  shutdown.install();
 
   try {
-    stack.mongo = await startEmbeddedMongo({ dataDir: path.join(dataDir, 'mongo') });
+    stack.mongo = await startEmbeddedMongo({
+      dataDir: path.join(dataDir, 'mongo'),
+      onLargeCollection: ({ collection, documents }) =>
+        logger.warn(
+          'the embedded MongoDB stand-in answers every query by scanning its collection, and this one has grown past the size where each query takes 20 ms or more; ' +
+            'docgen dev is for development: for real data run docgen on a real MongoDB (one machine: deploy/compose/compose.yaml, see docs/deploy.md)',
+          { collection, documents },
+        ),
+    });
     stack.nats = await startEmbeddedNats({ storeDir: path.join(dataDir, 'nats'), watchParent: true });
     stack.s3 = await startEmbeddedS3({ directory: path.join(dataDir, 's3'), buckets: [DEV_BUCKET] });
 
@@ -73,7 +77,7 @@ export async function runDev(argv: string[]): Promise<number> {
       DOCGEN_OPS_ADDR: '127.0.0.1:8082',
       DOCGEN_ADMIN_TOKEN: DEV_ADMIN_TOKEN,
       DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true',
-      DOCGEN_SHUTDOWN_GRACE_MS: '5000',
+      DOCGEN_SHUTDOWN_GRACE_MS: String(DEV_SHUTDOWN_GRACE_MS),
       ...process.env,
       // The embedded dependencies always win: they are what `dev` means.
       DOCGEN_SECRET_KEY: process.env.DOCGEN_SECRET_KEY ?? devSecretKey(dataDir),
@@ -88,19 +92,31 @@ export async function runDev(argv: string[]): Promise<number> {
       DOCGEN_S3_REGION: stack.s3.region,
     };
     const config = loadConfig(env);
-    app = await buildApp(config, { logger });
+    graceMs = config.shutdownGraceMs;
+    app = await buildApp(config, { logger, signal: startup.signal });
     const seed = await seedDevData(app, path.join(dataDir, 'dev-seed.json'));
-    process.stdout.write(banner(app, seed, dataDir));
+    const owner = await devOwnerInvitation(app, seed.workspaceId);
+    process.stdout.write(banner(app, seed, owner, dataDir));
     return -1; // keep running until a signal
   } catch (err) {
+    // Stopped by a signal while starting: the coordinator exits once its stoppers ran.
+    if (startup.signal.aborted) return -1;
+    shutdown.uninstall();
     if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
     else process.stderr.write(`docgen dev could not start: ${describeError(err)}\n`);
-    await stopAll();
+    await app?.close().catch(() => {});
+    await stopStack(stack);
     return 1;
   }
 }
 
-function banner(app: App, seed: DevSeed, dataDir: string): string {
+async function stopStack(stack: Partial<DevStack>): Promise<void> {
+  await stack.nats?.stop().catch(() => {});
+  await stack.s3?.stop().catch(() => {});
+  await stack.mongo?.stop().catch(() => {});
+}
+
+function banner(app: App, seed: DevSeed, owner: DevOwner, dataDir: string): string {
   const base = `http://127.0.0.1:${app.publicPort}`;
   const body = JSON.stringify({ templateId: seed.templateId, variables: seed.sampleVariables });
   return `
@@ -113,6 +129,7 @@ docgen dev is ready
   workspace id        ${seed.workspaceId}
   API key             ${seed.apiKey}
   sample template id  ${seed.templateId}   (published invoice)
+${ownerLines(owner)}
 
 Try it:
   curl -s -X POST ${base}/v1/generations \\
@@ -122,4 +139,13 @@ Try it:
 
 Press Ctrl+C to stop.
 `;
+}
+
+function ownerLines(owner: DevOwner): string {
+  if (owner.inviteUrl) {
+    return `  portal invite link  ${owner.inviteUrl}
+                      (owner of the workspace: sets the password of ${owner.email}; single use, 72 h)`;
+  }
+  return `  portal sign-in      ${owner.portalUrl}/   as ${owner.email} (password already set;
+                      \`docgen admin user reset ${owner.userId}\` prints a new link)`;
 }

@@ -10,7 +10,9 @@
 // after each write and on stop. A crash (SIGKILL) can lose the writes of the last
 // `flushDelayMs` (more with much data, see markDirty); a clean stop loses nothing.
 // CongoDB scans a whole collection for every query and update (no index use), which is fine
-// for development data (about 10 ms per operation at 10,000 documents).
+// for development data and not for production: a get-by-id takes 1-2 ms at 30 rows and 10-35
+// ms at 10,000 (`npm run bench:stand-in`). Past LARGE_COLLECTION_DOCUMENTS rows a collection
+// is reported (onLargeCollection), so `docgen dev` can say so in its log.
 //
 // What CongoDB does not do (see test/integration/congodb-capabilities.test.ts for the list the
 // data layer may rely on): unique secondary indexes, TTL indexes, transactions, change streams.
@@ -32,6 +34,17 @@ type IndexSpec = { key: Record<string, unknown>; unique?: boolean; sparse?: bool
 type StoredIndex = IndexSpec & { name: string };
 
 const SNAPSHOT_FILE = 'congodb.ejson';
+/**
+ * Where a get-by-id on the stand-in passes about 20 ms (it grows linearly with the rows of
+ * the collection); reported again at every doubling.
+ */
+export const LARGE_COLLECTION_DOCUMENTS = 5_000;
+
+export interface LargeCollection {
+  database: string;
+  collection: string;
+  documents: number;
+}
 const SNAPSHOT_FORMAT = 'docgen-congodb-snapshot/1';
 
 // CongoDB's documents are instances of the bson package it imports; EJSON must come from the
@@ -54,10 +67,28 @@ class SnapshottingStorage extends MemoryStorageAdapter {
   private lastFlushTook = 0;
   private lastFlushEnded = 0;
 
-  constructor(dataDir: string | undefined, flushDelayMs: number) {
+  private readonly onLargeCollection: ((info: LargeCollection) => void) | undefined;
+  /** Per collection, the size at which it is reported next. */
+  private readonly nextReportAt = new Map<string, number>();
+
+  constructor(dataDir: string | undefined, flushDelayMs: number, onLargeCollection?: (info: LargeCollection) => void) {
     super();
     this.file = dataDir === undefined ? undefined : join(dataDir, SNAPSHOT_FILE);
     this.flushDelayMs = flushDelayMs;
+    this.onLargeCollection = onLargeCollection;
+  }
+
+  /** O(1): the in-memory collection knows its size. */
+  private async checkSize(dbName: string, collName: string): Promise<void> {
+    if (this.onLargeCollection === undefined) return;
+    const key = `${dbName}.${collName}`;
+    const threshold = this.nextReportAt.get(key) ?? LARGE_COLLECTION_DOCUMENTS;
+    const documents = await this.count(dbName, collName);
+    if (documents < threshold) return;
+    let next = threshold;
+    while (next <= documents) next *= 2;
+    this.nextReportAt.set(key, next);
+    this.onLargeCollection({ database: dbName, collection: collName, documents });
   }
 
   override async initialize(): Promise<void> {
@@ -191,6 +222,7 @@ class SnapshottingStorage extends MemoryStorageAdapter {
   override async insertOne(dbName: string, collName: string, doc: Document): Promise<IStoredDocument> {
     const result = await super.insertOne(dbName, collName, doc);
     this.markDirty();
+    await this.checkSize(dbName, collName);
     return result;
   }
   override async updateById(dbName: string, collName: string, id: congoPlugins.bson.ObjectId, doc: IStoredDocument): Promise<boolean> {
@@ -244,6 +276,11 @@ export interface EmbeddedMongoOptions {
   port?: number;
   /** Delay between a write and the snapshot that includes it. Default 100 ms. */
   flushDelayMs?: number;
+  /**
+   * Called when a collection reaches LARGE_COLLECTION_DOCUMENTS rows (and again at each
+   * doubling): from there on every query on it takes about 20 ms or more.
+   */
+  onLargeCollection?: (info: LargeCollection) => void;
 }
 
 export interface EmbeddedMongo {
@@ -261,7 +298,7 @@ export interface EmbeddedMongo {
 const HOST = '127.0.0.1';
 
 export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Promise<EmbeddedMongo> {
-  const storage = new SnapshottingStorage(options.dataDir, options.flushDelayMs ?? 100);
+  const storage = new SnapshottingStorage(options.dataDir, options.flushDelayMs ?? 100, options.onLargeCollection);
   await storage.initialize();
 
   const sockets = new Set<Socket>();

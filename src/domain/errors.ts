@@ -1,5 +1,5 @@
 // Typed domain errors. Domain code throws these; one mapper turns them into Connect codes
-// (src/api/connect-errors.ts) and one into the REST error body (gateway/rest-errors.ts).
+// (src/rpc/connect-errors.ts) and one into the REST error body (gateway/rest-errors.ts).
 // Anything else is an internal error: logged with its cause, never shown to the caller.
 
 export type DomainErrorCode =
@@ -55,4 +55,15 @@ export const unavailable = (message: string, cause?: unknown) =>
 
 export function isDomainError(err: unknown): err is DomainError {
   return err instanceof DomainError;
+}
+
+/** The message of anything thrown (an Error's message, or the value as text). */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Anything thrown, for a log line or a start-up failure: `Name: message`. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) return `${err.name}: ${err.message}`;
+  return String(err);
 }

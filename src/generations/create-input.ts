@@ -1,8 +1,8 @@
-// Validation of a create request (contract §1), shared by the REST gateway and gRPC/Connect:
+// Validation of a create request (docs/interface.md#create-a-generation), shared by the REST gateway and gRPC/Connect:
 // both call createInputIssues(), so the same bad input gets the same message over every
 // protocol (REST 422 VALIDATION_ERROR, gRPC/Connect InvalidArgument).
 //
-// Accepted characters (docs/architecture.md, "Input rules"): variable names and templateId may
+// Accepted characters (docs/interface.md#input-rules): variable names and templateId may
 // hold any Unicode text except control characters (U+0000-U+001F, U+007F-U+009F) and lone
 // surrogates; string values may hold tab, line feed and carriage return, but no other C0 control
 // character (U+0000-U+0008, U+000B, U+000C, U+000E-U+001F) and no lone surrogates. Anything else

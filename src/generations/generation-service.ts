@@ -45,7 +45,7 @@ export interface GenerationServiceDeps {
   urls: OutputUrlSigner;
   pageTokens: PageTokenCodec;
   onPublishError?: (generationId: string, err: unknown) => void;
-  /** Test hook: runs between the database write and the job publish (fault injection). */
+  /** Runs between the database write and the job publish (a seam the crash tests fill). */
   afterInsert?: (generationId: string) => void;
 }
 
@@ -117,14 +117,26 @@ export class GenerationService {
     return this.view(doc);
   }
 
-  async get(principal: Principal, id: string): Promise<GenerationView> {
-    const objectId = parseId('generation', id);
-    const doc = objectId ? await this.deps.generations.get(objectId) : null;
+  async get(principal: Pick<Principal, 'workspaceId'>, id: string): Promise<GenerationView> {
+    const doc = await this.findDoc(id);
     if (!doc || !doc.workspaceId.equals(principal.workspaceId)) throw notFound('Generation');
     return this.view(doc);
   }
 
-  async list(principal: Principal, input: ListGenerationsInput): Promise<GenerationPage> {
+  /** Any workspace's generation (the admin plane, which is not scoped to one workspace). */
+  async getInAnyWorkspace(id: string): Promise<GenerationView> {
+    const doc = await this.findDoc(id);
+    if (!doc) throw notFound('Generation');
+    return this.view(doc);
+  }
+
+  private async findDoc(id: string): Promise<GenerationDoc | null> {
+    const objectId = parseId('generation', id);
+    return objectId ? this.deps.generations.get(objectId) : null;
+  }
+
+  /** Newest first, with filters and keyset paging; the public API and the admin plane both list here. */
+  async list(principal: Pick<Principal, 'workspaceId'>, input: ListGenerationsInput): Promise<GenerationPage> {
     if (input.pageSize !== undefined && (!Number.isInteger(input.pageSize) || input.pageSize < 0)) {
       throw validationError([{ field: 'pageSize', issue: 'must be a non-negative integer' }]);
     }

@@ -1,4 +1,4 @@
-// The Generation as clients see it (interface-v1 "Generation"), plus the template version
+// The Generation as clients see it (docs/interface.md#the-generation), plus the template version
 // that gRPC clients also get. REST shows exactly the eleven interface fields.
 import { formatId } from '../domain/ids.ts';
 import type { JsonObject } from '../domain/template.ts';

@@ -1,7 +1,8 @@
 // Structured JSON logs: one line per record on stdout, which is what Kubernetes log
 // collectors expect. Secrets never reach a log line: redaction runs on every record, at
 // any depth, on field names and on string contents (a key pasted into an error message
-// is masked too).
+// is masked too). pino writes the lines; redaction is docgen's own (see redact()).
+import { pino, type Logger as PinoInstance } from 'pino';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, unknown>;
@@ -71,9 +72,9 @@ export function isSecretFieldName(name: string): boolean {
 
 // Patterns masked inside any string, whatever field it is in.
 const STRING_PATTERNS: [RegExp, string][] = [
-  // API keys (contract §5): svc_live_ + base62.
+  // API keys (docs/interface.md#api-keys): svc_live_ + base62.
   [/svc_live_[A-Za-z0-9]+/g, `svc_live_${REDACTED}`],
-  // Webhook signing secrets (contract §4).
+  // Webhook signing secrets (docs/interface.md#webhooks).
   [/whsec_[A-Za-z0-9+/=_-]+/g, `whsec_${REDACTED}`],
   // Bearer tokens in header dumps or error messages.
   [/\b(Bearer)\s+[^\s"',;]+/gi, `$1 ${REDACTED}`],
@@ -150,19 +151,21 @@ export function isLogLevel(value: unknown): value is LogLevel {
   return typeof value === 'string' && (LOG_LEVELS as string[]).includes(value);
 }
 
-class JsonLogger implements Logger {
+/**
+ * The Logger on pino: pino writes the JSON lines (level filter, time, envelope, safe
+ * serialisation); this class keeps docgen's record shape and runs redaction on every record
+ * first. Bound fields live here rather than in pino's child bindings so that a call field
+ * replaces a bound one instead of repeating the key in the line.
+ */
+class PinoLogger implements Logger {
   readonly level: LogLevel;
-  private readonly role: string | undefined;
-  private readonly stream: LogStream;
+  private readonly pino: PinoInstance;
   private readonly bound: LogFields;
-  private readonly now: () => Date;
 
-  constructor(level: LogLevel, role: string | undefined, stream: LogStream, bound: LogFields, now: () => Date) {
+  constructor(pino: PinoInstance, level: LogLevel, bound: LogFields) {
+    this.pino = pino;
     this.level = level;
-    this.role = role;
-    this.stream = stream;
     this.bound = bound;
-    this.now = now;
   }
 
   isLevelEnabled(level: LogLevel): boolean {
@@ -183,40 +186,46 @@ class JsonLogger implements Logger {
   }
 
   child(fields: LogFields): Logger {
-    return new JsonLogger(this.level, this.role, this.stream, { ...this.bound, ...fields }, this.now);
+    return new PinoLogger(this.pino, this.level, { ...this.bound, ...fields });
   }
 
   private write(level: LogLevel, msg: string, fields: LogFields | undefined): void {
     if (!this.isLevelEnabled(level)) return;
-    const record: Record<string, unknown> = { time: this.now().toISOString(), level, msg: redactString(String(msg)) };
-    if (this.role !== undefined) record.role = this.role;
+    const record: Record<string, unknown> = {};
     const extra = redact({ ...this.bound, ...fields }) as Record<string, unknown>;
     for (const [k, v] of Object.entries(extra)) {
       // A field cannot overwrite the envelope; keep it under another name instead of losing it.
       record[RESERVED.has(k) ? `field_${k}` : k] = v;
     }
-    let line: string;
-    try {
-      line = JSON.stringify(record);
-    } catch (err) {
-      line = JSON.stringify({ time: record.time, level, msg: record.msg, role: this.role, logError: String(err) });
-    }
-    try {
-      this.stream.write(`${line}\n`);
-    } catch {
-      // A broken log stream must never take the service down.
-    }
+    this.pino[level](record, redactString(String(msg)));
   }
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
-  return new JsonLogger(
-    options.level ?? 'info',
-    options.role,
-    options.stream ?? process.stdout,
-    options.fields ?? {},
-    options.now ?? (() => new Date()),
+  const level = options.level ?? 'info';
+  const stream = options.stream ?? process.stdout;
+  const now = options.now ?? (() => new Date());
+  const instance = pino(
+    {
+      level,
+      base: options.role === undefined ? null : { role: options.role },
+      messageKey: 'msg',
+      timestamp: () => `,"time":"${now().toISOString()}"`,
+      formatters: { level: (label) => ({ level: label }) },
+      // Values arrive already redacted and plain (errors included): no pino serializers.
+      serializers: { err: (value: unknown) => value },
+    },
+    {
+      write(chunk: string) {
+        try {
+          stream.write(chunk);
+        } catch {
+          // A broken log stream must never take the service down.
+        }
+      },
+    },
   );
+  return new PinoLogger(instance, level, options.fields ?? {});
 }
 
 /** A logger that drops everything: a default for modules whose caller passes none. */

@@ -10,6 +10,8 @@ export type GrpcLabels = 'service' | 'method' | 'code';
 
 /** Outcome of one render attempt. */
 export type RenderOutcome = 'completed' | 'failed' | 'retried' | 'handed_back';
+/** Template previews on a render process: rendered, failed (the content's or values' fault, or transient), busy (refused), expired (the requester had given up). */
+export type PreviewOutcome = 'rendered' | 'failed' | 'busy' | 'expired';
 /** Outcome of one webhook attempt. */
 export type WebhookOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'redirect' | 'refused';
 /** Why Chromium was restarted. */
@@ -22,7 +24,9 @@ export type CollectedGaugeName =
   | 'docgen_render_consumer_redelivered'
   | 'docgen_webhook_queue_depth'
   | 'docgen_webhook_consumer_pending'
-  | 'docgen_browser_pages';
+  | 'docgen_browser_pages'
+  | 'docgen_jetstream_consumer_pending'
+  | 'docgen_jetstream_consumer_ack_pending';
 
 /** A collector returns a bare number, or values per label set for labelled gauges. */
 export type GaugeSample = number | { labels: Record<string, string>; value: number }[];
@@ -37,8 +41,11 @@ export interface Metrics {
   readonly grpcRequests: Counter<GrpcLabels>;
   readonly grpcRequestDuration: Histogram<GrpcLabels>;
   readonly generationsCreated: Counter<string>;
+  readonly generationsExpired: Counter<string>;
   readonly renders: Counter<'outcome'>;
   readonly renderDuration: Histogram<'outcome'>;
+  readonly previews: Counter<'outcome'>;
+  readonly previewDuration: Histogram<'outcome'>;
   readonly renderQueueDepth: Gauge<string>;
   readonly renderConsumerPending: Gauge<string>;
   readonly renderConsumerRedelivered: Gauge<string>;
@@ -48,6 +55,8 @@ export interface Metrics {
   readonly webhookDeliveryDuration: Histogram<'outcome'>;
   readonly webhookQueueDepth: Gauge<string>;
   readonly webhookConsumerPending: Gauge<string>;
+  readonly jetstreamConsumerPending: Gauge<'stream' | 'consumer'>;
+  readonly jetstreamConsumerAckPending: Gauge<'stream' | 'consumer'>;
   readonly collectorErrors: Counter<'gauge'>;
 
   /**
@@ -58,6 +67,7 @@ export interface Metrics {
   /** Records one Connect/gRPC call; `code` is the Connect code name (`ok`, `not_found`, …). */
   observeGrpcRequest(service: string, method: string, code: string, seconds: number): void;
   observeRender(outcome: RenderOutcome, seconds: number): void;
+  observePreview(outcome: PreviewOutcome, seconds: number): void;
   observeWebhookAttempt(outcome: WebhookOutcome, seconds: number): void;
   /**
    * Registers the source of a gauge's value, read at every scrape (e.g. the queue module
@@ -94,8 +104,11 @@ export const METRIC_NAMES = [
   'docgen_grpc_requests_total',
   'docgen_grpc_request_duration_seconds',
   'docgen_generations_created_total',
+  'docgen_generations_expired_total',
   'docgen_renders_total',
   'docgen_render_duration_seconds',
+  'docgen_previews_total',
+  'docgen_preview_duration_seconds',
   'docgen_render_queue_depth',
   'docgen_render_consumer_pending',
   'docgen_render_consumer_redelivered',
@@ -105,6 +118,8 @@ export const METRIC_NAMES = [
   'docgen_webhook_delivery_duration_seconds',
   'docgen_webhook_queue_depth',
   'docgen_webhook_consumer_pending',
+  'docgen_jetstream_consumer_pending',
+  'docgen_jetstream_consumer_ack_pending',
   'docgen_metrics_collector_errors_total',
 ] as const;
 
@@ -216,6 +231,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     help: 'Generations accepted (status PENDING), over REST and gRPC.',
     registers,
   });
+  const generationsExpired = new Counter({
+    name: 'docgen_generations_expired_total',
+    help: "Generations deleted (row, PDF and deliveries) by the retention sweeper, past their workspace's retention.",
+    registers,
+  });
   const renders = new Counter<'outcome'>({
     name: 'docgen_renders_total',
     help: 'Render attempts by outcome: completed, failed (final), retried (transient, will retry), handed_back (nak on shutdown).',
@@ -225,6 +245,19 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const renderDuration = new Histogram<'outcome'>({
     name: 'docgen_render_duration_seconds',
     help: 'Duration of one render attempt (Liquid, PDF and upload), by outcome.',
+    labelNames: ['outcome'],
+    buckets: RENDER_BUCKETS,
+    registers,
+  });
+  const previews = new Counter<'outcome'>({
+    name: 'docgen_previews_total',
+    help: 'Template previews answered by this render process, by outcome: rendered, failed, busy (refused: no room), expired (requester gone).',
+    labelNames: ['outcome'],
+    registers,
+  });
+  const previewDuration = new Histogram<'outcome'>({
+    name: 'docgen_preview_duration_seconds',
+    help: 'Duration of one template preview render (Liquid and PDF), by outcome (rendered, failed).',
     labelNames: ['outcome'],
     buckets: RENDER_BUCKETS,
     registers,
@@ -270,6 +303,17 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     'Webhook events and deliveries the webhooks consumers have not settled (retries waiting for their delay included).',
   );
 
+  const jetstreamConsumerPending = collectedGauge(
+    'docgen_jetstream_consumer_pending',
+    "Messages a JetStream consumer has not yet delivered (its backlog, the lag KEDA's nats-jetstream scaler scales on), by stream and consumer.",
+    ['stream', 'consumer'],
+  );
+  const jetstreamConsumerAckPending = collectedGauge(
+    'docgen_jetstream_consumer_ack_pending',
+    'Messages a JetStream consumer delivered and has not had acknowledged yet (in flight, or waiting for a retry), by stream and consumer.',
+    ['stream', 'consumer'],
+  );
+
   registry.registerMetric(collectorErrors);
 
   const metrics: Metrics = {
@@ -280,8 +324,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     grpcRequests,
     grpcRequestDuration,
     generationsCreated,
+    generationsExpired,
     renders,
     renderDuration,
+    previews,
+    previewDuration,
     renderQueueDepth,
     renderConsumerPending,
     renderConsumerRedelivered,
@@ -291,6 +338,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     webhookDeliveryDuration,
     webhookQueueDepth,
     webhookConsumerPending,
+    jetstreamConsumerPending,
+    jetstreamConsumerAckPending,
     collectorErrors,
 
     observeHttpRequest(route, method, code, seconds) {
@@ -307,6 +356,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     observeRender(outcome, seconds) {
       renders.inc({ outcome });
       renderDuration.observe({ outcome }, seconds);
+    },
+    observePreview(outcome, seconds) {
+      previews.inc({ outcome });
+      if (outcome === 'rendered' || outcome === 'failed') previewDuration.observe({ outcome }, seconds);
     },
     observeWebhookAttempt(outcome, seconds) {
       webhookAttempts.inc({ outcome });

@@ -9,6 +9,7 @@ import type { ListenAddress } from '../config/config.ts';
 import type { Logger } from './logger.ts';
 import { redactString } from './logger.ts';
 import type { Metrics } from './metrics.ts';
+import { errorMessage } from '../domain/errors.ts';
 
 /**
  * A readiness check passes when it returns or resolves (anything but `false`) within the
@@ -78,7 +79,7 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
       return { ok: true, durationMs: Math.round(performance.now() - started) };
     } catch (err) {
       // Error texts can quote connection strings: redact before they leave the process.
-      const error = redactString(err instanceof Error ? err.message : String(err));
+      const error = redactString(errorMessage(err));
       if (lastFailure.get(name) !== error) logger.warn('readiness check failed', { check: name, error });
       lastFailure.set(name, error);
       return { ok: false, durationMs: Math.round(performance.now() - started), error };

@@ -38,8 +38,8 @@ export interface ShutdownProcess {
 }
 
 export interface ShutdownOptions {
-  /** config.shutdownGraceMs. */
-  graceMs: number;
+  /** config.shutdownGraceMs; a function when it is known only later (docgen dev loads its config after starting its dependencies). */
+  graceMs: number | (() => number);
   logger?: Logger;
   /** Default: the real process. */
   process?: ShutdownProcess;
@@ -82,6 +82,7 @@ export function createShutdownCoordinator(options: ShutdownOptions): ShutdownCoo
   const logger = (options.logger ?? silentLogger).child({ component: 'shutdown' });
   const now = options.now ?? Date.now;
   const abortGraceMs = options.abortGraceMs ?? 1000;
+  const graceMs = () => (typeof options.graceMs === 'function' ? options.graceMs() : options.graceMs);
   const registrations: Registration[] = [];
   let state: ShutdownCoordinator['state'] = 'running';
   let running: Promise<number> | undefined;
@@ -99,7 +100,7 @@ export function createShutdownCoordinator(options: ShutdownOptions): ShutdownCoo
       exit(SIGNAL_EXIT_CODES[signal] ?? 1);
       return;
     }
-    logger.info('signal received: shutting down', { signal, graceMs: options.graceMs });
+    logger.info('signal received: shutting down', { signal, graceMs: graceMs() });
     void coordinator.shutdown(signal);
   };
 
@@ -142,7 +143,8 @@ export function createShutdownCoordinator(options: ShutdownOptions): ShutdownCoo
       if (running) return running;
       state = 'stopping';
       const started = now();
-      const deadline = started + options.graceMs;
+      const grace = graceMs();
+      const deadline = started + grace;
       const controller = new AbortController();
       const ctx: StopContext = {
         signal: controller.signal,
@@ -163,13 +165,13 @@ export function createShutdownCoordinator(options: ShutdownOptions): ShutdownCoo
         };
         let hardTimer: NodeJS.Timeout | undefined;
         const graceTimer = setTimeout(() => {
-          logger.warn('grace period over: handing back in-flight work', { graceMs: options.graceMs });
+          logger.warn('grace period over: handing back in-flight work', { graceMs: grace });
           controller.abort(new Error('shutdown grace period over'));
           hardTimer = setTimeout(() => {
-            logger.error('stoppers did not finish after the grace period: exiting', { graceMs: options.graceMs });
+            logger.error('stoppers did not finish after the grace period: exiting', { graceMs: grace });
             finish(1);
           }, abortGraceMs);
-        }, options.graceMs);
+        }, grace);
         runStoppers(ctx).then(
           (ok) => {
             const ms = now() - started;

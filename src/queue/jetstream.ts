@@ -9,7 +9,7 @@
 // retried publish of the same job is stored once). Consumers are durable pull consumers with
 // explicit ack and no delivery limit: giving up is the application's decision (it knows the
 // attempt count from deliveryCount), never the broker's.
-import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders, nanos, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -23,38 +23,23 @@ import {
   type ConsumerInfo,
   type JetStreamClient,
   type JetStreamManager,
-  type JsMsg,
   type StreamConfig,
 } from '@nats-io/jetstream';
 import { failedPrecondition, isDomainError, unavailable } from '../domain/errors.ts';
 
-// ---------------------------------------------------------------------------------------------
-// Names
+import {
+  deliveriesStreamName,
+  deliveryJobsSubject,
+  eventsStreamName,
+  eventsWildcardSubject,
+  queueNames,
+  renderJobsSubject,
+  renderStreamName,
+  type QueueNames,
+} from './messages.ts';
+import { consumeJobs, type ConsumeJobsOptions, type ConsumeJobsResult } from './consume-jobs.ts';
 
-export const renderStreamName = (prefix: string) => `${prefix}_RENDER`;
-export const eventsStreamName = (prefix: string) => `${prefix}_EVENTS`;
-export const deliveriesStreamName = (prefix: string) => `${prefix}_DELIVERIES`;
-export const renderJobsSubject = (prefix: string) => `${prefix.toLowerCase()}.render.jobs`;
-/** Subject of one kind of event, e.g. eventSubject('DOCGEN', 'generation.completed'). */
-export const eventSubject = (prefix: string, eventType: string) => `${prefix.toLowerCase()}.events.${eventType}`;
-export const eventsWildcardSubject = (prefix: string) => `${prefix.toLowerCase()}.events.>`;
-export const deliveryJobsSubject = (prefix: string) => `${prefix.toLowerCase()}.deliveries.jobs`;
-
-export interface QueueNames {
-  streams: { render: string; events: string; deliveries: string };
-  subjects: { renderJobs: string; eventsWildcard: string; deliveryJobs: string };
-}
-
-export function queueNames(prefix: string): QueueNames {
-  return {
-    streams: { render: renderStreamName(prefix), events: eventsStreamName(prefix), deliveries: deliveriesStreamName(prefix) },
-    subjects: {
-      renderJobs: renderJobsSubject(prefix),
-      eventsWildcard: eventsWildcardSubject(prefix),
-      deliveryJobs: deliveryJobsSubject(prefix),
-    },
-  };
-}
+export type { ConsumeJobsOptions, ConsumeJobsResult, JobContext } from './consume-jobs.ts';
 
 const DUPLICATE_WINDOW_MS = 2 * 60_000;
 const EVENTS_MAX_AGE_MS = 7 * 24 * 3_600_000;
@@ -102,57 +87,6 @@ export interface PublishResult {
   duplicate: boolean;
 }
 
-/** One job as the handler sees it. Settle it once: ack, nak or term. */
-export interface JobContext<T = unknown> {
-  readonly data: T;
-  readonly subject: string;
-  /** 1 on the first delivery, 2 on the first redelivery, … */
-  readonly deliveryCount: number;
-  /** The publisher's msgID (Nats-Msg-Id), when it set one. */
-  readonly msgId: string | undefined;
-  readonly streamSequence: number;
-  /** Aborted when the loop is asked to stop: a long job may hand itself back with nak(). */
-  readonly signal: AbortSignal;
-  /** Tells the server the job is still being worked on: restarts its ack_wait. */
-  working(): void;
-  /** Done: the job is removed (work queue) or marked handled. */
-  ack(): void;
-  /** Not done: redeliver after delayMs (immediately when absent or 0). */
-  nak(delayMs?: number): void;
-  /**
-   * Never redeliver (poison message). Takes no reason: nats-server 2.9 ignores a `+TERM`
-   * that carries one, which would leave the job pending until ack_wait. Log the reason instead.
-   */
-  term(): void;
-}
-
-export interface ConsumeJobsOptions<T = unknown> {
-  stream: string;
-  consumer: string;
-  /** Jobs handled at once; never more are pulled than there are free slots. */
-  concurrency: number;
-  /**
-   * Handles one job. Returning without settling acks it; throwing naks it after
-   * `errorNakDelayMs`. Call working() in long jobs so ack_wait does not expire.
-   */
-  handler: (job: JobContext<T>) => Promise<void>;
-  /** Abort to stop: no further pulls, in-flight handlers may finish until stopTimeoutMs. */
-  signal: AbortSignal;
-  /** After abort, how long to wait for in-flight handlers. Default 25 s. */
-  stopTimeoutMs?: number;
-  /** Lifetime of one pull request. Default 10 s (lower: quicker to notice a lost pull; higher: fewer requests). */
-  pullExpiresMs?: number;
-  /** Redelivery delay when the handler throws. Default 1 s. */
-  errorNakDelayMs?: number;
-  /** Pull and handler errors (the loop itself keeps going). */
-  onError?: (error: unknown, job?: { subject: string; streamSequence: number; deliveryCount: number }) => void;
-}
-
-export interface ConsumeJobsResult {
-  /** Handlers still running when the stop deadline passed (their jobs will be redelivered). */
-  abandoned: number;
-}
-
 export interface NatsQueue {
   readonly connection: NatsConnection;
   readonly js: JetStreamClient;
@@ -163,8 +97,8 @@ export interface NatsQueue {
   ensureStreams(): Promise<Record<string, StreamAction>>;
   /** Creates a durable pull consumer or updates its changeable settings. */
   ensureConsumer(stream: string, durableName: string, options: EnsureConsumerOptions): Promise<StreamAction>;
-  /** Publishes a JSON job/event; the same msgId within 2 minutes is stored once. */
-  publish(subject: string, data: object, msgId: string): Promise<PublishResult>;
+  /** Publishes a JSON job/event; the same msgId within 2 minutes is stored once. `headers` travel with it (trace context). */
+  publish(subject: string, data: object, msgId: string, headers?: Record<string, string>): Promise<PublishResult>;
   consumeJobs<T = unknown>(options: ConsumeJobsOptions<T>): Promise<ConsumeJobsResult>;
   /** False while disconnected (the client keeps reconnecting) or after close(). */
   isConnected(): boolean;
@@ -187,19 +121,6 @@ function sameSet(a: readonly string[] | undefined, b: readonly string[] | undefi
   const left = new Set(a ?? []);
   const right = new Set(b ?? []);
   return left.size === right.size && [...left].every((x) => right.has(x));
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 export async function connectNats(options: NatsConnectOptions): Promise<NatsQueue> {
@@ -318,143 +239,6 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
     return 'updated';
   }
 
-  async function consumeJobs<T>(opts: ConsumeJobsOptions<T>): Promise<ConsumeJobsResult> {
-    const { signal, handler } = opts;
-    if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) throw new RangeError('consumeJobs: concurrency must be a whole number >= 1');
-    const pullExpiresMs = Math.max(1_000, opts.pullExpiresMs ?? 10_000);
-    const errorNakDelayMs = opts.errorNakDelayMs ?? 1_000;
-    const stopTimeoutMs = opts.stopTimeoutMs ?? 25_000;
-    const reportError = (err: unknown, msg?: JsMsg) => {
-      try {
-        opts.onError?.(err, msg && { subject: msg.subject, streamSequence: msg.seq, deliveryCount: msg.info.deliveryCount });
-      } catch {
-        // an error reporter must not stop the loop
-      }
-    };
-    let running = 0;
-
-    // A pull that is still waiting when we stop is abandoned; whatever it brings is handed
-    // straight back so another worker gets it without waiting for ack_wait.
-    const handBack = (msg: JsMsg | null) => {
-      try {
-        msg?.nak();
-      } catch {
-        // connection gone: the server redelivers after ack_wait
-      }
-    };
-    const nextOrAbort = (pull: Promise<JsMsg | null>): Promise<JsMsg | null> => {
-      if (signal.aborted) {
-        pull.then(handBack, () => {});
-        return Promise.resolve(null);
-      }
-      return new Promise((resolve, reject) => {
-        const onAbort = () => {
-          pull.then(handBack, () => {});
-          resolve(null);
-        };
-        signal.addEventListener('abort', onAbort, { once: true });
-        pull.then(
-          (m) => {
-            signal.removeEventListener('abort', onAbort);
-            if (signal.aborted) {
-              handBack(m);
-              resolve(null);
-            } else resolve(m);
-          },
-          (err: unknown) => {
-            signal.removeEventListener('abort', onAbort);
-            reject(err);
-          },
-        );
-      });
-    };
-
-    const handle = async (msg: JsMsg): Promise<void> => {
-      let settled = false;
-      const settle = (action: () => void) => {
-        if (settled) return;
-        settled = true;
-        try {
-          action();
-        } catch (err) {
-          // Disconnected: the server redelivers after ack_wait.
-          reportError(err, msg);
-        }
-      };
-      let data: T;
-      try {
-        data = JSON.parse(msg.string()) as T;
-      } catch (err) {
-        reportError(new Error(`job ${opts.stream}#${msg.seq} is not JSON; terminated`, { cause: err }), msg);
-        settle(() => msg.term());
-        return;
-      }
-      const job: JobContext<T> = {
-        data,
-        subject: msg.subject,
-        deliveryCount: msg.info.deliveryCount,
-        msgId: msg.headers?.get('Nats-Msg-Id') || undefined,
-        streamSequence: msg.seq,
-        signal,
-        working: () => {
-          if (!settled) msg.working();
-        },
-        ack: () => settle(() => msg.ack()),
-        nak: (delayMs?: number) => settle(() => (delayMs ? msg.nak(delayMs) : msg.nak())),
-        term: () => settle(() => msg.term()),
-      };
-      running++;
-      try {
-        await handler(job);
-        job.ack();
-      } catch (err) {
-        reportError(err, msg);
-        job.nak(errorNakDelayMs);
-      } finally {
-        running--;
-      }
-    };
-
-    // One loop per slot, each holding at most one pull or one job: strict backpressure.
-    const slot = async (): Promise<void> => {
-      let consumer: Awaited<ReturnType<JetStreamClient['consumers']['get']>> | undefined;
-      let failures = 0;
-      while (!signal.aborted) {
-        let msg: JsMsg | null;
-        try {
-          consumer ??= await js.consumers.get(opts.stream, opts.consumer);
-          msg = await nextOrAbort(consumer.next({ expires: pullExpiresMs }));
-          failures = 0;
-        } catch (err) {
-          if (signal.aborted) break;
-          failures++;
-          // After repeated failures look the consumer up again (it may have been recreated).
-          if (failures % 5 === 0) consumer = undefined;
-          reportError(err);
-          await sleep(Math.min(5_000, 100 * 2 ** Math.min(failures, 6)), signal);
-          continue;
-        }
-        if (msg !== null) await handle(msg);
-      }
-    };
-
-    const slots = Promise.all(Array.from({ length: opts.concurrency }, () => slot()));
-    const stopped = new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      else signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-    await stopped;
-    let deadline: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      slots.then(() => false),
-      new Promise<boolean>((resolve) => {
-        deadline = setTimeout(() => resolve(true), stopTimeoutMs);
-      }),
-    ]);
-    clearTimeout(deadline);
-    return { abandoned: timedOut ? running : 0 };
-  }
-
   return {
     connection: nc,
     js,
@@ -476,9 +260,14 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
 
     ensureConsumer,
 
-    async publish(subject, data, msgId) {
+    async publish(subject, data, msgId, headers) {
       try {
-        const ack = await js.publish(subject, JSON.stringify(data), { msgID: msgId });
+        let hdrs: MsgHdrs | undefined;
+        if (headers && Object.keys(headers).length > 0) {
+          hdrs = natsHeaders();
+          for (const [name, value] of Object.entries(headers)) hdrs.set(name, value);
+        }
+        const ack = await js.publish(subject, JSON.stringify(data), { msgID: msgId, ...(hdrs ? { headers: hdrs } : {}) });
         return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
@@ -486,7 +275,7 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
       }
     },
 
-    consumeJobs,
+    consumeJobs: (options) => consumeJobs(js, options),
 
     isConnected: () => connected && !nc.isClosed(),
 

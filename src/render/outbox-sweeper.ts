@@ -1,4 +1,4 @@
-// Finishes what a crash interrupted (contract §2: nothing stays PENDING or PROCESSING forever,
+// Finishes what a crash interrupted (docs/interface.md#lifecycle: nothing stays PENDING or PROCESSING forever,
 // exactly one final event per generation):
 // - PENDING rows whose render job was never published (the API died between insert and
 //   publish) or was lost, and PROCESSING rows whose worker's lease expired: publish the job;
@@ -8,6 +8,8 @@
 import type { GenerationDoc } from '../store/documents.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
 import { formatId } from '../domain/ids.ts';
+import { PeriodicTask } from '../ops/periodic-task.ts';
+import { renderJobMsgId, renderJobRepublishMsgId } from '../queue/messages.ts';
 
 export interface SweeperDeps {
   generations: GenerationsRepository;
@@ -24,29 +26,19 @@ export interface SweeperDeps {
 
 export class OutboxSweeper {
   private readonly deps: SweeperDeps;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly loop: PeriodicTask;
 
   constructor(deps: SweeperDeps) {
     this.deps = deps;
+    this.loop = new PeriodicTask({ intervalMs: deps.intervalMs, run: () => this.sweepOnce(), onError: deps.onError });
   }
 
   start(): void {
-    const tick = () => {
-      this.running = this.sweepOnce()
-        .catch((err) => this.deps.onError?.(err))
-        .finally(() => {
-          this.running = undefined;
-          if (this.timer) this.timer = setTimeout(tick, this.deps.intervalMs);
-        });
-    };
-    this.timer = setTimeout(tick, this.deps.intervalMs);
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   async sweepOnce(now = new Date()): Promise<void> {
@@ -55,7 +47,7 @@ export class OutboxSweeper {
     for (const doc of stranded) {
       const id = formatId('generation', doc._id);
       // The API's own publish used the bare id: if it did reach JetStream, this one is dropped.
-      const msgId = doc.status === 'PENDING' && doc.jobPublishedAt === null ? id : `${id}:${doc.attempts}:${now.getTime()}`;
+      const msgId = doc.status === 'PENDING' && doc.jobPublishedAt === null ? renderJobMsgId(id) : renderJobRepublishMsgId(id, doc.attempts, now);
       await this.deps.publishJob(id, msgId);
       await generations.markJobPublished(doc._id, now);
     }

@@ -1,9 +1,11 @@
 // The one error type of rendering: the engine, the Chromium pool and the render pipeline all
 // throw RenderError, and callers decide by its `code` (through `permanent`), never by message or
-// class name. A permanent error fails the generation at once (docs/architecture.md, render
-// pipeline), a transient one is retried with back-off.
+// class name. A permanent error fails the generation at once (docs/interface.md#failures), a
+// transient one is retried with back-off.
 // Messages are shown to API clients as the generation's `error`: they name the problem in the
 // author's terms and never carry internals (stack traces, paths, errno codes, Chromium output).
+
+import type { TemplateDiagnostic } from '../domain/template-diagnostics.ts';
 
 export type RenderErrorKind = 'permanent' | 'transient';
 
@@ -14,9 +16,10 @@ export type RenderErrorCode =
   | 'UNKNOWN_VARIABLE'
   /** A required declared variable was not supplied. */
   | 'MISSING_VARIABLE'
-  /** The stored version itself is unusable (bad PDF options, unparsable Liquid, a header or
-   * footer that loads external resources). */
+  /** The stored version itself is unusable (bad PDF options, unparsable Liquid). */
   | 'INVALID_TEMPLATE'
+  /** The template uses an asset (asset_url) the workspace does not have. */
+  | 'MISSING_ASSET'
   /** Liquid failed while rendering (undefined filter, missing partial, limits, ...). */
   | 'LIQUID_ERROR'
   /** Liquid used up its CPU budget: an endless or huge loop fails the same way every time. */
@@ -43,6 +46,7 @@ const KINDS: Record<RenderErrorCode, RenderErrorKind> = {
   UNKNOWN_VARIABLE: 'permanent',
   MISSING_VARIABLE: 'permanent',
   INVALID_TEMPLATE: 'permanent',
+  MISSING_ASSET: 'permanent',
   LIQUID_ERROR: 'permanent',
   LIQUID_TIMEOUT: 'permanent',
   LIQUID_MEMORY: 'permanent',
@@ -58,18 +62,26 @@ const KINDS: Record<RenderErrorCode, RenderErrorKind> = {
 export class RenderError extends Error {
   readonly code: RenderErrorCode;
   readonly kind: RenderErrorKind;
+  /** Where in the template a Liquid error happened, when known (previews show it at its line). */
+  readonly diagnostic: TemplateDiagnostic | undefined;
 
-  constructor(code: RenderErrorCode, message: string, options: { cause?: unknown } = {}) {
+  constructor(code: RenderErrorCode, message: string, options: { cause?: unknown; diagnostic?: TemplateDiagnostic | undefined } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'RenderError';
     this.code = code;
     this.kind = KINDS[code];
+    this.diagnostic = options.diagnostic;
   }
 
   /** True when retrying cannot help: the generation should fail at once. */
   get permanent(): boolean {
     return this.kind === 'permanent';
   }
+}
+
+/** True for the codes above (a code that travelled over the wire, e.g. a preview reply). */
+export function isRenderErrorCode(code: string): code is RenderErrorCode {
+  return Object.hasOwn(KINDS, code);
 }
 
 export function isRenderError(err: unknown): err is RenderError {

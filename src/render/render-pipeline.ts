@@ -1,21 +1,19 @@
-// One render job, from claim to final state (contract §2):
+// One render job, from claim to final state (docs/interface.md#lifecycle):
 //   PENDING -> PROCESSING (conditional claim with a lease) -> COMPLETED | FAILED.
 // The lease lets a crashed worker's generation be taken over; the attempt counter on the row
 // bounds retries across crashes; every transition is conditional on still holding the lease,
 // so a stale or duplicate worker can never overwrite a final state.
 import { randomUUID } from 'node:crypto';
 import type { ObjectId } from 'mongodb';
-import { deterministicObjectId, formatId, parseId } from '../domain/ids.ts';
+import { formatId, parseId } from '../domain/ids.ts';
+import { finalEventFor, type FinalEvent, type RenderJob } from '../queue/messages.ts';
 import type { JsonObject, TemplateVersionContent } from '../domain/template.ts';
 import type { GenerationDoc } from '../store/documents.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
+import { generationObjectKey } from '../generations/generation-erasure.ts';
 import { RenderError, isRenderError } from './render-error.ts';
 import { CrashThrottle } from './crash-throttle.ts';
-
-export interface RenderJob {
-  generationId: string;
-}
 
 /** What the queue lets a handler do with the message it is working on. */
 export interface JobControl {
@@ -26,21 +24,13 @@ export interface JobControl {
 }
 
 export interface DocumentRendererLike {
-  render(content: TemplateVersionContent, variables: JsonObject): Promise<{ pdf: Buffer }>;
+  render(content: TemplateVersionContent, variables: JsonObject, options?: { workspaceId?: string; templateName?: string }): Promise<{ pdf: Buffer }>;
 }
 
 export interface PdfStore {
   putPdf(key: string, pdf: Buffer, options: { downloadFilename: string }): Promise<void>;
-}
-
-export interface FinalEvent {
-  eventId: string;
-  event: 'generation.completed' | 'generation.failed';
-  generationId: string;
-  workspaceId: string;
-  error?: string;
-  /** Unix seconds of the final transition. */
-  timestamp: number;
+  /** Removes a PDF whose generation was erased while it rendered. */
+  remove?(key: string): Promise<void>;
 }
 
 export interface FinalEventPublisher {
@@ -59,21 +49,8 @@ export function isPermanentRenderError(err: unknown): boolean {
   return isRenderError(err) && err.permanent;
 }
 
-export function outputKeyFor(doc: Pick<GenerationDoc, '_id' | 'workspaceId'>): string {
-  return `workspaces/${formatId('workspace', doc.workspaceId)}/generations/${formatId('generation', doc._id)}.pdf`;
-}
-
-export function finalEventFor(doc: GenerationDoc): FinalEvent {
-  const event: FinalEvent = {
-    eventId: formatId('event', deterministicObjectId('event', doc._id.toHexString())),
-    event: doc.status === 'COMPLETED' ? 'generation.completed' : 'generation.failed',
-    generationId: formatId('generation', doc._id),
-    workspaceId: formatId('workspace', doc.workspaceId),
-    timestamp: Math.floor(doc.updatedAt.getTime() / 1000),
-  };
-  if (doc.status === 'FAILED') event.error = doc.error ?? 'Rendering failed';
-  return event;
-}
+/** Where a generation's PDF is stored (one home: src/generations/generation-erasure.ts). */
+export const outputKeyFor = generationObjectKey;
 
 export interface RenderPipelineDeps {
   generations: GenerationsRepository;
@@ -147,15 +124,25 @@ export class RenderPipeline {
     }, Math.max(1000, Math.floor(this.deps.leaseMs / 3)));
     let templateVersion: number | undefined;
     try {
-      const { content, version } = await this.publishedVersion(doc);
+      const { content, version, templateName } = await this.publishedVersion(doc);
       templateVersion = version;
-      const { pdf } = await this.deps.renderer.render(content, doc.data);
+      const { pdf } = await this.deps.renderer.render(content, doc.data, { workspaceId: formatId('workspace', doc.workspaceId), templateName });
       const key = outputKeyFor(doc);
+      // A worker whose lease was taken over must not overwrite the new owner's PDF (the key
+      // is the generation's): confirm the lease right before writing.
+      if (!(await generations.extendLease(id, this.workerId, this.deps.leaseMs))) {
+        await control.ack();
+        this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
+        return;
+      }
       await this.deps.store.putPdf(key, pdf, { downloadFilename: `${formatId('generation', doc._id)}.pdf` });
       const completed = await generations.complete(id, this.workerId, key, version);
       if (completed) {
         await this.publishEvent(completed);
         this.deps.onOutcome?.('completed', { generationId: job.generationId, durationMs: performance.now() - started });
+      } else if (!(await generations.get(id))) {
+        // Erased while rendering (right to erasure): the PDF must not outlive its row.
+        await this.deps.store.remove?.(key);
       }
       await control.ack();
     } catch (caught) {
@@ -202,8 +189,8 @@ export class RenderPipeline {
     await control.ack();
   }
 
-  /** The version published now (contract §2: at processing time), or a permanent failure. */
-  private async publishedVersion(doc: GenerationDoc): Promise<{ content: TemplateVersionContent; version: number }> {
+  /** The version published now (docs/interface.md#lifecycle: at processing time), or a permanent failure. */
+  private async publishedVersion(doc: GenerationDoc): Promise<{ content: TemplateVersionContent; version: number; templateName: string }> {
     const template = doc.templateId ? await this.deps.templates.get(doc.templateId) : null;
     if (!template || !template.workspaceId.equals(doc.workspaceId)) {
       throw new RenderError('TEMPLATE_UNAVAILABLE', `Template "${doc.templateRef}" does not exist`);
@@ -223,7 +210,7 @@ export class RenderPipeline {
       if (this.versions.size >= VERSION_CACHE_SIZE) this.versions.delete(this.versions.keys().next().value!);
       this.versions.set(cacheKey, content);
     }
-    return { content, version: template.publishedVersion };
+    return { content, version: template.publishedVersion, templateName: template.name };
   }
 }
 

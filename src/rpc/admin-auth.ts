@@ -1,10 +1,7 @@
-// The admin listener's only credential: `authorization: Bearer <DOCGEN_ADMIN_TOKEN>`.
+// The operator's credential on the admin listener: `authorization: Bearer <DOCGEN_ADMIN_TOKEN>`.
 // Compared as SHA-256 digests with timingSafeEqual, so neither the content nor the length of
 // the token leaks through response timing.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Interceptor } from '@connectrpc/connect';
-import { unauthorized } from '../domain/errors.ts';
-import { toConnectError } from './connect-errors.ts';
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
@@ -20,17 +17,4 @@ export function isAdminAuthorization(header: string | null | undefined, adminTok
   // Always compare, even when the header is missing, so every refusal takes the same path.
   const equal = timingSafeEqual(given, expected);
   return equal && match !== null && adminToken !== '';
-}
-
-/** Refuses, as Unauthenticated, every call without the admin token. */
-export function adminAuthInterceptor(adminToken: string): Interceptor {
-  return (next) => async (req) => {
-    const header = req.header.get('authorization');
-    if (!isAdminAuthorization(header, adminToken)) {
-      throw toConnectError(
-        unauthorized(header ? 'Admin token invalid' : 'Admin token missing: send "authorization: Bearer <DOCGEN_ADMIN_TOKEN>"'),
-      );
-    }
-    return next(req);
-  };
 }

@@ -2,7 +2,9 @@
 import { create } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { DeliveryAdmin } from '../admin/delivery-admin.ts';
+import type { DeliveryStatus as DeliveryDocStatus } from '../store/documents.ts';
 import {
+  DeliveryStatus,
   GetDeliveryResponseSchema,
   ListDeliveriesResponseSchema,
   RedeliverDeliveryResponseSchema,
@@ -16,6 +18,13 @@ import {
 } from '../gen/docgen/admin/v1/delivery_pb.js';
 import { deliveryToProto } from './admin-proto.ts';
 
+const DELIVERY_STATUS_FROM_PROTO: Record<DeliveryStatus, DeliveryDocStatus | undefined> = {
+  [DeliveryStatus.UNSPECIFIED]: undefined,
+  [DeliveryStatus.PENDING]: 'PENDING',
+  [DeliveryStatus.SUCCEEDED]: 'SUCCEEDED',
+  [DeliveryStatus.DROPPED]: 'DROPPED',
+};
+
 export class DeliveryServiceHandler implements ServiceImpl<typeof DeliveryService> {
   private readonly admin: DeliveryAdmin;
   constructor(admin: DeliveryAdmin) {
@@ -26,6 +35,8 @@ export class DeliveryServiceHandler implements ServiceImpl<typeof DeliveryServic
     const page = await this.admin.list({
       workspaceId: req.workspaceId,
       generationId: req.generationId,
+      endpointId: req.endpointId,
+      status: DELIVERY_STATUS_FROM_PROTO[req.status],
       pageSize: req.pageSize,
       pageToken: req.pageToken,
     });

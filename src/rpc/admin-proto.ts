@@ -1,17 +1,22 @@
 // Proto <-> domain translation for the admin services. Kept apart from the handlers so the
 // CLI-facing shapes and the stored ones can change independently.
 import { create, fromJson, toJson, type JsonValue as ProtoJsonValue } from '@bufbuild/protobuf';
-import { timestampFromDate, ValueSchema, type Timestamp } from '@bufbuild/protobuf/wkt';
+import { DurationSchema, timestampFromDate, ValueSchema, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { ApiKeyView } from '../admin/api-key-admin.ts';
 import type { DeliveryView } from '../admin/delivery-admin.ts';
 import type { PdfOptionsInput, TemplateContentInput } from '../admin/template-content.ts';
 import type { WebhookEndpointView } from '../admin/webhook-endpoint-admin.ts';
 import type { WorkspaceView } from '../admin/workspace-admin.ts';
-import type { JsonValue, Template, TemplateVersion, TemplateVersionContent } from '../domain/template.ts';
+import type { JsonObject, JsonValue, Template, TemplateVersion, TemplateVersionContent } from '../domain/template.ts';
 import { ApiKeySchema, type ApiKey } from '../gen/docgen/admin/v1/api_key_pb.js';
 import { DeliveryAttemptSchema, DeliverySchema, DeliveryStatus, type Delivery } from '../gen/docgen/admin/v1/delivery_pb.js';
+import type { TemplateDiagnostic } from '../domain/template-diagnostics.ts';
 import {
+  DocumentMetadataSchema,
   PageMarginsSchema,
+  PdfProtectionSchema,
+  TemplateDiagnosticSchema,
+  type TemplateDiagnostic as ProtoTemplateDiagnostic,
   PdfOptionsSchema,
   TemplateSchema,
   TemplateStatus,
@@ -30,7 +35,12 @@ export function ts(date: Date | null | undefined): Timestamp | undefined {
 }
 
 export function workspaceToProto(w: WorkspaceView): Workspace {
-  return create(WorkspaceSchema, { id: w.id, name: w.name, createdAt: ts(w.createdAt) });
+  return create(WorkspaceSchema, {
+    id: w.id,
+    name: w.name,
+    createdAt: ts(w.createdAt),
+    retention: w.retentionSeconds === null ? undefined : create(DurationSchema, { seconds: BigInt(w.retentionSeconds) }),
+  });
 }
 
 export function apiKeyToProto(k: ApiKeyView): ApiKey {
@@ -83,8 +93,22 @@ export function contentToProto(c: TemplateVersionContent): ProtoTemplateVersionC
       printBackground: c.pdfOptions.printBackground,
       headerTemplate: c.pdfOptions.headerTemplate,
       footerTemplate: c.pdfOptions.footerTemplate,
+      // Versions stored before these options existed have none of them.
+      scale: c.pdfOptions.scale ?? 1,
+      pageRanges: c.pdfOptions.pageRanges ?? '',
+      preferCssPageSize: c.pdfOptions.preferCssPageSize ?? false,
+      firstPageHeaderTemplate: c.pdfOptions.firstPageHeaderTemplate ?? '',
+      firstPageFooterTemplate: c.pdfOptions.firstPageFooterTemplate ?? '',
+      protection: c.pdfOptions.protection ? create(PdfProtectionSchema, c.pdfOptions.protection) : undefined,
     }),
+    title: c.title ?? '',
+    metadata: c.metadata ? create(DocumentMetadataSchema, c.metadata) : undefined,
+    sampleData: c.sampleData,
   });
+}
+
+export function diagnosticToProto(d: TemplateDiagnostic): ProtoTemplateDiagnostic {
+  return create(TemplateDiagnosticSchema, { source: d.source, line: d.line, column: d.column, message: d.message, severity: d.severity });
 }
 
 export function templateVersionToProto(v: TemplateVersion): ProtoTemplateVersion {
@@ -112,6 +136,20 @@ export function contentFromProto(c: ProtoTemplateVersionContent | undefined): Te
       printBackground: p.printBackground,
       headerTemplate: p.headerTemplate,
       footerTemplate: p.footerTemplate,
+      scale: p.scale,
+      pageRanges: p.pageRanges,
+      preferCssPageSize: p.preferCssPageSize,
+      firstPageHeaderTemplate: p.firstPageHeaderTemplate,
+      firstPageFooterTemplate: p.firstPageFooterTemplate,
+      protection: p.protection
+        ? {
+            userPassword: p.protection.userPassword,
+            ownerPassword: p.protection.ownerPassword,
+            allowPrinting: p.protection.allowPrinting,
+            allowCopying: p.protection.allowCopying,
+            allowModifying: p.protection.allowModifying,
+          }
+        : undefined,
     };
   }
   return {
@@ -126,6 +164,10 @@ export function contentFromProto(c: ProtoTemplateVersionContent | undefined): Te
       default: v.defaultValue && v.defaultValue.kind.case !== undefined ? (toJson(ValueSchema, v.defaultValue) as JsonValue) : undefined,
     })),
     pdfOptions,
+    title: c.title,
+    metadata: c.metadata ? { author: c.metadata.author, subject: c.metadata.subject, keywords: c.metadata.keywords, language: c.metadata.language } : undefined,
+    // A Struct arrives as a plain JSON object; unset means none.
+    sampleData: c.sampleData as JsonObject | undefined,
   };
 }
 
@@ -163,10 +205,12 @@ export function deliveryToProto(d: DeliveryView): Delivery {
         statusCode: a.statusCode,
         error: a.error,
         durationMs: Math.round(a.durationMs),
+        responseExcerpt: a.responseExcerpt,
       }),
     ),
     createdAt: ts(d.createdAt),
     updatedAt: ts(d.updatedAt),
     nextAttemptAt: ts(d.nextAttemptAt),
+    test: d.test,
   });
 }

@@ -1,9 +1,15 @@
 // Connect handlers of docgen.admin.v1.TemplateService.
 import { create } from '@bufbuild/protobuf';
-import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
+import type { ServiceImpl } from '@connectrpc/connect';
 import type { TemplateAdmin } from '../admin/template-admin.ts';
 import {
   ArchiveTemplateResponseSchema,
+  CheckTemplateContentResponseSchema,
+  PreviewTemplateContentResponseSchema,
+  type CheckTemplateContentRequest,
+  type CheckTemplateContentResponse,
+  type PreviewTemplateContentRequest,
+  type PreviewTemplateContentResponse,
   CreateTemplateResponseSchema,
   CreateTemplateVersionResponseSchema,
   GetTemplateResponseSchema,
@@ -33,7 +39,7 @@ import {
   type TemplateService,
 } from '../gen/docgen/admin/v1/template_pb.js';
 import type { JsonObject } from '../domain/template.ts';
-import { contentFromProto, templateToProto, templateVersionToProto } from './admin-proto.ts';
+import { contentFromProto, diagnosticToProto, templateToProto, templateVersionToProto } from './admin-proto.ts';
 
 export class TemplateServiceHandler implements ServiceImpl<typeof TemplateService> {
   private readonly admin: TemplateAdmin;
@@ -83,17 +89,19 @@ export class TemplateServiceHandler implements ServiceImpl<typeof TemplateServic
   }
 
   async previewTemplateVersion(req: PreviewTemplateVersionRequest): Promise<PreviewTemplateVersionResponse> {
-    // A Struct arrives as a plain JSON object, the shape generations take their variables in.
-    const pdf = await this.admin.preview(req.templateId, req.version, (req.variables ?? {}) as JsonObject);
+    // A Struct arrives as a plain JSON object, the shape generations take their variables in;
+    // unset means the version's sample data.
+    const pdf = await this.admin.preview(req.templateId, req.version, req.variables as JsonObject | undefined);
     return create(PreviewTemplateVersionResponseSchema, { pdf });
   }
 
-  // Placeholders until the portal back end lands (issue 12); answer Unimplemented.
-  async previewTemplateContent(): Promise<never> {
-    throw new ConnectError('PreviewTemplateContent is not available yet', Code.Unimplemented);
+  async previewTemplateContent(req: PreviewTemplateContentRequest): Promise<PreviewTemplateContentResponse> {
+    const result = await this.admin.previewContent(req.workspaceId, contentFromProto(req.content), req.variables as JsonObject | undefined);
+    return create(PreviewTemplateContentResponseSchema, { pdf: result.pdf, diagnostics: result.diagnostics.map(diagnosticToProto), renderMs: result.renderMs });
   }
 
-  async checkTemplateContent(): Promise<never> {
-    throw new ConnectError('CheckTemplateContent is not available yet', Code.Unimplemented);
+  async checkTemplateContent(req: CheckTemplateContentRequest): Promise<CheckTemplateContentResponse> {
+    const result = await this.admin.checkContent(req.workspaceId, contentFromProto(req.content));
+    return create(CheckTemplateContentResponseSchema, { diagnostics: result.diagnostics.map(diagnosticToProto), suggestedVariables: result.suggestedVariables });
   }
 }

@@ -1,12 +1,16 @@
 // Connect handlers of docgen.admin.v1.WebhookEndpointService.
 import { create } from '@bufbuild/protobuf';
-import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
+import type { ServiceImpl } from '@connectrpc/connect';
 import type { WebhookEndpointAdmin } from '../admin/webhook-endpoint-admin.ts';
+import type { WebhookTestEvents } from '../admin/webhook-test-event.ts';
 import {
   CreateWebhookEndpointResponseSchema,
   DeleteWebhookEndpointResponseSchema,
   ListWebhookEndpointsResponseSchema,
   RotateWebhookEndpointSecretResponseSchema,
+  SendTestEventResponseSchema,
+  type SendTestEventRequest,
+  type SendTestEventResponse,
   type CreateWebhookEndpointRequest,
   type CreateWebhookEndpointResponse,
   type DeleteWebhookEndpointRequest,
@@ -21,8 +25,10 @@ import { webhookEndpointToProto } from './admin-proto.ts';
 
 export class WebhookEndpointServiceHandler implements ServiceImpl<typeof WebhookEndpointService> {
   private readonly admin: WebhookEndpointAdmin;
-  constructor(admin: WebhookEndpointAdmin) {
+  private readonly testEvents: WebhookTestEvents;
+  constructor(admin: WebhookEndpointAdmin, testEvents: WebhookTestEvents) {
     this.admin = admin;
+    this.testEvents = testEvents;
   }
 
   async createWebhookEndpoint(req: CreateWebhookEndpointRequest): Promise<CreateWebhookEndpointResponse> {
@@ -50,8 +56,7 @@ export class WebhookEndpointServiceHandler implements ServiceImpl<typeof Webhook
     return create(RotateWebhookEndpointSecretResponseSchema, { endpoint: webhookEndpointToProto(endpoint), secret });
   }
 
-  // Placeholder until the portal back end lands (issue 12); answers Unimplemented.
-  async sendTestEvent(): Promise<never> {
-    throw new ConnectError('SendTestEvent is not available yet', Code.Unimplemented);
+  async sendTestEvent(req: SendTestEventRequest): Promise<SendTestEventResponse> {
+    return create(SendTestEventResponseSchema, await this.testEvents.send(req.id));
   }
 }

@@ -6,6 +6,7 @@ import type { HandlerContext } from '@connectrpc/connect';
 import { validationError } from '../domain/errors.ts';
 import { createInputIssues, validateIdempotencyKey } from '../generations/create-input.ts';
 import type { GenerationView } from '../generations/generation-view.ts';
+import type { ListGenerationsInput } from '../generations/generation-service.ts';
 import type { CallContext, PublicApi } from '../api/public-api.ts';
 import type { JsonObject } from '../domain/template.ts';
 import {
@@ -57,6 +58,21 @@ export function generationToProto(view: GenerationView): Generation {
   });
 }
 
+/** The list filters as both the public and the admin ListGenerationsRequest carry them. */
+export function listInputFromProto(req: Pick<ListGenerationsRequest, 'pageSize' | 'pageToken' | 'status' | 'templateId' | 'createdAfter' | 'createdBefore'>): ListGenerationsInput {
+  if (req.status !== GenerationStatus.UNSPECIFIED && !STATUS_FROM_PROTO[req.status]) {
+    throw validationError([{ field: 'status', issue: 'is not a known status' }]);
+  }
+  return {
+    pageSize: req.pageSize,
+    pageToken: req.pageToken || undefined,
+    status: STATUS_FROM_PROTO[req.status],
+    templateId: req.templateId || undefined,
+    createdAfter: req.createdAfter ? timestampDate(req.createdAfter) : undefined,
+    createdBefore: req.createdBefore ? timestampDate(req.createdBefore) : undefined,
+  };
+}
+
 export class GenerationHandler {
   private readonly api: PublicApi;
   constructor(api: PublicApi) {
@@ -95,19 +111,7 @@ export class GenerationHandler {
   async listGenerations(req: ListGenerationsRequest, ctx: HandlerContext): Promise<ListGenerationsResponse> {
     const call = callContext(ctx);
     try {
-      const page = await this.api.listGenerations(call, () => {
-        if (req.status !== GenerationStatus.UNSPECIFIED && !STATUS_FROM_PROTO[req.status]) {
-          throw validationError([{ field: 'status', issue: 'is not a known status' }]);
-        }
-        return {
-          pageSize: req.pageSize,
-          pageToken: req.pageToken || undefined,
-          status: STATUS_FROM_PROTO[req.status],
-          templateId: req.templateId || undefined,
-          createdAfter: req.createdAfter ? timestampDate(req.createdAfter) : undefined,
-          createdBefore: req.createdBefore ? timestampDate(req.createdBefore) : undefined,
-        };
-      });
+      const page = await this.api.listGenerations(call, () => listInputFromProto(req));
       return create(ListGenerationsResponseSchema, {
         generations: page.generations.map(generationToProto),
         nextPageToken: page.nextPageToken ?? '',
@@ -120,7 +124,7 @@ export class GenerationHandler {
 
 /**
  * RateLimit-* into the response headers. Retry-After travels in the error's metadata
- * (rpc/connect-errors.ts), which Connect appends to these headers: writing it here too would
+ * (src/rpc/connect-errors.ts), which Connect appends to these headers: writing it here too would
  * send "1, 1".
  */
 function writeHeaders(call: CallContext, ctx: HandlerContext): void {

@@ -1,8 +1,15 @@
 // Webhook deliveries: one document per (event, endpoint) with every attempt appended.
 import type { Db, Filter, ObjectId } from 'mongodb';
-import { COLLECTIONS, type DeliveryAttemptDoc, type DeliveryDoc } from './documents.ts';
+import { COLLECTIONS, type DeliveryAttemptDoc, type DeliveryDoc, type DeliveryStatus } from './documents.ts';
 import { isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
 import { pageByIdDesc, type Page } from './pagination.ts';
+
+export interface DeliveryFilter {
+  workspaceId?: ObjectId;
+  generationId?: ObjectId;
+  endpointId?: ObjectId;
+  status?: DeliveryStatus;
+}
 
 export class DeliveriesRepository {
   private readonly collection;
@@ -25,11 +32,19 @@ export class DeliveriesRepository {
     return this.collection.findOne({ _id: id });
   }
 
-  list(filter: { workspaceId?: ObjectId; generationId?: ObjectId }, pageSize?: number, pageToken?: string): Promise<Page<DeliveryDoc>> {
+  list(filter: DeliveryFilter, pageSize?: number, pageToken?: string): Promise<Page<DeliveryDoc>> {
     const query: Filter<DeliveryDoc> = {};
     if (filter.workspaceId) query.workspaceId = filter.workspaceId;
     if (filter.generationId) query.generationId = filter.generationId;
+    if (filter.endpointId) query.endpointId = filter.endpointId;
+    if (filter.status) query.status = filter.status;
     return pageByIdDesc(this.collection, query, pageSize, pageToken);
+  }
+
+  /** Removes every delivery of a generation (right to erasure); returns how many went. */
+  async deleteByGeneration(generationId: ObjectId): Promise<number> {
+    const result = await this.collection.deleteMany({ generationId });
+    return result.deletedCount;
   }
 
   /**

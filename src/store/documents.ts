@@ -11,6 +11,8 @@ export interface WorkspaceDoc {
   _id: ObjectId;
   name: string;
   createdAt: Date;
+  /** Generations older than this (seconds since creation) are deleted; absent/null: kept. */
+  retentionSeconds?: number | null;
 }
 
 export interface ApiKeyDoc {
@@ -125,6 +127,8 @@ export interface DeliveryAttemptDoc {
   statusCode: number;
   error: string;
   durationMs: number;
+  /** The first bytes of the answer's body (up to 1 KiB); absent when there was none. */
+  responseExcerpt?: string;
 }
 
 export interface DeliveryDoc {
@@ -146,6 +150,31 @@ export interface DeliveryDoc {
   createdAt: Date;
   updatedAt: Date;
   nextAttemptAt: Date | null;
+  /** A test event sent from the admin plane (its generation does not exist). */
+  test?: boolean;
+}
+
+export interface AssetDoc {
+  _id: ObjectId;
+  workspaceId: ObjectId;
+  /** Unique in the workspace: the name-claim row (AssetNameDoc) guarantees it. */
+  name: string;
+  contentType: string;
+  kind: 'image' | 'font';
+  sizeBytes: number;
+  sha256: string;
+  /** Object-store key; content-addressed, so a cached copy never goes stale. */
+  key: string;
+  createdAt: Date;
+}
+
+/** deterministicObjectId('asset-name', workspaceId, name) -> the asset holding the name. */
+export interface AssetNameDoc {
+  _id: ObjectId;
+  assetId: ObjectId;
+  workspaceId: ObjectId;
+  name: string;
+  createdAt: Date;
 }
 
 export const COLLECTIONS = {
@@ -158,6 +187,13 @@ export const COLLECTIONS = {
   rateLimits: 'rate_limits',
   webhookEndpoints: 'webhook_endpoints',
   deliveries: 'deliveries',
+  assets: 'assets',
+  assetNames: 'asset_names',
+  users: 'users',
+  memberships: 'memberships',
+  sessions: 'sessions',
+  invitations: 'invitations',
+  auditEvents: 'audit_events',
 } as const;
 
 const INDEXES: Record<string, IndexDescription[]> = {
@@ -165,6 +201,8 @@ const INDEXES: Record<string, IndexDescription[]> = {
     { key: { hash: 1 }, name: 'hash', unique: true },
     { key: { workspaceId: 1, _id: -1 }, name: 'workspace' },
   ],
+  // The retention sweeper's "which workspaces have a retention" (sparse: most have none).
+  [COLLECTIONS.workspaces]: [{ key: { retentionSeconds: 1 }, name: 'retention', sparse: true }],
   [COLLECTIONS.templates]: [{ key: { workspaceId: 1, _id: -1 }, name: 'workspace' }],
   [COLLECTIONS.templateVersions]: [{ key: { templateId: 1, version: 1 }, name: 'template_version', unique: true }],
   [COLLECTIONS.generations]: [
@@ -178,11 +216,27 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.idempotency]: [{ key: { expiresAt: 1 }, name: 'ttl', expireAfterSeconds: 0 }],
   [COLLECTIONS.rateLimits]: [{ key: { expiresAt: 1 }, name: 'ttl', expireAfterSeconds: 0 }],
   [COLLECTIONS.webhookEndpoints]: [{ key: { workspaceId: 1, _id: -1 }, name: 'workspace' }],
+  [COLLECTIONS.assets]: [{ key: { workspaceId: 1, name: 1 }, name: 'workspace_name' }],
   [COLLECTIONS.deliveries]: [
     { key: { workspaceId: 1, _id: -1 }, name: 'workspace' },
     { key: { generationId: 1, _id: -1 }, name: 'generation' },
+    { key: { endpointId: 1, _id: -1 }, name: 'endpoint' },
     { key: { status: 1, nextAttemptAt: 1 }, name: 'due' },
   ],
+  // Identity (src/store/identity-documents.ts): uniqueness comes from derived _ids, not these.
+  [COLLECTIONS.memberships]: [
+    { key: { userId: 1 }, name: 'user' },
+    { key: { workspaceId: 1, _id: 1 }, name: 'workspace' },
+  ],
+  [COLLECTIONS.sessions]: [
+    { key: { userId: 1 }, name: 'user' },
+    { key: { absoluteExpiresAt: 1 }, name: 'ttl', expireAfterSeconds: 0 },
+  ],
+  [COLLECTIONS.invitations]: [
+    { key: { userId: 1 }, name: 'user' },
+    { key: { purgeAt: 1 }, name: 'ttl', expireAfterSeconds: 0 },
+  ],
+  [COLLECTIONS.auditEvents]: [{ key: { workspaceId: 1, _id: -1 }, name: 'workspace' }],
 };
 
 /**

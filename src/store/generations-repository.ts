@@ -83,6 +83,12 @@ export class GenerationsRepository {
     return this.collection.find({ $and: and }).sort({ createdAt: -1, _id: -1 }).limit(query.limit).toArray();
   }
 
+  /** Removes the row (right to erasure, retention). True when there was one. */
+  async delete(id: ObjectId): Promise<boolean> {
+    const result = await this.collection.deleteOne({ _id: id });
+    return result.deletedCount === 1;
+  }
+
   // ---- outbox of render jobs -------------------------------------------------------------
 
   async markJobPublished(id: ObjectId, at = new Date()): Promise<void> {
@@ -139,7 +145,7 @@ export class GenerationsRepository {
 
   /**
    * Gives the row back for another attempt after a transient failure; it stays PROCESSING
-   * (contract §2 has no way back to PENDING). Any worker may claim it (leaseOwner null); the
+   * (docs/interface.md#lifecycle has no way back to PENDING). Any worker may claim it (leaseOwner null); the
    * sweeper only steps in if nobody has by `retryAt` plus its grace.
    */
   async releaseForRetry(id: ObjectId, owner: string, error: string, retryAt: Date, errorCode: string | null = null): Promise<boolean> {
@@ -215,6 +221,20 @@ export class GenerationsRepository {
 
   findUnpublishedEvents(olderThan: Date, limit: number): Promise<GenerationDoc[]> {
     return this.collection.find({ eventPublished: false, updatedAt: { $lt: olderThan } }).limit(limit).toArray();
+  }
+
+  // ---- retention -------------------------------------------------------------------------
+
+  /**
+   * Finished (COMPLETED or FAILED) generations of a workspace created before `createdBefore`,
+   * oldest first: what the retention sweeper erases. Uses the workspace_status_created index.
+   */
+  findExpired(workspaceId: ObjectId, createdBefore: Date, limit: number): Promise<GenerationDoc[]> {
+    return this.collection
+      .find({ workspaceId, status: { $in: ['COMPLETED', 'FAILED'] }, createdAt: { $lt: createdBefore } })
+      .sort({ createdAt: 1 })
+      .limit(limit)
+      .toArray();
   }
 
   // ---- idempotency -----------------------------------------------------------------------

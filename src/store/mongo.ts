@@ -2,7 +2,7 @@
 // `docgen dev`). Time-outs are short enough that a database that is down surfaces within
 // seconds as UNAVAILABLE instead of hanging requests for the driver's default 30 s.
 import { MongoClient, MongoServerError, MongoBulkWriteError, type Db, type MongoClientOptions } from 'mongodb';
-import { unavailable } from '../domain/errors.ts';
+import { errorMessage, unavailable } from '../domain/errors.ts';
 
 export interface MongoConnectOptions {
   url: string;
@@ -53,7 +53,7 @@ export async function connectMongo(options: MongoConnectOptions): Promise<MongoC
     await client.db(options.database).command({ ping: 1 });
   } catch (err) {
     await client.close(true).catch(() => {});
-    const reason = err instanceof Error ? err.message : String(err);
+    const reason = errorMessage(err);
     throw unavailable(
       `Cannot reach MongoDB at ${redactMongoUrl(options.url)}: ${reason}. Check DOCGEN_MONGODB_URL and that the server is running.`,
       err,

@@ -87,6 +87,12 @@ export class RateLimitsRepository {
     return decisionAt(current?.tat ?? now, now, policy, false);
   }
 
+  /** Gives one request's worth back (e.g. a sign-in attempt that succeeded after all). */
+  async refund(apiKeyId: ObjectId, policy: RateLimitPolicy): Promise<void> {
+    const _id = deterministicObjectId('rate', apiKeyId.toHexString());
+    await this.collection.updateOne({ _id }, { $inc: { tat: -1000 / policy.perSecond } });
+  }
+
   /** The key's current state without spending from it (for answers that do not count). */
   async peek(apiKeyId: ObjectId, policy: RateLimitPolicy): Promise<RateLimitDecision> {
     const doc = await this.collection.findOne({ _id: deterministicObjectId('rate', apiKeyId.toHexString()) });

@@ -18,7 +18,31 @@ export class WorkspacesRepository {
     return this.collection.findOne({ _id: id });
   }
 
-  list(pageSize?: number, pageToken?: string): Promise<Page<WorkspaceDoc>> {
-    return pageByIdDesc(this.collection, {}, pageSize, pageToken);
+  /**
+   * Sets the name and/or the retention (null removes it); fields left undefined stay.
+   * Returns the updated workspace, null when it does not exist.
+   */
+  async update(id: ObjectId, changes: { name?: string; retentionSeconds?: number | null }): Promise<WorkspaceDoc | null> {
+    const set: Partial<WorkspaceDoc> = {};
+    const unset: Record<string, ''> = {};
+    if (changes.name !== undefined) set.name = changes.name;
+    if (changes.retentionSeconds === null) unset.retentionSeconds = '';
+    else if (changes.retentionSeconds !== undefined) set.retentionSeconds = changes.retentionSeconds;
+    const update: { $set?: Partial<WorkspaceDoc>; $unset?: Record<string, ''> } = {};
+    if (Object.keys(set).length > 0) update.$set = set;
+    if (Object.keys(unset).length > 0) update.$unset = unset;
+    if (update.$set === undefined && update.$unset === undefined) return this.get(id);
+    return this.collection.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
+  }
+
+  /** Workspaces that have a retention, in _id order from `after` (the sweeper's batches). */
+  withRetention(limit: number, after?: ObjectId): Promise<WorkspaceDoc[]> {
+    const filter = after ? { retentionSeconds: { $gt: 0 }, _id: { $gt: after } } : { retentionSeconds: { $gt: 0 } };
+    return this.collection.find(filter).sort({ _id: 1 }).limit(limit).toArray();
+  }
+
+  /** Newest first; only the given ids when `only` is set. */
+  list(pageSize?: number, pageToken?: string, only?: ObjectId[]): Promise<Page<WorkspaceDoc>> {
+    return pageByIdDesc(this.collection, only ? { _id: { $in: only } } : {}, pageSize, pageToken);
   }
 }

@@ -5,6 +5,7 @@
 // those, so a DNS answer that changes between check and connect (rebinding) has no effect.
 import { isIP } from 'node:net';
 import { lookup as dnsLookup } from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
 
 export type AddressCategory =
   | 'public'
@@ -58,73 +59,83 @@ export const systemLookup: HostLookup = async (hostname) => {
   return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };
 
-type Rule = [prefix: number[], bits: number, category: AddressCategory];
+// [CIDR, category]; the CIDRs are parsed once by ipaddr.js.
+type Rule = [cidr: string, category: AddressCategory];
 
 // IANA special-purpose registries; most specific first, first match wins.
-const V4_RULES: Rule[] = [
-  [[169, 254, 169, 254], 32, 'metadata'], // AWS, GCP, Azure, OCI instance metadata
-  [[169, 254, 170, 2], 32, 'metadata'], // AWS ECS task metadata
-  [[169, 254, 169, 253], 32, 'metadata'], // AWS VPC DNS
-  [[168, 63, 129, 16], 32, 'metadata'], // Azure WireServer: public-looking, host-only
-  [[100, 100, 100, 200], 32, 'metadata'], // Alibaba Cloud metadata
-  [[255, 255, 255, 255], 32, 'broadcast'],
-  [[0, 0, 0, 0], 8, 'unspecified'], // "this network"; 0.0.0.0 reaches the local host on Linux
-  [[10, 0, 0, 0], 8, 'private'],
-  [[100, 64, 0, 0], 10, 'cgnat'],
-  [[127, 0, 0, 0], 8, 'loopback'],
-  [[169, 254, 0, 0], 16, 'link-local'],
-  [[172, 16, 0, 0], 12, 'private'],
-  [[192, 0, 0, 0], 24, 'reserved'], // IETF protocol assignments
-  [[192, 0, 2, 0], 24, 'documentation'],
-  [[192, 88, 99, 0], 24, 'reserved'], // deprecated 6to4 relay anycast
-  [[192, 168, 0, 0], 16, 'private'],
-  [[198, 18, 0, 0], 15, 'benchmarking'],
-  [[198, 51, 100, 0], 24, 'documentation'],
-  [[203, 0, 113, 0], 24, 'documentation'],
-  [[224, 0, 0, 0], 4, 'multicast'],
-  [[240, 0, 0, 0], 4, 'reserved'],
-];
+const V4_RULES = parseRules([
+  ['169.254.169.254/32', 'metadata'], // AWS, GCP, Azure, OCI instance metadata
+  ['169.254.170.2/32', 'metadata'], // AWS ECS task metadata
+  ['169.254.169.253/32', 'metadata'], // AWS VPC DNS
+  ['168.63.129.16/32', 'metadata'], // Azure WireServer: public-looking, host-only
+  ['100.100.100.200/32', 'metadata'], // Alibaba Cloud metadata
+  ['255.255.255.255/32', 'broadcast'],
+  ['0.0.0.0/8', 'unspecified'], // "this network"; 0.0.0.0 reaches the local host on Linux
+  ['10.0.0.0/8', 'private'],
+  ['100.64.0.0/10', 'cgnat'],
+  ['127.0.0.0/8', 'loopback'],
+  ['169.254.0.0/16', 'link-local'],
+  ['172.16.0.0/12', 'private'],
+  ['192.0.0.0/24', 'reserved'], // IETF protocol assignments
+  ['192.0.2.0/24', 'documentation'],
+  ['192.88.99.0/24', 'reserved'], // deprecated 6to4 relay anycast
+  ['192.168.0.0/16', 'private'],
+  ['198.18.0.0/15', 'benchmarking'],
+  ['198.51.100.0/24', 'documentation'],
+  ['203.0.113.0/24', 'documentation'],
+  ['224.0.0.0/4', 'multicast'],
+  ['240.0.0.0/4', 'reserved'],
+]);
 
 // IPv6 is an allow-list: only global unicast (2000::/3) minus its special blocks is public.
-const V6_RULES: Rule[] = [
-  [[0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54], 128, 'metadata'], // fd00:ec2::254, AWS IMDS
-  [[0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x53], 128, 'metadata'], // fd00:ec2::253, AWS DNS
-  [[], 128, 'unspecified'], // ::
-  [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], 128, 'loopback'], // ::1
-  [[0, 0x64, 0xff, 0x9b, 0, 1], 48, 'private'], // local-use NAT64 (RFC 8215)
-  [[0x01, 0x00], 64, 'reserved'], // discard-only
-  [[0x20, 0x01, 0x0d, 0xb8], 32, 'documentation'],
-  [[0x3f, 0xff], 20, 'documentation'],
-  [[0x20, 0x01, 0x00, 0x02, 0, 0], 48, 'benchmarking'],
-  [[0x20, 0x01], 23, 'reserved'], // IETF protocol assignments, incl. Teredo (2001::/32)
-  [[0x20, 0x02], 16, 'reserved'], // 6to4: tunnels to any IPv4, private ones included
-  [[0xfc], 7, 'unique-local'],
-  [[0xfe, 0x80], 10, 'link-local'],
-  [[0xfe, 0xc0], 10, 'private'], // deprecated site-local
-  [[0xff], 8, 'multicast'],
-  [[0x20], 3, 'public'],
-];
+const V6_RULES = parseRules([
+  ['fd00:ec2::254/128', 'metadata'], // AWS IMDS
+  ['fd00:ec2::253/128', 'metadata'], // AWS DNS
+  ['::/128', 'unspecified'],
+  ['::1/128', 'loopback'],
+  ['64:ff9b:1::/48', 'private'], // local-use NAT64 (RFC 8215)
+  ['100::/64', 'reserved'], // discard-only
+  ['2001:db8::/32', 'documentation'],
+  ['3fff::/20', 'documentation'],
+  ['2001:2::/48', 'benchmarking'],
+  ['2001::/23', 'reserved'], // IETF protocol assignments, incl. Teredo (2001::/32)
+  ['2002::/16', 'reserved'], // 6to4: tunnels to any IPv4, private ones included
+  ['fc00::/7', 'unique-local'],
+  ['fe80::/10', 'link-local'],
+  ['fec0::/10', 'private'], // deprecated site-local
+  ['ff00::/8', 'multicast'],
+  ['2000::/3', 'public'],
+]);
+
+// 64:ff9b::/96 (well-known NAT64 prefix, RFC 6052): a NAT64 gateway forwards to the IPv4 host.
+const NAT64 = ipaddr.parseCIDR('64:ff9b::/96');
 
 /** Classifies one IP address (v4 or v6, no port). Anything that is not an IP is 'invalid'. */
 export function classifyAddress(input: string): AddressVerdict {
   const address = stripBrackets(String(input)).split('%')[0]!;
   const zoned = String(input).includes('%');
+  // node:net decides what is an IP literal (dotted-decimal IPv4 only; ipaddr.js would also
+  // take forms like "0x7f.1"); ipaddr.js parses and matches it.
   const family = isIP(address);
   if (family === 4) {
-    const category = match(parseV4(address), V4_RULES) ?? 'public';
+    const category = match(ipaddr.IPv4.parse(address), V4_RULES) ?? 'public';
     return verdict(address, 4, category, `${address} is ${describe(category)}`);
   }
   if (family === 6) {
-    const bytes = parseV6(address);
-    if (!bytes) return verdict(address, 6, 'invalid', `${address} is not a valid IP address`);
+    let parsed: ipaddr.IPv6;
+    try {
+      parsed = ipaddr.IPv6.parse(address);
+    } catch {
+      return verdict(address, 6, 'invalid', `${address} is not a valid IP address`);
+    }
     // Addresses that carry an IPv4 address reach that IPv4 host: judge the embedded one.
-    const embedded = embeddedV4(bytes);
+    const embedded = embeddedV4(parsed);
     if (embedded) {
-      const inner = match(embedded.bytes, V4_RULES) ?? 'public';
-      const v4 = embedded.bytes.join('.');
+      const inner = match(embedded.address, V4_RULES) ?? 'public';
+      const v4 = embedded.address.toString();
       return verdict(address, 6, inner, `${address} is ${embedded.kind} ${v4}, ${describe(inner)}`);
     }
-    let category = match(bytes, V6_RULES) ?? 'reserved';
+    let category = match(parsed, V6_RULES) ?? 'reserved';
     // A zone id only means something on link-local scope: never a public destination.
     if (zoned && category === 'public') category = 'link-local';
     return verdict(address, 6, category, `${address} is ${describe(category)}`);
@@ -239,61 +250,20 @@ function stripBrackets(host: string): string {
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
 }
 
-function match(bytes: number[], rules: Rule[]): AddressCategory | undefined {
-  for (const [prefix, bits, category] of rules) {
-    if (inPrefix(bytes, prefix, bits)) return category;
+function parseRules<T extends ipaddr.IPv4 | ipaddr.IPv6>(rules: Rule[]): Array<[range: [T, number], category: AddressCategory]> {
+  return rules.map(([cidr, category]) => [ipaddr.parseCIDR(cidr) as [T, number], category]);
+}
+
+function match<T extends ipaddr.IPv4 | ipaddr.IPv6>(address: T, rules: Array<[range: [T, number], category: AddressCategory]>): AddressCategory | undefined {
+  for (const [range, category] of rules) {
+    if (address.match(range)) return category;
   }
   return undefined;
 }
 
-function inPrefix(bytes: number[], prefix: number[], bits: number): boolean {
-  for (let i = 0; i < bits; i += 8) {
-    const take = Math.min(8, bits - i);
-    const mask = (0xff << (8 - take)) & 0xff;
-    if (((bytes[i / 8] ?? 0) & mask) !== ((prefix[i / 8] ?? 0) & mask)) return false;
-  }
-  return true;
-}
-
-function parseV4(address: string): number[] {
-  return address.split('.').map(Number);
-}
-
-/** 16 bytes of an IPv6 address already accepted by net.isIP (zone removed). */
-function parseV6(address: string): number[] | undefined {
-  let text = address;
-  let tail: number[] = [];
-  const lastColon = text.lastIndexOf(':');
-  if (text.includes('.', lastColon)) {
-    tail = parseV4(text.slice(lastColon + 1));
-    text = text.slice(0, lastColon + 1) + '0:0'; // placeholder groups, replaced below
-  }
-  const halves = text.split('::');
-  if (halves.length > 2) return undefined;
-  const groups = (s: string | undefined) => (s ? s.split(':').filter((g) => g !== '') : []);
-  const head = groups(halves[0]);
-  const rest = groups(halves[1]);
-  const fill = halves.length === 2 ? 8 - head.length - rest.length : 0;
-  if (fill < 0) return undefined;
-  const all = [...head, ...Array<string>(fill).fill('0'), ...rest];
-  if (all.length !== 8) return undefined;
-  const bytes: number[] = [];
-  for (const g of all) {
-    const n = parseInt(g, 16);
-    bytes.push(n >> 8, n & 0xff);
-  }
-  if (tail.length === 4) bytes.splice(12, 4, ...tail);
-  return bytes;
-}
-
-function embeddedV4(bytes: number[]): { kind: string; bytes: number[] } | undefined {
-  const last4 = bytes.slice(12);
+function embeddedV4(address: ipaddr.IPv6): { kind: string; address: ipaddr.IPv4 } | undefined {
   // ::ffff:a.b.c.d (IPv4-mapped)
-  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff) {
-    return { kind: 'IPv4-mapped', bytes: last4 };
-  }
-  // 64:ff9b::a.b.c.d (well-known NAT64 prefix, RFC 6052): a NAT64 gateway forwards to the IPv4 host.
-  const nat64 = [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0];
-  if (nat64.every((b, i) => bytes[i] === b)) return { kind: 'NAT64 for', bytes: last4 };
+  if (address.isIPv4MappedAddress()) return { kind: 'IPv4-mapped', address: address.toIPv4Address() };
+  if (address.match(NAT64)) return { kind: 'NAT64 for', address: new ipaddr.IPv4(address.toByteArray().slice(12)) };
   return undefined;
 }

@@ -8,28 +8,7 @@ import { deterministicObjectId, formatId, parseId } from '../domain/ids.ts';
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { DeliveryDoc } from '../store/documents.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
-import { WEBHOOK_EVENTS, type WebhookEventName } from './signing.ts';
-
-/**
- * A final-state event as it travels on `<prefix>.events.<event>` (the render pipeline's
- * FinalEvent). Validated here: it comes off the wire.
- */
-export interface WebhookEvent {
-  eventId: string;
-  event: WebhookEventName;
-  generationId: string;
-  workspaceId: string;
-  /** generation.failed only. */
-  error?: string;
-  /** Unix seconds of the final transition. */
-  timestamp: number;
-}
-
-/** A delivery job on the deliveries subject. `endpointId` lets a worker pace a saturated endpoint without a database read. */
-export interface DeliveryJob {
-  deliveryId: string;
-  endpointId?: string;
-}
+import { firstDeliveryJobMsgId, type DeliveryJob, type FinalEvent } from '../queue/messages.ts';
 
 export interface DeliveryDispatcherDeps {
   endpoints: Pick<WebhookEndpointsRepository, 'subscribers'>;
@@ -51,9 +30,8 @@ export function deliveryIdFor(eventId: ObjectId, endpointId: ObjectId): ObjectId
   return deterministicObjectId(eventId.toHexString(), endpointId.toHexString());
 }
 
-/** The msgId of a delivery's first job. */
 /** A new delivery of the event to one endpoint: PENDING, due now, round 1, no attempts yet. */
-export function newDeliveryDoc(event: WebhookEvent, endpointId: ObjectId, now: Date): DeliveryDoc {
+export function newDeliveryDoc(event: FinalEvent, endpointId: ObjectId, now: Date): DeliveryDoc {
   const eventId = parseId('event', event.eventId)!;
   const payload: DeliveryDoc['payload'] = { generationId: event.generationId };
   if (event.event === 'generation.failed') payload.error = event.error ?? 'Rendering failed';
@@ -77,31 +55,6 @@ export function newDeliveryDoc(event: WebhookEvent, endpointId: ObjectId, now: D
   };
 }
 
-export function firstJobMsgId(deliveryId: string): string {
-  return `${deliveryId}:1`;
-}
-
-/** Checks an event off the wire; a string says what is wrong with it. */
-export function parseWebhookEvent(data: unknown): WebhookEvent | string {
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) return 'the event is not a JSON object';
-  const e = data as Record<string, unknown>;
-  if (typeof e.eventId !== 'string' || !parseId('event', e.eventId)) return 'eventId is not an evt_… id';
-  if (typeof e.event !== 'string' || !(WEBHOOK_EVENTS as readonly string[]).includes(e.event)) return `unknown event ${JSON.stringify(e.event)}`;
-  if (typeof e.generationId !== 'string' || !parseId('generation', e.generationId)) return 'generationId is not a gen_… id';
-  if (typeof e.workspaceId !== 'string' || !parseId('workspace', e.workspaceId)) return 'workspaceId is not a ws_… id';
-  if (!Number.isSafeInteger(e.timestamp) || (e.timestamp as number) < 0) return 'timestamp is not whole Unix seconds';
-  if (e.error !== undefined && typeof e.error !== 'string') return 'error is not a string';
-  const event: WebhookEvent = {
-    eventId: e.eventId,
-    event: e.event as WebhookEventName,
-    generationId: e.generationId,
-    workspaceId: e.workspaceId,
-    timestamp: e.timestamp as number,
-  };
-  if (e.event === 'generation.failed') event.error = typeof e.error === 'string' ? e.error : 'Rendering failed';
-  return event;
-}
-
 export class DeliveryDispatcher {
   private readonly deps: DeliveryDispatcherDeps;
   constructor(deps: DeliveryDispatcherDeps) {
@@ -109,7 +62,7 @@ export class DeliveryDispatcher {
   }
 
   /** Fans the event out. Throws when a write or publish fails: the caller must not ack the event then. */
-  async dispatch(event: WebhookEvent): Promise<DispatchResult> {
+  async dispatch(event: FinalEvent): Promise<DispatchResult> {
     const endpoints = await this.deps.endpoints.subscribers(parseId('workspace', event.workspaceId)!, event.event);
 
     const created = await Promise.all(
@@ -126,7 +79,7 @@ export class DeliveryDispatcher {
           const existing = await this.deps.deliveries.get(doc._id);
           if (!existing || existing.status !== 'PENDING' || existing.round !== 1 || existing.roundAttempts !== 0) return false;
         }
-        await this.deps.publishJob(job, firstJobMsgId(deliveryId));
+        await this.deps.publishJob(job, firstDeliveryJobMsgId(deliveryId));
         return inserted;
       }),
     );

@@ -13,8 +13,9 @@
 // two (see delivery-worker.ts). Each re-queue first moves nextAttemptAt to now, conditionally,
 // so several webhooks processes sweeping together re-queue a delivery once per grace period.
 import { formatId } from '../domain/ids.ts';
+import { PeriodicTask } from '../ops/periodic-task.ts';
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
-import type { DeliveryJob } from './delivery-dispatcher.ts';
+import { sweptDeliveryJobMsgId, type DeliveryJob } from '../queue/messages.ts';
 
 export interface DeliverySweeperOptions {
   deliveries: Pick<DeliveriesRepository, 'findOverdue' | 'markRequeued'>;
@@ -32,35 +33,19 @@ export interface DeliverySweeperOptions {
 
 export class DeliverySweeper {
   private readonly options: DeliverySweeperOptions;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<number> | undefined;
-  private stopped = false;
+  private readonly loop: PeriodicTask;
 
   constructor(options: DeliverySweeperOptions) {
     this.options = options;
+    this.loop = new PeriodicTask({ intervalMs: options.intervalMs, run: () => this.sweepOnce(), onError: options.onError });
   }
 
   start(): void {
-    if (this.timer || this.stopped) return;
-    const tick = () => {
-      this.running = this.sweepOnce()
-        .catch((err: unknown) => {
-          this.options.onError?.(err);
-          return 0;
-        })
-        .finally(() => {
-          this.running = undefined;
-          if (!this.stopped) this.timer = setTimeout(tick, this.options.intervalMs);
-        });
-    };
-    this.timer = setTimeout(tick, this.options.intervalMs);
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** One pass; returns how many deliveries were re-queued. */
@@ -69,7 +54,7 @@ export class DeliverySweeper {
     const overdue = await this.options.deliveries.findOverdue(new Date(now - this.options.graceMs), this.options.batchSize ?? 500);
     let requeued = 0;
     for (const doc of overdue) {
-      if (this.stopped) break;
+      if (this.loop.stopped) break;
       if (!doc.nextAttemptAt) continue;
       const claimed = await this.options.deliveries.markRequeued(
         doc._id,
@@ -81,7 +66,7 @@ export class DeliverySweeper {
       // A fresh msgId: the lost job's id may still be in the broker's duplicate window.
       await this.options.publishJob(
         { deliveryId, endpointId: formatId('webhookEndpoint', doc.endpointId) },
-        `${deliveryId}:sweep:${doc.round}:${doc.roundAttempts}:${now}`,
+        sweptDeliveryJobMsgId(deliveryId, doc.round, doc.roundAttempts, now),
       );
       requeued++;
       this.options.onRequeued?.(deliveryId);

@@ -16,11 +16,15 @@ import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { DeliveryAttemptDoc, DeliveryDoc, WebhookEndpointDoc } from '../store/documents.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
 import type { HostLookup } from './address-guard.ts';
-import type { DeliveryJob } from './delivery-dispatcher.ts';
+import type { DeliveryJob } from '../queue/messages.ts';
 import type { EndpointLimiter } from './endpoint-limiter.ts';
 import { sendAttempt, type AttemptResult } from './http-sender.ts';
 import { nextAttemptDelayMs } from './retry-schedule.ts';
 import { buildSignedRequest, openSigningSecrets, type WebhookEventData } from './signing.ts';
+import { errorMessage } from '../domain/errors.ts';
+
+/** Characters of a receiver's answer kept with each attempt (the portal shows them). */
+const RESPONSE_EXCERPT_STORED_CHARS = 1024;
 
 /** What the worker needs of a queue job (JetStream's JobContext fits). */
 export interface DeliveryJobHandle {
@@ -63,7 +67,7 @@ export interface DeliveryWorkerDeps {
   endpoints: Pick<WebhookEndpointsRepository, 'get'>;
   /** DOCGEN_SECRET_KEY: opens the endpoints' signing secrets. */
   secretKey: Buffer;
-  /** AES-GCM context a secret of this endpoint was sealed under (the admin code's webhookSecretContext). */
+  /** AES-GCM context a secret of this endpoint was sealed under (secret-box.ts: webhookSecretContext). */
   secretContext: (endpoint: WebhookEndpointDoc) => string;
   limiter: EndpointLimiter;
   /** DOCGEN_WEBHOOK_TIMEOUT_MS. */
@@ -172,6 +176,8 @@ export class DeliveryWorker {
         error: outcome.result ? (outcome.result.error ?? '') : outcome.notSent,
         durationMs: outcome.result ? outcome.result.durationMs : 0,
       };
+      const excerpt = outcome.result?.responseExcerpt;
+      if (excerpt) attempt.responseExcerpt = excerpt.slice(0, RESPONSE_EXCERPT_STORED_CHARS);
       const roundAttempts = doc.roundAttempts + 1;
       // After a failure: the schedule's next delay, or none (dropped) after the 6th attempt.
       const delay = outcome.result?.ok || outcome.drop ? undefined : nextAttemptDelayMs(roundAttempts, this.deps.random);
@@ -219,11 +225,12 @@ export class DeliveryWorker {
         doc.event === 'generation.failed'
           ? { event: 'generation.failed', generationId: doc.payload.generationId, error: doc.payload.error ?? '' }
           : { event: 'generation.completed', generationId: doc.payload.generationId };
+      if (doc.test === true) data.test = true;
       request = buildSignedRequest({ deliveryId, data, eventTimestamp: doc.timestamp, secrets });
     } catch (err) {
       // Typically DOCGEN_SECRET_KEY changed: retried on the schedule, then dropped; an
       // operator can redeliver once the key is right.
-      return { result: undefined, notSent: `not sent: ${err instanceof Error ? err.message : String(err)}`, drop: false };
+      return { result: undefined, notSent: `not sent: ${errorMessage(err)}`, drop: false };
     }
     const heartbeat = setInterval(() => job.working(), this.deps.heartbeatMs);
     try {

@@ -174,12 +174,12 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResult> {
       });
       request.on('error', (err) => {
         if (response?.statusCode !== undefined) finish(statusOutcome(response.statusCode));
-        else finish({ ok: false, kind: 'network_error', error: describeError(err) });
+        else finish({ ok: false, kind: 'network_error', error: describeNetworkError(err) });
       });
       request.end(body);
     };
 
-    start().catch((err: unknown) => finish({ ok: false, kind: 'network_error', error: describeError(err) }));
+    start().catch((err: unknown) => finish({ ok: false, kind: 'network_error', error: describeNetworkError(err) }));
   });
 }
 
@@ -206,7 +206,8 @@ function pinnedLookup(addresses: ResolvedAddress[]) {
   };
 }
 
-function describeError(err: unknown): string {
+/** A failed connection or request in a receiver-facing word or two (recorded on the attempt). */
+function describeNetworkError(err: unknown): string {
   const e = err as (NodeJS.ErrnoException & { errors?: unknown[] }) | undefined;
   // Happy-eyeballs connect failures arrive as an AggregateError of one error per address.
   const first = (Array.isArray(e?.errors) ? (e.errors[0] as NodeJS.ErrnoException | undefined) : undefined) ?? e;

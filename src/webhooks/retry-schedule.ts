@@ -1,4 +1,4 @@
-// The retry schedule of contract §4: after a failed attempt, wait 1, 2, 4, 8 then 16 s
+// The retry schedule of docs/interface.md#webhook-retries: after a failed attempt, wait 1, 2, 4, 8 then 16 s
 // (±10 % jitter so that many deliveries failing together do not retry in lock-step);
 // 6 attempts in all, then the delivery is dropped. Pure functions: the delivery worker
 // stores `nextAttemptAt = now + delay` so the schedule survives a restart.

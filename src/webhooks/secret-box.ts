@@ -1,8 +1,10 @@
-// Webhook signing secrets are stored encrypted (contract §4): AES-256-GCM under a key
+// Webhook signing secrets are stored encrypted (docs/interface.md#webhooks): AES-256-GCM under a key
 // derived from DOCGEN_SECRET_KEY. GCM authenticates, so a tampered or foreign ciphertext
 // fails to decrypt instead of yielding a wrong secret.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import type { ObjectId } from 'mongodb';
 import { DomainError } from '../domain/errors.ts';
+import { formatId } from '../domain/ids.ts';
 
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
 
@@ -35,6 +37,15 @@ export function isWebhookSecret(value: string): boolean {
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64) || b64.length % 4 !== 0) return false;
   const n = Buffer.from(b64, 'base64').length;
   return n >= 24 && n <= 64;
+}
+
+/**
+ * The AES-GCM context (authenticated, not stored) a secret of this endpoint is sealed
+ * under: the endpoint's public id. Decrypting needs the same value, so a sealed secret
+ * copied onto another endpoint's row does not open.
+ */
+export function webhookSecretContext(endpointId: ObjectId): string {
+  return formatId('webhookEndpoint', endpointId);
 }
 
 /**

@@ -1,4 +1,4 @@
-// The bytes and headers of one webhook request (interface-v1 "Events", contract §4).
+// The bytes and headers of one webhook request (docs/interface.md#webhook-request).
 // Two signatures travel together:
 //  - X-Service-Signature (the interface's): `sha256=` + lower-case hex HMAC-SHA256 of the
 //    raw body, keyed with the signing secret exactly as shown to the user, i.e. the UTF-8
@@ -11,16 +11,22 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import pkg from '../../package.json' with { type: 'json' };
 import { DomainError } from '../domain/errors.ts';
+import { FINAL_EVENTS, type FinalEventName } from '../queue/messages.ts';
 import { decryptSecret, WEBHOOK_SECRET_PREFIX } from './secret-box.ts';
 import type { SealedSecret } from './secret-box.ts';
 
-export type WebhookEventName = 'generation.completed' | 'generation.failed';
-export const WEBHOOK_EVENTS: readonly WebhookEventName[] = ['generation.completed', 'generation.failed'];
+/** The events an endpoint can subscribe to: the final events (src/queue/messages.ts). */
+export type WebhookEventName = FinalEventName;
+export const WEBHOOK_EVENTS: readonly WebhookEventName[] = FINAL_EVENTS;
 
 /** What a delivery says: `error` exists for `generation.failed` only. */
-export type WebhookEventData =
+export type WebhookEventData = (
   | { event: 'generation.completed'; generationId: string }
-  | { event: 'generation.failed'; generationId: string; error: string };
+  | { event: 'generation.failed'; generationId: string; error: string }
+) & {
+  /** A test event sent from the admin plane (SendTestEvent): the body ends with `"test":true`. */
+  test?: boolean;
+};
 
 export interface SigningSecrets {
   /** The endpoint's secret now (decrypted). Signs both headers. */
@@ -47,8 +53,8 @@ export const PREVIOUS_SECRET_VALIDITY_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_TOLERANCE_SECONDS = 5 * 60;
 
 /**
- * The body: `{"event":…,"payload":{"generationId":…[,"error":…]},"timestamp":…}` in this
- * key order, no whitespace. `timestamp` is the event's time in Unix seconds, so the body
+ * The body: `{"event":…,"payload":{"generationId":…[,"error":…]},"timestamp":…[,"test":true]}`
+ * in this key order, no whitespace. `timestamp` is the event's time in Unix seconds, so the body
  * is the same on every attempt of a delivery.
  */
 export function buildWebhookBody(data: WebhookEventData, timestamp: number): Buffer {
@@ -60,7 +66,8 @@ export function buildWebhookBody(data: WebhookEventData, timestamp: number): Buf
     if (typeof data.error !== 'string') throw invalid('generation.failed needs an error message');
     payload.error = data.error;
   }
-  return Buffer.from(JSON.stringify({ event: data.event, payload, timestamp }), 'utf8');
+  const body = data.test === true ? { event: data.event, payload, timestamp, test: true } : { event: data.event, payload, timestamp };
+  return Buffer.from(JSON.stringify(body), 'utf8');
 }
 
 /**

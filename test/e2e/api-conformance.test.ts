@@ -1,4 +1,4 @@
-// Conformance of the public API with interface-v1.md and contract §1, on real parts (nats-
+// Conformance of the public API with docs/interface.md, on real parts (nats-
 // server, CongoDB or DOCGEN_TEST_MONGODB_URL, s3rver, docgen's api role on loopback).
 // The same table of cases runs over REST, Connect, gRPC and gRPC-web; every REST answer is
 // also checked against docs/openapi.yaml (status documented, headers, body schema).
@@ -15,7 +15,7 @@ import { DocumentFormat, GenerationService, GenerationStatus, type Generation } 
 import { loadOpenApi, type OpenApi } from './api-openapi.ts';
 import { bearer, publishedTemplate, request, startApiStack, type ApiStack, type HttpAnswer } from './api-stack.ts';
 
-// ---- the tables of contract §1 ------------------------------------------------------------
+// ---- the tables of docs/interface.md#errors ------------------------------------------------------------
 
 const HTTP_STATUS: Record<string, number> = {
   UNAUTHORIZED: 401,
@@ -348,7 +348,7 @@ describe.each(TRANSPORTS)('%s', (name) => {
     const bare = expectOk(await api.create(full, { templateId: templateA }), 'create without variables');
     expectGeneration(bare, { workspaceId: wsA, templateId: templateA, templateName: 'conformance template', data: {} });
 
-    // The template is checked at render time (contract §2): any non-empty id is accepted.
+    // The template is checked at render time (docs/interface.md#failures): any non-empty id is accepted.
     const unknown = expectOk(await api.create(full, { templateId: 'tpl_does_not_exist' }), 'unknown template');
     expectGeneration(unknown, { workspaceId: wsA, templateId: 'tpl_does_not_exist', templateName: '', data: {} });
 

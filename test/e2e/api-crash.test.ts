@@ -1,6 +1,6 @@
-// Contract §2: nothing stays PENDING forever, even if the API process dies between the
+// docs/interface.md#lifecycle: nothing stays PENDING forever, even if the API process dies between the
 // database write and the job publish. An API child process with the fault injected
-// (DOCGEN_TEST_FAULT=exit-after-generation-insert SIGKILLs it right after the insert) takes a
+// (test/harness/serve-with-faults.ts: exit-after-generation-insert SIGKILLs it right after the insert) takes a
 // create; the row is PENDING and was never published; a render process (real Chromium)
 // started afterwards finds it through its outbox sweeper and renders it to COMPLETED.
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -28,7 +28,7 @@ afterAll(async () => {
 it('a generation whose API process died between insert and publish still leaves PENDING and completes', async () => {
   const [healthy, faulty] = await Promise.all([
     spawnServe(deps, 'api'),
-    spawnServe(deps, 'api', { DOCGEN_TEST_FAULT: 'exit-after-generation-insert' }),
+    spawnServe(deps, 'api', {}, 'exit-after-generation-insert'),
   ]);
   children.push(healthy, faulty);
   const admin = adminClients(healthy.adminPort!, deps.adminToken);

@@ -1,7 +1,7 @@
 // Two API processes (`docgen serve --role api`, real child processes) against the same
 // nats-server, MongoDB (stand-in or DOCGEN_TEST_MONGODB_URL) and s3rver: a key's rate limit
 // is one budget across both, and a revoke made through the admin API of one is honoured by
-// the other within 1 s (contract §1).
+// the other within 1 s (docs/interface.md#authentication).
 import http from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { adminClients, request, spawnServe, startDeps, type AdminClients, type ChildApi, type Deps } from './api-stack.ts';

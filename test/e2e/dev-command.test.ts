@@ -53,6 +53,8 @@ interface Banner {
   apiKey: string;
   templateId: string;
   curl: string;
+  /** The owner's single-use invitation link (empty once the password is set). */
+  invite: string;
 }
 
 async function startDev(dataDir: string): Promise<{ proc: DocgenProcess; banner: Banner }> {
@@ -73,6 +75,7 @@ async function startDev(dataDir: string): Promise<{ proc: DocgenProcess; banner:
       apiKey: pick(/API key\s+(svc_live_\w+)/),
       templateId: pick(/sample template id\s+(tpl_\w+)/),
       curl: pick(/(curl -s -X POST[\s\S]*?-d '.*')/),
+      invite: pick(/portal invite link\s+(http:\/\/\S+)/),
     },
   };
 }
@@ -98,6 +101,18 @@ describe('docgen dev', () => {
     expect(pdf.headers.get('content-type')).toBe('application/pdf');
     expect(Buffer.from(await pdf.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
 
+    // The banner's invitation link sets the sample workspace owner's password, as the portal would.
+    const invite = new URL(first.banner.invite);
+    const accepted = await fetch(new URL('/docgen.admin.v1.SessionService/AcceptInvitation', invite.origin), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: invite.origin },
+      body: JSON.stringify({ token: invite.pathname.replace('/invite/', ''), password: 'dev owner passphrase' }),
+    });
+    expect(accepted.status).toBe(200);
+    expect(((await accepted.json()) as { memberships: { workspaceId: string; role: string }[] }).memberships).toEqual([
+      { workspaceId, workspaceName: 'Dev workspace', role: 'MEMBER_ROLE_OWNER' },
+    ]);
+
     const children = descendants(first.proc.pid);
     expect(children.map(commandOf).some((c) => c.includes('nats-server'))).toBe(true);
     expect(children.map(commandOf).some((c) => c.includes('chromium'))).toBe(true);
@@ -114,6 +129,8 @@ describe('docgen dev', () => {
     try {
       expect(second.banner.workspaceId).toBe(workspaceId);
       expect(second.banner.apiKey).toBe(apiKey);
+      expect(second.banner.invite).toBe('');
+      expect(second.proc.output()).toMatch(/portal sign-in\s+http:\/\/127\.0\.0\.1:\d+\/\s+as owner@example\.com \(password already set/);
       const again = await fetch(`${second.banner.base}/v1/generations/${created.id}`, { headers: { authorization: `Bearer ${apiKey}` } });
       expect(again.status).toBe(200);
       expect(((await again.json()) as { status: string }).status).toBe('COMPLETED');

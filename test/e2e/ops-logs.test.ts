@@ -25,7 +25,7 @@ let roles: RoleProcess[] = [];
 const NATS_PASSWORD = `nats-pw-${randomBytes(8).toString('hex')}`;
 
 beforeAll(async () => {
-  deps = await startDeps({ DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true', DOCGEN_RATE_LIMIT_PER_SECOND: '1000', DOCGEN_RATE_LIMIT_BURST: '1000' });
+  deps = await startDeps({ DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true', DOCGEN_RATE_LIMIT_PER_SECOND: '1000', DOCGEN_RATE_LIMIT_BURST: '1000' }, { natsControl: true });
   receiver = await startHttpReceiver();
   // Credentials in the NATS URL (nats-server without authorization ignores them): error
   // messages that quote the connection string must not carry the password.

@@ -28,14 +28,15 @@ let webhooks: RoleProcess;
 let secret: string;
 let templateId: string;
 const RENDER_CONCURRENCY = 2;
+const PREVIEW_CONCURRENCY = 1;
 
 beforeAll(async () => {
-  deps = await startDeps({ DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true', DOCGEN_RATE_LIMIT_PER_SECOND: '1000', DOCGEN_RATE_LIMIT_BURST: '1000' });
+  deps = await startDeps({ DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true', DOCGEN_RATE_LIMIT_PER_SECOND: '1000', DOCGEN_RATE_LIMIT_BURST: '1000' }, { natsControl: true });
   receiver = await startHttpReceiver();
   [api, render, webhooks] = await Promise.all([
     startRole(deps, 'api'),
     // Chromium is recycled after two renders so that docgen_browser_restarts_total moves.
-    startRole(deps, 'render', { DOCGEN_RENDER_CONCURRENCY: String(RENDER_CONCURRENCY), DOCGEN_BROWSER_RECYCLE_RENDERS: '2' }),
+    startRole(deps, 'render', { DOCGEN_RENDER_CONCURRENCY: String(RENDER_CONCURRENCY), DOCGEN_PREVIEW_CONCURRENCY: String(PREVIEW_CONCURRENCY), DOCGEN_BROWSER_RECYCLE_RENDERS: '2' }),
     startRole(deps, 'webhooks'),
   ]);
   const admin = adminClients(api.adminPort!, deps.adminToken);
@@ -134,7 +135,8 @@ describe('/metrics', () => {
     expect(total(r.samples, 'docgen_render_duration_seconds_count', { outcome: 'completed' })).toBe(4);
     expect(total(r.samples, 'docgen_render_duration_seconds_sum', { outcome: 'completed' })).toBeGreaterThan(0);
     expect(total(r.samples, 'docgen_browser_pages', { state: 'busy' })).toBe(0);
-    expect(total(r.samples, 'docgen_browser_pages', { state: 'free' })).toBe(RENDER_CONCURRENCY);
+    // Production renders' pages plus the previews' own.
+    expect(total(r.samples, 'docgen_browser_pages', { state: 'free' })).toBe(RENDER_CONCURRENCY + PREVIEW_CONCURRENCY);
     expect(total(r.samples, 'docgen_browser_restarts_total', { reason: 'recycle' })).toBeGreaterThanOrEqual(1);
     expect(expectPresent(r.samples, 'docgen_render_queue_depth')[0]!.value).toBe(0);
     expect(expectPresent(r.samples, 'docgen_render_consumer_pending')[0]!.value).toBe(0);

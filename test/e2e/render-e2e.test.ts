@@ -91,6 +91,7 @@ function eventsByGeneration(): Map<string, string[]> {
 beforeAll(async () => {
   receiver = await startHttpReceiver({ defaultAnswer: { status: 204 } });
   stack = await startApiStack({
+    natsControl: true, // one test kills nats-server
     env: { DOCGEN_ROLES: 'api,render,webhooks', DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true', DOCGEN_RENDER_TIMEOUT_MS: '8000', DOCGEN_RENDER_CONCURRENCY: '2' },
   });
   workspaceId = await stack.workspace('render e2e');

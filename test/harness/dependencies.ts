@@ -1,10 +1,20 @@
 // Real dependencies for integration tests, one set per test file (start them in beforeAll,
 // stop them in afterAll). All data goes under the run directory of global-setup.ts, so the
 // teardown can prove nothing outlived the run.
+//
+// By default each is the embedded one of `docgen dev`. Environment switches point the tests
+// at real servers instead (CI does, .github/workflows/ci.yml), each test file still with data
+// of its own (a database, a stream prefix, a bucket):
+//   DOCGEN_TEST_MONGODB_URL    a MongoDB 7+ replica set
+//   DOCGEN_TEST_NATS_URL       a NATS 2.10+ server with JetStream (tests that kill and restart
+//                              NATS keep an embedded one: startNats({ control: true }))
+//   DOCGEN_TEST_S3_ENDPOINT    MinIO or another S3, with DOCGEN_TEST_S3_ACCESS_KEY,
+//                              DOCGEN_TEST_S3_SECRET_KEY and optionally DOCGEN_TEST_S3_REGION
 import { accessSync, constants as fsConstants, mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { inject } from 'vitest';
+import { Client as MinioClient } from 'minio';
 import { MongoClient } from 'mongodb';
 import { startEmbeddedMongo } from '../../src/dev/embedded-mongo.ts';
 import { startEmbeddedNats, type EmbeddedNats } from '../../src/dev/embedded-nats.ts';
@@ -43,9 +53,42 @@ export function uniqueRunDir(label: string): string {
 
 // ---------------------------------------------------------------------------------------------
 
-/** nats-server -js on a free port with its own store; stop() it in afterAll. */
-export function startNats(): Promise<EmbeddedNats> {
+/** The value of a DOCGEN_TEST_* switch, or undefined when unset or empty. */
+export function testSwitch(name: string): string | undefined {
+  const value = process.env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/**
+ * nats-server -js on a free port with its own store, or the server named by
+ * DOCGEN_TEST_NATS_URL (each test file uses a stream prefix of its own, see dependencyEnv).
+ * Tests that kill or restart NATS pass `control: true` and always get an embedded server.
+ * stop() it in afterAll.
+ */
+export function startNats(options: { control?: boolean } = {}): Promise<EmbeddedNats> {
+  const external = testSwitch('DOCGEN_TEST_NATS_URL');
+  if (external !== undefined && !options.control) return Promise.resolve(externalNats(external));
   return startEmbeddedNats({ storeDir: uniqueRunDir('nats') });
+}
+
+function externalNats(url: string): EmbeddedNats {
+  const parsed = new URL(url);
+  const refuse = async (): Promise<never> => {
+    throw new Error(`NATS at ${url} (DOCGEN_TEST_NATS_URL) is not this test's to stop: start it with startNats({ control: true }).`);
+  };
+  return {
+    url,
+    host: parsed.hostname,
+    port: Number(parsed.port || 4222),
+    storeDir: '',
+    pid: undefined,
+    running: true,
+    // The server outlives the file; its streams carry the file's own prefix.
+    stop: async () => {},
+    kill: refuse,
+    restart: refuse,
+    recentLog: () => [],
+  };
 }
 
 export interface TestMongo {
@@ -64,8 +107,8 @@ export interface TestMongo {
  */
 export async function startMongo(): Promise<TestMongo> {
   const database = uniqueName('docgen_test').replace(/-/g, '_');
-  const realUrl = process.env.DOCGEN_TEST_MONGODB_URL;
-  if (realUrl !== undefined && realUrl !== '') {
+  const realUrl = testSwitch('DOCGEN_TEST_MONGODB_URL');
+  if (realUrl !== undefined) {
     return {
       url: realUrl,
       database,
@@ -89,11 +132,54 @@ export interface TestS3 extends EmbeddedS3 {
   bucket: string;
 }
 
-/** s3rver on a free port with a bucket of its own. */
+/**
+ * s3rver on a free port with a bucket of its own, or the S3 server named by
+ * DOCGEN_TEST_S3_ENDPOINT with a fresh bucket (emptied and removed by stop()).
+ */
 export async function startS3(): Promise<TestS3> {
+  const endpoint = testSwitch('DOCGEN_TEST_S3_ENDPOINT');
+  if (endpoint !== undefined) return externalS3(endpoint);
   const bucket = 'docgen-test';
   const s3 = await startEmbeddedS3({ directory: uniqueRunDir('s3'), buckets: [bucket] });
   return Object.assign(s3, { bucket });
+}
+
+async function externalS3(endpoint: string): Promise<TestS3> {
+  const accessKey = testSwitch('DOCGEN_TEST_S3_ACCESS_KEY');
+  const secretKey = testSwitch('DOCGEN_TEST_S3_SECRET_KEY');
+  if (accessKey === undefined || secretKey === undefined) {
+    throw new Error('DOCGEN_TEST_S3_ENDPOINT is set: set DOCGEN_TEST_S3_ACCESS_KEY and DOCGEN_TEST_S3_SECRET_KEY too.');
+  }
+  const region = testSwitch('DOCGEN_TEST_S3_REGION') ?? 'us-east-1';
+  const url = new URL(endpoint);
+  const useSSL = url.protocol === 'https:';
+  const client = new MinioClient({
+    endPoint: url.hostname,
+    port: url.port === '' ? (useSSL ? 443 : 80) : Number(url.port),
+    useSSL,
+    accessKey,
+    secretKey,
+    region,
+    pathStyle: true,
+  });
+  const bucket = uniqueName('docgen-test').toLowerCase();
+  await client.makeBucket(bucket, region);
+  return {
+    endpoint: url.origin,
+    host: url.hostname,
+    port: Number(url.port || (useSSL ? 443 : 80)),
+    accessKey,
+    secretKey,
+    region,
+    directory: '',
+    bucket,
+    async stop() {
+      const keys: string[] = [];
+      for await (const item of client.listObjectsV2(bucket, '', true)) if (item.name) keys.push(item.name);
+      if (keys.length > 0) await client.removeObjects(bucket, keys);
+      await client.removeBucket(bucket);
+    },
+  };
 }
 
 /** The Chromium executable: DOCGEN_CHROMIUM_PATH or the Debian package's. */

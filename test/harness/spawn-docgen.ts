@@ -9,10 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { runDir, uniqueRunDir } from './dependencies.ts';
 import { SPAWNED_BY_ENV } from './run-dir-processes.ts';
+import type { Fault } from './serve-with-faults.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const NODE_24 = join(REPO_ROOT, 'node_modules', '.bin', 'node');
 const DOCGEN_BIN = join(REPO_ROOT, 'bin', 'docgen.js');
+const SERVE_WITH_FAULTS = join(REPO_ROOT, 'test', 'harness', 'serve-with-faults.ts');
 
 export interface OutputLine {
   stream: 'stdout' | 'stderr';
@@ -32,6 +34,8 @@ export interface SpawnDocgenOptions {
   cwd?: string;
   /** Echo the child's output to this process's stderr (debugging). */
   echo?: boolean;
+  /** Run `serve` with this fault injected (test/harness/serve-with-faults.ts). */
+  fault?: Fault;
 }
 
 export interface DocgenProcess {
@@ -63,12 +67,13 @@ export function spawnDocgen(options: SpawnDocgenOptions): DocgenProcess {
   };
   // --diagnostic-dir only puts the run directory on the command line too (and keeps any
   // diagnostic report of a crashing child with the run's data).
-  const child = spawn(NODE_24, [`--diagnostic-dir=${runDir('diagnostics')}`, DOCGEN_BIN, ...args], {
+  const entry = options.fault === undefined ? [DOCGEN_BIN] : [SERVE_WITH_FAULTS, options.fault];
+  const child = spawn(NODE_24, [`--diagnostic-dir=${runDir('diagnostics')}`, ...entry, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  if (child.pid === undefined) throw new Error(`could not spawn ${NODE_24} ${DOCGEN_BIN}`);
+  if (child.pid === undefined) throw new Error(`could not spawn ${NODE_24} ${entry.join(' ')}`);
 
   const lines: OutputLine[] = [];
   const capture = (stream: 'stdout' | 'stderr') => {

@@ -2,50 +2,50 @@
 // nats-server for redelivery jobs, the real Liquid analyzer, and the admin services served by
 // Connect on loopback. Every `docgen admin` command runs through runAdminCli; results are
 // checked through the admin API (and, for secrets, in the raw MongoDB documents).
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Code, ConnectError, createClient, type Client, type Interceptor } from '@connectrpc/connect';
-import { connectNodeAdapter, createConnectTransport } from '@connectrpc/connect-node';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { BSON, MongoClient, ObjectId, type Db } from 'mongodb';
-import { runAdminCli } from '../../src/cli/admin-cli.ts';
-import { webhookSecretContext } from '../../src/admin/webhook-endpoint-admin.ts';
-import type { RenderPreview } from '../../src/admin/template-admin.ts';
+import { createAdminClients, type AdminClients } from '../../src/cli/admin/admin-client.ts';
+import { runAdminCli } from '../../src/cli/admin/run-admin-cli.ts';
 import type { EmbeddedNats } from '../../src/dev/embedded-nats.ts';
 import { formatId, parseId } from '../../src/domain/ids.ts';
-import { ApiKeyService } from '../../src/gen/docgen/admin/v1/api_key_pb.js';
-import { DeliveryService, DeliveryStatus } from '../../src/gen/docgen/admin/v1/delivery_pb.js';
-import { TemplateService, TemplateStatus } from '../../src/gen/docgen/admin/v1/template_pb.js';
-import { WebhookEndpointService } from '../../src/gen/docgen/admin/v1/webhook_endpoint_pb.js';
-import { WorkspaceService } from '../../src/gen/docgen/admin/v1/workspace_pb.js';
+import { DeliveryStatus } from '../../src/gen/docgen/admin/v1/delivery_pb.js';
+import { TemplateStatus } from '../../src/gen/docgen/admin/v1/template_pb.js';
 import { silentLogger } from '../../src/ops/logger.ts';
 import { connectNats, type NatsQueue } from '../../src/queue/jetstream.ts';
-import { analyzeTemplate } from '../../src/render/liquid/analyze-template.ts';
+import { createDocgenQueue } from '../../src/queue/docgen-queue.ts';
+import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
+import { createRenderEngine } from '../../src/render/render-engine.ts';
+import { createPreviewClient, startPreviewService } from '../../src/render/preview-service.ts';
+import { previewSubject } from '../../src/queue/preview-channel.ts';
+import { GenerationService } from '../../src/generations/generation-service.ts';
+import { PageTokenCodec } from '../../src/generations/page-token.ts';
 import { registerAdminServices } from '../../src/rpc/admin-services.ts';
+import { createIdentityRepositories } from '../../src/identity/identity.ts';
+import { GenerationsRepository } from '../../src/store/generations-repository.ts';
+import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
 import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import { COLLECTIONS, ensureIndexes, type DeliveryDoc, type WebhookEndpointDoc } from '../../src/store/documents.ts';
 import { TemplatesRepository } from '../../src/store/templates-repository.ts';
 import { WebhookEndpointsRepository } from '../../src/store/webhook-endpoints-repository.ts';
 import { WorkspacesRepository } from '../../src/store/workspaces-repository.ts';
-import { decryptSecret } from '../../src/webhooks/secret-box.ts';
-import { chromiumPath, runDir, startMongo, startNats, type TestMongo } from '../harness/dependencies.ts';
+import { decryptSecret, webhookSecretContext } from '../../src/webhooks/secret-box.ts';
+import { runDir, startMongo, startNats, type TestMongo } from '../harness/dependencies.ts';
 import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.ts';
+import { renderEngineTestConfig, testAdminToken, testSecretKey } from '../harness/test-config.ts';
 
-const ADMIN_TOKEN = `test-admin-${randomBytes(12).toString('hex')}`;
-const SECRET_KEY = randomBytes(32);
+const ADMIN_TOKEN = testAdminToken();
+const SECRET_KEY = testSecretKey();
 
-interface Clients {
-  workspaces: Client<typeof WorkspaceService>;
-  apiKeys: Client<typeof ApiKeyService>;
-  templates: Client<typeof TemplateService>;
-  webhooks: Client<typeof WebhookEndpointService>;
-  deliveries: Client<typeof DeliveryService>;
-}
+type Clients = AdminClients;
 
 let mongo: TestMongo;
 let mongoClient: MongoClient;
@@ -57,33 +57,30 @@ let strict: { url: string; server: Server };
 let dev: { url: string; server: Server };
 let api: Clients;
 let files: string;
-let preview: { render: RenderPreview; close(): Promise<void> } | undefined;
+let preview: { close(): Promise<void> } | undefined;
 
-const RENDER_ENGINE = '../../src/render/render-engine.ts';
-
-/** The document renderer for previews (src/render/render-engine.ts), started on first use. */
-async function startPreviewRenderer(): Promise<{ render: RenderPreview; close(): Promise<void> }> {
-  const mod = (await import(/* @vite-ignore */ RENDER_ENGINE)) as {
-    createRenderEngine(config: Record<string, unknown>, deps: Record<string, unknown>): Promise<{
-      renderer: { render(content: unknown, variables: unknown): Promise<{ pdf: Uint8Array }> };
-      close(): Promise<void>;
-    }>;
-  };
-  const engine = await mod.createRenderEngine(
-    {
-      chromiumPath: chromiumPath(),
+/**
+ * A render process's preview service (src/render/preview-service.ts) on this test's NATS,
+ * started on first use: previews travel over NATS request/reply as in production.
+ */
+async function startPreviewRenderer(): Promise<{ close(): Promise<void> }> {
+  const engine = await createRenderEngine(
+    renderEngineTestConfig({
       concurrency: 1,
       timeoutMs: 30_000,
-      liquidTimeoutMs: 2_000,
-      liquidMemoryMb: 64,
-      browserRecycleAfterRenders: 1000,
       browserMaxRssMb: 1500,
       maxAttempts: 1,
       userDataDir: runDir(`chromium-admin-${randomBytes(3).toString('hex')}`),
-    },
+    }),
     { logger: silentLogger, metrics: undefined },
   );
-  return { render: async (content, variables) => (await engine.renderer.render(content, variables)).pdf, close: () => engine.close() };
+  const server = startPreviewService(queue.connection, { subject: previewSubject(queue.prefix), concurrency: 1, renderer: engine.renderer, logger: silentLogger });
+  return {
+    async close() {
+      await server.stop();
+      await engine.close();
+    },
+  };
 }
 
 async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ url: string; server: Server }> {
@@ -93,7 +90,16 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
     templates: new TemplatesRepository(db),
     webhookEndpoints: new WebhookEndpointsRepository(db),
     deliveries: new DeliveriesRepository(db),
+    generations: new GenerationsRepository(db),
   };
+  const generationService = new GenerationService({
+    generations: repositories.generations,
+    templates: repositories.templates,
+    jobs: { publishRenderJob: async () => {} },
+    // This file stores no PDFs (the generations screen is tested in test/e2e/portal-api.test.ts).
+    urls: { presignGet: async () => Promise.reject(new Error('no object store in this test')) },
+    pageTokens: new PageTokenCodec(SECRET_KEY),
+  });
   const handler = connectNodeAdapter({
     routes: (router) => {
       registerAdminServices(router, {
@@ -102,14 +108,17 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
         allowInsecureWebhookUrls,
         adminToken: ADMIN_TOKEN,
         analyzeTemplate,
-        renderPreview: async (content, variables) => {
-          if (!preview) throw new Error('this test did not start the preview renderer');
-          return preview.render(content, variables);
-        },
-        enqueueDelivery: async (deliveryId) => {
-          await queue.publish(queue.names.subjects.deliveryJobs, { deliveryId }, `${deliveryId}:redeliver:${Date.now()}`);
-        },
+        diagnoseTemplate,
+        renderPreview: createPreviewClient(queue.connection, { subject: previewSubject(queue.prefix), timeoutMs: 40_000 }),
+        generationService,
+        objects: { remove: async () => Promise.reject(new Error('no object store in this test')) },
+        enqueueDelivery: (job, msgId) => createDocgenQueue(queue).publishDeliveryJob(job, msgId),
         onInternal: (cause) => console.error('admin test server: internal error', cause),
+        identity: {
+          repositories: createIdentityRepositories(db),
+          rateLimits: new RateLimitsRepository(db),
+          portalBaseUrl: () => 'http://127.0.0.1:8081',
+        },
       });
     },
   });
@@ -119,15 +128,7 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
 }
 
 function clientsFor(baseUrl: string, token: string | undefined): Clients {
-  const interceptors: Interceptor[] = token === undefined ? [] : [(next) => (req) => (req.header.set('authorization', `Bearer ${token}`), next(req))];
-  const transport = createConnectTransport({ baseUrl, httpVersion: '1.1', interceptors });
-  return {
-    workspaces: createClient(WorkspaceService, transport),
-    apiKeys: createClient(ApiKeyService, transport),
-    templates: createClient(TemplateService, transport),
-    webhooks: createClient(WebhookEndpointService, transport),
-    deliveries: createClient(DeliveryService, transport),
-  };
+  return createAdminClients(baseUrl, { token });
 }
 
 interface CliResult {
@@ -257,6 +258,30 @@ describe('docgen admin against the admin services', () => {
     expect((await cli(['workspace', 'create', '--name', 'x'.repeat(201)])).stderr).toContain('at most 200 characters');
     const missing = await cli(['workspace', 'get', formatId('workspace', new ObjectId())]);
     expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/Workspace ws_[0-9a-f]{24} not found/);
+  });
+
+  it('workspace update: retention set, shown, refused below a minute, removed; rename', async () => {
+    expect(await cliJson(['workspace', 'get', otherWorkspaceId])).toMatchObject({ retention: null });
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--retention', '30d'])).toMatchObject({ id: otherWorkspaceId, retention: '30d' });
+    expect((await api.workspaces.getWorkspace({ id: otherWorkspaceId })).workspace?.retention?.seconds).toBe(30n * 86_400n);
+    const human = await cli(['workspace', 'get', otherWorkspaceId]);
+    expect(human.stdout).toMatch(/retention:\s+30d/);
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--retention', '90m'])).toMatchObject({ retention: '90m' });
+
+    const tooShort = await cli(['workspace', 'update', otherWorkspaceId, '--retention', '30s']);
+    expect(tooShort.code).toBe(2);
+    expect(tooShort.stderr).toMatch(/--retention: retention "30s" is not valid/);
+    const belowMinimum = await cli(['workspace', 'update', otherWorkspaceId, '--retention', '0m']);
+    expect(belowMinimum.stderr).toContain('at least 1m');
+    // The API enforces the minimum too, whatever the client.
+    await expect(api.workspaces.updateWorkspace({ id: otherWorkspaceId, retention: { seconds: 59n, nanos: 0 } })).rejects.toThrow(/retention: must be at least 1m/);
+    expect((await cli(['workspace', 'update', otherWorkspaceId])).stderr).toContain('nothing to change');
+
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--name', 'Other, renamed'])).toMatchObject({ name: 'Other, renamed', retention: '90m' });
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--retention', 'none'])).toMatchObject({ name: 'Other, renamed', retention: null });
+    expect((await api.workspaces.getWorkspace({ id: otherWorkspaceId })).workspace?.retention).toBeUndefined();
+    const missing = await cli(['workspace', 'update', formatId('workspace', new ObjectId()), '--retention', '1d']);
     expect(missing.stderr).toMatch(/Workspace ws_[0-9a-f]{24} not found/);
   });
 
@@ -488,11 +513,7 @@ describe('docgen admin against the admin services', () => {
     expect(noRoom.stderr).toContain('left + right leave no room');
   });
 
-  it('template preview renders PDF bytes and stores nothing', async (ctx) => {
-    if (!existsSync(new URL(RENDER_ENGINE, import.meta.url))) {
-      ctx.skip('preview needs the document renderer, and src/render/render-engine.ts does not exist yet');
-      return;
-    }
+  it('template preview renders PDF bytes and stores nothing', async () => {
     preview = await startPreviewRenderer();
     await writeFiles({ 'preview-data.json': JSON.stringify({ customer: { name: 'Ada' }, total: 42 }) });
     const out = join(files, 'preview.pdf');
@@ -507,6 +528,34 @@ describe('docgen admin against the admin services', () => {
     const unknown = await cli(['template', 'preview', templateId, '--version', '1', '--data', join(files, 'vars-object.json'), '--out', out]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('not declared');
+  });
+
+  it('template create|version add --sample-data: saved with the version; preview without --data uses it', async () => {
+    preview ??= await startPreviewRenderer();
+    await writeFiles({
+      'sample/greeting.liquid': '<h1>Hello {{ name }}</h1>',
+      'sample/vars.json': JSON.stringify({ name: { required: true } }),
+      'sample/sample-1.json': JSON.stringify({ name: 'Sample One' }),
+      'sample/sample-2.json': JSON.stringify({ name: 'Sample Two' }),
+      'sample/not-object.json': '[1, 2]',
+    });
+    const dir = join(files, 'sample');
+    const created = await cliJson(['template', 'create', '--workspace', workspaceId, '--name', 'Sampled', '--file', join(dir, 'greeting.liquid'), '--variables', join(dir, 'vars.json'), '--sample-data', join(dir, 'sample-1.json'), '--publish']);
+    const id = created.id as string;
+    await cliJson(['template', 'version', 'add', id, '--file', join(dir, 'greeting.liquid'), '--variables', join(dir, 'vars.json'), '--sample-data', join(dir, 'sample-2.json')]);
+    const v1 = await cliJson<{ content: { sampleData: unknown } }>(['template', 'version', 'get', id, '--version', '1']);
+    expect(v1.content.sampleData).toEqual({ name: 'Sample One' });
+    expect((await api.templates.getTemplateVersion({ templateId: id, version: 2 })).version?.content?.sampleData).toEqual({ name: 'Sample Two' });
+
+    for (const [version, expected] of [['1', 'Hello Sample One'], ['2', 'Hello Sample Two']] as const) {
+      const out = join(dir, `v${version}.pdf`);
+      await cliJson(['template', 'preview', id, '--version', version, '--out', out]);
+      expect(execFileSync('pdftotext', ['-enc', 'UTF-8', out, '-'], { encoding: 'utf8' })).toContain(expected);
+    }
+    const refused = await cli(['template', 'create', '--workspace', workspaceId, '--name', 'Bad', '--file', join(dir, 'greeting.liquid'), '--sample-data', join(dir, 'not-object.json')]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--sample-data');
+    expect(refused.stderr).toContain('must hold a JSON object');
   });
 
   it('template archive: archived templates refuse new versions', async () => {
@@ -594,7 +643,8 @@ describe('docgen admin against the admin services', () => {
     const info = await queue.jsm.streams.info(stream);
     expect(info.state.messages).toBe(1);
     const message = await queue.jsm.streams.getMessage(stream, { seq: info.state.last_seq });
-    expect(message?.json()).toEqual({ deliveryId: droppedId });
+    // With the endpoint, so a worker can pace a saturated endpoint without a read.
+    expect(message?.json()).toEqual({ deliveryId: droppedId, endpointId });
 
     const again = await cli(['deliveries', 'redeliver', pendingId]);
     expect(again.code).toBe(1);

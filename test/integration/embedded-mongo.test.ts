@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Binary, Long, MongoClient, ObjectId } from 'mongodb';
-import { startEmbeddedMongo, type EmbeddedMongo } from '../../src/dev/embedded-mongo.ts';
+import { LARGE_COLLECTION_DOCUMENTS, startEmbeddedMongo, type EmbeddedMongo, type LargeCollection } from '../../src/dev/embedded-mongo.ts';
 import { uniqueRunDir } from '../harness/dependencies.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 
@@ -98,5 +98,28 @@ describe('embedded MongoDB stand-in', () => {
     const client2 = new MongoClient(again.url, { serverSelectionTimeoutMS: 2_000 });
     clients.push(client2);
     expect(await client2.db('x').collection('y').countDocuments()).toBe(0);
+  });
+
+  it('reports a collection once it reaches the size where every query takes 20 ms or more, and again at each doubling', async () => {
+    const reports: LargeCollection[] = [];
+    const mongo = await startEmbeddedMongo({ onLargeCollection: (info) => reports.push(info) });
+    running.push(mongo);
+    const client = new MongoClient(mongo.url, { serverSelectionTimeoutMS: 2_000 });
+    clients.push(client);
+    const rows = client.db('docgen').collection('generations');
+    const insert = async (count: number) => {
+      for (let done = 0; done < count; done += 1000) {
+        await rows.insertMany(Array.from({ length: Math.min(1000, count - done) }, (_, i) => ({ _id: new ObjectId(), n: done + i })));
+      }
+    };
+    await insert(LARGE_COLLECTION_DOCUMENTS - 1);
+    await client.db('docgen').collection('small').insertOne({ _id: new ObjectId() });
+    expect(reports).toEqual([]);
+    await insert(1);
+    expect(reports).toEqual([{ database: 'docgen', collection: 'generations', documents: LARGE_COLLECTION_DOCUMENTS }]);
+    await insert(LARGE_COLLECTION_DOCUMENTS - 1);
+    expect(reports).toHaveLength(1);
+    await insert(1);
+    expect(reports.at(-1)).toEqual({ database: 'docgen', collection: 'generations', documents: 2 * LARGE_COLLECTION_DOCUMENTS });
   });
 });

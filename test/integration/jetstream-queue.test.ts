@@ -6,7 +6,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import type { EmbeddedNats } from '../../src/dev/embedded-nats.ts';
-import { connectNats, queueNames, type JobContext, type NatsQueue } from '../../src/queue/jetstream.ts';
+import { connectNats, type JobContext, type NatsQueue } from '../../src/queue/jetstream.ts';
+import { queueNames } from '../../src/queue/messages.ts';
 import { startNats } from '../harness/dependencies.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 
@@ -15,7 +16,8 @@ const open: NatsQueue[] = [];
 const stops: AbortController[] = [];
 
 beforeAll(async () => {
-  nats = await startNats();
+  // Embedded: one test kills and restarts the server.
+  nats = await startNats({ control: true });
 });
 
 afterEach(async () => {

@@ -11,7 +11,8 @@ import { createServer, type Server } from 'node:net';
 import { ObjectId } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryAdmin } from '../../src/admin/delivery-admin.ts';
-import { WebhookEndpointAdmin, webhookSecretContext } from '../../src/admin/webhook-endpoint-admin.ts';
+import { WebhookEndpointAdmin } from '../../src/admin/webhook-endpoint-admin.ts';
+import { webhookSecretContext } from '../../src/webhooks/secret-box.ts';
 import { buildApp, type App } from '../../src/app/build-app.ts';
 import { SWEEP_GRACE_MS, WEBHOOK_DISPATCHER_CONSUMER } from '../../src/app/webhooks-role.ts';
 import { loadConfig } from '../../src/config/config.ts';
@@ -235,7 +236,7 @@ describe.concurrent('webhooks role', () => {
     const admin = new DeliveryAdmin({
       workspaces: repos.workspaces,
       deliveries: repos.deliveries,
-      enqueueDelivery: (deliveryId) => app.infrastructure.queue.publishDeliveryJob(deliveryId, `${deliveryId}:redeliver:${Date.now()}`),
+      enqueueDelivery: (job, msgId) => app.infrastructure.queue.publishDeliveryJob(job, msgId),
     });
     const deliveryId = formatId('delivery', dropped._id);
     const view = await admin.redeliver(deliveryId);
@@ -405,7 +406,7 @@ describe.concurrent('webhooks role', () => {
     const now = new Date();
     const doc = newDeliveryDoc(event, endpoint.objectId, now);
     await repos.deliveries.insertOnce(doc);
-    await app.infrastructure.queue.publishDeliveryJob(formatId('delivery', doc._id), `${formatId('delivery', doc._id)}:1`);
+    await app.infrastructure.queue.publishDeliveryJob({ deliveryId: formatId('delivery', doc._id) }, `${formatId('delivery', doc._id)}:1`);
     const dropped = await waitForDelivery(repos, doc._id, (d) => d.status === 'DROPPED');
     expect(dropped.attempts).toEqual([expect.objectContaining({ number: 1, statusCode: 0, error: 'not sent: the webhook endpoint was deleted' })]);
     expect(r.requests).toHaveLength(0);

@@ -3,8 +3,8 @@
 import { toJson } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import { describe, expect, it } from 'vitest';
-import { normalizeContent, resolvePreviewVariables } from '../../src/admin/template-content.ts';
-import { parseVariables } from '../../src/cli/admin-cli.ts';
+import { normalizeContent } from '../../src/admin/template-content.ts';
+import { parseVariables } from '../../src/cli/admin/template-files.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
 import { isAdminAuthorization } from '../../src/rpc/admin-auth.ts';
@@ -84,22 +84,6 @@ describe('template content', () => {
 
   it('refuses content over 1 MiB', () => {
     expect(domainError(() => normalizeContent({ body: 'x'.repeat(1024 * 1024 + 1) })).message).toContain('at most 1048576 bytes');
-  });
-});
-
-describe('preview variables', () => {
-  const content = normalizeContent({
-    body: 'x',
-    variables: [{ name: 'customer', required: true }, { name: 'total', default: 0 }, { name: 'note' }],
-  });
-
-  it('applies defaults and keeps supplied values (null included)', () => {
-    expect(resolvePreviewVariables(content, { customer: 'Ada', note: null }, 1)).toEqual({ customer: 'Ada', total: 0, note: null });
-  });
-
-  it('refuses undeclared names and missing required ones, naming them', () => {
-    const err = domainError(() => resolvePreviewVariables(content, { custmer: 'Ada' }, 3));
-    expect(err.message).toBe('variable `custmer` is not declared by version 3; required variable `customer` is missing');
   });
 });
 

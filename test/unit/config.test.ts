@@ -60,4 +60,10 @@ describe('configuration', () => {
     const documented = [...readme.matchAll(/^\| `(DOCGEN_[A-Z0-9_]+)` \|/gm)].map((m) => m[1]);
     expect(documented).toEqual(CONFIG_VARIABLES.map((v) => v.name));
   });
+
+  it('README marks as required exactly the variables without a default that say Required', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const markedRequired = [...readme.matchAll(/^\| `(DOCGEN_[A-Z0-9_]+)` \| \(required\) \|/gm)].map((m) => m[1]);
+    expect(markedRequired).toEqual(CONFIG_VARIABLES.filter((v) => v.default === undefined && /Required/.test(v.description)).map((v) => v.name));
+  });
 });

@@ -1,4 +1,4 @@
-// The REST gateway's pure parts: query parsing (contract §1 list parameters), JSON body
+// The REST gateway's pure parts: query parsing (docs/interface.md#list-generations parameters), JSON body
 // decoding with its limits, RFC 3339 dates, create-body validation and page tokens.
 import { describe, expect, it } from 'vitest';
 import { ObjectId } from 'mongodb';

@@ -11,7 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
+import { RENDER_CONSUMER } from '../../src/app/render-role.ts';
+import { WEBHOOK_DISPATCHER_CONSUMER, WEBHOOK_SENDER_CONSUMER } from '../../src/app/webhooks-role.ts';
 import { CONFIG_VARIABLES } from '../../src/config/config.ts';
+import { deliveriesStreamName, eventsStreamName, renderStreamName } from '../../src/queue/messages.ts';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const chartDir = path.join(repo, 'deploy/helm/docgen');
@@ -95,7 +98,17 @@ describe('values.schema.json', () => {
     ['a DOCGEN_ variable through extraEnv', { api: { extraEnv: [{ name: 'DOCGEN_LOG_LEVEL', value: 'debug' }] } }, /\/api\/extraEnv\/0\/name must NOT be valid/],
     ['HPA target above 100%', { render: { autoscaling: { targetCPUUtilizationPercentage: 150 } } }, /targetCPUUtilizationPercentage must be <= 100/],
     ['a port out of range', { ports: { ops: 70000 } }, /\/ports\/ops must be <= 65535/],
+    ['KEDA and the CPU HPA both on for render', { render: { keda: { enabled: true } } }, /\/render\/autoscaling\/enabled must be equal to constant/],
+    ['KEDA and the CPU HPA both on for webhooks', { webhooks: { autoscaling: { enabled: true }, keda: { enabled: true } } }, /\/webhooks\/autoscaling\/enabled must be equal to constant/],
+    ['KEDA scaling render to zero (its sweepers would stop)', { render: { autoscaling: { enabled: false }, keda: { enabled: true, minReplicaCount: 0 } } }, /\/render\/keda\/minReplicaCount must be >= 1/],
+    ['a KEDA lag threshold of 0', { webhooks: { keda: { lagThreshold: 0 } } }, /\/webhooks\/keda\/lagThreshold must be >= 1/],
+    ['a NATS monitoring endpoint with a scheme', { keda: { natsServerMonitoringEndpoint: 'http://nats:8222' } }, /\/keda\/natsServerMonitoringEndpoint must match pattern/],
+    ['KEDA for the api role (it consumes no queue)', { api: { keda: { enabled: true } } }, /\/api must NOT have additional properties/],
   ];
+  it('accepts KEDA for render and webhooks once their CPU HPAs are off', () => {
+    expect(errorsOf(mergeValues(values, { render: { autoscaling: { enabled: false }, keda: { enabled: true } }, webhooks: { keda: { enabled: true } } }))).toEqual([]);
+  });
+
   it.each(bad)('rejects %s', (_name, override, message) => {
     const errors = errorsOf(mergeValues(values, override));
     expect(errors.join('\n')).toMatch(message);
@@ -376,3 +389,52 @@ describe.skipIf(!helm)('rendered chart (helm template)', () => {
     });
   }
 });
+
+describe.skipIf(!helm)('rendered chart with KEDA (helm template -f ci/keda-values.yaml)', () => {
+  let objects: K8sObject[] = [];
+  const kedaValues = parseYaml(read('ci/keda-values.yaml')) as { config: { nats: { streamPrefix: string } }; keda: { natsServerMonitoringEndpoint: string } };
+  const prefix = kedaValues.config.nats.streamPrefix;
+  beforeAll(() => {
+    objects = render('keda-values.yaml');
+  });
+  const scaledObject = (role: string) => objects.find((o) => o.kind === 'ScaledObject' && o.metadata.labels?.['app.kubernetes.io/component'] === role);
+
+  it('scales render on the render consumer\'s lag (and CPU), webhooks on both of its consumers, with docgen\'s own stream and consumer names', () => {
+    const render = scaledObject('render')!;
+    expect(render.apiVersion).toBe('keda.sh/v1alpha1');
+    expect(render.spec!.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'docgen-render' });
+    expect(render.spec).toMatchObject({ minReplicaCount: 2, maxReplicaCount: 12 });
+    expect(render.spec!.advanced.horizontalPodAutoscalerConfig.behavior.scaleDown.stabilizationWindowSeconds).toBe(300);
+    const endpoint = kedaValues.keda.natsServerMonitoringEndpoint;
+    expect(render.spec!.triggers).toEqual([
+      {
+        type: 'nats-jetstream',
+        metadata: { natsServerMonitoringEndpoint: endpoint, account: '$G', stream: renderStreamName(prefix), consumer: RENDER_CONSUMER, lagThreshold: '8', activationLagThreshold: '0', useHttps: 'false' },
+      },
+      { type: 'cpu', metricType: 'Utilization', metadata: { value: '60' } },
+    ]);
+    const webhooks = scaledObject('webhooks')!;
+    expect(webhooks.spec!.scaleTargetRef.name).toBe('docgen-webhooks');
+    expect(webhooks.spec!.triggers.map((t: { type: string; metadata: Record<string, string> }) => [t.type, t.metadata.stream, t.metadata.consumer, t.metadata.lagThreshold])).toEqual([
+      ['nats-jetstream', eventsStreamName(prefix), WEBHOOK_DISPATCHER_CONSUMER, '200'],
+      ['nats-jetstream', deliveriesStreamName(prefix), WEBHOOK_SENDER_CONSUMER, '200'],
+    ]);
+    expect(scaledObject('api')).toBeUndefined();
+  });
+
+  it('leaves the replica count to KEDA and creates no CPU HPA for the roles it scales', () => {
+    const hpaTargets = objects.filter((o) => o.kind === 'HorizontalPodAutoscaler').map((o) => o.spec!.scaleTargetRef.name);
+    expect(hpaTargets).toEqual(['docgen-api']);
+    for (const d of objects.filter((o) => o.kind === 'Deployment')) {
+      expect(d.spec!.replicas, d.metadata.name).toBeUndefined();
+    }
+  });
+
+  it('renders no ScaledObject by default, and refuses KEDA and the CPU HPA together', () => {
+    expect(render('default-values.yaml').filter((o) => o.kind === 'ScaledObject')).toEqual([]);
+    const both = helmTemplate(['-f', path.join(chartDir, 'ci/keda-values.yaml'), '--set', 'render.autoscaling.enabled=true']);
+    expect(both.status).not.toBe(0);
+    expect(both.stderr).toMatch(/render\/autoscaling\/enabled/);
+  });
+});
+

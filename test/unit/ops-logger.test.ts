@@ -59,6 +59,13 @@ describe('logger', () => {
     expect(c).not.toHaveProperty('requestId');
   });
 
+  it('a field bound by a child and given again appears once in the line', () => {
+    const { logger, lines } = capture();
+    logger.child({ requestId: 'req_a' }).info('x', { requestId: 'req_b' });
+    expect(lines[0]!.match(/"requestId"/g)).toHaveLength(1);
+    expect(lines[0]).toContain('"requestId":"req_b"');
+  });
+
   it('fields cannot overwrite the envelope', () => {
     const { logger, records } = capture();
     logger.info('real', { msg: 'fake', level: 'debug', time: 'x' });

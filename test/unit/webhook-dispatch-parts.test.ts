@@ -3,7 +3,8 @@
 import { ObjectId } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { deterministicObjectId, formatId } from '../../src/domain/ids.ts';
-import { deliveryIdFor, firstJobMsgId, parseWebhookEvent } from '../../src/webhooks/delivery-dispatcher.ts';
+import { firstDeliveryJobMsgId as firstJobMsgId, parseFinalEvent as parseWebhookEvent } from '../../src/queue/messages.ts';
+import { deliveryIdFor } from '../../src/webhooks/delivery-dispatcher.ts';
 import { EndpointLimiter } from '../../src/webhooks/endpoint-limiter.ts';
 
 const generation = new ObjectId();

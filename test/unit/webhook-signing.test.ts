@@ -65,7 +65,7 @@ describe('webhook body', () => {
 describe('signed webhook request', () => {
   const secret = generateWebhookSecret();
 
-  it('has the headers of the interface and contract §4', () => {
+  it('has the headers of docs/interface.md#webhook-request', () => {
     const { body, headers } = buildSignedRequest({
       deliveryId: 'dlv_65a1b2c3d4e5f60718293a4b',
       data: { event: 'generation.completed', generationId: 'gen_1' },

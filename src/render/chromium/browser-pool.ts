@@ -16,8 +16,9 @@ import { toPuppeteerPdfOptions, validatePdfOptions } from '../pdf-options.ts';
 import { RenderError } from '../render-error.ts';
 import { BrowserHost } from './browser-host.ts';
 import type { BrowserPoolEvent } from './browser-host.ts';
+import type { RenderAssets } from '../asset-loader.ts';
 import { checkHeaderFooter } from './header-footer-check.ts';
-import { guardPage } from './page-guard.ts';
+import { guardPage, setPageAssets } from './page-guard.ts';
 import { reusedPageConcurrency, slotOf, unavailableReason } from './reused-page-concurrency.ts';
 
 export type { BrowserPoolEvent } from './browser-host.ts';
@@ -62,6 +63,8 @@ export interface BrowserPoolOptions {
 export interface PrintOptions {
   /** Time the PDF step may take, queueing included. */
   timeoutMs: number;
+  /** Workspace assets the page may load (asset URLs), served from memory. */
+  assets?: RenderAssets | undefined;
 }
 
 export interface BrowserPoolStats {
@@ -98,6 +101,7 @@ export interface BrowserPoolStats {
 
 interface Job {
   html: string;
+  assets: RenderAssets | undefined;
   pdfOptions: PdfOptions;
   deadline: number;
   timeoutMs: number;
@@ -211,7 +215,7 @@ export class BrowserPool {
     if (!cluster || this.stopping) {
       return Promise.reject(new RenderError('BROWSER_UNAVAILABLE', 'The browser pool is not running'));
     }
-    const problems = validatePdfOptions(pdfOptions);
+    const problems = validatePdfOptions(pdfOptions, { rendered: true });
     if (problems.length > 0) return Promise.reject(new RenderError('INVALID_TEMPLATE', `Invalid PDF options: ${problems.join('; ')}`));
     const htmlBytes = Buffer.byteLength(html);
     if (htmlBytes > this.options.maxHtmlBytes) {
@@ -226,6 +230,7 @@ export class BrowserPool {
       let timer: NodeJS.Timeout | undefined;
       const job: Job = {
         html,
+        assets: options.assets,
         pdfOptions,
         deadline: Date.now() + timeoutMs,
         timeoutMs,
@@ -380,21 +385,32 @@ export class BrowserPool {
   }
 
   private async print(page: Page, job: Job): Promise<Buffer> {
+    setPageAssets(page, job.assets);
     const loadTimeoutMs = this.options.loadTimeoutMs;
-    const refused = await checkHeaderFooter(page, job.pdfOptions, loadTimeoutMs);
-    if (refused) throw refused;
-    // Page.setDocumentContent: no navigation, so no request to intercept for the document itself.
     try {
-      await page.setContent(job.html, { waitUntil: this.options.waitUntil, timeout: loadTimeoutMs });
+      const refused = await checkHeaderFooter(page, job.pdfOptions, loadTimeoutMs);
+      if (refused) throw refused;
+      // Page.setDocumentContent: no navigation, so no request to intercept for the document itself.
+      try {
+        await page.setContent(job.html, { waitUntil: this.options.waitUntil, timeout: loadTimeoutMs });
+      } catch (err) {
+        if (!(err instanceof TimeoutError)) throw err;
+        throw new RenderError(
+          'PAGE_LOAD_TIMEOUT',
+          `The document did not finish loading within ${loadTimeoutMs} ms: something in it waits for a resource that never arrives (only data: URLs and workspace assets load; an SVG <use> of an external file never finishes)`,
+          { cause: err },
+        );
+      }
+      const pdf = await page.pdf({ ...toPuppeteerPdfOptions(job.pdfOptions), tagged: this.options.taggedPdf, timeout: 0 });
+      return Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
     } catch (err) {
-      if (!(err instanceof TimeoutError)) throw err;
-      throw new RenderError(
-        'PAGE_LOAD_TIMEOUT',
-        `The document did not finish loading within ${loadTimeoutMs} ms: something in it waits for a resource that never arrives (only data: URLs load; an SVG <use> of an external file never finishes)`,
-        { cause: err },
-      );
+      // The same ranges fail the same way every time: the version's fault, not the browser's.
+      if (/page range/i.test(String((err as Error)?.message))) {
+        throw new RenderError('INVALID_TEMPLATE', `pdfOptions.pageRanges "${job.pdfOptions.pageRanges}" asks for pages the document does not have`);
+      }
+      throw err;
+    } finally {
+      setPageAssets(page, undefined);
     }
-    const pdf = await page.pdf({ ...toPuppeteerPdfOptions(job.pdfOptions), tagged: this.options.taggedPdf, timeout: 0 });
-    return Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
   }
 }

@@ -1,10 +1,16 @@
-// Publish-time checks of a version (contract §3): everything that would make every render of
-// it fail, reported up front, each problem as one sentence naming what and where.
+// Publish-time checks of a version (docs/interface.md#templates): everything that would make
+// every render of it fail, reported up front, each problem as one sentence naming what and
+// where, and as a diagnostic at its place (the content check and the portal's editor show those).
 
 import type { Template } from 'liquidjs';
 import type { TemplateVersionContent } from '../../domain/template.ts';
+import type { DiagnosticSource, TemplateDiagnostic } from '../../domain/template-diagnostics.ts';
+import { liquidErrorDiagnostic } from './liquid-diagnostic.ts';
 import { validatePdfOptions } from '../pdf-options.ts';
 import { createLiquidEngine, PartialStore } from './liquid-engine.ts';
+import { resolveVariables } from './variables.ts';
+import { isPlainObject } from '../../domain/json.ts';
+import { errorMessage } from '../../domain/errors.ts';
 
 /** Names a template can use in {{ }}: Liquid identifiers. */
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
@@ -13,11 +19,30 @@ const MAX_DECLARED_SHOWN = 30;
 interface Source {
   /** How problems name it: "template body", "partial \"footer\"", ... */
   label: string;
+  /** Where diagnostics place it. */
+  source: DiagnosticSource;
   text: string;
 }
 
+/** A problem as one sentence (publish refusals) and as a placed diagnostic. */
+interface Finding {
+  text: string;
+  diagnostic: TemplateDiagnostic;
+}
+
+function unplaced(source: DiagnosticSource, text: string, severity: TemplateDiagnostic['severity'] = 'error'): Finding {
+  return { text, diagnostic: { source, line: 0, column: 0, message: text, severity } };
+}
+
+export interface TemplateDiagnosis {
+  /** Errors (which block publishing) and warnings, in the order the checks run. */
+  diagnostics: TemplateDiagnostic[];
+  /** Variables the content uses without declaring them, in order of first use. */
+  suggestedVariables: string[];
+}
+
 function firstLine(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
+  return errorMessage(err).split('\n')[0]!;
 }
 
 function declaredText(names: string[]): string {
@@ -31,7 +56,7 @@ function checkShape(content: TemplateVersionContent): string[] {
   if (typeof content.body !== 'string') problems.push('body must be a string');
   if (typeof content.css !== 'string') problems.push('css must be a string');
   const partials = content.partials as unknown;
-  if (partials === null || typeof partials !== 'object' || Array.isArray(partials)) {
+  if (!isPlainObject(partials)) {
     problems.push('partials must be an object of name to Liquid source');
   } else {
     for (const [name, text] of Object.entries(partials)) {
@@ -68,13 +93,37 @@ function checkDeclarations(content: TemplateVersionContent): string[] {
  * partials referenced but missing, invalid variable declarations and invalid PDF options.
  */
 export function analyzeTemplate(content: TemplateVersionContent): string[] {
+  return findings(content).findings.filter((f) => f.diagnostic.severity === 'error').map((f) => f.text);
+}
+
+/** The same checks as analyzeTemplate, placed (source, line, column), plus warnings and suggestions. */
+export function diagnoseTemplate(content: TemplateVersionContent): TemplateDiagnosis {
+  const result = findings(content);
+  const diagnostics = result.findings.map((f) => f.diagnostic);
+  // Sample data a preview would refuse, checked by the code every render uses. A warning:
+  // sample data never blocks publishing.
+  if (content.sampleData !== undefined && Array.isArray(content.variables)) {
+    try {
+      resolveVariables(content.variables, content.sampleData);
+    } catch (err) {
+      diagnostics.push({ source: 'sample_data', line: 0, column: 0, message: `sample data: ${(err as Error).message}`, severity: 'warning' });
+    }
+  }
+  return { diagnostics, suggestedVariables: result.undeclared };
+}
+
+function findings(content: TemplateVersionContent): { findings: Finding[]; undeclared: string[] } {
   const shape = checkShape(content);
-  if (shape.length > 0) return shape;
-  const problems = [...checkDeclarations(content), ...validatePdfOptions(content.pdfOptions)];
+  if (shape.length > 0) return { findings: shape.map((text) => unplaced('body', text)), undeclared: [] };
+  const problems: Finding[] = [
+    ...checkDeclarations(content).map((text) => unplaced('variables', text)),
+    ...validatePdfOptions(content.pdfOptions).map((text) => unplaced('pdf_options', text)),
+  ];
 
   const store = new PartialStore();
   const liquid = createLiquidEngine(store);
 
+  let everythingAnalysed = true;
   // Parse every source on its own, so one broken partial does not hide the others' problems.
   const parsedPartials: Record<string, string> = {};
   for (const [name, text] of Object.entries(content.partials)) {
@@ -82,20 +131,31 @@ export function analyzeTemplate(content: TemplateVersionContent): string[] {
       liquid.parse(text, name);
       parsedPartials[name] = text;
     } catch (err) {
-      problems.push(`partial ${JSON.stringify(name)}: ${firstLine(err)}`);
+      problems.push({ text: `partial ${JSON.stringify(name)}: ${firstLine(err)}`, diagnostic: liquidErrorDiagnostic(err, `partials/${name}`) });
       parsedPartials[name] = ''; // analysed as empty; its syntax error is reported above
+      everythingAnalysed = false;
     }
   }
 
-  const sources: Source[] = [{ label: 'template body', text: content.body }];
+  const sources: Source[] = [{ label: 'template body', source: 'body', text: content.body }];
   const pdf = content.pdfOptions as Partial<typeof content.pdfOptions> | undefined;
-  if (typeof pdf?.headerTemplate === 'string' && pdf.headerTemplate !== '') sources.push({ label: 'header template', text: pdf.headerTemplate });
-  if (typeof pdf?.footerTemplate === 'string' && pdf.footerTemplate !== '') sources.push({ label: 'footer template', text: pdf.footerTemplate });
+  if (typeof pdf?.headerTemplate === 'string' && pdf.headerTemplate !== '') sources.push({ label: 'header template', source: 'header_template', text: pdf.headerTemplate });
+  if (typeof pdf?.footerTemplate === 'string' && pdf.footerTemplate !== '') sources.push({ label: 'footer template', source: 'footer_template', text: pdf.footerTemplate });
+  if (typeof pdf?.firstPageHeaderTemplate === 'string' && pdf.firstPageHeaderTemplate !== '') {
+    sources.push({ label: 'first-page header template', source: 'first_page_header_template', text: pdf.firstPageHeaderTemplate });
+  }
+  if (typeof pdf?.firstPageFooterTemplate === 'string' && pdf.firstPageFooterTemplate !== '') {
+    sources.push({ label: 'first-page footer template', source: 'first_page_footer_template', text: pdf.firstPageFooterTemplate });
+  }
+  // The CSS and the title are Liquid too (rendered with the same variables).
+  if (/{[{%]/.test(content.css)) sources.push({ label: 'CSS', source: 'css', text: content.css });
+  if (typeof content.title === 'string' && content.title !== '') sources.push({ label: 'title', source: 'title', text: content.title });
 
   const declared = new Set(content.variables.map((d) => d.name));
   const declaredNames = [...declared];
-  const undeclared = new Map<string, string>(); // name -> where first used
-  const missingPartials = new Map<string, string>(); // name -> who references it
+  const used = new Set<string>();
+  const undeclared = new Map<string, { where: string; diagnostic: TemplateDiagnostic }>(); // name -> first use
+  const missingPartials = new Map<string, Source>(); // name -> who references it
 
   // Analysis follows {% render %}/{% include %} into the partials; a missing one reads as empty
   // (and is recorded) so that everything else still gets checked.
@@ -106,32 +166,50 @@ export function analyzeTemplate(content: TemplateVersionContent): string[] {
     try {
       templates = liquid.parse(source.text);
     } catch (err) {
-      problems.push(`${source.label}: ${firstLine(err)}`);
+      problems.push({ text: `${source.label}: ${firstLine(err)}`, diagnostic: liquidErrorDiagnostic(err, source.source) });
+      everythingAnalysed = false;
       continue;
     }
     store.missing.clear();
     try {
       const analysis = liquid.analyzeSync(templates, { partials: true });
       for (const [name, uses] of Object.entries(analysis.globals)) {
+        used.add(name);
         if (declared.has(name) || undeclared.has(name)) continue;
         const at = uses[0]?.location;
         const where = at?.file ? `partial ${JSON.stringify(at.file)}` : source.label;
         const position = at ? ` (line ${at.row}, column ${at.col})` : '';
-        undeclared.set(name, `${where}${position}`);
+        undeclared.set(name, {
+          where: `${where}${position}`,
+          diagnostic: {
+            source: at?.file ? `partials/${at.file}` : source.source,
+            line: at?.row ?? 0,
+            column: at?.col ?? 0,
+            message: `variable "${name}" is used but not declared (${declaredText(declaredNames)})`,
+            severity: 'error',
+          },
+        });
       }
     } catch (err) {
-      problems.push(`${source.label}: ${firstLine(err)}`);
+      problems.push({ text: `${source.label}: ${firstLine(err)}`, diagnostic: liquidErrorDiagnostic(err, source.source) });
+      everythingAnalysed = false;
     }
     for (const name of store.missing) {
-      if (!missingPartials.has(name)) missingPartials.set(name, source.label);
+      if (!missingPartials.has(name)) missingPartials.set(name, source);
     }
   }
 
-  for (const [name, where] of missingPartials) {
-    problems.push(`${where} references partial ${JSON.stringify(name)}, which this version does not define`);
+  for (const [name, source] of missingPartials) {
+    problems.push(unplaced(source.source, `${source.label} references partial ${JSON.stringify(name)}, which this version does not define`));
   }
-  for (const [name, where] of undeclared) {
-    problems.push(`variable "${name}" is used in ${where} but not declared (${declaredText(declaredNames)})`);
+  for (const [name, { where, diagnostic }] of undeclared) {
+    problems.push({ text: `variable "${name}" is used in ${where} but not declared (${declaredText(declaredNames)})`, diagnostic });
   }
-  return problems;
+  // Only when every source could be analysed: a parse error hides what the rest uses.
+  if (everythingAnalysed) {
+    for (const name of declaredNames) {
+      if (!used.has(name)) problems.push(unplaced('variables', `variable "${name}" is declared but not used`, 'warning'));
+    }
+  }
+  return { findings: problems, undeclared: [...undeclared.keys()] };
 }

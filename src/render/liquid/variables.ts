@@ -1,8 +1,9 @@
-// Supplied variables vs. the version's declarations (contract §2): names the template does not
+// Supplied variables vs. the version's declarations (docs/interface.md#failures): names the template does not
 // declare and missing required ones are permanent failures; optional ones get their default.
 
 import type { JsonObject, JsonValue, VariableDeclaration } from '../../domain/template.ts';
 import { RenderError } from '../render-error.ts';
+import { isPlainObject } from '../../domain/json.ts';
 
 const MAX_LISTED = 20;
 
@@ -23,7 +24,7 @@ function declaredList(declared: readonly VariableDeclaration[]): string {
  * A supplied `null` counts as supplied: the caller said so explicitly.
  */
 export function resolveVariables(declared: readonly VariableDeclaration[], supplied: JsonObject): JsonObject {
-  if (supplied === null || typeof supplied !== 'object' || Array.isArray(supplied)) {
+  if (!isPlainObject(supplied)) {
     throw new RenderError('UNKNOWN_VARIABLE', 'Variables must be a JSON object');
   }
   const byName = new Map(declared.map((d) => [d.name, d]));

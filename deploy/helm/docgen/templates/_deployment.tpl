@@ -16,7 +16,8 @@ metadata:
   labels:
     {{- include "docgen.componentLabels" $ctx | nindent 4 }}
 spec:
-  {{- if not $values.autoscaling.enabled }}
+  {{- /* An HPA (ours, or the one KEDA creates) owns the replica count. */}}
+  {{- if not (or $values.autoscaling.enabled (dig "keda" "enabled" false $values)) }}
   replicas: {{ int64 $values.replicaCount }}
   {{- end }}
   revisionHistoryLimit: {{ int64 $root.Values.revisionHistoryLimit }}

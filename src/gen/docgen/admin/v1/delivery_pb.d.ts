@@ -43,6 +43,13 @@ export declare type DeliveryAttempt = Message<"docgen.admin.v1.DeliveryAttempt">
    * @generated from field: int32 duration_ms = 5;
    */
   durationMs: number;
+
+  /**
+   * The first bytes of the receiver's answer body (up to 1 KiB, UTF-8); empty when none.
+   *
+   * @generated from field: string response_excerpt = 6;
+   */
+  responseExcerpt: string;
 };
 
 /**
@@ -117,6 +124,13 @@ export declare type Delivery = Message<"docgen.admin.v1.Delivery"> & {
    * @generated from field: google.protobuf.Timestamp next_attempt_at = 11;
    */
   nextAttemptAt?: Timestamp | undefined;
+
+  /**
+   * A test event sent with WebhookEndpointService.SendTestEvent (its generation does not exist).
+   *
+   * @generated from field: bool test = 12;
+   */
+  test: boolean;
 };
 
 /**
@@ -150,6 +164,20 @@ export declare type ListDeliveriesRequest = Message<"docgen.admin.v1.ListDeliver
    * @generated from field: string page_token = 4;
    */
   pageToken: string;
+
+  /**
+   * Only deliveries to this endpoint (`whe_…`).
+   *
+   * @generated from field: string endpoint_id = 5;
+   */
+  endpointId: string;
+
+  /**
+   * Only deliveries in this state; unspecified means any.
+   *
+   * @generated from field: docgen.admin.v1.DeliveryStatus status = 6;
+   */
+  status: DeliveryStatus;
 };
 
 /**

@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
 
 /**
  * Describes the file docgen/admin/v1/workspace.proto.
@@ -31,6 +31,15 @@ export declare type Workspace = Message<"docgen.admin.v1.Workspace"> & {
    * @generated from field: google.protobuf.Timestamp created_at = 3;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * How long generations are kept, counted from their creation; the render role's
+   * retention sweeper then deletes finished ones with their PDF and webhook deliveries.
+   * Absent: kept until deleted. At least one minute, whole seconds.
+   *
+   * @generated from field: google.protobuf.Duration retention = 4;
+   */
+  retention?: Duration | undefined;
 };
 
 /**
@@ -146,6 +155,53 @@ export declare type ListWorkspacesResponse = Message<"docgen.admin.v1.ListWorksp
 export declare const ListWorkspacesResponseSchema: GenMessage<ListWorkspacesResponse>;
 
 /**
+ * @generated from message docgen.admin.v1.UpdateWorkspaceRequest
+ */
+export declare type UpdateWorkspaceRequest = Message<"docgen.admin.v1.UpdateWorkspaceRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * New name; absent keeps the current one.
+   *
+   * @generated from field: optional string name = 2;
+   */
+  name?: string | undefined;
+
+  /**
+   * New retention (at least one minute); a zero duration removes it (keep generations
+   * until deleted); absent keeps the current setting.
+   *
+   * @generated from field: google.protobuf.Duration retention = 3;
+   */
+  retention?: Duration | undefined;
+};
+
+/**
+ * Describes the message docgen.admin.v1.UpdateWorkspaceRequest.
+ * Use `create(UpdateWorkspaceRequestSchema)` to create a new message.
+ */
+export declare const UpdateWorkspaceRequestSchema: GenMessage<UpdateWorkspaceRequest>;
+
+/**
+ * @generated from message docgen.admin.v1.UpdateWorkspaceResponse
+ */
+export declare type UpdateWorkspaceResponse = Message<"docgen.admin.v1.UpdateWorkspaceResponse"> & {
+  /**
+   * @generated from field: docgen.admin.v1.Workspace workspace = 1;
+   */
+  workspace?: Workspace | undefined;
+};
+
+/**
+ * Describes the message docgen.admin.v1.UpdateWorkspaceResponse.
+ * Use `create(UpdateWorkspaceResponseSchema)` to create a new message.
+ */
+export declare const UpdateWorkspaceResponseSchema: GenMessage<UpdateWorkspaceResponse>;
+
+/**
  * Workspaces own templates, API keys, webhook endpoints and generations.
  * Admin services are served on the admin listener only, with `authorization: Bearer <DOCGEN_ADMIN_TOKEN>`.
  *
@@ -175,6 +231,16 @@ export declare const WorkspaceService: GenService<{
     methodKind: "unary";
     input: typeof ListWorkspacesRequestSchema;
     output: typeof ListWorkspacesResponseSchema;
+  },
+  /**
+   * Changes a workspace's name and/or its retention of generations.
+   *
+   * @generated from rpc docgen.admin.v1.WorkspaceService.UpdateWorkspace
+   */
+  updateWorkspace: {
+    methodKind: "unary";
+    input: typeof UpdateWorkspaceRequestSchema;
+    output: typeof UpdateWorkspaceResponseSchema;
   },
 }>;
 

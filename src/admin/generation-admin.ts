@@ -1,0 +1,40 @@
+// Generations from the admin plane (the portal's Generations screen): the public API's list
+// and read (same filters, paging, views and fresh presigned URLs: src/generations), for any
+// workspace the operator names, and deletion as the right to erasure.
+import { notFound } from '../domain/errors.ts';
+import { eraseGeneration, type GenerationErasureDeps } from '../generations/generation-erasure.ts';
+import type { GenerationPage, GenerationService, ListGenerationsInput } from '../generations/generation-service.ts';
+import type { GenerationView } from '../generations/generation-view.ts';
+import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
+import { quoteId, requireId, requireWorkspace } from './admin-input.ts';
+
+export interface GenerationAdminDeps {
+  workspaces: WorkspacesRepository;
+  /** The public API's generation service. */
+  generations: Pick<GenerationService, 'list' | 'getInAnyWorkspace'>;
+  erasure: GenerationErasureDeps;
+}
+
+export class GenerationAdmin {
+  private readonly deps: GenerationAdminDeps;
+  constructor(deps: GenerationAdminDeps) {
+    this.deps = deps;
+  }
+
+  async list(workspaceId: string, input: ListGenerationsInput): Promise<GenerationPage> {
+    const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
+    return this.deps.generations.list({ workspaceId: workspace._id }, input);
+  }
+
+  async get(id: string): Promise<GenerationView> {
+    requireId('generation', id, 'id', 'Generation');
+    return this.deps.generations.getInAnyWorkspace(id);
+  }
+
+  /** Deletes the generation, its PDF and its deliveries; afterwards the public API answers 404. */
+  async delete(id: string): Promise<void> {
+    const objectId = requireId('generation', id, 'id', 'Generation');
+    const erased = await eraseGeneration(this.deps.erasure, objectId);
+    if (!erased) throw notFound(`Generation ${quoteId(id)}`);
+  }
+}

@@ -1,0 +1,241 @@
+// `docgen admin template …`: templates, their versions, publishing and previews.
+import { writeFile } from 'node:fs/promises';
+import { toJson } from '@bufbuild/protobuf';
+import { ValueSchema } from '@bufbuild/protobuf/wkt';
+import type { JsonObject } from '../../domain/template.ts';
+import { TemplateStatus, type Template, type TemplateVersion } from '../../gen/docgen/admin/v1/template_pb.js';
+import { need, page, PAGE_OPTIONS, positiveInteger, str, type Command } from './command.ts';
+import { fields, iso, more, table, time } from './output.ts';
+import { CONTENT_OPTIONS, readContent, readJsonObject } from './template-files.ts';
+
+export const templateCommands: Command[] = [
+  {
+    path: ['template', 'create'],
+    synopsis: '--workspace WS_ID --name NAME --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--publish]',
+    summary: 'Create a template with its first version (optionally published).',
+    positionals: [],
+    options: { workspace: { type: 'string' }, name: { type: 'string' }, ...CONTENT_OPTIONS },
+    required: ['workspace', 'name', 'file'],
+    async run({ values, clients, print }) {
+      const content = await readContent(values);
+      const res = await clients.templates.createTemplate({
+        workspaceId: str(values.workspace),
+        name: str(values.name),
+        content,
+        publish: values.publish === true,
+      });
+      const t = need(res.template);
+      const v = need(res.version);
+      print({ id: t.id, version: v.version }, `Created template ${t.id} (${t.name}), version ${v.version}${t.publishedVersion === v.version ? ', published' : ''}`);
+    },
+  },
+  {
+    path: ['template', 'get'],
+    synopsis: 'TPL_ID',
+    summary: 'Show a template.',
+    positionals: ['TPL_ID'],
+    options: {},
+    async run({ args, clients, print }) {
+      const t = need((await clients.templates.getTemplate({ id: args[0]! })).template);
+      print(
+        templateJson(t),
+        fields([
+          ['id', t.id],
+          ['workspace', t.workspaceId],
+          ['name', t.name],
+          ['status', templateStatus(t.status)],
+          ['published version', t.publishedVersion === 0 ? 'none' : String(t.publishedVersion)],
+          ['latest version', String(t.latestVersion)],
+          ['created', time(t.createdAt)],
+          ['updated', time(t.updatedAt)],
+        ]),
+      );
+    },
+  },
+  {
+    path: ['template', 'list'],
+    synopsis: '--workspace WS_ID [--page-size N] [--page-token TOKEN]',
+    summary: "List a workspace's templates.",
+    positionals: [],
+    options: { workspace: { type: 'string' }, ...PAGE_OPTIONS },
+    required: ['workspace'],
+    async run({ values, clients, print }) {
+      const res = await clients.templates.listTemplates({ workspaceId: str(values.workspace), ...page(values) });
+      print(
+        { templates: res.templates.map(templateJson), nextPageToken: res.nextPageToken || null },
+        table(
+          ['ID', 'NAME', 'STATUS', 'PUBLISHED', 'LATEST', 'UPDATED'],
+          res.templates.map((t) => [t.id, t.name, templateStatus(t.status), t.publishedVersion ? String(t.publishedVersion) : '-', String(t.latestVersion), time(t.updatedAt)]),
+        ) + more(res.nextPageToken),
+      );
+    },
+  },
+  {
+    path: ['template', 'version', 'add'],
+    synopsis: 'TPL_ID --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--publish]',
+    summary: 'Add a new version to a template (refused once archived).',
+    positionals: ['TPL_ID'],
+    options: CONTENT_OPTIONS,
+    required: ['file'],
+    async run({ args, values, clients, print }) {
+      const content = await readContent(values);
+      const res = await clients.templates.createTemplateVersion({ templateId: args[0]!, content, publish: values.publish === true });
+      const t = need(res.template);
+      const v = need(res.version);
+      print({ id: t.id, version: v.version }, `Added version ${v.version} to template ${t.id}${t.publishedVersion === v.version ? ', published' : ''}`);
+    },
+  },
+  {
+    path: ['template', 'version', 'list'],
+    synopsis: 'TPL_ID',
+    summary: "List a template's versions.",
+    positionals: ['TPL_ID'],
+    options: {},
+    async run({ args, clients, print }) {
+      const templateId = args[0]!;
+      const [res, t] = await Promise.all([
+        clients.templates.listTemplateVersions({ templateId }),
+        clients.templates.getTemplate({ id: templateId }).then((r) => need(r.template)),
+      ]);
+      print(
+        { versions: res.versions.map(versionJson) },
+        table(
+          ['VERSION', 'PUBLISHED', 'VARIABLES', 'CREATED'],
+          res.versions.map((v) => [String(v.version), v.version === t.publishedVersion ? 'yes' : '', (v.content?.variables ?? []).map((d) => d.name).join(',') || '-', time(v.createdAt)]),
+        ),
+      );
+    },
+  },
+  {
+    path: ['template', 'version', 'get'],
+    synopsis: 'TPL_ID --version N',
+    summary: 'Show one version with its content.',
+    positionals: ['TPL_ID'],
+    options: { version: { type: 'string' } },
+    required: ['version'],
+    async run({ args, values, clients, print }) {
+      const v = need((await clients.templates.getTemplateVersion({ templateId: args[0]!, version: positiveInteger('--version', values.version) })).version);
+      const c = v.content;
+      const vars = (c?.variables ?? []).map((d) => `${d.name}${d.required ? ' (required)' : ''}${d.defaultValue ? ` = ${JSON.stringify(toJson(ValueSchema, d.defaultValue))}` : ''}${d.description ? ` - ${d.description}` : ''}`);
+      print(
+        versionJson(v),
+        fields([
+          ['template', v.templateId],
+          ['version', String(v.version)],
+          ['created', time(v.createdAt)],
+          ['variables', vars.length ? vars.join('\n' + ' '.repeat(13)) : 'none'],
+          ['partials', Object.keys(c?.partials ?? {}).join(', ') || 'none'],
+          ['pdf', c?.pdfOptions ? `${c.pdfOptions.pageSize}${c.pdfOptions.landscape ? ' landscape' : ''}` : '-'],
+          ['sample data', c?.sampleData ? Object.keys(c.sampleData).join(', ') || '{}' : 'none'],
+        ]) + `\n\n${c?.body ?? ''}`,
+      );
+    },
+  },
+  {
+    path: ['template', 'publish'],
+    synopsis: 'TPL_ID --version N',
+    summary: 'Publish a version after checking its Liquid, declarations and PDF options.',
+    positionals: ['TPL_ID'],
+    options: { version: { type: 'string' } },
+    required: ['version'],
+    async run({ args, values, clients, print }) {
+      const res = await clients.templates.publishTemplateVersion({ templateId: args[0]!, version: positiveInteger('--version', values.version) });
+      const t = need(res.template);
+      print(templateJson(t), `Published version ${t.publishedVersion} of template ${t.id}`);
+    },
+  },
+  {
+    path: ['template', 'archive'],
+    synopsis: 'TPL_ID',
+    summary: 'Archive a template: its generations fail and it takes no new versions.',
+    positionals: ['TPL_ID'],
+    options: {},
+    async run({ args, clients, print }) {
+      const t = need((await clients.templates.archiveTemplate({ id: args[0]! })).template);
+      print(templateJson(t), `Archived template ${t.id} (${t.name})`);
+    },
+  },
+  {
+    path: ['template', 'preview'],
+    synopsis: 'TPL_ID [--version N] [--data VALUES.json] --out FILE.pdf',
+    summary: "Render a version (default: the published one) to a PDF file with --data (default: the version's sample data); nothing is stored.",
+    positionals: ['TPL_ID'],
+    options: { version: { type: 'string' }, data: { type: 'string' }, out: { type: 'string' } },
+    required: ['out'],
+    async run({ args, values, clients, print }) {
+      // Without --data the variables stay unset: the server uses the version's sample data.
+      const variables = values.data === undefined ? undefined : ((await readJsonObject('--data', str(values.data))) as JsonObject);
+      const version = values.version === undefined ? 0 : positiveInteger('--version', values.version);
+      const res = await clients.templates.previewTemplateVersion({ templateId: args[0]!, version, variables });
+      const out = str(values.out);
+      await writeFile(out, res.pdf);
+      print({ out, bytes: res.pdf.length }, `Wrote ${res.pdf.length} bytes to ${out}`);
+    },
+  },
+];
+
+function templateStatus(s: TemplateStatus): string {
+  return s === TemplateStatus.ACTIVE ? 'ACTIVE' : s === TemplateStatus.ARCHIVED ? 'ARCHIVED' : 'UNSPECIFIED';
+}
+
+function templateJson(t: Template) {
+  return {
+    id: t.id,
+    workspaceId: t.workspaceId,
+    name: t.name,
+    status: templateStatus(t.status),
+    publishedVersion: t.publishedVersion || null,
+    latestVersion: t.latestVersion,
+    createdAt: iso(t.createdAt),
+    updatedAt: iso(t.updatedAt),
+  };
+}
+
+function versionJson(v: TemplateVersion) {
+  const c = v.content;
+  return {
+    templateId: v.templateId,
+    version: v.version,
+    createdAt: iso(v.createdAt),
+    content: c
+      ? {
+          body: c.body,
+          css: c.css,
+          partials: c.partials,
+          variables: c.variables.map((d) => ({
+            name: d.name,
+            required: d.required,
+            ...(d.defaultValue ? { default: toJson(ValueSchema, d.defaultValue) } : {}),
+            description: d.description,
+          })),
+          pdfOptions: c.pdfOptions
+            ? {
+                pageSize: c.pdfOptions.pageSize,
+                landscape: c.pdfOptions.landscape,
+                margins: { top: c.pdfOptions.margins?.top ?? '0', right: c.pdfOptions.margins?.right ?? '0', bottom: c.pdfOptions.margins?.bottom ?? '0', left: c.pdfOptions.margins?.left ?? '0' },
+                printBackground: c.pdfOptions.printBackground,
+                headerTemplate: c.pdfOptions.headerTemplate,
+                footerTemplate: c.pdfOptions.footerTemplate,
+                firstPageHeaderTemplate: c.pdfOptions.firstPageHeaderTemplate,
+                firstPageFooterTemplate: c.pdfOptions.firstPageFooterTemplate,
+                scale: c.pdfOptions.scale || 1,
+                pageRanges: c.pdfOptions.pageRanges,
+                preferCssPageSize: c.pdfOptions.preferCssPageSize,
+                protection: c.pdfOptions.protection
+                  ? {
+                      userPassword: c.pdfOptions.protection.userPassword,
+                      ownerPassword: c.pdfOptions.protection.ownerPassword,
+                      allowPrinting: c.pdfOptions.protection.allowPrinting,
+                      allowCopying: c.pdfOptions.protection.allowCopying,
+                      allowModifying: c.pdfOptions.protection.allowModifying,
+                    }
+                  : null,
+              }
+            : null,
+          title: c.title,
+          metadata: c.metadata ? { author: c.metadata.author, subject: c.metadata.subject, keywords: c.metadata.keywords, language: c.metadata.language } : null,
+          sampleData: c.sampleData ?? null,
+        }
+      : null,
+  };
+}

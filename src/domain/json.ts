@@ -1,0 +1,6 @@
+// Small facts about JSON values shared by every layer.
+
+/** A JSON object: not null, not an array. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

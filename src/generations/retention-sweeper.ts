@@ -1,0 +1,100 @@
+// Retention of generations: deletes finished generations older than their workspace's
+// retention, with their PDF and webhook deliveries (eraseGeneration, one at a time).
+//
+// Runs in the render role: it is the role that writes PDFs and already sweeps generation
+// rows (the outbox sweeper), it holds the object store's write credentials and creates the
+// bucket, and a render still running when its row is erased cleans up after itself there.
+//
+// Leader-free: every render replica sweeps on its own timer (with jitter, so replicas drift
+// apart). Two replicas erasing the same generation is harmless: each step of the erasure is
+// idempotent (deleting a missing object, row or delivery succeeds), so no lock, lease or
+// transaction is needed. Only COMPLETED and FAILED rows are erased: a generation still
+// rendering past its retention is erased by the first sweep after it finishes.
+import type { ObjectId } from 'mongodb';
+import type { GenerationDoc, WorkspaceDoc } from '../store/documents.ts';
+import { PeriodicTask } from '../ops/periodic-task.ts';
+
+export interface RetentionSweeperDeps {
+  workspaces: { withRetention(limit: number, after?: ObjectId): Promise<WorkspaceDoc[]> };
+  generations: { findExpired(workspaceId: ObjectId, createdBefore: Date, limit: number): Promise<GenerationDoc[]> };
+  /** Erases one generation (deliveries, PDF, row); throws when a step fails. */
+  erase(doc: GenerationDoc): Promise<unknown>;
+  /** Time between sweeps (±20 % jitter). */
+  intervalMs: number;
+  /** Generations erased per workspace and query. Default 200. */
+  batchSize?: number;
+  /** Stop a sweep after this long, leaving the rest to the next one. Default: intervalMs. */
+  maxSweepMs?: number;
+  now?: () => number;
+  onErased?: (doc: GenerationDoc) => void;
+  onError?: (err: unknown, context: { workspaceId?: ObjectId; generationId?: ObjectId }) => void;
+}
+
+export interface SweepResult {
+  workspaces: number;
+  erased: number;
+  failed: number;
+}
+
+export class RetentionSweeper {
+  private readonly deps: RetentionSweeperDeps;
+  private readonly loop: PeriodicTask;
+
+  constructor(deps: RetentionSweeperDeps) {
+    this.deps = deps;
+    this.loop = new PeriodicTask({ intervalMs: deps.intervalMs, jitter: 0.2, run: () => this.sweepOnce(), onError: (err) => deps.onError?.(err, {}) });
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  /** One pass over every workspace with a retention. */
+  async sweepOnce(): Promise<SweepResult> {
+    const now = this.deps.now ?? Date.now;
+    const batchSize = this.deps.batchSize ?? 200;
+    const deadline = now() + (this.deps.maxSweepMs ?? this.deps.intervalMs);
+    const result: SweepResult = { workspaces: 0, erased: 0, failed: 0 };
+    let after: ObjectId | undefined;
+    for (;;) {
+      const workspaces = await this.deps.workspaces.withRetention(100, after);
+      for (const workspace of workspaces) {
+        result.workspaces++;
+        await this.sweepWorkspace(workspace, batchSize, deadline, result);
+        if (now() > deadline) return result;
+      }
+      if (workspaces.length < 100) return result;
+      after = workspaces[workspaces.length - 1]!._id;
+    }
+  }
+
+  private async sweepWorkspace(workspace: WorkspaceDoc, batchSize: number, deadline: number, result: SweepResult): Promise<void> {
+    const now = this.deps.now ?? Date.now;
+    const retentionMs = (workspace.retentionSeconds ?? 0) * 1000;
+    if (retentionMs <= 0) return;
+    for (;;) {
+      const cutoff = new Date(now() - retentionMs);
+      const expired = await this.deps.generations.findExpired(workspace._id, cutoff, batchSize);
+      let failedHere = 0;
+      for (const doc of expired) {
+        try {
+          await this.deps.erase(doc);
+          result.erased++;
+          this.deps.onErased?.(doc);
+        } catch (err) {
+          failedHere++;
+          this.deps.onError?.(err, { workspaceId: workspace._id, generationId: doc._id });
+        }
+        if (now() > deadline) break;
+      }
+      result.failed += failedHere;
+      // A full batch may have more behind it, unless erasing keeps failing (storage down):
+      // then the next sweep tries again rather than this one spinning.
+      if (expired.length < batchSize || failedHere > 0 || now() > deadline) return;
+    }
+  }
+}

@@ -1,0 +1,175 @@
+// Users and workspace members: invitations (single use, 72 h by default, only the token's
+// hash is stored), disabling (revokes every session at once), resets, roles and removal.
+// Used by the operator's UserService and by owners through MemberService.
+import type { ObjectId } from 'mongodb';
+import { checkPage, quoteId, requireId, requireWorkspace, type PageInput, type PageOf } from '../admin/admin-input.ts';
+import { failedPrecondition, notFound, validationError } from '../domain/errors.ts';
+import type { InvitationsRepository } from '../store/invitations-repository.ts';
+import type { MemberRole, UserDoc } from '../store/identity-documents.ts';
+import type { MembershipsRepository } from '../store/memberships-repository.ts';
+import type { SessionsRepository } from '../store/sessions-repository.ts';
+import type { UsersRepository } from '../store/users-repository.ts';
+import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
+import { requireEmail, toMemberView, toUserView, type MemberView, type UserView } from './identity-views.ts';
+import { isMemberRole, MEMBER_ROLES } from './roles.ts';
+import { hashSecretToken, newSecretToken, tokenDocumentId } from './secret-tokens.ts';
+
+export const INVITATION_TTL_MS = 72 * 60 * 60 * 1000;
+
+export interface Invitation {
+  /** `<portal base>/invite/<token>`; '' when the person already has a password (they just sign in). */
+  url: string;
+  expiresAt: Date | null;
+}
+
+export interface PeopleDeps {
+  users: UsersRepository;
+  memberships: MembershipsRepository;
+  sessions: SessionsRepository;
+  invitations: InvitationsRepository;
+  workspaces: WorkspacesRepository;
+  /** DOCGEN_PORTAL_BASE_URL (or the admin listener's address), without a trailing slash. */
+  portalBaseUrl: () => string;
+  invitationTtlMs?: number;
+}
+
+export interface InviteInput {
+  workspaceId: string;
+  email: string;
+  role: unknown;
+  displayName?: string | undefined;
+}
+
+export class People {
+  private readonly deps: PeopleDeps;
+  constructor(deps: PeopleDeps) {
+    this.deps = deps;
+  }
+
+  /** Creates the user if new, adds (or changes) the membership, and issues a link if they have no password yet. */
+  async invite(input: InviteInput): Promise<{ member: MemberView; invitation: Invitation }> {
+    const email = requireEmail(input.email);
+    const role = requireRole(input.role);
+    const displayName = (input.displayName ?? '').trim().slice(0, 200);
+    const workspace = await requireWorkspace(this.deps.workspaces, input.workspaceId);
+    const { user } = await this.deps.users.getOrCreate(email, displayName);
+    if (user.disabled) throw failedPrecondition(`User ${email} is disabled; enable them before inviting them`);
+    if (displayName && !user.displayName) await this.deps.users.setDisplayNameIfEmpty(user._id, displayName);
+    await this.guardLastOwner(workspace._id, user._id, role);
+    const membership = await this.deps.memberships.put(user._id, workspace._id, role);
+    const invitation = user.passwordHash === null ? await this.issueInvitation(user._id, workspace._id) : { url: '', expiresAt: null };
+    const fresh = (await this.deps.users.get(user._id)) ?? user;
+    return { member: toMemberView(fresh, membership), invitation };
+  }
+
+  async listUsers(workspaceId: string | undefined, page?: PageInput): Promise<PageOf<UserView>> {
+    const { pageSize, pageToken } = checkPage(page);
+    let ids: ObjectId[] | undefined;
+    if (workspaceId) {
+      const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
+      ids = (await this.deps.memberships.listByWorkspace(workspace._id)).map((m) => m.userId);
+    }
+    const result = await this.deps.users.list(ids, pageSize, pageToken);
+    return { items: result.items.map(toUserView), nextPageToken: result.nextPageToken };
+  }
+
+  /** Disables the user and revokes all their sessions and open invitations. */
+  async disable(id: string): Promise<UserView> {
+    const user = await this.requireUser(id);
+    const updated = await this.deps.users.setDisabled(user._id, true);
+    await this.deps.sessions.revokeAllOfUser(user._id);
+    await this.deps.users.setInvitation(user._id, null);
+    await this.deps.invitations.revokeOpenOfUser(user._id);
+    return toUserView(updated ?? user);
+  }
+
+  async enable(id: string): Promise<UserView> {
+    const user = await this.requireUser(id);
+    return toUserView((await this.deps.users.setDisabled(user._id, false)) ?? user);
+  }
+
+  /** Clears the password, signs the user out everywhere and issues a new invitation link. */
+  async reset(id: string): Promise<{ user: UserView; invitation: Invitation }> {
+    const user = await this.requireUser(id);
+    if (user.disabled) throw failedPrecondition(`User ${user.email} is disabled; enable them before resetting`);
+    const cleared = await this.deps.users.clearPassword(user._id);
+    await this.deps.sessions.revokeAllOfUser(user._id);
+    const invitation = await this.issueInvitation(user._id, null);
+    return { user: toUserView(cleared ?? user), invitation };
+  }
+
+  async listMembers(workspaceId: string): Promise<MemberView[]> {
+    const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
+    const memberships = await this.deps.memberships.listByWorkspace(workspace._id);
+    const users = new Map((await this.deps.users.getMany(memberships.map((m) => m.userId))).map((u) => [u._id.toHexString(), u]));
+    return memberships.flatMap((m) => {
+      const user = users.get(m.userId.toHexString());
+      return user ? [toMemberView(user, m)] : [];
+    });
+  }
+
+  async updateRole(workspaceId: string, userId: string, roleInput: unknown): Promise<MemberView> {
+    const role = requireRole(roleInput);
+    const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
+    const user = await this.requireUser(userId, 'userId');
+    await this.guardLastOwner(workspace._id, user._id, role);
+    const membership = await this.deps.memberships.setRole(user._id, workspace._id, role);
+    if (!membership) throw notFound(`Member ${quoteId(userId)}`);
+    return toMemberView(user, membership);
+  }
+
+  async removeMember(workspaceId: string, userId: string): Promise<void> {
+    const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
+    const user = await this.requireUser(userId, 'userId');
+    await this.guardLastOwner(workspace._id, user._id, undefined);
+    if (!(await this.deps.memberships.remove(user._id, workspace._id))) throw notFound(`Member ${quoteId(userId)}`);
+  }
+
+  /** A workspace keeps at least one owner (the operator can always add another first). */
+  private async guardLastOwner(workspaceId: ObjectId, userId: ObjectId, newRole: MemberRole | undefined): Promise<void> {
+    if (newRole === 'owner') return;
+    const current = await this.deps.memberships.get(userId, workspaceId);
+    if (current?.role !== 'owner') return;
+    if ((await this.deps.memberships.countOwners(workspaceId)) <= 1) {
+      throw failedPrecondition('This is the workspace\'s last owner; make someone else owner first');
+    }
+  }
+
+  private async requireUser(id: string, field = 'id'): Promise<UserDoc> {
+    const objectId = requireId('user', id, field, 'User');
+    const user = await this.deps.users.get(objectId);
+    if (!user) throw notFound(`User ${quoteId(id)}`);
+    return user;
+  }
+
+  /**
+   * A new single-use link; the user's older links stop working. The user document names the
+   * newest, so even invitations issued at the same moment leave exactly one that works.
+   */
+  private async issueInvitation(userId: ObjectId, workspaceId: ObjectId | null): Promise<Invitation> {
+    await this.deps.invitations.revokeOpenOfUser(userId);
+    const token = newSecretToken();
+    const tokenHash = hashSecretToken(token);
+    const _id = tokenDocumentId('invitation', tokenHash);
+    const now = new Date();
+    const expiresAt = new Date(now.getTime() + (this.deps.invitationTtlMs ?? INVITATION_TTL_MS));
+    await this.deps.invitations.insert({
+      _id,
+      tokenHash,
+      userId,
+      workspaceId,
+      createdAt: now,
+      expiresAt,
+      usedAt: null,
+      revokedAt: null,
+      purgeAt: new Date(expiresAt.getTime() + 30 * 24 * 60 * 60 * 1000),
+    });
+    await this.deps.users.setInvitation(userId, _id);
+    return { url: `${this.deps.portalBaseUrl().replace(/\/+$/, '')}/invite/${token}`, expiresAt };
+  }
+}
+
+function requireRole(value: unknown): MemberRole {
+  if (!isMemberRole(value)) throw validationError([{ field: 'role', issue: `must be one of ${MEMBER_ROLES.join(', ')}` }]);
+  return value;
+}

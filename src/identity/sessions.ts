@@ -1,0 +1,138 @@
+// Signing in and out, and recognising a session on later calls. The cookie carries a random
+// session id; MongoDB holds only its SHA-256, so a database dump cannot be replayed. Every
+// call re-reads the session, the user and the memberships (no cache): a sign-out, a disable
+// or a removed membership takes effect on the very next call.
+import type { ObjectId } from 'mongodb';
+import { DomainError, unauthorized } from '../domain/errors.ts';
+import type { SessionDoc } from '../store/identity-documents.ts';
+import type { InvitationsRepository } from '../store/invitations-repository.ts';
+import type { MembershipsRepository } from '../store/memberships-repository.ts';
+import type { SessionsRepository } from '../store/sessions-repository.ts';
+import type { UsersRepository } from '../store/users-repository.ts';
+import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
+import type { Principal } from './authorizer.ts';
+import { membershipViews, normaliseEmail, toUserView, type MembershipView, type UserView } from './identity-views.ts';
+import { checkNewPassword, hashPassword, MAX_PASSWORD_LENGTH, verifyAgainstDummy, verifyPassword } from './passwords.ts';
+import { hashSecretToken, isWellFormedToken, newSecretToken, tokenDocumentId } from './secret-tokens.ts';
+import type { SignInLimiter } from './sign-in-limiter.ts';
+
+export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
+export const SESSION_ABSOLUTE_MS = 7 * 24 * 60 * 60 * 1000;
+/** The idle expiry moves forward at most this often (one write a minute, not one per call). */
+const TOUCH_EVERY_MS = 60_000;
+
+export interface SignedIn {
+  /** The new session id: goes into the cookie, never stored. */
+  sessionId: string;
+  maxAgeSeconds: number;
+  user: UserView;
+  memberships: MembershipView[];
+}
+
+export interface SessionDeps {
+  users: UsersRepository;
+  memberships: MembershipsRepository;
+  sessions: SessionsRepository;
+  invitations: InvitationsRepository;
+  workspaces: WorkspacesRepository;
+  limiter: SignInLimiter;
+  idleMs?: number;
+  absoluteMs?: number;
+}
+
+export const invalidInvitation = () => unauthorized('This invitation link is invalid, expired or already used; ask for a new one');
+const wrongCredentials = () => unauthorized('Email or password is wrong');
+
+export class SessionManager {
+  private readonly deps: SessionDeps;
+  private readonly idleMs: number;
+  private readonly absoluteMs: number;
+  constructor(deps: SessionDeps) {
+    this.deps = deps;
+    this.idleMs = deps.idleMs ?? SESSION_IDLE_MS;
+    this.absoluteMs = deps.absoluteMs ?? SESSION_ABSOLUTE_MS;
+  }
+
+  /** Wrong email, wrong password, no password yet or disabled: all answer the same. */
+  async signIn(emailInput: unknown, passwordInput: unknown, clientAddress: string): Promise<SignedIn> {
+    const email = normaliseEmail(emailInput);
+    const password = typeof passwordInput === 'string' ? passwordInput : '';
+    const attempt = await this.deps.limiter.begin(email, clientAddress);
+    if (email === '' || password === '' || password.length > MAX_PASSWORD_LENGTH) throw wrongCredentials();
+    const user = await this.deps.users.getByEmail(email);
+    const ok = user && !user.disabled && user.passwordHash ? await verifyPassword(password, user.passwordHash) : await verifyAgainstDummy(password);
+    if (!ok || !user) throw wrongCredentials();
+    await attempt.succeeded();
+    return this.open(user._id);
+  }
+
+  /** The member behind a session id, or undefined when it is unknown, expired, revoked or disabled. */
+  async authenticate(sessionId: string): Promise<Principal | undefined> {
+    if (!isWellFormedToken(sessionId)) return undefined;
+    const idHash = hashSecretToken(sessionId);
+    const session = await this.deps.sessions.get(tokenDocumentId('session', idHash));
+    const now = new Date();
+    if (!session || session.idHash !== idHash || session.revokedAt || session.idleExpiresAt <= now || session.absoluteExpiresAt <= now) return undefined;
+    const user = await this.deps.users.get(session.userId);
+    if (!user || user.disabled) return undefined;
+    const memberships = await this.deps.memberships.listByUser(user._id);
+    if (now.getTime() - session.lastSeenAt.getTime() >= TOUCH_EVERY_MS) {
+      const idle = new Date(Math.min(now.getTime() + this.idleMs, session.absoluteExpiresAt.getTime()));
+      await this.deps.sessions.touch(session._id, now, idle);
+    }
+    return { kind: 'member', user, sessionKey: session._id, memberships };
+  }
+
+  async signOut(sessionKey: ObjectId): Promise<void> {
+    await this.deps.sessions.revoke(sessionKey);
+  }
+
+  async describe(principal: Principal & { kind: 'member' }): Promise<{ user: UserView; memberships: MembershipView[] }> {
+    return { user: toUserView(principal.user), memberships: await membershipViews(this.deps.workspaces, principal.memberships) };
+  }
+
+  /** Sets the password from a single-use invitation and signs the person in. */
+  async acceptInvitation(tokenInput: unknown, passwordInput: unknown, displayNameInput: unknown): Promise<SignedIn> {
+    if (!isWellFormedToken(tokenInput)) throw invalidInvitation();
+    const tokenHash = hashSecretToken(tokenInput);
+    const id = tokenDocumentId('invitation', tokenHash);
+    const invitation = await this.deps.invitations.get(id);
+    const now = new Date();
+    if (!invitation || invitation.tokenHash !== tokenHash || invitation.usedAt || invitation.revokedAt || invitation.expiresAt <= now) throw invalidInvitation();
+    const user = await this.deps.users.get(invitation.userId);
+    if (!user || user.disabled || !user.invitationId?.equals(id)) throw invalidInvitation();
+    // Checked before the token is used up, so a refused password can be corrected.
+    const password = checkNewPassword(passwordInput, user.email);
+    const displayName = typeof displayNameInput === 'string' ? displayNameInput.trim().slice(0, 200) : '';
+    const passwordHash = await hashPassword(password);
+    if (!(await this.deps.invitations.consume(id, new Date()))) throw invalidInvitation();
+    if (!(await this.deps.users.setPasswordByInvitation(user._id, id, passwordHash, displayName || undefined))) throw invalidInvitation();
+    return this.open(user._id);
+  }
+
+  private async open(userId: ObjectId): Promise<SignedIn> {
+    const sessionId = newSecretToken();
+    const idHash = hashSecretToken(sessionId);
+    const now = new Date();
+    const doc: SessionDoc = {
+      _id: tokenDocumentId('session', idHash),
+      idHash,
+      userId,
+      createdAt: now,
+      lastSeenAt: now,
+      idleExpiresAt: new Date(now.getTime() + Math.min(this.idleMs, this.absoluteMs)),
+      absoluteExpiresAt: new Date(now.getTime() + this.absoluteMs),
+      revokedAt: null,
+    };
+    await this.deps.sessions.insert(doc);
+    const user = await this.deps.users.get(userId);
+    if (!user) throw new DomainError('INTERNAL', 'user vanished while signing in');
+    const memberships = await this.deps.memberships.listByUser(userId);
+    return {
+      sessionId,
+      maxAgeSeconds: Math.floor(this.absoluteMs / 1000),
+      user: toUserView(user),
+      memberships: await membershipViews(this.deps.workspaces, memberships),
+    };
+  }
+}

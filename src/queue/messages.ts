@@ -1,0 +1,144 @@
+// docgen's messages on JetStream, in one place: what each carries, the subject it travels
+// on, how it is read back off the wire, and the msgID rule that makes a repeated publish of
+// the same message a no-op within the broker's duplicate window.
+//
+//   render job    <p>.render.jobs         { generationId }            API, outbox sweeper -> render workers
+//   final event   <p>.events.<event>      FinalEvent                  render pipeline, outbox sweeper -> webhook dispatcher
+//   delivery job  <p>.deliveries.jobs     { deliveryId, endpointId }  dispatcher, delivery sweeper, admin redeliver -> webhook senders
+import { deterministicObjectId, formatId, parseId } from '../domain/ids.ts';
+import { isPlainObject } from '../domain/json.ts';
+import type { GenerationDoc } from '../store/documents.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Subjects and streams
+
+export const renderStreamName = (prefix: string) => `${prefix}_RENDER`;
+export const eventsStreamName = (prefix: string) => `${prefix}_EVENTS`;
+export const deliveriesStreamName = (prefix: string) => `${prefix}_DELIVERIES`;
+export const renderJobsSubject = (prefix: string) => `${prefix.toLowerCase()}.render.jobs`;
+export const eventsWildcardSubject = (prefix: string) => `${prefix.toLowerCase()}.events.>`;
+export const deliveryJobsSubject = (prefix: string) => `${prefix.toLowerCase()}.deliveries.jobs`;
+/** The subject a final event travels on, e.g. `docgen.events.generation.completed`. */
+export const finalEventSubject = (prefix: string, event: FinalEventName) => `${prefix.toLowerCase()}.events.${event}`;
+
+export interface QueueNames {
+  streams: { render: string; events: string; deliveries: string };
+  subjects: { renderJobs: string; eventsWildcard: string; deliveryJobs: string };
+}
+
+export function queueNames(prefix: string): QueueNames {
+  return {
+    streams: { render: renderStreamName(prefix), events: eventsStreamName(prefix), deliveries: deliveriesStreamName(prefix) },
+    subjects: {
+      renderJobs: renderJobsSubject(prefix),
+      eventsWildcard: eventsWildcardSubject(prefix),
+      deliveryJobs: deliveryJobsSubject(prefix),
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Render job
+
+export interface RenderJob {
+  generationId: string;
+}
+
+/** The API's own publish uses the bare generation id, so the outbox sweeper's first re-publish of a row it never saw published collapses with it. */
+export function renderJobMsgId(generationId: string): string {
+  return generationId;
+}
+
+/** A re-publish of a job that was published before (lost, or its worker's lease expired): a fresh id per attempt and sweep. */
+export function renderJobRepublishMsgId(generationId: string, attempts: number, now: Date): string {
+  return `${generationId}:${attempts}:${now.getTime()}`;
+}
+
+/** Checks a render job off the wire; a string says what is wrong with it. */
+export function parseRenderJob(data: unknown): RenderJob | string {
+  if (!isPlainObject(data)) return 'the render job is not a JSON object';
+  const generationId = (data as Record<string, unknown>).generationId;
+  if (typeof generationId !== 'string' || !parseId('generation', generationId)) return 'generationId is not a gen_… id';
+  return { generationId };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Final event
+
+export type FinalEventName = 'generation.completed' | 'generation.failed';
+export const FINAL_EVENTS: readonly FinalEventName[] = ['generation.completed', 'generation.failed'];
+
+/** A generation reached its final state. Exactly one per generation: its id derives from the generation. */
+export interface FinalEvent {
+  eventId: string;
+  event: FinalEventName;
+  generationId: string;
+  workspaceId: string;
+  /** generation.failed only. */
+  error?: string;
+  /** Unix seconds of the final transition. */
+  timestamp: number;
+}
+
+/** The event of a final generation row (the same id every time it is built). */
+export function finalEventFor(doc: GenerationDoc): FinalEvent {
+  const event: FinalEvent = {
+    eventId: formatId('event', deterministicObjectId('event', doc._id.toHexString())),
+    event: doc.status === 'COMPLETED' ? 'generation.completed' : 'generation.failed',
+    generationId: formatId('generation', doc._id),
+    workspaceId: formatId('workspace', doc.workspaceId),
+    timestamp: Math.floor(doc.updatedAt.getTime() / 1000),
+  };
+  if (doc.status === 'FAILED') event.error = doc.error ?? 'Rendering failed';
+  return event;
+}
+
+/** One event per generation: the msgID is the event id. */
+export function finalEventMsgId(event: FinalEvent): string {
+  return event.eventId;
+}
+
+/** Checks an event off the wire; a string says what is wrong with it. */
+export function parseFinalEvent(data: unknown): FinalEvent | string {
+  if (!isPlainObject(data)) return 'the event is not a JSON object';
+  const e = data as Record<string, unknown>;
+  if (typeof e.eventId !== 'string' || !parseId('event', e.eventId)) return 'eventId is not an evt_… id';
+  if (typeof e.event !== 'string' || !(FINAL_EVENTS as readonly string[]).includes(e.event)) return `unknown event ${JSON.stringify(e.event)}`;
+  if (typeof e.generationId !== 'string' || !parseId('generation', e.generationId)) return 'generationId is not a gen_… id';
+  if (typeof e.workspaceId !== 'string' || !parseId('workspace', e.workspaceId)) return 'workspaceId is not a ws_… id';
+  if (!Number.isSafeInteger(e.timestamp) || (e.timestamp as number) < 0) return 'timestamp is not whole Unix seconds';
+  if (e.error !== undefined && typeof e.error !== 'string') return 'error is not a string';
+  const event: FinalEvent = {
+    eventId: e.eventId,
+    event: e.event as FinalEventName,
+    generationId: e.generationId,
+    workspaceId: e.workspaceId,
+    timestamp: e.timestamp as number,
+  };
+  if (e.event === 'generation.failed') event.error = typeof e.error === 'string' ? e.error : 'Rendering failed';
+  return event;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Delivery job
+
+/** "Look at delivery X". `endpointId` lets a worker pace a saturated endpoint without a database read. */
+export interface DeliveryJob {
+  deliveryId: string;
+  endpointId?: string;
+}
+
+/** The delivery's first job (fan-out): a redelivered event re-publishes under the same id. */
+export function firstDeliveryJobMsgId(deliveryId: string): string {
+  return `${deliveryId}:1`;
+}
+
+/** An operator's redeliver starts a new round; one job per round. */
+export function redeliverJobMsgId(deliveryId: string, round: number): string {
+  return `${deliveryId}:redeliver:${round}`;
+}
+
+/** The sweeper's re-queue of a job presumed lost: fresh, since the lost job's id may still be in the duplicate window. */
+export function sweptDeliveryJobMsgId(deliveryId: string, round: number, roundAttempts: number, now: number): string {
+  return `${deliveryId}:sweep:${round}:${roundAttempts}:${now}`;
+}

@@ -1,0 +1,167 @@
+// Connect handlers of the identity services (SessionService, UserService, MemberService,
+// AuditService): proto in, domain call, proto out. Who may call what is decided before these
+// run, by the access interceptor (admin-access.ts); the session handlers set the cookie.
+import { create } from '@bufbuild/protobuf';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
+import type { AuditEventView } from '../identity/audit-log.ts';
+import type { Identity } from '../identity/identity.ts';
+import type { MembershipView, MemberView, UserView } from '../identity/identity-views.ts';
+import type { MemberRole as DomainRole } from '../identity/roles.ts';
+import { clearedSessionCookie, sessionCookie } from '../identity/session-cookie.ts';
+import type { SignedIn } from '../identity/sessions.ts';
+import * as pb from '../gen/docgen/admin/v1/identity_pb.js';
+import { MemberRole } from '../gen/docgen/admin/v1/identity_pb.js';
+import { callerKey, clientAddressKey } from './admin-access.ts';
+import { ts } from './admin-proto.ts';
+
+const ROLE_TO_PROTO: Record<DomainRole, MemberRole> = { owner: MemberRole.OWNER, editor: MemberRole.EDITOR, viewer: MemberRole.VIEWER };
+const ROLE_FROM_PROTO: Partial<Record<MemberRole, DomainRole>> = { [MemberRole.OWNER]: 'owner', [MemberRole.EDITOR]: 'editor', [MemberRole.VIEWER]: 'viewer' };
+
+/** The domain role for a proto enum value; undefined (refused by the domain) for UNSPECIFIED or unknown. */
+export function roleFromProto(role: MemberRole): DomainRole | undefined {
+  return ROLE_FROM_PROTO[role];
+}
+
+export function userToProto(u: UserView): pb.User {
+  return create(pb.UserSchema, {
+    id: u.id,
+    email: u.email,
+    displayName: u.displayName,
+    disabled: u.disabled,
+    hasPassword: u.hasPassword,
+    createdAt: ts(u.createdAt),
+    updatedAt: ts(u.updatedAt),
+  });
+}
+
+function membershipToProto(m: MembershipView): pb.Membership {
+  return create(pb.MembershipSchema, { workspaceId: m.workspaceId, workspaceName: m.workspaceName, role: ROLE_TO_PROTO[m.role] });
+}
+
+function memberToProto(m: MemberView): pb.Member {
+  return create(pb.MemberSchema, { user: userToProto(m.user), workspaceId: m.workspaceId, role: ROLE_TO_PROTO[m.role], createdAt: ts(m.createdAt) });
+}
+
+function auditEventToProto(e: AuditEventView): pb.AuditEvent {
+  return create(pb.AuditEventSchema, { ...e, occurredAt: ts(e.occurredAt) });
+}
+
+/** Cookies are Secure unless the portal itself is served over plain http:// (development). */
+function secureCookies(identity: Identity): boolean {
+  return !identity.portalBaseUrl().startsWith('http://');
+}
+
+function setSessionCookie(identity: Identity, ctx: HandlerContext, signedIn: SignedIn): void {
+  ctx.responseHeader.append('set-cookie', sessionCookie(signedIn.sessionId, { secure: secureCookies(identity), maxAgeSeconds: signedIn.maxAgeSeconds }));
+}
+
+export class SessionServiceHandler implements ServiceImpl<typeof pb.SessionService> {
+  private readonly identity: Identity;
+  constructor(identity: Identity) {
+    this.identity = identity;
+  }
+
+  async signIn(req: pb.SignInRequest, ctx: HandlerContext): Promise<pb.SignInResponse> {
+    const signedIn = await this.identity.sessions.signIn(req.email, req.password, ctx.values.get(clientAddressKey));
+    setSessionCookie(this.identity, ctx, signedIn);
+    return create(pb.SignInResponseSchema, { user: userToProto(signedIn.user), memberships: signedIn.memberships.map(membershipToProto) });
+  }
+
+  async signOut(_req: pb.SignOutRequest, ctx: HandlerContext): Promise<pb.SignOutResponse> {
+    const caller = ctx.values.get(callerKey);
+    if (caller?.kind === 'member') await this.identity.sessions.signOut(caller.sessionKey);
+    ctx.responseHeader.append('set-cookie', clearedSessionCookie({ secure: secureCookies(this.identity) }));
+    return create(pb.SignOutResponseSchema, {});
+  }
+
+  async getCurrentSession(_req: pb.GetCurrentSessionRequest, ctx: HandlerContext): Promise<pb.GetCurrentSessionResponse> {
+    const caller = ctx.values.get(callerKey);
+    if (caller?.kind !== 'member') return create(pb.GetCurrentSessionResponseSchema, { operator: caller?.kind === 'operator' });
+    const { user, memberships } = await this.identity.sessions.describe(caller);
+    return create(pb.GetCurrentSessionResponseSchema, { user: userToProto(user), memberships: memberships.map(membershipToProto), operator: false });
+  }
+
+  async acceptInvitation(req: pb.AcceptInvitationRequest, ctx: HandlerContext): Promise<pb.AcceptInvitationResponse> {
+    const signedIn = await this.identity.sessions.acceptInvitation(req.token, req.password, req.displayName);
+    setSessionCookie(this.identity, ctx, signedIn);
+    return create(pb.AcceptInvitationResponseSchema, { user: userToProto(signedIn.user), memberships: signedIn.memberships.map(membershipToProto) });
+  }
+}
+
+export class UserServiceHandler implements ServiceImpl<typeof pb.UserService> {
+  private readonly identity: Identity;
+  constructor(identity: Identity) {
+    this.identity = identity;
+  }
+
+  async inviteUser(req: pb.InviteUserRequest): Promise<pb.InviteUserResponse> {
+    const { member, invitation } = await this.identity.people.invite({
+      workspaceId: req.workspaceId,
+      email: req.email,
+      role: roleFromProto(req.role),
+      displayName: req.displayName,
+    });
+    return create(pb.InviteUserResponseSchema, { user: userToProto(member.user), inviteUrl: invitation.url, inviteExpiresAt: ts(invitation.expiresAt) });
+  }
+
+  async listUsers(req: pb.ListUsersRequest): Promise<pb.ListUsersResponse> {
+    const page = await this.identity.people.listUsers(req.workspaceId || undefined, { pageSize: req.pageSize, pageToken: req.pageToken });
+    return create(pb.ListUsersResponseSchema, { users: page.items.map(userToProto), nextPageToken: page.nextPageToken });
+  }
+
+  async disableUser(req: pb.DisableUserRequest): Promise<pb.DisableUserResponse> {
+    return create(pb.DisableUserResponseSchema, { user: userToProto(await this.identity.people.disable(req.id)) });
+  }
+
+  async enableUser(req: pb.EnableUserRequest): Promise<pb.EnableUserResponse> {
+    return create(pb.EnableUserResponseSchema, { user: userToProto(await this.identity.people.enable(req.id)) });
+  }
+
+  async resetUser(req: pb.ResetUserRequest): Promise<pb.ResetUserResponse> {
+    const { user, invitation } = await this.identity.people.reset(req.id);
+    return create(pb.ResetUserResponseSchema, { user: userToProto(user), inviteUrl: invitation.url, inviteExpiresAt: ts(invitation.expiresAt) });
+  }
+}
+
+export class MemberServiceHandler implements ServiceImpl<typeof pb.MemberService> {
+  private readonly identity: Identity;
+  constructor(identity: Identity) {
+    this.identity = identity;
+  }
+
+  async listMembers(req: pb.ListMembersRequest): Promise<pb.ListMembersResponse> {
+    return create(pb.ListMembersResponseSchema, { members: (await this.identity.people.listMembers(req.workspaceId)).map(memberToProto) });
+  }
+
+  async inviteMember(req: pb.InviteMemberRequest): Promise<pb.InviteMemberResponse> {
+    const { member, invitation } = await this.identity.people.invite({
+      workspaceId: req.workspaceId,
+      email: req.email,
+      role: roleFromProto(req.role),
+      displayName: req.displayName,
+    });
+    return create(pb.InviteMemberResponseSchema, { member: memberToProto(member), inviteUrl: invitation.url, inviteExpiresAt: ts(invitation.expiresAt) });
+  }
+
+  async updateMemberRole(req: pb.UpdateMemberRoleRequest): Promise<pb.UpdateMemberRoleResponse> {
+    const member = await this.identity.people.updateRole(req.workspaceId, req.userId, roleFromProto(req.role));
+    return create(pb.UpdateMemberRoleResponseSchema, { member: memberToProto(member) });
+  }
+
+  async removeMember(req: pb.RemoveMemberRequest): Promise<pb.RemoveMemberResponse> {
+    await this.identity.people.removeMember(req.workspaceId, req.userId);
+    return create(pb.RemoveMemberResponseSchema, {});
+  }
+}
+
+export class AuditServiceHandler implements ServiceImpl<typeof pb.AuditService> {
+  private readonly identity: Identity;
+  constructor(identity: Identity) {
+    this.identity = identity;
+  }
+
+  async listAuditEvents(req: pb.ListAuditEventsRequest): Promise<pb.ListAuditEventsResponse> {
+    const page = await this.identity.audit.list(req.workspaceId || undefined, { pageSize: req.pageSize, pageToken: req.pageToken });
+    return create(pb.ListAuditEventsResponseSchema, { events: page.items.map(auditEventToProto), nextPageToken: page.nextPageToken });
+  }
+}

@@ -1,0 +1,35 @@
+// Signed-in sessions. The cookie carries a random session id; only its SHA-256 is stored,
+// and the document's _id is derived from that hash, so a lookup is one read by _id.
+import type { Db, ObjectId } from 'mongodb';
+import { COLLECTIONS } from './documents.ts';
+import type { SessionDoc } from './identity-documents.ts';
+
+export class SessionsRepository {
+  private readonly collection;
+  constructor(db: Db) {
+    this.collection = db.collection<SessionDoc>(COLLECTIONS.sessions);
+  }
+
+  async insert(doc: SessionDoc): Promise<void> {
+    await this.collection.insertOne(doc);
+  }
+
+  get(id: ObjectId): Promise<SessionDoc | null> {
+    return this.collection.findOne({ _id: id });
+  }
+
+  /** Moves the idle expiry forward (never past the absolute one) unless revoked. */
+  async touch(id: ObjectId, now: Date, idleExpiresAt: Date): Promise<void> {
+    await this.collection.updateOne({ _id: id, revokedAt: null }, { $set: { lastSeenAt: now, idleExpiresAt } });
+  }
+
+  async revoke(id: ObjectId, now = new Date()): Promise<void> {
+    await this.collection.updateOne({ _id: id, revokedAt: null }, { $set: { revokedAt: now } });
+  }
+
+  /** Revokes every open session of the user; returns how many. */
+  async revokeAllOfUser(userId: ObjectId, now = new Date()): Promise<number> {
+    const result = await this.collection.updateMany({ userId, revokedAt: null }, { $set: { revokedAt: now } });
+    return result.modifiedCount;
+  }
+}

@@ -1,0 +1,168 @@
+// The admin policy table fails closed, so a forgotten entry makes an RPC operator-only; this
+// test makes the omission loud instead: every RPC registered on the admin router, and every
+// RPC declared in proto/docgen/admin/v1, must have its line in src/identity/admin-policy.ts.
+import { readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { createConnectRouter } from '@connectrpc/connect';
+import type { DescService } from '@bufbuild/protobuf';
+import { MongoClient, ObjectId } from 'mongodb';
+import { ADMIN_POLICY, OPERATOR_ONLY, policyFor } from '../../src/identity/admin-policy.ts';
+import { Authorizer, type Principal } from '../../src/identity/authorizer.ts';
+import { createIdentityRepositories } from '../../src/identity/identity.ts';
+import { PERMISSIONS } from '../../src/identity/roles.ts';
+import { registerAdminServices } from '../../src/rpc/admin-services.ts';
+import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
+import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
+import { GenerationsRepository } from '../../src/store/generations-repository.ts';
+import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
+import { TemplatesRepository } from '../../src/store/templates-repository.ts';
+import { WebhookEndpointsRepository } from '../../src/store/webhook-endpoints-repository.ts';
+import { WorkspacesRepository } from '../../src/store/workspaces-repository.ts';
+
+/** The admin router as the admin listener builds it (the database is never contacted). */
+function registeredRpcs(): string[] {
+  const db = new MongoClient('mongodb://127.0.0.1:1', { serverSelectionTimeoutMS: 1 }).db('never-used');
+  const router = createConnectRouter();
+  registerAdminServices(router, {
+    repositories: {
+      workspaces: new WorkspacesRepository(db),
+      apiKeys: new ApiKeysRepository(db),
+      templates: new TemplatesRepository(db),
+      webhookEndpoints: new WebhookEndpointsRepository(db),
+      deliveries: new DeliveriesRepository(db),
+      generations: new GenerationsRepository(db),
+    },
+    generationService: { list: async () => ({ generations: [], nextPageToken: null }), getInAnyWorkspace: async () => Promise.reject(new Error('never called')) },
+    objects: { remove: async () => {} },
+    diagnoseTemplate: () => ({ diagnostics: [], suggestedVariables: [] }),
+    secretKey: Buffer.alloc(32),
+    allowInsecureWebhookUrls: false,
+    adminToken: 'x'.repeat(16),
+    analyzeTemplate: () => ({ issues: [] }) as never,
+    renderPreview: async () => ({ pdf: new Uint8Array(), renderMs: 0 }),
+    enqueueDelivery: async () => {},
+    identity: {
+      repositories: createIdentityRepositories(db),
+      rateLimits: new RateLimitsRepository(db),
+      portalBaseUrl: () => 'http://127.0.0.1:8081',
+    },
+  } as Parameters<typeof registerAdminServices>[1]);
+  return router.handlers.map((h) => h.requestPath.replace(/^\//, ''));
+}
+
+async function declaredRpcs(): Promise<string[]> {
+  const dir = new URL('../../src/gen/docgen/admin/v1/', import.meta.url);
+  const names: string[] = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('_pb.js'))) {
+    const mod = (await import(new URL(file, dir).href)) as Record<string, unknown>;
+    for (const value of Object.values(mod)) {
+      const service = value as DescService;
+      if (service && typeof service === 'object' && service.kind === 'service') {
+        for (const method of service.methods) names.push(`${service.typeName}/${method.name}`);
+      }
+    }
+  }
+  return names;
+}
+
+describe('admin policy table', () => {
+  it('has an entry for every RPC registered on the admin listener', () => {
+    const registered = registeredRpcs();
+    expect(registered.length).toBeGreaterThan(30);
+    const missing = registered.filter((rpc) => !Object.hasOwn(ADMIN_POLICY, rpc));
+    expect(missing, 'add these to src/identity/admin-policy.ts (see docs/admin.md, "Authorization")').toEqual([]);
+  });
+
+  it('has an entry for every RPC declared in docgen.admin.v1, and none for RPCs that do not exist', async () => {
+    const declared = await declaredRpcs();
+    expect(declared.filter((rpc) => !Object.hasOwn(ADMIN_POLICY, rpc))).toEqual([]);
+    expect(Object.keys(ADMIN_POLICY).filter((rpc) => !declared.includes(rpc))).toEqual([]);
+  });
+
+  it('fails closed: an unknown RPC is operator-only, state-changing, and refused to members', async () => {
+    expect(policyFor('docgen.admin.v1.NewService/DoSomething')).toBe(OPERATOR_ONLY);
+    expect(policyFor('toString')).toBe(OPERATOR_ONLY);
+    const authorizer = new Authorizer({} as never);
+    const member = { kind: 'member', user: {}, sessionKey: {}, memberships: [] } as unknown as Principal;
+    await expect(authorizer.authorize(member, 'docgen.admin.v1.NewService/DoSomething', {})).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(authorizer.authorize(undefined, 'docgen.admin.v1.NewService/DoSomething', {})).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(authorizer.authorize({ kind: 'operator' }, 'docgen.admin.v1.NewService/DoSomething', {})).resolves.toMatchObject({ workspaceId: null });
+  });
+
+  it('every state-changing entry names its audit target; every right belongs to the owner', () => {
+    for (const [rpc, policy] of Object.entries(ADMIN_POLICY)) {
+      if (policy.changes) expect(policy.target, rpc).toMatch(/^(request|response)\.|^caller$/);
+      if (policy.access in PERMISSIONS) expect(PERMISSIONS[policy.access as keyof typeof PERMISSIONS].roles, rpc).toContain('owner');
+    }
+  });
+});
+
+describe('authorizer: the roles table', () => {
+  const mine = new ObjectId();
+  const theirs = new ObjectId();
+  const objects = new Map<string, ObjectId>();
+  const object = (prefix: string, workspace: ObjectId) => {
+    const id = new ObjectId();
+    objects.set(id.toHexString(), workspace);
+    return `${prefix}${id.toHexString()}`;
+  };
+  const lookup = async (id: ObjectId) => {
+    const workspaceId = objects.get(id.toHexString());
+    return workspaceId ? { workspaceId } : null;
+  };
+  const authorizer = new Authorizer({ template: lookup, apiKey: lookup, webhookEndpoint: lookup, delivery: lookup, generation: lookup, asset: lookup });
+  const member = (role: 'owner' | 'editor' | 'viewer'): Principal =>
+    ({ kind: 'member', user: {}, sessionKey: new ObjectId(), memberships: [{ workspaceId: mine, role }] }) as unknown as Principal;
+  const tpl = object('tpl_', mine);
+  const key = object('key_', mine);
+  const gen = object('gen_', mine);
+  const otherTpl = object('tpl_', theirs);
+  const ws = `ws_${mine.toHexString()}`;
+  const S = 'docgen.admin.v1.';
+  const calls: [string, Record<string, unknown>][] = [
+    ['TemplateService/GetTemplate', { id: tpl }],
+    ['TemplateService/PublishTemplateVersion', { templateId: tpl, version: 2 }],
+    ['TemplateService/CreateTemplate', { workspaceId: ws }],
+    ['ApiKeyService/ListApiKeys', { workspaceId: ws }],
+    ['ApiKeyService/CreateApiKey', { workspaceId: ws }],
+    ['ApiKeyService/RevokeApiKey', { id: key }],
+    ['GenerationAdminService/DeleteGeneration', { id: gen }],
+    ['MemberService/ListMembers', { workspaceId: ws }],
+    ['MemberService/InviteMember', { workspaceId: ws }],
+    ['AuditService/ListAuditEvents', { workspaceId: ws }],
+    ['UserService/InviteUser', { workspaceId: ws }],
+  ];
+  const expected: Record<string, string> = {
+    //          Get Pub Cre LsK CrK Rev Del LsM Inv Aud Usr
+    owner: '    ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  no',
+    editor: '   ok  ok  ok  ok  no  no  no  ok  no  no  no',
+    viewer: '   ok  no  no  ok  no  no  no  ok  no  no  no',
+  };
+
+  for (const [role, row] of Object.entries(expected)) {
+    it(`${role}: allows and refuses as the table says`, async () => {
+      const want = row.trim().split(/\s+/);
+      const got: string[] = [];
+      for (const [rpc, request] of calls) {
+        try {
+          await authorizer.authorize(member(role as 'owner'), `${S}${rpc}`, request);
+          got.push('ok');
+        } catch (err) {
+          expect((err as { code: string }).code, rpc).toBe('FORBIDDEN');
+          got.push('no');
+        }
+      }
+      expect(got).toEqual(want);
+    });
+  }
+
+  it("answers NOT_FOUND for another workspace's objects, as for missing ones, whatever the role", async () => {
+    for (const request of [{ id: otherTpl }, { id: `tpl_${new ObjectId().toHexString()}` }]) {
+      await expect(authorizer.authorize(member('owner'), `${S}TemplateService/ArchiveTemplate`, request)).rejects.toMatchObject({
+        code: 'NOT_FOUND',
+        message: `Template ${request.id} not found`,
+      });
+    }
+    await expect(authorizer.authorize(member('viewer'), `${S}ApiKeyService/CreateApiKey`, { workspaceId: `ws_${theirs.toHexString()}` })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
