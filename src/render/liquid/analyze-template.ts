@@ -11,6 +11,8 @@ import { createLiquidEngine, PartialStore } from './liquid-engine.ts';
 import { resolveVariables } from './variables.ts';
 import { isPlainObject } from '../../domain/json.ts';
 import { errorMessage } from '../../domain/errors.ts';
+import { authorFacingLiquidMessage } from './liquid-error-text.ts';
+import { headerFooterResourceProblem } from './header-footer-resources.ts';
 
 /** Names a template can use in {{ }}: Liquid identifiers. */
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
@@ -42,7 +44,7 @@ export interface TemplateDiagnosis {
 }
 
 function firstLine(err: unknown): string {
-  return errorMessage(err).split('\n')[0]!;
+  return authorFacingLiquidMessage(errorMessage(err));
 }
 
 function declaredText(names: string[]): string {
@@ -146,6 +148,11 @@ function findings(content: TemplateVersionContent): { findings: Finding[]; undec
   }
   if (typeof pdf?.firstPageFooterTemplate === 'string' && pdf.firstPageFooterTemplate !== '') {
     sources.push({ label: 'first-page footer template', source: 'first_page_footer_template', text: pdf.firstPageFooterTemplate });
+  }
+  for (const source of sources) {
+    if (!/header|footer/.test(source.source)) continue;
+    const problem = headerFooterResourceProblem(source.text);
+    if (problem) problems.push(unplaced(source.source, `${source.label} ${problem}`));
   }
   // The CSS and the title are Liquid too (rendered with the same variables).
   if (/{[{%]/.test(content.css)) sources.push({ label: 'CSS', source: 'css', text: content.css });

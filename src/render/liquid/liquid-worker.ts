@@ -9,6 +9,7 @@ import { buildHtmlDocument } from './html-document.ts';
 import type { LiquidRequest, LiquidResponse, LiquidWorkerData } from './liquid-protocol.ts';
 import type { DiagnosticSource, TemplateDiagnostic } from '../../domain/template-diagnostics.ts';
 import { liquidErrorDiagnostic } from './liquid-diagnostic.ts';
+import { authorFacingLiquidMessage } from './liquid-error-text.ts';
 
 /** A failed part: the message clients see, and where it happened (for previews). */
 class PartError extends Error {
@@ -39,7 +40,7 @@ function describe(where: string, err: unknown): string {
     return `Liquid error in ${where}: template nesting too deep`;
   }
   // liquidjs messages name the problem and its position ("undefined filter: x, line:1, col:5").
-  return `Liquid error in ${where}: ${message.split('\n')[0]}`;
+  return `Liquid error in ${where}: ${authorFacingLiquidMessage(message)}`;
 }
 
 function renderPart(where: string, part: DiagnosticSource, source: string, request: LiquidRequest, engine: Liquid = liquid): string {
