@@ -2,11 +2,10 @@
 // both call createInputIssues(), so the same bad input gets the same message over every
 // protocol (REST 422 VALIDATION_ERROR, gRPC/Connect InvalidArgument).
 //
-// Accepted characters (docs/interface.md#input-rules): variable names and templateId may
+// Accepted characters (docs/interface.md#input-rules): variable names may
 // hold any Unicode text except control characters (U+0000-U+001F, U+007F-U+009F) and lone
-// surrogates; string values may hold tab, line feed and carriage return, but no other C0 control
-// character (U+0000-U+0008, U+000B, U+000C, U+000E-U+001F) and no lone surrogates. Anything else
-// is refused with 422 naming the field (e.g. `variables.customer["na\u0000me"]`).
+// surrogates; string values may hold any character JSON can carry (NUL and control characters
+// included: they are data, escaped when printed) except lone surrogates. Anything else is refused with 422 naming the field (e.g. `variables.customer["na\u0000me"]`).
 import { createHash } from 'node:crypto';
 import { validationError, type FieldIssue } from '../domain/errors.ts';
 import type { JsonObject, JsonValue } from '../domain/template.ts';
@@ -21,7 +20,9 @@ export const MAX_VARIABLES_DEPTH = 32;
 /** Issues reported at most (a body with thousands of bad keys gets a short answer). */
 const MAX_ISSUES = 10;
 const CONTROL_IN_NAME = /[\u0000-\u001f\u007f-\u009f]/;
-const CONTROL_IN_VALUE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/;
+/** String values are data: any character JSON can carry is kept as given (only lone surrogates,
+ * which cannot be stored as UTF-8, are refused). */
+const CONTROL_IN_VALUE = /(?!)/;
 export const MAX_TEMPLATE_ID_LENGTH = 256;
 const ALLOWED_FIELDS = new Set(['templateId', 'variables', 'format']);
 
@@ -84,9 +85,6 @@ function templateIdIssues(templateId: string): FieldIssue[] {
   const issues: FieldIssue[] = [];
   if (templateId.length < 1) issues.push({ field: 'templateId', issue: 'must be at least 1 character' });
   else if (templateId.length > MAX_TEMPLATE_ID_LENGTH) issues.push({ field: 'templateId', issue: `must be at most ${MAX_TEMPLATE_ID_LENGTH} characters` });
-  else if (CONTROL_IN_NAME.test(templateId) || !templateId.isWellFormed()) {
-    issues.push({ field: 'templateId', issue: `must not contain ${describeChar(templateId, CONTROL_IN_NAME)}` });
-  }
   return issues;
 }
 

