@@ -21,8 +21,12 @@ export interface RenderRole extends Role {
 }
 
 export const RENDER_CONSUMER = 'render-workers';
-/** A claimed generation's lease; renewed every third of it while rendering. */
-export const RENDER_LEASE_MS = 30_000;
+/**
+ * A claimed generation's lease, and the render consumer's ack_wait: both are renewed every
+ * third of it while rendering (the pipeline's heartbeat), so a render held by a process that
+ * died is taken over by another within this time, however long renders take.
+ */
+export const RENDER_LEASE_MS = 6_000;
 
 export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
   const { config, infrastructure, metrics } = ctx;

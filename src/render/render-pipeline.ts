@@ -90,9 +90,18 @@ export class RenderPipeline {
     const { generations } = this.deps;
     const doc = await generations.claim(id, this.workerId, this.deps.leaseMs);
     if (!doc) {
-      // Final already, or another worker holds a live lease: nothing to do here. A final row
-      // whose event never left (crash after the transition) gets it now.
       const current = await generations.get(id);
+      if (current?.status === 'PROCESSING' && current.leaseOwner !== null && current.leaseUntil !== null) {
+        // Another worker holds a live lease. It may have died a moment ago (this message is
+        // its job, redelivered after ack_wait): look again just after the lease runs out, so
+        // the takeover does not wait for a sweep. If it is alive it finishes, and the next
+        // look finds the row final.
+        await control.nak(Math.max(100, current.leaseUntil.getTime() - Date.now() + 250));
+        this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
+        return;
+      }
+      // Final already: nothing to do here. A final row whose event never left (crash after
+      // the transition) gets it now.
       if (current && current.eventPublished === false) await this.publishEvent(current);
       await control.ack();
       this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
