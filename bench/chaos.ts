@@ -80,8 +80,8 @@ async function main(): Promise<void> {
         const deliveryId = String(req.headers['x-service-delivery'] ?? '');
         received.set(deliveryId, (received.get(deliveryId) ?? 0) + 1);
         try {
-          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { generationId?: string } };
-          if (body.data?.generationId) generationsDelivered.add(body.data.generationId);
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { payload?: { generationId?: string } };
+          if (body.payload?.generationId) generationsDelivered.add(body.payload.generationId);
         } catch {
           // counted by delivery id anyway
         }

@@ -12,6 +12,7 @@ import { eraseGeneration } from '../generations/generation-erasure.ts';
 import { RetentionSweeper } from '../generations/retention-sweeper.ts';
 import { previewSubject } from '../queue/preview-channel.ts';
 import { startPreviewService } from '../render/preview-service.ts';
+import { SpanKind, contextFromHeaders, withSpan } from '../ops/tracing.ts';
 import { startJobConsumer } from './job-consumer.ts';
 import { abortedPromise, type Role, type RoleContext } from './role.ts';
 
@@ -60,6 +61,7 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
       else if (outcome === 'skipped') logger.debug('render skipped: final already or claimed by another worker', fields);
       else logger.info(`render ${outcome}`, fields);
     },
+    onStart: (info) => logger.debug('render started', info),
     onError: (err, generationId) => {
       if (!handedBack.has(generationId)) logger.warn('render attempt failed', { generationId, err: String(err) });
     },
@@ -84,7 +86,11 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
         term: () => (handedBack.has(generationId) ? undefined : job.term()),
       };
       try {
-        await pipeline.process(job.data, control);
+        await withSpan(
+          'render generation',
+          { kind: SpanKind.CONSUMER, parent: contextFromHeaders(job.headers), attributes: { 'docgen.generation.id': generationId, 'messaging.message.delivery_count': job.deliveryCount } },
+          () => pipeline.process(job.data, control),
+        );
       } finally {
         inFlight.delete(job);
       }

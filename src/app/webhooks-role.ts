@@ -12,6 +12,7 @@ import { DeliveryDispatcher } from '../webhooks/delivery-dispatcher.ts';
 import { DeliverySweeper } from '../webhooks/delivery-sweeper.ts';
 import { DeliveryWorker, type AttemptReport } from '../webhooks/delivery-worker.ts';
 import { EndpointLimiter } from '../webhooks/endpoint-limiter.ts';
+import { SpanKind, contextFromHeaders, withSpan } from '../ops/tracing.ts';
 import { startJobConsumer } from './job-consumer.ts';
 import type { Role, RoleContext } from './role.ts';
 
@@ -72,6 +73,7 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
     timeoutMs: config.webhooks.timeoutMs,
     allowInsecure: config.webhooks.allowInsecureUrls,
     heartbeatMs: JOB_HEARTBEAT_MS,
+    onAttemptStart: (info) => logger.debug('webhook attempt started', info),
     onAttempt: (report) => reportAttempt(report, logger, metrics),
   });
 
@@ -94,7 +96,11 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
       }
       dispatching.add(job);
       try {
-        const result = await dispatcher.dispatch(event);
+        const result = await withSpan(
+          'dispatch final event',
+          { kind: SpanKind.CONSUMER, parent: contextFromHeaders(job.headers), attributes: { 'docgen.generation.id': event.generationId, 'docgen.event': event.event } },
+          () => dispatcher.dispatch(event),
+        );
         logger.debug('event fanned out', { eventId: event.eventId, event: event.event, generationId: event.generationId, ...result });
       } finally {
         dispatching.delete(job);
@@ -117,7 +123,14 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
     concurrency: config.webhooks.concurrency,
     stopTimeoutMs: config.shutdownGraceMs,
     handler: async (job) => {
-      await worker.handle(job);
+      await withSpan(
+        'webhook delivery job',
+        { kind: SpanKind.CONSUMER, parent: contextFromHeaders(job.headers), attributes: { 'docgen.delivery.id': String(job.data?.deliveryId ?? ''), 'messaging.message.delivery_count': job.deliveryCount } },
+        async (span) => {
+          const step = await worker.handle(job);
+          span?.setAttribute('docgen.delivery.step', step);
+        },
+      );
     },
     onError: (err) => logger.warn('webhook delivery job failed; it will be redelivered', { err: String(err) }),
   });

@@ -8,6 +8,7 @@
 
 import type { JsonObject, TemplateVersionContent } from '../domain/template.ts';
 import type { PdfOptions } from '../domain/template.ts';
+import { withSpan } from '../ops/tracing.ts';
 import { validatePdfOptions } from './pdf-options.ts';
 import { RenderError, toRenderError } from './render-error.ts';
 import type { LiquidRenderCallOptions, LiquidRenderRequest, LiquidRenderResult } from './liquid/liquid-renderer.ts';
@@ -64,16 +65,18 @@ export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRend
       try {
         checkContent(content);
         const values = resolveVariables(content.variables, variables);
-        const liquid = await deps.liquid.render(
-          {
-            body: content.body,
-            css: content.css,
-            partials: content.partials,
-            headerTemplate: content.pdfOptions.headerTemplate,
-            footerTemplate: content.pdfOptions.footerTemplate,
-            variables: values,
-          },
-          { deadline },
+        const liquid = await withSpan('liquid render', {}, () =>
+          deps.liquid.render(
+            {
+              body: content.body,
+              css: content.css,
+              partials: content.partials,
+              headerTemplate: content.pdfOptions.headerTemplate,
+              footerTemplate: content.pdfOptions.footerTemplate,
+              variables: values,
+            },
+            { deadline },
+          ),
         );
         const remaining = deadline - Date.now();
         if (remaining <= 0) throw new RenderError('RENDER_TIMEOUT', `Rendering did not finish within ${timeoutMs} ms`);
@@ -82,7 +85,7 @@ export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRend
           headerTemplate: liquid.headerTemplate,
           footerTemplate: liquid.footerTemplate,
         };
-        const pdf = await deps.pool.printPdf(liquid.html, pdfOptions, { timeoutMs: remaining });
+        const pdf = await withSpan('chromium print pdf', {}, () => deps.pool.printPdf(liquid.html, pdfOptions, { timeoutMs: remaining }));
         return { pdf, html: liquid.html };
       } catch (err) {
         throw toRenderError(err);

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ObjectId } from 'mongodb';
 import { formatId, parseId } from '../domain/ids.ts';
+import { SpanKind, withSpan } from '../ops/tracing.ts';
 import { finalEventFor, type FinalEvent, type RenderJob } from '../queue/messages.ts';
 import type { JsonObject, TemplateVersionContent } from '../domain/template.ts';
 import type { GenerationDoc } from '../store/documents.ts';
@@ -64,6 +65,8 @@ export interface RenderPipelineDeps {
   /** Lease on a claimed generation; renewed while rendering. */
   leaseMs: number;
   onOutcome?: RenderOutcomeListener;
+  /** A render begins: the generation is claimed by this worker (attempt counts every claim). */
+  onStart?: (info: { generationId: string; attempt: number }) => void;
   onError?: (err: unknown, generationId: string) => void;
 }
 
@@ -115,6 +118,7 @@ export class RenderPipeline {
       return;
     }
 
+    this.deps.onStart?.({ generationId: job.generationId, attempt: doc.attempts });
     const heartbeat = setInterval(() => {
       control.working();
       generations.extendLease(id, this.workerId, this.deps.leaseMs).catch(() => {});
@@ -125,7 +129,9 @@ export class RenderPipeline {
       templateVersion = version;
       const { pdf } = await this.deps.renderer.render(content, doc.data);
       const key = outputKeyFor(doc);
-      await this.deps.store.putPdf(key, pdf, { downloadFilename: `${formatId('generation', doc._id)}.pdf` });
+      await withSpan('object store put pdf', { kind: SpanKind.CLIENT, attributes: { 'docgen.object.key': key, 'docgen.object.bytes': pdf.length } }, () =>
+        this.deps.store.putPdf(key, pdf, { downloadFilename: `${formatId('generation', doc._id)}.pdf` }),
+      );
       const completed = await generations.complete(id, this.workerId, key, version);
       if (completed) {
         await this.publishEvent(completed);
