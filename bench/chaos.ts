@@ -15,7 +15,7 @@
 //                        measure another revision with the same script
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -62,7 +62,8 @@ async function main(): Promise<void> {
   const cleanups: Array<() => Promise<unknown>> = [];
   const processes: Supervised[] = [];
   try {
-    log(`data in ${dir}; roles run from ${DOCGEN_ROOT}`);
+    const logDir = mkdtempSync(join(tmpdir(), 'docgen-chaos-logs-'));
+    log(`data in ${dir}; role logs in ${logDir}; roles run from ${DOCGEN_ROOT}`);
     const mongo = await startEmbeddedMongo();
     cleanups.push(() => mongo.stop());
     const nats = await startEmbeddedNats({ storeDir: join(dir, 'nats') });
@@ -92,6 +93,14 @@ async function main(): Promise<void> {
     cleanups.push(() => new Promise((r) => receiver.close(r)));
     const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
+    // Ctrl+C still stops every process this script started.
+    process.once('SIGINT', () => {
+      for (const p of processes) {
+        p.stopped = true;
+        p.child?.kill('SIGKILL');
+      }
+      process.exit(130);
+    });
     const adminToken = randomBytes(16).toString('hex');
     const database = 'docgen_chaos';
     const baseEnv: Record<string, string> = {
@@ -124,6 +133,9 @@ async function main(): Promise<void> {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       p.child = child;
+      const out = createWriteStream(join(logDir, `${p.id}.log`), { flags: 'a' });
+      child.stdout!.pipe(out, { end: false });
+      child.stderr!.pipe(out, { end: false });
       let buffered = '';
       child.stdout!.on('data', (chunk: Buffer) => {
         buffered += chunk.toString('utf8');
@@ -136,7 +148,6 @@ async function main(): Promise<void> {
           p.adminPort = started.adminPort;
         }
       });
-      child.stderr!.resume();
       child.once('exit', (code, signal) => {
         if (p.child === child) {
           p.child = undefined;
