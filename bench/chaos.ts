@@ -2,14 +2,15 @@
 // loopback (2 api, 2 render, 2 webhooks, each `docgen serve --role X`, restarted by this
 // script when it exits, as Kubernetes would), runs CHAOS_GENERATIONS generations (default
 // 200) with a webhook endpoint subscribed, SIGKILLs a random role process every 4 s while
-// they run and kills nats-server once, then measures the time from the last kill to
-// quiescence: every generation COMPLETED and every delivery SUCCEEDED. It then checks that
+// they run (until all are created and half delivered) and kills nats-server once, then
+// measures the time from the last kill to quiescence: every generation COMPLETED and every delivery SUCCEEDED. It then checks that
 // nothing was lost or duplicated (one final event per generation on the EVENTS stream, one
 // delivery per generation, every one received) and counts Chromium profiles left behind.
 //
 // Options (environment):
 //   CHAOS_GENERATIONS    generations to create (default 200)
 //   CHAOS_KILL_EVERY_MS  time between kills (default 4000)
+//   CHAOS_RATE           generations created per second (default 5)
 //   CHAOS_TIMEOUT_MS     longest wait for quiescence after the last kill (default 300000)
 //   CHAOS_DOCGEN_ROOT    checkout whose bin/docgen.js runs the roles (default: this one), to
 //                        measure another revision with the same script
@@ -36,6 +37,7 @@ import { formatTable } from './lib/measure.ts';
 
 const GENERATIONS = Number(process.env.CHAOS_GENERATIONS ?? 200);
 const KILL_EVERY_MS = Number(process.env.CHAOS_KILL_EVERY_MS ?? 4000);
+const RATE = Number(process.env.CHAOS_RATE ?? 5);
 const TIMEOUT_MS = Number(process.env.CHAOS_TIMEOUT_MS ?? 300_000);
 const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 const DOCGEN_ROOT = resolve(process.env.CHAOS_DOCGEN_ROOT ?? REPO_ROOT);
@@ -240,24 +242,31 @@ async function main(): Promise<void> {
         await sleep(250);
       }
     };
+    // Paced at CHAOS_RATE creates a second, so creation, rendering and delivery overlap the kills.
+    const chaosStart = Date.now();
     const creators = Array.from({ length: 4 }, async () => {
       while (nextIndex < GENERATIONS) {
         const i = nextIndex++;
+        const due = chaosStart + (i * 1000) / RATE;
+        if (due > Date.now()) await sleep(due - Date.now());
         await createOne(i);
-        await sleep(100);
       }
     });
 
-    // Chaos: a random role process SIGKILLed every KILL_EVERY_MS while creating; nats-server once.
-    const chaosStart = Date.now();
+    // Chaos: a random role process SIGKILLed every KILL_EVERY_MS until every generation is
+    // created and at least half of them are delivered; nats-server once, a third of the way in.
+    const client = new MongoClient(mongo.url);
+    cleanups.unshift(() => client.close());
+    const db = client.db(database);
     let natsKilled = false;
     let creating = true;
     const creatorsDone = Promise.all(creators).then(() => {
       creating = false;
     });
-    while (creating) {
+    const halfDelivered = async () => (await db.collection('deliveries').countDocuments({ status: 'SUCCEEDED' })) >= GENERATIONS / 2;
+    while (creating || !(await halfDelivered())) {
       await sleep(KILL_EVERY_MS);
-      if (!creating) break;
+      if (!creating && (await halfDelivered())) break;
       if (!natsKilled && created.size >= GENERATIONS / 3) {
         natsKilled = true;
         log('SIGKILL nats-server (restarting it in 2 s)');
@@ -277,12 +286,9 @@ async function main(): Promise<void> {
       kills++;
     }
     await creatorsDone;
-    log(`all ${created.size} generations created in ${((Date.now() - chaosStart) / 1000).toFixed(1)} s; ${kills} kills; waiting for quiescence`);
+    log(`all ${created.size} generations created, ${kills} kills in ${((Date.now() - chaosStart) / 1000).toFixed(1)} s; waiting for quiescence`);
 
     // Quiescence: every generation COMPLETED and its delivery SUCCEEDED.
-    const client = new MongoClient(mongo.url);
-    cleanups.unshift(() => client.close());
-    const db = client.db(database);
     let quiescentAt: number | undefined;
     let lastReport = 0;
     while (Date.now() - lastKillAt < TIMEOUT_MS) {
