@@ -330,7 +330,7 @@ async function main(): Promise<void> {
 
     const seconds = (ms: number | undefined) => (ms === undefined ? 'timed out' : (ms / 1000).toFixed(1));
     console.log(`\ndocgen chaos run: ${GENERATIONS} generations, roles as separate processes (2 api, 2 render, 2 webhooks), loopback`);
-    console.log(`roles from ${DOCGEN_ROOT}; SIGKILL of a random role every ${KILL_EVERY_MS / 1000} s while creating, nats-server killed once\n`);
+    console.log(`roles from ${DOCGEN_ROOT}; SIGKILL of a random role every ${KILL_EVERY_MS / 1000} s until all are created and half delivered, nats-server killed once\n`);
     console.log(
       formatTable(
         ['measure', 'value'],
