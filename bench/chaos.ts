@@ -11,6 +11,7 @@
 //   CHAOS_GENERATIONS    generations to create (default 200)
 //   CHAOS_KILL_EVERY_MS  time between kills (default 4000)
 //   CHAOS_RATE           generations created per second (default 5)
+//   CHAOS_SEED           seed of the victim sequence (default 1)
 //   CHAOS_TIMEOUT_MS     longest wait for quiescence after the last kill (default 300000)
 //   CHAOS_DOCGEN_ROOT    checkout whose bin/docgen.js runs the roles (default: this one), to
 //                        measure another revision with the same script
@@ -42,6 +43,15 @@ const TIMEOUT_MS = Number(process.env.CHAOS_TIMEOUT_MS ?? 300_000);
 const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 const DOCGEN_ROOT = resolve(process.env.CHAOS_DOCGEN_ROOT ?? REPO_ROOT);
 const RESTART_DELAY_MS = 1000;
+// The victims are drawn from a seeded sequence, so runs of two revisions kill the same roles in the same order.
+let seed = Number(process.env.CHAOS_SEED ?? 1) >>> 0;
+function random(): number {
+  seed = (seed + 0x6d2b79f5) >>> 0;
+  let t = seed;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
 
 type RoleName = 'api' | 'render' | 'webhooks';
 
@@ -171,7 +181,7 @@ async function main(): Promise<void> {
       processes.push(p);
       start(p);
     }
-    cleanups.push(async () => {
+    const stopAll = async () => {
       for (const p of processes) p.stopped = true;
       await Promise.all(
         processes.map(async (p) => {
@@ -184,7 +194,8 @@ async function main(): Promise<void> {
           clearTimeout(timer);
         }),
       );
-    });
+    };
+    cleanups.push(stopAll);
     const apiPorts = () => processes.filter((p) => p.role === 'api' && p.publicPort !== undefined);
     const deadline = Date.now() + 120_000;
     while (processes.some((p) => p.publicPort === undefined && p.role === 'api') || processes.some((p) => p.child === undefined)) {
@@ -278,7 +289,7 @@ async function main(): Promise<void> {
         continue;
       }
       const alive = processes.filter((p) => p.child !== undefined);
-      const victim = alive[Math.floor(Math.random() * alive.length)];
+      const victim = alive[Math.floor(random() * alive.length)];
       if (!victim) continue;
       log(`SIGKILL ${victim.id} (${created.size}/${GENERATIONS} created)`);
       victim.child!.kill('SIGKILL');
@@ -326,6 +337,9 @@ async function main(): Promise<void> {
     const missingEvents = [...created].filter((id) => !eventsPerGeneration.has(id)).length;
     const notDelivered = [...created].filter((id) => !generationsDelivered.has(id)).length;
     const repeatedRequests = [...received.values()].reduce((sum, n) => sum + Math.max(0, n - 1), 0);
+    // Counted once every process has stopped (SIGTERM: each removes its own profiles), so
+    // what is left was left by killed processes and never cleaned up.
+    await stopAll();
     const profilesLeft = processes.reduce((sum, p) => sum + readdirSync(p.tmpDir).filter((f) => f.startsWith('docgen-chromium-')).length, 0);
 
     const seconds = (ms: number | undefined) => (ms === undefined ? 'timed out' : (ms / 1000).toFixed(1));
@@ -346,7 +360,7 @@ async function main(): Promise<void> {
           ['generations without a final event', missingEvents],
           ['generations never delivered to the receiver', notDelivered],
           ['webhook requests repeated (at-least-once)', repeatedRequests],
-          ['Chromium profiles left in the render TMPDIRs', profilesLeft],
+          ['Chromium profiles left after every process stopped', profilesLeft],
         ],
       ),
     );
