@@ -14,6 +14,8 @@ export interface DeliveryAttemptView {
   statusCode: number;
   error: string;
   durationMs: number;
+  /** The first bytes of the receiver's answer; '' when none. */
+  responseExcerpt: string;
 }
 
 export interface DeliveryView {
@@ -53,7 +55,7 @@ export interface DeliveryAdminDeps {
 }
 
 function toAttemptView(a: DeliveryAttemptDoc): DeliveryAttemptView {
-  return { number: a.number, attemptedAt: a.attemptedAt, statusCode: a.statusCode, error: a.error, durationMs: a.durationMs };
+  return { number: a.number, attemptedAt: a.attemptedAt, statusCode: a.statusCode, error: a.error, durationMs: a.durationMs, responseExcerpt: a.responseExcerpt ?? '' };
 }
 
 export function toDeliveryView(doc: DeliveryDoc): DeliveryView {

@@ -40,6 +40,7 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
     concurrency: config.previews.concurrency,
     renderer: engine.renderer,
     logger: logger.child({ module: 'preview' }),
+    metrics,
   });
 
   // Jobs handed back on shutdown, by generation id: their renders may still end (or fail when

@@ -78,6 +78,7 @@ export class People {
     const user = await this.requireUser(id);
     const updated = await this.deps.users.setDisabled(user._id, true);
     await this.deps.sessions.revokeAllOfUser(user._id);
+    await this.deps.users.setInvitation(user._id, null);
     await this.deps.invitations.revokeOpenOfUser(user._id);
     return toUserView(updated ?? user);
   }
@@ -141,15 +142,19 @@ export class People {
     return user;
   }
 
-  /** A new single-use link; the user's older open links stop working. */
+  /**
+   * A new single-use link; the user's older links stop working. The user document names the
+   * newest, so even invitations issued at the same moment leave exactly one that works.
+   */
   private async issueInvitation(userId: ObjectId, workspaceId: ObjectId | null): Promise<Invitation> {
     await this.deps.invitations.revokeOpenOfUser(userId);
     const token = newSecretToken();
     const tokenHash = hashSecretToken(token);
+    const _id = tokenDocumentId('invitation', tokenHash);
     const now = new Date();
     const expiresAt = new Date(now.getTime() + (this.deps.invitationTtlMs ?? INVITATION_TTL_MS));
     await this.deps.invitations.insert({
-      _id: tokenDocumentId('invitation', tokenHash),
+      _id,
       tokenHash,
       userId,
       workspaceId,
@@ -159,6 +164,7 @@ export class People {
       revokedAt: null,
       purgeAt: new Date(expiresAt.getTime() + 30 * 24 * 60 * 60 * 1000),
     });
+    await this.deps.users.setInvitation(userId, _id);
     return { url: `${this.deps.portalBaseUrl().replace(/\/+$/, '')}/invite/${token}`, expiresAt };
   }
 }

@@ -100,13 +100,13 @@ export class SessionManager {
     const now = new Date();
     if (!invitation || invitation.tokenHash !== tokenHash || invitation.usedAt || invitation.revokedAt || invitation.expiresAt <= now) throw invalidInvitation();
     const user = await this.deps.users.get(invitation.userId);
-    if (!user || user.disabled) throw invalidInvitation();
+    if (!user || user.disabled || !user.invitationId?.equals(id)) throw invalidInvitation();
     // Checked before the token is used up, so a refused password can be corrected.
     const password = checkNewPassword(passwordInput, user.email);
     const displayName = typeof displayNameInput === 'string' ? displayNameInput.trim().slice(0, 200) : '';
     const passwordHash = await hashPassword(password);
     if (!(await this.deps.invitations.consume(id, new Date()))) throw invalidInvitation();
-    if (!(await this.deps.users.setPassword(user._id, passwordHash, displayName || undefined))) throw invalidInvitation();
+    if (!(await this.deps.users.setPasswordByInvitation(user._id, id, passwordHash, displayName || undefined))) throw invalidInvitation();
     return this.open(user._id);
   }
 

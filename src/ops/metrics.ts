@@ -10,6 +10,8 @@ export type GrpcLabels = 'service' | 'method' | 'code';
 
 /** Outcome of one render attempt. */
 export type RenderOutcome = 'completed' | 'failed' | 'retried' | 'handed_back';
+/** Template previews on a render process: rendered, failed (the content's or values' fault, or transient), busy (refused), expired (the requester had given up). */
+export type PreviewOutcome = 'rendered' | 'failed' | 'busy' | 'expired';
 /** Outcome of one webhook attempt. */
 export type WebhookOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'redirect' | 'refused';
 /** Why Chromium was restarted. */
@@ -42,6 +44,8 @@ export interface Metrics {
   readonly generationsExpired: Counter<string>;
   readonly renders: Counter<'outcome'>;
   readonly renderDuration: Histogram<'outcome'>;
+  readonly previews: Counter<'outcome'>;
+  readonly previewDuration: Histogram<'outcome'>;
   readonly renderQueueDepth: Gauge<string>;
   readonly renderConsumerPending: Gauge<string>;
   readonly renderConsumerRedelivered: Gauge<string>;
@@ -63,6 +67,7 @@ export interface Metrics {
   /** Records one Connect/gRPC call; `code` is the Connect code name (`ok`, `not_found`, …). */
   observeGrpcRequest(service: string, method: string, code: string, seconds: number): void;
   observeRender(outcome: RenderOutcome, seconds: number): void;
+  observePreview(outcome: PreviewOutcome, seconds: number): void;
   observeWebhookAttempt(outcome: WebhookOutcome, seconds: number): void;
   /**
    * Registers the source of a gauge's value, read at every scrape (e.g. the queue module
@@ -102,6 +107,8 @@ export const METRIC_NAMES = [
   'docgen_generations_expired_total',
   'docgen_renders_total',
   'docgen_render_duration_seconds',
+  'docgen_previews_total',
+  'docgen_preview_duration_seconds',
   'docgen_render_queue_depth',
   'docgen_render_consumer_pending',
   'docgen_render_consumer_redelivered',
@@ -242,6 +249,19 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     buckets: RENDER_BUCKETS,
     registers,
   });
+  const previews = new Counter<'outcome'>({
+    name: 'docgen_previews_total',
+    help: 'Template previews answered by this render process, by outcome: rendered, failed, busy (refused: no room), expired (requester gone).',
+    labelNames: ['outcome'],
+    registers,
+  });
+  const previewDuration = new Histogram<'outcome'>({
+    name: 'docgen_preview_duration_seconds',
+    help: 'Duration of one template preview render (Liquid and PDF), by outcome (rendered, failed).',
+    labelNames: ['outcome'],
+    buckets: RENDER_BUCKETS,
+    registers,
+  });
   const renderQueueDepth = collectedGauge(
     'docgen_render_queue_depth',
     'Render jobs held in the JetStream render stream (waiting or in flight).',
@@ -307,6 +327,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     generationsExpired,
     renders,
     renderDuration,
+    previews,
+    previewDuration,
     renderQueueDepth,
     renderConsumerPending,
     renderConsumerRedelivered,
@@ -334,6 +356,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     observeRender(outcome, seconds) {
       renders.inc({ outcome });
       renderDuration.observe({ outcome }, seconds);
+    },
+    observePreview(outcome, seconds) {
+      previews.inc({ outcome });
+      if (outcome === 'rendered' || outcome === 'failed') previewDuration.observe({ outcome }, seconds);
     },
     observeWebhookAttempt(outcome, seconds) {
       webhookAttempts.inc({ outcome });

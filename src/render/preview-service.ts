@@ -4,6 +4,7 @@
 // stores nothing. Requests arrive over NATS (src/queue/preview-channel.ts).
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../ops/logger.ts';
+import type { Metrics } from '../ops/metrics.ts';
 import { unavailable } from '../domain/errors.ts';
 import { requestPreview, servePreviews, type PreviewFailure, type PreviewRequest, type PreviewServer } from '../queue/preview-channel.ts';
 import type { DocumentRenderer } from './document-renderer.ts';
@@ -15,6 +16,7 @@ export interface PreviewServiceOptions {
   concurrency: number;
   renderer: DocumentRenderer;
   logger: Logger;
+  metrics?: Pick<Metrics, 'observePreview'> | undefined;
 }
 
 /** What the requester learns of a failed preview: the render error's code and words, never internals. */
@@ -43,6 +45,7 @@ export function startPreviewService(nc: NatsConnection, options: PreviewServiceO
       return previewFailureOf(err);
     },
     onOutcome: (outcome, ms) => {
+      options.metrics?.observePreview(outcome, ms / 1000);
       if (outcome === 'busy') logger.warn('preview refused: this render process has no room for more previews');
       else logger.debug(`preview ${outcome}`, { durationMs: Math.round(ms) });
     },
@@ -60,7 +63,9 @@ export type PreviewRenderer = (content: PreviewRequest['content'], variables: Pr
  */
 export function createPreviewClient(nc: NatsConnection, options: { subject: string; timeoutMs: number }): PreviewRenderer {
   return async (content, variables) => {
-    const reply = await requestPreview(nc, { content, variables }, options);
+    // The sample data travels as the variables when it is what the preview uses; not twice.
+    const { sampleData: _unused, ...rest } = content;
+    const reply = await requestPreview(nc, { content: rest, variables }, options);
     if (reply.ok) return { pdf: reply.pdf, renderMs: reply.renderMs };
     if (reply.error.code === 'BUSY') throw unavailable(reply.error.message);
     throw renderErrorOf(reply.error);

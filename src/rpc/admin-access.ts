@@ -5,6 +5,7 @@
 import { createContextKey, createContextValues, type ContextValues, type Interceptor } from '@connectrpc/connect';
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
+import type { ObjectId } from 'mongodb';
 import { DomainError, unauthorized } from '../domain/errors.ts';
 import { formatId, parseId } from '../domain/ids.ts';
 import { policyFor, type RpcPolicy } from '../identity/admin-policy.ts';
@@ -44,6 +45,8 @@ export interface AdminAccessDeps {
   adminToken: string;
   identity: Identity;
   onAuditError?: ((err: unknown) => void) | undefined;
+  /** Told about unexpected errors while authenticating (answered as INTERNAL/UNAVAILABLE). */
+  onInternal?: ((cause: unknown) => void) | undefined;
 }
 
 export function adminAccessInterceptor(deps: AdminAccessDeps): Interceptor {
@@ -77,7 +80,7 @@ export function adminAccessInterceptor(deps: AdminAccessDeps): Interceptor {
       }
       return res;
     } catch (err) {
-      throw toConnectError(err);
+      throw toConnectError(err, deps.onInternal);
     }
   };
 }
@@ -89,7 +92,7 @@ async function recordAudit(
   caller: Principal | undefined,
   request: Record<string, unknown>,
   response: Record<string, unknown>,
-  workspace: import('mongodb').ObjectId | null,
+  workspace: ObjectId | null,
 ): Promise<void> {
   const callerId = caller?.kind === 'member' ? formatId('user', caller.user._id) : caller?.kind === 'operator' ? 'operator' : '';
   const target = policy.target === 'caller' ? callerId : pick(policy.target ?? '', request, response);

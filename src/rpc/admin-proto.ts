@@ -178,6 +178,7 @@ export function deliveryToProto(d: DeliveryView): Delivery {
         statusCode: a.statusCode,
         error: a.error,
         durationMs: Math.round(a.durationMs),
+        responseExcerpt: a.responseExcerpt,
       }),
     ),
     createdAt: ts(d.createdAt),

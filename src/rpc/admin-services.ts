@@ -65,7 +65,7 @@ export function registerAdminServices(router: ConnectRouter, deps: AdminServices
       generation: (id) => repositories.generations.get(id),
     },
   });
-  const access = adminAccessInterceptor({ adminToken: deps.adminToken, identity, onAuditError: deps.identity.onAuditError });
+  const access = adminAccessInterceptor({ adminToken: deps.adminToken, identity, onAuditError: deps.identity.onAuditError, onInternal: deps.onInternal });
   const options = { interceptors: [...(deps.interceptors ?? []), access] };
   const onInternal = deps.onInternal;
   router.service(WorkspaceService, mapErrors(new WorkspaceServiceHandler(plane.workspaces), onInternal), options);

@@ -125,6 +125,8 @@ export interface DeliveryAttemptDoc {
   statusCode: number;
   error: string;
   durationMs: number;
+  /** The first bytes of the answer's body (up to 1 KiB); absent when there was none. */
+  responseExcerpt?: string;
 }
 
 export interface DeliveryDoc {

@@ -14,6 +14,11 @@ export interface UserDoc {
   displayName: string;
   /** `scrypt$…` (src/identity/passwords.ts); null until an invitation is accepted, and after a reset. */
   passwordHash: string | null;
+  /**
+   * The one invitation that may still set the password (the newest issued). Two invitations
+   * issued at once both get stored, but only the one this points at can be accepted.
+   */
+  invitationId: ObjectId | null;
   disabled: boolean;
   createdAt: Date;
   updatedAt: Date;

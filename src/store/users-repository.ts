@@ -24,7 +24,7 @@ export class UsersRepository {
     try {
       const result = await this.collection.updateOne(
         { _id },
-        { $setOnInsert: { email, displayName, passwordHash: null, disabled: false, createdAt: now, updatedAt: now } },
+        { $setOnInsert: { email, displayName, passwordHash: null, invitationId: null, disabled: false, createdAt: now, updatedAt: now } },
         { upsert: true },
       );
       const user = await this.collection.findOne({ _id });
@@ -62,11 +62,19 @@ export class UsersRepository {
     return this.get(id);
   }
 
-  /** Sets the password hash (and the display name when given) of an enabled user. */
-  async setPassword(id: ObjectId, passwordHash: string, displayName: string | undefined, now = new Date()): Promise<UserDoc | null> {
-    const set: Partial<UserDoc> = { passwordHash, updatedAt: now };
+  /** Makes this invitation the only one that can set the user's password (null: none can). */
+  async setInvitation(id: ObjectId, invitationId: ObjectId | null): Promise<void> {
+    await this.collection.updateOne({ _id: id }, { $set: { invitationId } });
+  }
+
+  /**
+   * Sets the password hash (and the display name when given) of an enabled user whose current
+   * invitation is `invitationId`, and retires that invitation; null when either no longer holds.
+   */
+  async setPasswordByInvitation(id: ObjectId, invitationId: ObjectId, passwordHash: string, displayName: string | undefined, now = new Date()): Promise<UserDoc | null> {
+    const set: Partial<UserDoc> = { passwordHash, invitationId: null, updatedAt: now };
     if (displayName) set.displayName = displayName;
-    const result = await this.collection.updateOne({ _id: id, disabled: false }, { $set: set });
+    const result = await this.collection.updateOne({ _id: id, disabled: false, invitationId }, { $set: set });
     return result.matchedCount === 1 ? this.get(id) : null;
   }
 

@@ -24,6 +24,9 @@ import { nextAttemptDelayMs } from './retry-schedule.ts';
 import { buildSignedRequest, openSigningSecrets, type WebhookEventData } from './signing.ts';
 import { errorMessage } from '../domain/errors.ts';
 
+/** Characters of a receiver's answer kept with each attempt (the portal shows them). */
+const RESPONSE_EXCERPT_STORED_CHARS = 1024;
+
 /** What the worker needs of a queue job (JetStream's JobContext fits). */
 export interface DeliveryJobHandle {
   readonly data: DeliveryJob;
@@ -176,6 +179,8 @@ export class DeliveryWorker {
         error: outcome.result ? (outcome.result.error ?? '') : outcome.notSent,
         durationMs: outcome.result ? outcome.result.durationMs : 0,
       };
+      const excerpt = outcome.result?.responseExcerpt;
+      if (excerpt) attempt.responseExcerpt = excerpt.slice(0, RESPONSE_EXCERPT_STORED_CHARS);
       const roundAttempts = doc.roundAttempts + 1;
       // After a failure: the schedule's next delay, or none (dropped) after the 6th attempt.
       const delay = outcome.result?.ok || outcome.drop ? undefined : nextAttemptDelayMs(roundAttempts, this.deps.random);

@@ -24,6 +24,7 @@ import { silentLogger } from '../../src/ops/logger.ts';
 import { outputKeyFor } from '../../src/render/render-pipeline.ts';
 import { parseId } from '../../src/domain/ids.ts';
 import { verifyServiceSignature } from '../../src/webhooks/signing.ts';
+import { runAdminCli } from '../../src/cli/admin/run-admin-cli.ts';
 import { uniqueRunDir } from '../harness/dependencies.ts';
 import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.ts';
 import { pollUntil } from '../harness/poll-until.ts';
@@ -72,6 +73,20 @@ async function publicStatus(id: string): Promise<{ status: number; body: { statu
   return { status: res.status, body: res.body as { status?: string; outputUrl?: string } };
 }
 
+/** `docgen admin … --json` against the api process's admin listener. */
+async function cliJson<T = Record<string, unknown>>(args: string[]): Promise<T> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runAdminCli([...args, '--json'], {
+    stdout: { write: (t: string) => void (stdout += t) },
+    stderr: { write: (t: string) => void (stderr += t) },
+    env: { DOCGEN_ADMIN_URL: `http://127.0.0.1:${api.adminPort}`, DOCGEN_ADMIN_TOKEN: deps.adminToken },
+  });
+  expect(stderr, `docgen admin ${args.join(' ')}`).toBe('');
+  expect(code).toBe(0);
+  return JSON.parse(stdout) as T;
+}
+
 async function startRenderProcess(): Promise<App> {
   return buildApp(
     loadConfig({ ...deps.env, DOCGEN_ROLES: 'render,webhooks', DOCGEN_RENDER_CONCURRENCY: '1', DOCGEN_PREVIEW_CONCURRENCY: '1' }),
@@ -86,7 +101,9 @@ const GREETING: ContentInit = {
 };
 
 beforeAll(async () => {
-  receiver = await startHttpReceiver({ defaultAnswer: { status: 204 } });
+  receiver = await startHttpReceiver({
+    defaultAnswer: (r) => (r.path === '/test-events' ? { status: 200, body: 'received: test event' } : { status: 204 }),
+  });
   deps = await startDeps({ DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true', DOCGEN_RENDER_TIMEOUT_MS: '20000', DOCGEN_RATE_LIMIT_PER_SECOND: '100000', DOCGEN_RATE_LIMIT_BURST: '100000' });
   api = await buildApp(loadConfig({ ...deps.env, DOCGEN_ROLES: 'api' }), { logger: silentLogger });
   admin = adminClients(api.adminPort!, deps.adminToken);
@@ -229,6 +246,10 @@ describe('the portal back end with a render process', () => {
       );
     }
 
+    // The key that created them shows when it was last used.
+    const keys = await admin.apiKeys.listApiKeys({ workspaceId });
+    expect(keys.apiKeys.find((k) => k.name === 'portal key')?.lastUsedAt).toBeDefined();
+
     const page1 = await generationsAdmin.listGenerations({ workspaceId, templateId, status: GenerationStatus.COMPLETED, pageSize: 1 });
     expect(page1.generations.map((g) => g.id)).toEqual([second]);
     expect(page1.nextPageToken).not.toBe('');
@@ -255,6 +276,16 @@ describe('the portal back end with a render process', () => {
     // The other generation and its delivery stay.
     expect((await publicStatus(second)).body.status).toBe('COMPLETED');
     expect((await deliveriesAdmin.listDeliveries({ generationId: second })).deliveries).toHaveLength(1);
+
+    // The same through `docgen admin generation …`.
+    const listed = await cliJson<{ generations: Array<{ id: string; status: string }> }>(['generation', 'list', '--workspace', workspaceId, '--template', templateId, '--status', 'completed']);
+    expect(listed.generations.map((g) => g.id)).toEqual([second]);
+    const shown = await cliJson<{ id: string; outputUrl: string; data: unknown }>(['generation', 'get', second]);
+    expect(shown).toMatchObject({ id: second, data: { name: 'Second' } });
+    expect((await fetch(shown.outputUrl)).status).toBe(200);
+    expect(await cliJson(['generation', 'delete', second])).toEqual({ id: second, deleted: true });
+    expect((await publicStatus(second)).status).toBe(404);
+    expect((await deliveriesAdmin.listDeliveries({ generationId: second })).deliveries).toEqual([]);
     await webhooksAdmin.deleteWebhookEndpoint({ id: endpoint.endpoint!.id });
   }, 180_000);
 
@@ -281,7 +312,8 @@ describe('the portal back end with a render process', () => {
       { timeoutMs: 30_000, description: 'the test delivery to be recorded as succeeded' },
     );
     expect(recorded.deliveries[0]).toMatchObject({ id: sent.deliveryId, eventId: sent.eventId, event: 'generation.completed', test: true, endpointId });
-    expect(recorded.deliveries[0]!.attempts[0]).toMatchObject({ number: 1, statusCode: 204 });
+    // Each attempt keeps the start of the receiver's answer.
+    expect(recorded.deliveries[0]!.attempts[0]).toMatchObject({ number: 1, statusCode: 200, responseExcerpt: 'received: test event' });
     expect((await deliveriesAdmin.listDeliveries({ endpointId, status: DeliveryStatus.DROPPED })).deliveries).toEqual([]);
 
     await deliveriesAdmin.redeliverDelivery({ id: sent.deliveryId });
@@ -293,7 +325,18 @@ describe('the portal back end with a render process', () => {
       (r) => r.delivery!.attempts.length === 2 && r.delivery!.status === DeliveryStatus.SUCCEEDED,
       { timeoutMs: 30_000, description: 'the second attempt to be recorded' },
     );
-    expect(after.delivery!.attempts.map((a) => a.statusCode)).toEqual([204, 204]);
+    expect(after.delivery!.attempts.map((a) => a.statusCode)).toEqual([200, 200]);
+
+    // `docgen admin webhook test` and the delivery filters on the command line.
+    const viaCli = await cliJson<{ deliveryId: string; eventId: string }>(['webhook', 'test', endpointId]);
+    await pollUntil(async () => arrivals().length, (n) => n >= 3, { timeoutMs: 30_000, description: 'the test event sent from the CLI' });
+    const cliListed = await pollUntil(
+      () => cliJson<{ deliveries: Array<{ id: string; test: boolean; status: string }> }>(['deliveries', 'list', '--endpoint', endpointId, '--status', 'succeeded']),
+      (r) => r.deliveries.length === 2,
+      { timeoutMs: 30_000, description: 'both test deliveries listed as succeeded' },
+    );
+    expect(cliListed.deliveries.map((d) => d.id).sort()).toEqual([sent.deliveryId, viaCli.deliveryId].sort());
+    expect(cliListed.deliveries.every((d) => d.test)).toBe(true);
   }, 120_000);
 
   it('measures preview latency of the sample invoice (p50/p95 over 30 previews)', async () => {
@@ -322,5 +365,14 @@ describe('the portal back end with a render process', () => {
         `(render on the render role: p50 ${pct(renderMs, 50)} ms, p95 ${pct(renderMs, 95)} ms)`,
     );
     expect(pct(rpcMs, 95)).toBeLessThan(10_000);
+
+    // The render process counts what it answered (one failure included); the api process renders nothing.
+    await admin.templates.previewTemplateContent({ workspaceId, content: { body: '{{ x | no_such_filter }}' } });
+    const metricsOf = async (app: App) => (await fetch(`http://127.0.0.1:${app.opsPort}/metrics`)).text();
+    const renderMetrics = await metricsOf(render!);
+    const rendered = /^docgen_previews_total\{[^}]*outcome="rendered"[^}]*\} (\d+)/m.exec(renderMetrics);
+    expect(Number(rendered?.[1])).toBeGreaterThanOrEqual(31);
+    expect(renderMetrics).toMatch(/^docgen_previews_total\{[^}]*outcome="failed"[^}]*\} [1-9]/m);
+    expect(await metricsOf(api)).not.toMatch(/^docgen_previews_total\{/m);
   }, 180_000);
 });

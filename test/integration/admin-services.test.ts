@@ -2,6 +2,7 @@
 // nats-server for redelivery jobs, the real Liquid analyzer, and the admin services served by
 // Connect on loopback. Every `docgen admin` command runs through runAdminCli; results are
 // checked through the admin API (and, for secrets, in the raw MongoDB documents).
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -530,6 +531,34 @@ describe('docgen admin against the admin services', () => {
     const unknown = await cli(['template', 'preview', templateId, '--version', '1', '--data', join(files, 'vars-object.json'), '--out', out]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('not declared');
+  });
+
+  it('template create|version add --sample-data: saved with the version; preview without --data uses it', async () => {
+    preview ??= await startPreviewRenderer();
+    await writeFiles({
+      'sample/greeting.liquid': '<h1>Hello {{ name }}</h1>',
+      'sample/vars.json': JSON.stringify({ name: { required: true } }),
+      'sample/sample-1.json': JSON.stringify({ name: 'Sample One' }),
+      'sample/sample-2.json': JSON.stringify({ name: 'Sample Two' }),
+      'sample/not-object.json': '[1, 2]',
+    });
+    const dir = join(files, 'sample');
+    const created = await cliJson(['template', 'create', '--workspace', workspaceId, '--name', 'Sampled', '--file', join(dir, 'greeting.liquid'), '--variables', join(dir, 'vars.json'), '--sample-data', join(dir, 'sample-1.json'), '--publish']);
+    const id = created.id as string;
+    await cliJson(['template', 'version', 'add', id, '--file', join(dir, 'greeting.liquid'), '--variables', join(dir, 'vars.json'), '--sample-data', join(dir, 'sample-2.json')]);
+    const v1 = await cliJson<{ content: { sampleData: unknown } }>(['template', 'version', 'get', id, '--version', '1']);
+    expect(v1.content.sampleData).toEqual({ name: 'Sample One' });
+    expect((await api.templates.getTemplateVersion({ templateId: id, version: 2 })).version?.content?.sampleData).toEqual({ name: 'Sample Two' });
+
+    for (const [version, expected] of [['1', 'Hello Sample One'], ['2', 'Hello Sample Two']] as const) {
+      const out = join(dir, `v${version}.pdf`);
+      await cliJson(['template', 'preview', id, '--version', version, '--out', out]);
+      expect(execFileSync('pdftotext', ['-enc', 'UTF-8', out, '-'], { encoding: 'utf8' })).toContain(expected);
+    }
+    const refused = await cli(['template', 'create', '--workspace', workspaceId, '--name', 'Bad', '--file', join(dir, 'greeting.liquid'), '--sample-data', join(dir, 'not-object.json')]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--sample-data');
+    expect(refused.stderr).toContain('must hold a JSON object');
   });
 
   it('template archive: archived templates refuse new versions', async () => {

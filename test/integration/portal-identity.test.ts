@@ -120,6 +120,10 @@ beforeAll(async () => {
     { action: 'WorkspaceService.CreateWorkspace', actor: 'operator', target: wsA, workspaceId: wsA },
     { action: 'TemplateService.CreateTemplate', actor: 'operator', target: templateA, workspaceId: wsA },
     { action: 'ApiKeyService.CreateApiKey', actor: 'operator', target: keyA, workspaceId: wsA },
+    { action: 'WorkspaceService.CreateWorkspace', actor: 'operator', target: wsB, workspaceId: wsB },
+    { action: 'TemplateService.CreateTemplate', actor: 'operator', target: templateB, workspaceId: wsB },
+    { action: 'ApiKeyService.CreateApiKey', actor: 'operator', target: keyB, workspaceId: wsB },
+    { action: 'WebhookEndpointService.CreateWebhookEndpoint', actor: 'operator', target: endpointB, workspaceId: wsB },
   );
   // A delivery of workspace B, as the webhooks role would have written it.
   const delivery = new ObjectId();
@@ -186,6 +190,26 @@ describe('invitations and sessions', () => {
     const again = await call('SessionService/AcceptInvitation', { token, password: 'another good passphrase' }, { origin: portal });
     expect(again.status).toBe(401);
     expect(again.body.message).toMatch(/invalid, expired or already used/);
+  });
+
+  it('races have one winner without transactions: one user per email, one use per invitation', async () => {
+    const invites = await Promise.all(
+      ['Racer@a.example', 'racer@A.example ', 'racer@a.example'].map((email) => ok(operator('UserService/InviteUser', { workspaceId: wsA, email, role: 'MEMBER_ROLE_VIEWER' }))),
+    );
+    const ids = new Set(invites.map((i) => i.user.id));
+    expect(ids.size).toBe(1);
+    const userId = [...ids][0] as string;
+    for (let i = 0; i < 3; i++) changes.push({ action: 'UserService.InviteUser', actor: 'operator', target: userId, workspaceId: wsA });
+    const members = await ok(operator('MemberService/ListMembers', { workspaceId: wsA }));
+    expect(members.members.filter((m: { user: { id: string } }) => m.user.id === userId)).toHaveLength(1);
+    // Each invitation replaces the ones before: of the three links, used twice each at once, one works once.
+    const tokens = invites.map((i) => tokenOf(i.inviteUrl));
+    secrets.add('racing passphrase one');
+    const answers = await Promise.all(tokens.flatMap((token) => [1, 2].map(() => call('SessionService/AcceptInvitation', { token, password: 'racing passphrase one' }, { origin: portal }))));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 401)).toHaveLength(5);
+    for (const a of answers.filter((x) => x.status === 200)) sessionFrom(a);
+    changes.push({ action: 'SessionService.AcceptInvitation', actor: userId });
   });
 
   it('refuses an expired invitation', async () => {
@@ -297,6 +321,27 @@ describe('ending sessions', () => {
     expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie: second })).status).toBe(401);
   });
 
+  it('a session ends 12 h after its last use, and 7 days after sign-in however busy', async () => {
+    const member = await newMember(wsA, 'VIEWER', 'sleepy@a.example', 'sleepy passphrase here');
+    const busy = sessionFrom(await call('SessionService/SignIn', { email: 'sleepy@a.example', password: 'sleepy passphrase here' }, { origin: portal }));
+    changes.push({ action: 'SessionService.SignIn', actor: member.userId });
+    const sessions = mongo.db(stack.deps.mongo.database).collection(COLLECTIONS.sessions);
+    const stored = await sessions.find({ userId: new ObjectId(member.userId.slice(4)) }).sort({ createdAt: 1 }).toArray();
+    expect(stored).toHaveLength(2);
+    const [idle, old] = stored as { _id: ObjectId; createdAt: Date; idleExpiresAt: Date; absoluteExpiresAt: Date }[];
+    expect(idle!.idleExpiresAt.getTime() - idle!.createdAt.getTime()).toBe(12 * 3600_000);
+    expect(old!.absoluteExpiresAt.getTime() - old!.createdAt.getTime()).toBe(7 * 24 * 3600_000);
+    // Use moves the idle expiry forward (written at most once a minute, never past the 7 days).
+    await sessions.updateOne({ _id: old!._id }, { $set: { lastSeenAt: new Date(Date.now() - 120_000), idleExpiresAt: new Date(Date.now() + 60_000) } });
+    expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie: busy })).status).toBe(200);
+    const touched = (await sessions.findOne({ _id: old!._id }))!;
+    expect(touched.idleExpiresAt.getTime()).toBeGreaterThan(Date.now() + 11.9 * 3600_000);
+    // Time passes for the stored sessions: one idle past its 12 h, the other past its 7 days.
+    await sessions.updateOne({ _id: idle!._id }, { $set: { idleExpiresAt: new Date(Date.now() - 1000) } });
+    await sessions.updateOne({ _id: old!._id }, { $set: { absoluteExpiresAt: new Date(Date.now() - 1000), idleExpiresAt: new Date(Date.now() + 3600_000) } });
+    for (const cookie of [member.cookie, busy]) expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie })).status).toBe(401);
+  });
+
   it('reset clears the password, signs the user out and issues a new link', async () => {
     const member = await newMember(wsA, 'VIEWER', 'forgetful@a.example', 'forgetful passphrase');
     const reset = await ok(operator('UserService/ResetUser', { id: member.userId }));
@@ -341,8 +386,16 @@ describe('sign-in rate limits', () => {
     for (let i = 0; i < 10; i++) expect((await wrong('target@a.example', '127.0.0.2')).status).toBe(401);
     const limited = await wrong('target@a.example', '127.0.0.3');
     expect(limited.status).toBe(429);
-    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // The budget refills one attempt every 90 s (10 per 15 min).
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(60);
+    expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(90);
     expect(limited.body.code).toBe('resource_exhausted');
+  });
+
+  it('concurrent guesses cannot overspend: of 16 at once, 10 are answered and 6 limited', async () => {
+    const answers = await Promise.all(Array.from({ length: 16 }, () => wrong('burst@a.example', '127.0.0.7')));
+    expect(answers.filter((a) => a.status === 401)).toHaveLength(10);
+    expect(answers.filter((a) => a.status === 429)).toHaveLength(6);
   });
 
   it('the 11th failed sign-in from one address gets 429, whatever the email; other addresses are unaffected', async () => {

@@ -5,7 +5,7 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createConnectRouter } from '@connectrpc/connect';
 import type { DescService } from '@bufbuild/protobuf';
-import { MongoClient } from 'mongodb';
+import { MongoClient, ObjectId } from 'mongodb';
 import { ADMIN_POLICY, OPERATOR_ONLY, policyFor } from '../../src/identity/admin-policy.ts';
 import { Authorizer, type Principal } from '../../src/identity/authorizer.ts';
 import { createIdentityRepositories } from '../../src/identity/identity.ts';
@@ -94,5 +94,75 @@ describe('admin policy table', () => {
       if (policy.changes) expect(policy.target, rpc).toMatch(/^(request|response)\.|^caller$/);
       if (policy.access in PERMISSIONS) expect(PERMISSIONS[policy.access as keyof typeof PERMISSIONS].roles, rpc).toContain('owner');
     }
+  });
+});
+
+describe('authorizer: the roles table', () => {
+  const mine = new ObjectId();
+  const theirs = new ObjectId();
+  const objects = new Map<string, ObjectId>();
+  const object = (prefix: string, workspace: ObjectId) => {
+    const id = new ObjectId();
+    objects.set(id.toHexString(), workspace);
+    return `${prefix}${id.toHexString()}`;
+  };
+  const lookup = async (id: ObjectId) => {
+    const workspaceId = objects.get(id.toHexString());
+    return workspaceId ? { workspaceId } : null;
+  };
+  const authorizer = new Authorizer({ template: lookup, apiKey: lookup, webhookEndpoint: lookup, delivery: lookup, generation: lookup });
+  const member = (role: 'owner' | 'editor' | 'viewer'): Principal =>
+    ({ kind: 'member', user: {}, sessionKey: new ObjectId(), memberships: [{ workspaceId: mine, role }] }) as unknown as Principal;
+  const tpl = object('tpl_', mine);
+  const key = object('key_', mine);
+  const gen = object('gen_', mine);
+  const otherTpl = object('tpl_', theirs);
+  const ws = `ws_${mine.toHexString()}`;
+  const S = 'docgen.admin.v1.';
+  const calls: [string, Record<string, unknown>][] = [
+    ['TemplateService/GetTemplate', { id: tpl }],
+    ['TemplateService/PublishTemplateVersion', { templateId: tpl, version: 2 }],
+    ['TemplateService/CreateTemplate', { workspaceId: ws }],
+    ['ApiKeyService/ListApiKeys', { workspaceId: ws }],
+    ['ApiKeyService/CreateApiKey', { workspaceId: ws }],
+    ['ApiKeyService/RevokeApiKey', { id: key }],
+    ['GenerationAdminService/DeleteGeneration', { id: gen }],
+    ['MemberService/ListMembers', { workspaceId: ws }],
+    ['MemberService/InviteMember', { workspaceId: ws }],
+    ['AuditService/ListAuditEvents', { workspaceId: ws }],
+    ['UserService/InviteUser', { workspaceId: ws }],
+  ];
+  const expected: Record<string, string> = {
+    //          Get Pub Cre LsK CrK Rev Del LsM Inv Aud Usr
+    owner: '    ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  no',
+    editor: '   ok  ok  ok  ok  no  no  no  ok  no  no  no',
+    viewer: '   ok  no  no  ok  no  no  no  ok  no  no  no',
+  };
+
+  for (const [role, row] of Object.entries(expected)) {
+    it(`${role}: allows and refuses as the table says`, async () => {
+      const want = row.trim().split(/\s+/);
+      const got: string[] = [];
+      for (const [rpc, request] of calls) {
+        try {
+          await authorizer.authorize(member(role as 'owner'), `${S}${rpc}`, request);
+          got.push('ok');
+        } catch (err) {
+          expect((err as { code: string }).code, rpc).toBe('FORBIDDEN');
+          got.push('no');
+        }
+      }
+      expect(got).toEqual(want);
+    });
+  }
+
+  it("answers NOT_FOUND for another workspace's objects, as for missing ones, whatever the role", async () => {
+    for (const request of [{ id: otherTpl }, { id: `tpl_${new ObjectId().toHexString()}` }]) {
+      await expect(authorizer.authorize(member('owner'), `${S}TemplateService/ArchiveTemplate`, request)).rejects.toMatchObject({
+        code: 'NOT_FOUND',
+        message: `Template ${request.id} not found`,
+      });
+    }
+    await expect(authorizer.authorize(member('viewer'), `${S}ApiKeyService/CreateApiKey`, { workspaceId: `ws_${theirs.toHexString()}` })).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
 import type { PdfOptions, TemplateVersionContent } from '../../src/domain/template.ts';
-import { analyzeTemplate } from '../../src/render/liquid/analyze-template.ts';
+import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
 import { cssLengthToInches, toPuppeteerPdfOptions, validatePdfOptions } from '../../src/render/pdf-options.ts';
 import { loadInvoiceFixture } from '../../bench/lib/measure.ts';
 
@@ -144,5 +144,63 @@ describe('PDF options', () => {
       footerTemplate: '<span class="pageNumber"></span>',
     });
     expect(toPuppeteerPdfOptions(DEFAULT_PDF_OPTIONS)).toMatchObject({ displayHeaderFooter: false });
+  });
+});
+
+describe('diagnoseTemplate: the same checks, placed', () => {
+  it('places Liquid errors at their source, line and column, without repeating the position in the message', () => {
+    const { diagnostics } = diagnoseTemplate(version({ body: '<h1>{{ title }}</h1>\n\n  {{ title | no_such_filter }}' }));
+    expect(diagnostics).toEqual([{ source: 'body', line: 3, column: 3, message: 'undefined filter: no_such_filter', severity: 'error' }]);
+  });
+
+  it('names partials, header and footer templates as sources', () => {
+    const pdfOptions: PdfOptions = { ...DEFAULT_PDF_OPTIONS, headerTemplate: 'a\n{% if %}', footerTemplate: '{{ pageNo }}' };
+    const { diagnostics, suggestedVariables } = diagnoseTemplate(
+      version({ body: '{{ title }}{% render "box" %}', partials: { box: '<b>\n {{ company }}</b>', broken: '{{ title' }, pdfOptions }),
+    );
+    expect(diagnostics).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ source: 'partials/broken', line: 1, severity: 'error' }),
+        expect.objectContaining({ source: 'header_template', line: 2, severity: 'error' }),
+        expect.objectContaining({ source: 'partials/box', line: 2, column: 5, message: expect.stringContaining('variable "company" is used but not declared') }),
+        expect.objectContaining({ source: 'footer_template', line: 1, column: 4, message: expect.stringContaining('"pageNo"') }),
+      ]),
+    );
+    expect(suggestedVariables).toEqual(['company', 'pageNo']);
+  });
+
+  it('places declaration and PDF option problems without a line', () => {
+    const pdfOptions = { ...DEFAULT_PDF_OPTIONS, pageSize: 'B5' } as unknown as PdfOptions;
+    const { diagnostics } = diagnoseTemplate(version({ pdfOptions, variables: [{ name: 'title', required: true, default: 'x', description: '' }] }));
+    expect(diagnostics).toEqual([
+      expect.objectContaining({ source: 'variables', line: 0, column: 0, severity: 'error', message: expect.stringContaining('required and has a default') }),
+      expect.objectContaining({ source: 'pdf_options', line: 0, severity: 'error', message: expect.stringContaining('"B5"') }),
+    ]);
+  });
+
+  it('warns about declared variables nothing uses and sample data a render would refuse; warnings never block publishing', () => {
+    const content = version({
+      variables: [
+        { name: 'title', required: true, description: '' },
+        { name: 'unused', required: false, description: '' },
+      ],
+      sampleData: { titel: 'typo' },
+    });
+    const { diagnostics, suggestedVariables } = diagnoseTemplate(content);
+    expect(diagnostics).toEqual([
+      { source: 'variables', line: 0, column: 0, message: 'variable "unused" is declared but not used', severity: 'warning' },
+      expect.objectContaining({ source: 'sample_data', severity: 'warning', message: expect.stringContaining('"titel"') }),
+    ]);
+    expect(suggestedVariables).toEqual([]);
+    expect(analyzeTemplate(content)).toEqual([]);
+  });
+
+  it('does not call a variable unused when a parse error hides what the template uses', () => {
+    const { diagnostics } = diagnoseTemplate(version({ body: '{{ title' }));
+    expect(diagnostics.filter((d) => d.severity === 'warning')).toEqual([]);
+  });
+
+  it('finds nothing in the sample invoice', () => {
+    expect(diagnoseTemplate(loadInvoiceFixture().content)).toEqual({ diagnostics: [], suggestedVariables: [] });
   });
 });

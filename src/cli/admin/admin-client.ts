@@ -5,6 +5,7 @@ import { createConnectTransport } from '@connectrpc/connect-node';
 import { errorMessage } from '../../domain/errors.ts';
 import { ApiKeyService } from '../../gen/docgen/admin/v1/api_key_pb.js';
 import { DeliveryService } from '../../gen/docgen/admin/v1/delivery_pb.js';
+import { GenerationAdminService } from '../../gen/docgen/admin/v1/generation_pb.js';
 import { AuditService, MemberService, SessionService, UserService } from '../../gen/docgen/admin/v1/identity_pb.js';
 import { TemplateService } from '../../gen/docgen/admin/v1/template_pb.js';
 import { WebhookEndpointService } from '../../gen/docgen/admin/v1/webhook_endpoint_pb.js';
@@ -20,6 +21,7 @@ const ADMIN_SERVICES = {
   templates: TemplateService,
   webhooks: WebhookEndpointService,
   deliveries: DeliveryService,
+  generations: GenerationAdminService,
   users: UserService,
   members: MemberService,
   sessions: SessionService,

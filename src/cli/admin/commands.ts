@@ -3,6 +3,7 @@
 // group that needs a new admin service adds it to ADMIN_SERVICES in admin-client.ts.
 import type { Command } from './command.ts';
 import { deliveryCommands } from './delivery-commands.ts';
+import { generationCommands } from './generation-commands.ts';
 import { keyCommands } from './key-commands.ts';
 import { templateCommands } from './template-commands.ts';
 import { userCommands } from './user-commands.ts';
@@ -15,5 +16,6 @@ export const COMMANDS: Command[] = [
   ...templateCommands,
   ...webhookCommands,
   ...deliveryCommands,
+  ...generationCommands,
   ...userCommands,
 ];

@@ -6,15 +6,19 @@ import { fields, iso, more, table, time } from './output.ts';
 export const deliveryCommands: Command[] = [
   {
     path: ['deliveries', 'list'],
-    synopsis: '--workspace WS_ID [--generation GEN_ID] [--page-size N] [--page-token TOKEN]',
-    summary: 'List webhook deliveries with their attempts, newest first (--generation alone also works).',
+    synopsis: '--workspace WS_ID [--generation GEN_ID] [--endpoint WHE_ID] [--status pending|succeeded|dropped] [--page-size N] [--page-token TOKEN]',
+    summary: 'List webhook deliveries with their attempts, newest first (--generation or --endpoint alone also works).',
     positionals: [],
-    options: { workspace: { type: 'string' }, generation: { type: 'string' }, ...PAGE_OPTIONS },
+    options: { workspace: { type: 'string' }, generation: { type: 'string' }, endpoint: { type: 'string' }, status: { type: 'string' }, ...PAGE_OPTIONS },
     async run({ values, clients, print }) {
-      if (values.workspace === undefined && values.generation === undefined) throw new UsageError('give --workspace, --generation, or both');
+      if (values.workspace === undefined && values.generation === undefined && values.endpoint === undefined) {
+        throw new UsageError('give --workspace, --generation or --endpoint (or several)');
+      }
       const res = await clients.deliveries.listDeliveries({
         workspaceId: values.workspace === undefined ? '' : str(values.workspace),
         generationId: values.generation === undefined ? '' : str(values.generation),
+        endpointId: values.endpoint === undefined ? '' : str(values.endpoint),
+        status: values.status === undefined ? DeliveryStatus.UNSPECIFIED : statusFlag(str(values.status)),
         ...page(values),
       });
       print(
@@ -50,6 +54,14 @@ export const deliveryCommands: Command[] = [
   },
 ];
 
+const STATUS_FLAGS: Record<string, DeliveryStatus> = { pending: DeliveryStatus.PENDING, succeeded: DeliveryStatus.SUCCEEDED, dropped: DeliveryStatus.DROPPED };
+
+function statusFlag(value: string): DeliveryStatus {
+  const status = STATUS_FLAGS[value.toLowerCase()];
+  if (status === undefined) throw new UsageError(`--status ${JSON.stringify(value)}: use pending, succeeded or dropped`);
+  return status;
+}
+
 function deliveryStatus(s: DeliveryStatus): string {
   return s === DeliveryStatus.PENDING ? 'PENDING' : s === DeliveryStatus.SUCCEEDED ? 'SUCCEEDED' : s === DeliveryStatus.DROPPED ? 'DROPPED' : 'UNSPECIFIED';
 }
@@ -63,10 +75,11 @@ function deliveryJson(d: Delivery) {
     event: d.event,
     generationId: d.generationId,
     status: deliveryStatus(d.status),
-    attempts: d.attempts.map((a) => ({ number: a.number, attemptedAt: iso(a.attemptedAt), statusCode: a.statusCode || null, error: a.error || null, durationMs: a.durationMs })),
+    attempts: d.attempts.map((a) => ({ number: a.number, attemptedAt: iso(a.attemptedAt), statusCode: a.statusCode || null, error: a.error || null, durationMs: a.durationMs, responseExcerpt: a.responseExcerpt || null })),
     createdAt: iso(d.createdAt),
     updatedAt: iso(d.updatedAt),
     nextAttemptAt: iso(d.nextAttemptAt),
+    test: d.test,
   };
 }
 
@@ -79,7 +92,7 @@ function lastResult(d: Delivery): string {
 function deliveryHuman(d: Delivery): string {
   const head = fields([
     ['id', d.id],
-    ['event', `${d.event} (${d.eventId})`],
+    ['event', `${d.event} (${d.eventId})${d.test ? ', test event' : ''}`],
     ['generation', d.generationId],
     ['endpoint', d.endpointId],
     ['status', deliveryStatus(d.status)],
@@ -87,8 +100,15 @@ function deliveryHuman(d: Delivery): string {
     ['created', time(d.createdAt)],
   ]);
   const attempts = table(
-    ['#', 'AT', 'STATUS', 'DURATION', 'ERROR'],
-    d.attempts.map((a) => [String(a.number), time(a.attemptedAt), a.statusCode ? String(a.statusCode) : '-', `${a.durationMs} ms`, a.error || '']),
+    ['#', 'AT', 'STATUS', 'DURATION', 'ERROR', 'RESPONSE'],
+    d.attempts.map((a) => [
+      String(a.number),
+      time(a.attemptedAt),
+      a.statusCode ? String(a.statusCode) : '-',
+      `${a.durationMs} ms`,
+      a.error || '',
+      a.responseExcerpt.replace(/\s+/g, ' ').slice(0, 60),
+    ]),
   );
   return `${head}\n\n${attempts}`;
 }

@@ -11,7 +11,7 @@ import { CONTENT_OPTIONS, readContent, readJsonObject } from './template-files.t
 export const templateCommands: Command[] = [
   {
     path: ['template', 'create'],
-    synopsis: '--workspace WS_ID --name NAME --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--publish]',
+    synopsis: '--workspace WS_ID --name NAME --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--publish]',
     summary: 'Create a template with its first version (optionally published).',
     positionals: [],
     options: { workspace: { type: 'string' }, name: { type: 'string' }, ...CONTENT_OPTIONS },
@@ -72,7 +72,7 @@ export const templateCommands: Command[] = [
   },
   {
     path: ['template', 'version', 'add'],
-    synopsis: 'TPL_ID --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--publish]',
+    synopsis: 'TPL_ID --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--publish]',
     summary: 'Add a new version to a template (refused once archived).',
     positionals: ['TPL_ID'],
     options: CONTENT_OPTIONS,
@@ -126,6 +126,7 @@ export const templateCommands: Command[] = [
           ['variables', vars.length ? vars.join('\n' + ' '.repeat(13)) : 'none'],
           ['partials', Object.keys(c?.partials ?? {}).join(', ') || 'none'],
           ['pdf', c?.pdfOptions ? `${c.pdfOptions.pageSize}${c.pdfOptions.landscape ? ' landscape' : ''}` : '-'],
+          ['sample data', c?.sampleData ? Object.keys(c.sampleData).join(', ') || '{}' : 'none'],
         ]) + `\n\n${c?.body ?? ''}`,
       );
     },
@@ -157,14 +158,15 @@ export const templateCommands: Command[] = [
   {
     path: ['template', 'preview'],
     synopsis: 'TPL_ID [--version N] [--data VALUES.json] --out FILE.pdf',
-    summary: 'Render a version (default: the published one) to a PDF file; nothing is stored.',
+    summary: "Render a version (default: the published one) to a PDF file with --data (default: the version's sample data); nothing is stored.",
     positionals: ['TPL_ID'],
     options: { version: { type: 'string' }, data: { type: 'string' }, out: { type: 'string' } },
     required: ['out'],
     async run({ args, values, clients, print }) {
-      const variables = values.data === undefined ? {} : await readJsonObject('--data', str(values.data));
+      // Without --data the variables stay unset: the server uses the version's sample data.
+      const variables = values.data === undefined ? undefined : ((await readJsonObject('--data', str(values.data))) as JsonObject);
       const version = values.version === undefined ? 0 : positiveInteger('--version', values.version);
-      const res = await clients.templates.previewTemplateVersion({ templateId: args[0]!, version, variables: variables as JsonObject });
+      const res = await clients.templates.previewTemplateVersion({ templateId: args[0]!, version, variables });
       const out = str(values.out);
       await writeFile(out, res.pdf);
       print({ out, bytes: res.pdf.length }, `Wrote ${res.pdf.length} bytes to ${out}`);
@@ -216,6 +218,7 @@ function versionJson(v: TemplateVersion) {
                 footerTemplate: c.pdfOptions.footerTemplate,
               }
             : null,
+          sampleData: c.sampleData ?? null,
         }
       : null,
   };

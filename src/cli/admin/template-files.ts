@@ -1,7 +1,7 @@
 // Template content from files, for `docgen admin template create` and `template version add`.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
-import { create, fromJson, type JsonValue } from '@bufbuild/protobuf';
+import { create, fromJson, type JsonObject, type JsonValue } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import { isPlainObject } from '../../domain/json.ts';
 import { DEFAULT_PDF_OPTIONS } from '../../domain/template.ts';
@@ -20,6 +20,7 @@ export const CONTENT_OPTIONS: Record<string, OptionSpec> = {
   css: { type: 'string' },
   partials: { type: 'string' },
   'pdf-options': { type: 'string' },
+  'sample-data': { type: 'string' },
   publish: { type: 'boolean' },
 };
 
@@ -31,6 +32,7 @@ export const CONTENT_OPTIONS: Record<string, OptionSpec> = {
  * --partials DIR: every file in DIR is a partial named after the file without its extension;
  * --partials FILE.json: an object of partial name to Liquid source.
  * --pdf-options: a JSON object (or @FILE holding one); omitted fields take their defaults.
+ * --sample-data FILE.json: sample variables saved with the version (previews use them).
  */
 export async function readContent(values: Values): Promise<TemplateVersionContent> {
   const body = await readText('--file', str(values.file));
@@ -39,6 +41,7 @@ export async function readContent(values: Values): Promise<TemplateVersionConten
   const partials = values.partials === undefined ? {} : await readPartials(str(values.partials));
   const content = create(TemplateVersionContentSchema, { body, css, partials, variables });
   if (values['pdf-options'] !== undefined) content.pdfOptions = await readPdfOptions(str(values['pdf-options']));
+  if (values['sample-data'] !== undefined) content.sampleData = (await readJsonObject('--sample-data', str(values['sample-data']))) as JsonObject;
   return content;
 }
 

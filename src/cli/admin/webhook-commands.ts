@@ -69,6 +69,20 @@ export const webhookCommands: Command[] = [
       );
     },
   },
+  {
+    path: ['webhook', 'test'],
+    synopsis: 'WHE_ID',
+    summary: 'Send a signed test event (generation.completed-shaped, "test": true) to the endpoint; it is recorded as a delivery.',
+    positionals: ['WHE_ID'],
+    options: {},
+    async run({ args, clients, print }) {
+      const res = await clients.webhooks.sendTestEvent({ id: args[0]! });
+      print(
+        { deliveryId: res.deliveryId, eventId: res.eventId },
+        `Sent test event ${res.eventId} to ${args[0]!} as delivery ${res.deliveryId} (see: docgen admin deliveries get ${res.deliveryId})`,
+      );
+    },
+  },
 ];
 
 function endpointJson(e: WebhookEndpoint) {

@@ -43,6 +43,13 @@ export declare type DeliveryAttempt = Message<"docgen.admin.v1.DeliveryAttempt">
    * @generated from field: int32 duration_ms = 5;
    */
   durationMs: number;
+
+  /**
+   * The first bytes of the receiver's answer body (up to 1 KiB, UTF-8); empty when none.
+   *
+   * @generated from field: string response_excerpt = 6;
+   */
+  responseExcerpt: string;
 };
 
 /**
