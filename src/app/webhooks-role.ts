@@ -25,17 +25,17 @@ export interface WebhooksRole extends Role {
 export const WEBHOOK_DISPATCHER_CONSUMER = 'webhook-dispatcher';
 export const WEBHOOK_SENDER_CONSUMER = 'webhook-senders';
 /** Events fanned out at once; each is a few small writes and publishes. */
-export const DISPATCH_CONCURRENCY = 32;
+const DISPATCH_CONCURRENCY = 32;
 /**
  * ack_wait of both consumers: a job held by a process that died comes back after this long.
  * Handlers send working() every third of it (JOB_HEARTBEAT_MS), so a slow attempt or
  * fan-out is never redelivered while its process lives, whatever DOCGEN_WEBHOOK_TIMEOUT_MS is.
  */
-export const WEBHOOK_ACK_WAIT_MS = 6_000;
+const WEBHOOK_ACK_WAIT_MS = 6_000;
 const JOB_HEARTBEAT_MS = WEBHOOK_ACK_WAIT_MS / 3;
 /** Sweeper: how overdue a PENDING delivery must be to count as lost, and how often to look. */
 export const SWEEP_GRACE_MS = 5 * 60_000;
-export const SWEEP_INTERVAL_MS = 30_000;
+const SWEEP_INTERVAL_MS = 30_000;
 
 export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole> {
   const { config, infrastructure, metrics } = ctx;
