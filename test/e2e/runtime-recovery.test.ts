@@ -94,7 +94,7 @@ async function whoLogged(candidates: RoleProcess[], msg: string, field: string, 
 }
 
 describe('start-up without the broker', () => {
-  it('a role started while NATS is down waits, /readyz naming NATS, and is ready within 5 s of NATS starting', async () => {
+  it('a role started while NATS is down waits, /readyz naming NATS, and is ready within 5 s of NATS starting', { timeout: 120_000 }, async () => {
     await deps.nats.kill();
     let natsStartedAt = 0;
     const waiting: DocgenProcess[] = [];
@@ -134,7 +134,7 @@ describe('start-up without the broker', () => {
 });
 
 describe('takeover of work held by a killed process', () => {
-  it('SIGKILL of the render process holding a render: COMPLETED within 15 s elsewhere, one final event; its profile is removed at restart', async () => {
+  it('SIGKILL of the render process holding a render: COMPLETED within 15 s elsewhere, one final event; its profile is removed at restart', { timeout: 180_000 }, async () => {
     const tmpA = uniqueRunDir('render-a-tmp');
     const tmpB = uniqueRunDir('render-b-tmp');
     mkdirSync(tmpA, { recursive: true });
@@ -179,7 +179,7 @@ describe('takeover of work held by a killed process', () => {
     await Promise.all([other.proc.stop(10_000), restarted.proc.stop(10_000)]);
   });
 
-  it('SIGKILL of the webhooks process in the middle of an attempt: another delivers within 15 s', async () => {
+  it('SIGKILL of the webhooks process in the middle of an attempt: another delivers within 15 s', { timeout: 180_000 }, async () => {
     const render = await role('render', { DOCGEN_RENDER_CONCURRENCY: '1' });
     const senders = await Promise.all([role('webhooks'), role('webhooks')]);
     // The first attempt for this generation hangs at the receiver (longer than the test);
@@ -194,7 +194,7 @@ describe('takeover of work held by a killed process', () => {
       return { status: 204 };
     });
     id = await createGeneration(5);
-    await pollUntil(() => hung, Boolean, { timeoutMs: 30_000, description: 'the first attempt to reach the receiver' });
+    await pollUntil(() => hung, Boolean, { timeoutMs: 90_000, description: 'the first attempt to reach the receiver' });
     const deliveries = mongo.db(deps.env.DOCGEN_MONGODB_DATABASE).collection<DeliveryDoc>(COLLECTIONS.deliveries);
     const delivery = await pollUntil(() => deliveries.findOne({ generationId: parseId('generation', id)! }), Boolean, { timeoutMs: 5_000, description: 'the delivery row' });
     const deliveryId = `dlv_${delivery!._id.toHexString()}`;
