@@ -287,6 +287,8 @@ describe('workspace assets', () => {
     );
     expect(err.code).toBe(Code.InvalidArgument);
     expect(err.rawMessage).toContain('asset "missing-logo.png" is used but the workspace has no asset of that name');
+    const check = await admin.templates.checkTemplateContent({ workspaceId: ws, content: { body: `<img src="{{ 'missing-logo.png' | asset_url }}">` } });
+    expect(check.diagnostics.map((d) => [d.severity, d.message])).toContainEqual(['error', expect.stringContaining('asset "missing-logo.png" is used but')]);
 
     const uploaded = JSON.parse((await upload(ws, 'seal.png', LOGO)).stdout) as { id: string };
     const created = await admin.templates.createTemplate({ workspaceId: ws, name: 'Sealed', publish: true, content: { body: `<img src="{{ 'seal.png' | asset_url }}">` } });
