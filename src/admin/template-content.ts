@@ -14,6 +14,7 @@ import {
   type TemplateVersionContent,
   type VariableDeclaration,
 } from '../domain/template.ts';
+import { isPlainObject } from '../domain/json.ts';
 
 export const MAX_CONTENT_BYTES = 1024 * 1024;
 export const MAX_VARIABLES = 500;
@@ -176,7 +177,7 @@ function normalizePrintExtras(input: PdfOptionsInput, issues: FieldIssue[]): Pic
 
 function normalizeSampleData(value: unknown, issues: FieldIssue[]): JsonObject | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'object' || Array.isArray(value)) {
+  if (!isPlainObject(value)) {
     issues.push({ field: 'content.sampleData', issue: 'must be a JSON object of variable names to values' });
     return undefined;
   }

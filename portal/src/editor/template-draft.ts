@@ -22,6 +22,27 @@ export interface PdfDraft {
   printBackground: boolean;
   headerTemplate: string;
   footerTemplate: string;
+  firstPageHeaderTemplate: string;
+  firstPageFooterTemplate: string;
+  /** Text of a number, 0.1 to 2; empty means 1. */
+  scale: string;
+  pageRanges: string;
+  preferCssPageSize: boolean;
+  protect: boolean;
+  userPassword: string;
+  ownerPassword: string;
+  allowPrinting: boolean;
+  allowCopying: boolean;
+  allowModifying: boolean;
+}
+
+export interface DocumentDraft {
+  /** Liquid; empty means the template's name. */
+  title: string;
+  author: string;
+  subject: string;
+  keywords: string;
+  language: string;
 }
 
 export interface Draft {
@@ -30,8 +51,23 @@ export interface Draft {
   partials: Array<{ name: string; source: string }>;
   variables: VariableDraft[];
   pdf: PdfDraft;
+  document: DocumentDraft;
   sampleDataText: string;
 }
+
+const NO_EXTRAS = {
+  firstPageHeaderTemplate: '',
+  firstPageFooterTemplate: '',
+  scale: '',
+  pageRanges: '',
+  preferCssPageSize: false,
+  protect: false,
+  userPassword: '',
+  ownerPassword: '',
+  allowPrinting: true,
+  allowCopying: true,
+  allowModifying: false,
+};
 
 export const PAGE_SIZES = ['A4', 'A3', 'A5', 'Letter', 'Legal', 'Tabloid'];
 
@@ -44,7 +80,8 @@ export function starterDraft(): Draft {
       { name: 'customer', required: true, defaultJson: '', description: '' },
       { name: 'order_number', required: true, defaultJson: '', description: '' },
     ],
-    pdf: { pageSize: 'A4', landscape: false, marginTop: '15mm', marginRight: '15mm', marginBottom: '15mm', marginLeft: '15mm', printBackground: true, headerTemplate: '', footerTemplate: '' },
+    pdf: { pageSize: 'A4', landscape: false, marginTop: '15mm', marginRight: '15mm', marginBottom: '15mm', marginLeft: '15mm', printBackground: true, headerTemplate: '', footerTemplate: '', ...NO_EXTRAS },
+    document: { title: '', author: '', subject: '', keywords: '', language: '' },
     sampleDataText: JSON.stringify({ customer: { name: 'Ada Lovelace' }, order_number: 'A-1001' }, null, 2),
   };
 }
@@ -71,6 +108,24 @@ export function draftFromContent(content: TemplateVersionContent | undefined): D
       printBackground: content?.pdfOptions?.printBackground ?? false,
       headerTemplate: content?.pdfOptions?.headerTemplate ?? '',
       footerTemplate: content?.pdfOptions?.footerTemplate ?? '',
+      firstPageHeaderTemplate: content?.pdfOptions?.firstPageHeaderTemplate ?? '',
+      firstPageFooterTemplate: content?.pdfOptions?.firstPageFooterTemplate ?? '',
+      scale: content?.pdfOptions?.scale ? String(content.pdfOptions.scale) : '',
+      pageRanges: content?.pdfOptions?.pageRanges ?? '',
+      preferCssPageSize: content?.pdfOptions?.preferCssPageSize ?? false,
+      protect: !!content?.pdfOptions?.protection,
+      userPassword: content?.pdfOptions?.protection?.userPassword ?? '',
+      ownerPassword: content?.pdfOptions?.protection?.ownerPassword ?? '',
+      allowPrinting: content?.pdfOptions?.protection?.allowPrinting ?? true,
+      allowCopying: content?.pdfOptions?.protection?.allowCopying ?? true,
+      allowModifying: content?.pdfOptions?.protection?.allowModifying ?? false,
+    },
+    document: {
+      title: content?.title ?? '',
+      author: content?.metadata?.author ?? '',
+      subject: content?.metadata?.subject ?? '',
+      keywords: content?.metadata?.keywords ?? '',
+      language: content?.metadata?.language ?? '',
     },
     sampleDataText: JSON.stringify(content?.sampleData ?? {}, null, 2),
   };
@@ -127,6 +182,8 @@ export function contentFromDraft(draft: Draft): { content?: ContentInit; sampleP
       }
       return { name: v.name.trim(), required: v.required, description: v.description, ...(defaultValue ? { defaultValue } : {}) };
     });
+  const scale = draft.pdf.scale.trim() === '' ? 0 : Number(draft.pdf.scale);
+  if (!Number.isFinite(scale)) variableProblems.push('The PDF scale must be a number between 0.1 and 2.');
   if (sample.problem) return { sampleProblem: sample.problem, variableProblems };
   if (variableProblems.length > 0) return { variableProblems };
   const partials: Record<string, string> = {};
@@ -145,7 +202,25 @@ export function contentFromDraft(draft: Draft): { content?: ContentInit; sampleP
         printBackground: draft.pdf.printBackground,
         headerTemplate: draft.pdf.headerTemplate,
         footerTemplate: draft.pdf.footerTemplate,
+        firstPageHeaderTemplate: draft.pdf.firstPageHeaderTemplate,
+        firstPageFooterTemplate: draft.pdf.firstPageFooterTemplate,
+        scale,
+        pageRanges: draft.pdf.pageRanges.trim(),
+        preferCssPageSize: draft.pdf.preferCssPageSize,
+        ...(draft.pdf.protect
+          ? {
+              protection: {
+                userPassword: draft.pdf.userPassword,
+                ownerPassword: draft.pdf.ownerPassword,
+                allowPrinting: draft.pdf.allowPrinting,
+                allowCopying: draft.pdf.allowCopying,
+                allowModifying: draft.pdf.allowModifying,
+              },
+            }
+          : {}),
       },
+      title: draft.document.title,
+      metadata: { author: draft.document.author, subject: draft.document.subject, keywords: draft.document.keywords, language: draft.document.language },
       sampleData: sample.value ?? {},
     },
   };

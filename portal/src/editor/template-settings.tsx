@@ -163,8 +163,77 @@ export function PdfOptionsSection({ draft, update, readOnly, diagnosticsFor, res
       <p class="muted">
         Header and footer are small HTML documents; elements with the classes pageNumber, totalPages, date and title are filled in. Leave a margin for them.
       </p>
+      <div class="grid-4">
+        <label>
+          Scale
+          <input type="text" inputMode="decimal" placeholder="1" value={draft.pdf.scale} readOnly={readOnly} onInput={(e) => set({ scale: e.currentTarget.value })} />
+        </label>
+        <label>
+          Page ranges
+          <input type="text" placeholder="all, or e.g. 1-3, 5" value={draft.pdf.pageRanges} readOnly={readOnly} onInput={(e) => set({ pageRanges: e.currentTarget.value })} />
+        </label>
+        <label class="checkbox">
+          <input type="checkbox" checked={draft.pdf.preferCssPageSize} disabled={readOnly} onChange={(e) => set({ preferCssPageSize: e.currentTarget.checked })} />
+          Paper size from CSS @page
+        </label>
+      </div>
       <CodeEditor resetKey={resetKey} label="Header" language="liquid" minLines={2} value={draft.pdf.headerTemplate} readOnly={readOnly} onChange={(headerTemplate) => set({ headerTemplate })} diagnostics={diagnosticsFor('header_template')} />
       <CodeEditor resetKey={resetKey} label="Footer" language="liquid" minLines={2} value={draft.pdf.footerTemplate} readOnly={readOnly} onChange={(footerTemplate) => set({ footerTemplate })} diagnostics={diagnosticsFor('footer_template')} />
+      <CodeEditor resetKey={resetKey} label="First page header" language="liquid" minLines={2} value={draft.pdf.firstPageHeaderTemplate} readOnly={readOnly} onChange={(firstPageHeaderTemplate) => set({ firstPageHeaderTemplate })} diagnostics={diagnosticsFor('first_page_header_template')} />
+      <CodeEditor resetKey={resetKey} label="First page footer" language="liquid" minLines={2} value={draft.pdf.firstPageFooterTemplate} readOnly={readOnly} onChange={(firstPageFooterTemplate) => set({ firstPageFooterTemplate })} diagnostics={diagnosticsFor('first_page_footer_template')} />
+      <fieldset>
+        <legend>Protection</legend>
+        <label class="checkbox">
+          <input type="checkbox" checked={draft.pdf.protect} disabled={readOnly} onChange={(e) => set({ protect: e.currentTarget.checked })} />
+          Encrypt the PDF (AES-256)
+        </label>
+        {draft.pdf.protect && (
+          <div class="grid-4">
+            <label>
+              Open password
+              <input type="text" autoComplete="off" placeholder="none" value={draft.pdf.userPassword} readOnly={readOnly} onInput={(e) => set({ userPassword: e.currentTarget.value })} />
+            </label>
+            <label>
+              Owner password
+              <input type="text" autoComplete="off" value={draft.pdf.ownerPassword} readOnly={readOnly} onInput={(e) => set({ ownerPassword: e.currentTarget.value })} />
+            </label>
+            {(['allowPrinting', 'allowCopying', 'allowModifying'] as const).map((key) => (
+              <label class="checkbox" key={key}>
+                <input type="checkbox" checked={draft.pdf[key]} disabled={readOnly} onChange={(e) => set({ [key]: e.currentTarget.checked })} />
+                {key === 'allowPrinting' ? 'Allow printing' : key === 'allowCopying' ? 'Allow copying' : 'Allow changes'}
+              </label>
+            ))}
+          </div>
+        )}
+      </fieldset>
+    </details>
+  );
+}
+
+export function DocumentSection({ draft, update, readOnly, diagnosticsFor }: { draft: Draft; update: Update; readOnly: boolean; diagnosticsFor: (source: string) => LineDiagnostic[] }) {
+  const set = (change: Partial<Draft['document']>) => update((d) => ({ ...d, document: { ...d.document, ...change } }));
+  const field = (key: keyof Draft['document'], label: string, placeholder = '') => (
+    <label>
+      {label}
+      <input type="text" placeholder={placeholder} value={draft.document[key]} readOnly={readOnly} onInput={(e) => set({ [key]: e.currentTarget.value })} />
+    </label>
+  );
+  const titleProblems = diagnosticsFor('title');
+  return (
+    <details class="section" open={titleProblems.length > 0}>
+      <summary>Document properties</summary>
+      <div class="grid-2">
+        {field('title', 'Document title', 'Liquid, e.g. Invoice {{ number }}; empty: the template name')}
+        {field('language', 'Language', 'e.g. de, ja-JP')}
+        {field('author', 'Author')}
+        {field('subject', 'Subject')}
+        {field('keywords', 'Keywords', 'comma-separated')}
+      </div>
+      {titleProblems.map((p) => (
+        <p class="error" role="alert" key={p.message}>
+          Title: {p.message}
+        </p>
+      ))}
     </details>
   );
 }

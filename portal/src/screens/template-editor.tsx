@@ -8,7 +8,7 @@ import { useAbilities } from '../session.tsx';
 import { ConfirmButton, ErrorMessage, Page, Time, useAction, useLoad } from '../ui.tsx';
 import { CodeEditor, type LineDiagnostic } from '../editor/code-editor.tsx';
 import { PreviewPane } from '../editor/preview-pane.tsx';
-import { PartialsSection, PdfOptionsSection, VariablesSection } from '../editor/template-settings.tsx';
+import { DocumentSection, PartialsSection, PdfOptionsSection, VariablesSection } from '../editor/template-settings.tsx';
 import { contentFromDraft, draftFromContent, sameDraft, starterDraft, type Draft } from '../editor/template-draft.ts';
 import { useLivePreview } from '../editor/use-live-preview.ts';
 import { TemplateStatus, type Template, type TemplateVersion } from '@gen/docgen/admin/v1/template_pb.js';
@@ -121,7 +121,7 @@ function TemplateEditor({ template, versions = [], reload }: { template?: Templa
     });
 
   const title = template ? template.name : 'New template';
-  const otherDiagnostics = preview.diagnostics.filter((d) => d.line === 0 || !['body', 'css', 'header_template', 'footer_template'].includes(d.source) && !d.source.startsWith('partials/'));
+  const otherDiagnostics = preview.diagnostics.filter((d) => d.line === 0 || !['body', 'css', 'header_template', 'footer_template', 'first_page_header_template', 'first_page_footer_template'].includes(d.source) && !d.source.startsWith('partials/'));
   return (
     <Page
       title={title}
@@ -159,6 +159,7 @@ function TemplateEditor({ template, versions = [], reload }: { template?: Templa
           )}
           <VariablesSection draft={draft} update={update} readOnly={readOnly} suggested={preview.suggestedVariables} problems={built.variableProblems} />
           <PartialsSection resetKey={resets} draft={draft} update={update} readOnly={readOnly} diagnosticsFor={diagnosticsFor} />
+          <DocumentSection draft={draft} update={update} readOnly={readOnly} diagnosticsFor={diagnosticsFor} />
           <PdfOptionsSection resetKey={resets} draft={draft} update={update} readOnly={readOnly} diagnosticsFor={diagnosticsFor} />
           {preview.diagnostics.length > 0 && (
             <div class="diagnostics" role="group" aria-label="Problems">
