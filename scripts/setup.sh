@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
 # Installs what docgen needs on a fresh Debian machine, then its npm packages.
-# System packages (Chromium, fonts, nats-server, poppler-utils, docker-compose) need root; without root
+# System packages (Chromium, fonts incl. CJK and emoji, nats-server, poppler-utils, qpdf, docker-compose) need root; without root
 # this script says exactly what to install and stops. Safe to run again: it skips what is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # docker-compose: only its `config` check of deploy/compose/compose.yaml runs (no daemon);
 # installed so that CI validates the one-machine setup instead of skipping it.
-APT_PACKAGES=(chromium fonts-liberation fonts-noto-core nats-server poppler-utils docker-compose)
+# fonts-noto-cjk, fonts-noto-color-emoji: CJK and emoji glyphs in PDFs; qpdf: encrypts PDFs of
+# versions with a password.
+APT_PACKAGES=(chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji nats-server poppler-utils qpdf docker-compose)
 
 missing=()
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
 dpkg -s fonts-liberation >/dev/null 2>&1 || missing+=(fonts-liberation)
 dpkg -s fonts-noto-core >/dev/null 2>&1 || missing+=(fonts-noto-core)
+dpkg -s fonts-noto-cjk >/dev/null 2>&1 || missing+=(fonts-noto-cjk)
+dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 || missing+=(fonts-noto-color-emoji)
+command -v qpdf >/dev/null 2>&1 || missing+=(qpdf)
 [ -x /usr/sbin/nats-server ] || command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
 command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
@@ -45,4 +50,12 @@ case "$node_version" in
   v24.*) ;;
   *) echo "setup: expected the pinned Node 24 at node_modules/.bin/node, found $node_version" >&2; exit 1 ;;
 esac
+# The portal (web app served by the admin listener) is built here, not committed: rebuilt
+# when its sources, the generated API code or the lock file are newer than the build.
+portal_index=portal/dist/index.html
+if [ ! -f "$portal_index" ] || [ -n "$(find portal/src portal/index.html portal/vite.config.ts src/gen package-lock.json -newer "$portal_index" -print -quit)" ]; then
+  echo "setup: building the portal (npm run build:portal)"
+  npm run --silent build:portal
+fi
+
 echo "setup: ready (node $node_version for npm scripts, $(/usr/bin/chromium --version 2>/dev/null | head -1))"

@@ -1,8 +1,10 @@
 // Builds the admin plane's domain services from repositories and collaborators. Transport-
 // neutral: the Connect handlers (src/rpc/admin-services.ts) and `docgen dev`'s seeding can
 // both use what this returns.
-import type { GenerationService } from '../generations/generation-service.ts';
+import { AssetAdmin, type AssetBytesStore } from '../assets/asset-admin.ts';
 import type { ApiKeysRepository } from '../store/api-keys-repository.ts';
+import type { AssetsRepository } from '../store/assets-repository.ts';
+import type { GenerationService } from '../generations/generation-service.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
@@ -46,6 +48,9 @@ export interface AdminPlaneDeps {
   /** Hands a redelivered delivery (`dlv_…`) to the webhook workers. */
   enqueueDelivery: (job: DeliveryJob, msgId: string) => Promise<void>;
   onEnqueueError?: ((deliveryId: string, err: unknown) => void) | undefined;
+  /** Workspace assets: rows, bytes (the object store) and config.assets. Without it the
+   * AssetService is not served and publishing does not check asset names. */
+  assets?: { repository: AssetsRepository; objects: AssetBytesStore; maxBytes: number; workspaceQuotaBytes: number } | undefined;
   /** Host resolution for webhook URL checks; the system resolver by default. */
   lookup?: HostLookup | undefined;
 }
@@ -56,16 +61,26 @@ export interface AdminPlane {
   templates: TemplateAdmin;
   webhookEndpoints: WebhookEndpointAdmin;
   deliveries: DeliveryAdmin;
+  assets: AssetAdmin | undefined;
   generations: GenerationAdmin;
   webhookTestEvents: WebhookTestEvents;
 }
 
 export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
   const { workspaces, apiKeys, templates, webhookEndpoints, deliveries, generations } = deps.repositories;
+  const a = deps.assets;
+  const assets = a ? new AssetAdmin({ workspaces, assets: a.repository, objects: a.objects, maxBytes: a.maxBytes, workspaceQuotaBytes: a.workspaceQuotaBytes }) : undefined;
   return {
     workspaces: new WorkspaceAdmin({ workspaces }),
     apiKeys: new ApiKeyAdmin({ workspaces, apiKeys }),
-    templates: new TemplateAdmin({ workspaces, templates, analyzeTemplate: deps.analyzeTemplate, diagnoseTemplate: deps.diagnoseTemplate, renderPreview: deps.renderPreview }),
+    templates: new TemplateAdmin({
+      workspaces,
+      templates,
+      analyzeTemplate: deps.analyzeTemplate,
+      diagnoseTemplate: deps.diagnoseTemplate,
+      renderPreview: deps.renderPreview,
+      missingAssets: assets ? (workspaceId, names) => assets.missing(workspaceId, names) : undefined,
+    }),
     webhookEndpoints: new WebhookEndpointAdmin({
       workspaces,
       endpoints: webhookEndpoints,
@@ -75,6 +90,7 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
     }),
     webhookTestEvents: new WebhookTestEvents({ endpoints: webhookEndpoints, deliveries, enqueueDelivery: deps.enqueueDelivery, onEnqueueError: deps.onEnqueueError }),
     deliveries: new DeliveryAdmin({ workspaces, deliveries, enqueueDelivery: deps.enqueueDelivery, onEnqueueError: deps.onEnqueueError }),
+    assets,
     generations: new GenerationAdmin({ workspaces, generations: deps.generationService, erasure: { generations, deliveries, objects: deps.objects } }),
   };
 }

@@ -9,6 +9,7 @@ import type { TemplateDoc, TemplateVersionDoc } from '../store/documents.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import { checkPage, quoteId, requireId, requireName, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
+import { literalAssetNamesOf } from '../render/liquid/asset-url.ts';
 import { normalizeContent, type TemplateContentInput } from './template-content.ts';
 import type { DiagnosticSource, TemplateDiagnostic } from '../domain/template-diagnostics.ts';
 
@@ -26,7 +27,17 @@ export type DiagnoseTemplate = (content: TemplateVersionContent) => ContentCheck
  * exactly as a generation's render does. Throws the render's error (`kind`, `code`, `message`,
  * `diagnostic`) or DomainError UNAVAILABLE.
  */
-export type RenderPreview = (content: TemplateVersionContent, variables: JsonObject) => Promise<{ pdf: Uint8Array; renderMs: number }>;
+export type RenderPreview = (
+  content: TemplateVersionContent,
+  variables: JsonObject,
+  options?: PreviewRenderOptions,
+) => Promise<{ pdf: Uint8Array; renderMs: number }>;
+
+/** Whose assets the preview may use, and the title when the version sets none. */
+export interface PreviewRenderOptions {
+  workspaceId?: string | undefined;
+  templateName?: string | undefined;
+}
 
 export interface TemplateAdminDeps {
   workspaces: WorkspacesRepository;
@@ -34,6 +45,8 @@ export interface TemplateAdminDeps {
   analyzeTemplate: AnalyzeTemplate;
   diagnoseTemplate: DiagnoseTemplate;
   renderPreview: RenderPreview;
+  /** Asset names (of those given) the workspace lacks; publishing needs none missing. */
+  missingAssets?: ((workspaceId: string, names: readonly string[]) => Promise<string[]>) | undefined;
 }
 
 export interface ContentCheck {
@@ -88,7 +101,7 @@ export class TemplateAdmin {
     const content = normalizeContent(input.content);
     const workspace = await requireWorkspace(this.deps.workspaces, input.workspaceId);
     // Check before writing: a refused publish must not leave a half-made template behind.
-    if (input.publish) await this.requirePublishable(content, 1);
+    if (input.publish) await this.requirePublishable(content, 1, workspace._id);
     const created = await this.deps.templates.create(workspace._id, name, content);
     let template = created.template;
     if (input.publish) template = await this.publishChecked(template._id, 1);
@@ -111,7 +124,7 @@ export class TemplateAdmin {
     const existing = await this.requireTemplate(templateId, 'templateId');
     const content = normalizeContent(contentInput);
     if (existing.status === 'ARCHIVED') throw archived(templateId);
-    if (publish) await this.requirePublishable(content, existing.latestVersion + 1);
+    if (publish) await this.requirePublishable(content, existing.latestVersion + 1, existing.workspaceId);
     const version = await this.deps.templates.addVersion(existing._id, content);
     if (!version) {
       // Archived (or gone) between the read and the write.
@@ -140,7 +153,7 @@ export class TemplateAdmin {
     checkVersionNumber(version, false);
     if (template.status === 'ARCHIVED') throw failedPrecondition(`Template ${quoteId(templateId)} is archived; archived templates cannot publish versions`);
     const stored = await this.requireVersion(template, templateId, version);
-    await this.requirePublishable(stored.content, version);
+    await this.requirePublishable(stored.content, version, template.workspaceId);
     return toTemplateView(await this.publishChecked(template._id, version));
   }
 
@@ -163,7 +176,8 @@ export class TemplateAdmin {
     if (number === 0) throw failedPrecondition(`Template ${quoteId(templateId)} has no published version; pass the version to preview`);
     const stored = await this.requireVersion(template, templateId, number);
     try {
-      return (await this.deps.renderPreview(stored.content, variables ?? stored.content.sampleData ?? {})).pdf;
+      const options = { workspaceId: formatId('workspace', template.workspaceId), templateName: template.name };
+      return (await this.deps.renderPreview(stored.content, variables ?? stored.content.sampleData ?? {}, options)).pdf;
     } catch (err) {
       throw previewError(err);
     }
@@ -179,7 +193,7 @@ export class TemplateAdmin {
     if ('diagnostics' in normalized) return { pdf: new Uint8Array(), diagnostics: normalized.diagnostics, renderMs: 0 };
     const { content } = normalized;
     try {
-      const { pdf, renderMs } = await this.deps.renderPreview(content, variables ?? content.sampleData ?? {});
+      const { pdf, renderMs } = await this.deps.renderPreview(content, variables ?? content.sampleData ?? {}, { workspaceId });
       return { pdf, diagnostics: [], renderMs };
     } catch (err) {
       const diagnostic = renderDiagnostic(err);
@@ -193,11 +207,20 @@ export class TemplateAdmin {
     await requireWorkspace(this.deps.workspaces, workspaceId);
     const normalized = normalizeOrDiagnose(input);
     if ('diagnostics' in normalized) return { diagnostics: normalized.diagnostics, suggestedVariables: [] };
-    return this.deps.diagnoseTemplate(normalized.content);
+    const check = this.deps.diagnoseTemplate(normalized.content);
+    const used = literalAssetNamesOf(normalized.content);
+    const missing = this.deps.missingAssets && used.length > 0 ? await this.deps.missingAssets(workspaceId, used) : [];
+    for (const name of missing) {
+      check.diagnostics.push({ source: 'body', line: 0, column: 0, message: `asset ${JSON.stringify(name)} is used but the workspace has no asset of that name; upload it first`, severity: 'error' });
+    }
+    return check;
   }
 
-  private async requirePublishable(content: TemplateVersionContent, version: number): Promise<void> {
+  private async requirePublishable(content: TemplateVersionContent, version: number, workspaceId: ObjectId): Promise<void> {
     const problems = (await this.deps.analyzeTemplate(content)).map((p) => (typeof p === 'string' ? p : p.message));
+    const used = literalAssetNamesOf(content);
+    const missing = this.deps.missingAssets && used.length > 0 ? await this.deps.missingAssets(formatId('workspace', workspaceId), used) : [];
+    for (const name of missing) problems.push(`asset ${JSON.stringify(name)} is used but the workspace has no asset of that name; upload it first (docgen admin asset upload)`);
     if (problems.length === 0) return;
     throw validationError(
       problems.map((issue) => ({ field: 'content', issue })),

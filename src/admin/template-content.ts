@@ -4,6 +4,8 @@
 import { validationError, type FieldIssue } from '../domain/errors.ts';
 import {
   DEFAULT_PDF_OPTIONS,
+  type DocumentMetadata,
+  type PdfProtection,
   PAGE_SIZES,
   type JsonObject,
   type JsonValue,
@@ -12,6 +14,7 @@ import {
   type TemplateVersionContent,
   type VariableDeclaration,
 } from '../domain/template.ts';
+import { isPlainObject } from '../domain/json.ts';
 
 export const MAX_CONTENT_BYTES = 1024 * 1024;
 export const MAX_VARIABLES = 500;
@@ -42,6 +45,13 @@ export interface PdfOptionsInput {
   printBackground?: boolean | undefined;
   headerTemplate?: string | undefined;
   footerTemplate?: string | undefined;
+  /** 0 or absent: 1. */
+  scale?: number | undefined;
+  pageRanges?: string | undefined;
+  preferCssPageSize?: boolean | undefined;
+  firstPageHeaderTemplate?: string | undefined;
+  firstPageFooterTemplate?: string | undefined;
+  protection?: Partial<PdfProtection> | null | undefined;
 }
 
 export interface TemplateContentInput {
@@ -51,6 +61,8 @@ export interface TemplateContentInput {
   variables?: VariableDeclarationInput[] | undefined;
   /** Absent: DEFAULT_PDF_OPTIONS; absent fields inside take their defaults. */
   pdfOptions?: PdfOptionsInput | undefined;
+  title?: string | undefined;
+  metadata?: Partial<DocumentMetadata> | undefined;
   /** Sample variables saved with the version (a JSON object); previews use them when given none. */
   sampleData?: JsonObject | undefined;
 }
@@ -78,24 +90,94 @@ export function normalizeContent(input: TemplateContentInput | undefined): Templ
 
   const variables = normalizeVariables(input.variables ?? [], issues);
   const pdfOptions = normalizePdfOptions(input.pdfOptions, issues);
+  const { title, metadata } = normalizeDocumentSettings(input, issues);
 
   let bytes = Buffer.byteLength(body) + Buffer.byteLength(css);
   for (const text of Object.values(partials)) bytes += Buffer.byteLength(text);
   bytes += Buffer.byteLength(pdfOptions.headerTemplate) + Buffer.byteLength(pdfOptions.footerTemplate);
+  bytes += Buffer.byteLength(pdfOptions.firstPageHeaderTemplate) + Buffer.byteLength(pdfOptions.firstPageFooterTemplate);
   if (bytes > MAX_CONTENT_BYTES) issues.push({ field: 'content', issue: `body, CSS, partials and header/footer together must be at most ${MAX_CONTENT_BYTES} bytes` });
 
   const sampleData = normalizeSampleData(input.sampleData, issues);
 
   if (issues.length > 0) throw validationError(issues);
-  const content: TemplateVersionContent = { body, css, partials, variables, pdfOptions };
+  const content: TemplateVersionContent = { body, css, partials, variables, pdfOptions, title, metadata };
   // Absent stays absent (the driver would store undefined as null).
   if (sampleData !== undefined) content.sampleData = sampleData;
   return content;
 }
 
+const MAX_TITLE = 1000;
+const MAX_METADATA_FIELD = 1000;
+// BCP 47 in its common shapes: "de", "pt-BR", "zh-Hant-TW".
+const LANGUAGE_TAG = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
+
+function normalizeDocumentSettings(input: TemplateContentInput, issues: FieldIssue[]): { title: string; metadata: DocumentMetadata } {
+  const title = typeof input.title === 'string' ? input.title : '';
+  if (title.length > MAX_TITLE) issues.push({ field: 'content.title', issue: `must be at most ${MAX_TITLE} characters` });
+  const m = input.metadata ?? {};
+  const metadata: DocumentMetadata = { author: '', subject: '', keywords: '', language: '' };
+  for (const field of ['author', 'subject', 'keywords', 'language'] as const) {
+    const value = m[field];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string') {
+      issues.push({ field: `content.metadata.${field}`, issue: 'must be a string' });
+      continue;
+    }
+    const text = value.trim();
+    if (text.length > MAX_METADATA_FIELD) issues.push({ field: `content.metadata.${field}`, issue: `must be at most ${MAX_METADATA_FIELD} characters` });
+    metadata[field] = text;
+  }
+  if (metadata.language !== '' && !LANGUAGE_TAG.test(metadata.language)) {
+    issues.push({ field: 'content.metadata.language', issue: `${JSON.stringify(metadata.language)} is not a language tag; use e.g. "en", "de-CH" or "ja"` });
+  }
+  return { title, metadata };
+}
+
+// What Chromium accepts: "1-5, 8, 11-13"; an open end ("3-") means to the last page.
+const PAGE_RANGES = /^\s*\d+\s*(-\s*\d*\s*)?(,\s*\d+\s*(-\s*\d*\s*)?)*$/;
+
+function normalizePrintExtras(input: PdfOptionsInput, issues: FieldIssue[]): Pick<Required<PdfOptions>, 'scale' | 'pageRanges' | 'preferCssPageSize'> & Pick<PdfOptions, 'protection'> {
+  let scale = 1;
+  if (input.scale !== undefined && input.scale !== 0) {
+    if (typeof input.scale === 'number' && Number.isFinite(input.scale) && input.scale >= 0.1 && input.scale <= 2) scale = input.scale;
+    else issues.push({ field: 'content.pdfOptions.scale', issue: `${JSON.stringify(input.scale)} is out of range; use 0.1 to 2 (1 is 100 %)` });
+  }
+  const pageRanges = typeof input.pageRanges === 'string' ? input.pageRanges.trim() : '';
+  if (pageRanges !== '' && (!PAGE_RANGES.test(pageRanges) || /(^|[^\d])0+(?!\d)/.test(pageRanges))) {
+    issues.push({ field: 'content.pdfOptions.pageRanges', issue: `${JSON.stringify(input.pageRanges)} is not a page range list; use e.g. "1-3, 5" (pages count from 1)` });
+  }
+  let protection: PdfProtection | undefined;
+  const p = input.protection;
+  if (p) {
+    protection = {
+      userPassword: typeof p.userPassword === 'string' ? p.userPassword : '',
+      ownerPassword: typeof p.ownerPassword === 'string' ? p.ownerPassword : '',
+      allowPrinting: p.allowPrinting === true,
+      allowCopying: p.allowCopying === true,
+      allowModifying: p.allowModifying === true,
+    };
+    if (protection.ownerPassword.length < 6) {
+      issues.push({ field: 'content.pdfOptions.protection.ownerPassword', issue: 'is required when protecting a PDF (at least 6 characters; it lifts the restrictions)' });
+    }
+    for (const field of ['userPassword', 'ownerPassword'] as const) {
+      // qpdf takes passwords as arguments: printable characters only, and a sane length.
+      if (!/^[\x20-\x7e]{0,127}$/.test(protection[field])) {
+        issues.push({ field: `content.pdfOptions.protection.${field}`, issue: 'must be at most 127 printable ASCII characters' });
+      }
+    }
+    if (protection.userPassword !== '' && protection.userPassword === protection.ownerPassword) {
+      issues.push({ field: 'content.pdfOptions.protection.userPassword', issue: 'must differ from ownerPassword (otherwise every reader can lift the restrictions)' });
+    }
+  }
+  const extras = { scale, pageRanges, preferCssPageSize: input.preferCssPageSize === true };
+  // No key when unprotected (the driver would store undefined as null).
+  return protection ? { ...extras, protection } : extras;
+}
+
 function normalizeSampleData(value: unknown, issues: FieldIssue[]): JsonObject | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'object' || Array.isArray(value)) {
+  if (!isPlainObject(value)) {
     issues.push({ field: 'content.sampleData', issue: 'must be a JSON object of variable names to values' });
     return undefined;
   }
@@ -135,7 +217,7 @@ function normalizeVariables(list: VariableDeclarationInput[], issues: FieldIssue
   return out;
 }
 
-function normalizePdfOptions(input: PdfOptionsInput | undefined, issues: FieldIssue[]): PdfOptions {
+function normalizePdfOptions(input: PdfOptionsInput | undefined, issues: FieldIssue[]): Required<Omit<PdfOptions, 'protection'>> & Pick<PdfOptions, 'protection'> {
   const d = DEFAULT_PDF_OPTIONS;
   if (!input) return { ...d, margins: { ...d.margins } };
   let pageSize: PageSize = d.pageSize;
@@ -154,7 +236,15 @@ function normalizePdfOptions(input: PdfOptionsInput | undefined, issues: FieldIs
   }
   const headerTemplate = input.headerTemplate ?? d.headerTemplate;
   const footerTemplate = input.footerTemplate ?? d.footerTemplate;
-  for (const [field, text] of [['headerTemplate', headerTemplate], ['footerTemplate', footerTemplate]] as const) {
+  const firstPageHeaderTemplate = input.firstPageHeaderTemplate ?? d.firstPageHeaderTemplate;
+  const firstPageFooterTemplate = input.firstPageFooterTemplate ?? d.firstPageFooterTemplate;
+  const templates = [
+    ['headerTemplate', headerTemplate],
+    ['footerTemplate', footerTemplate],
+    ['firstPageHeaderTemplate', firstPageHeaderTemplate],
+    ['firstPageFooterTemplate', firstPageFooterTemplate],
+  ] as const;
+  for (const [field, text] of templates) {
     if (Buffer.byteLength(text) > MAX_HEADER_FOOTER_BYTES) issues.push({ field: `content.pdfOptions.${field}`, issue: `must be at most ${MAX_HEADER_FOOTER_BYTES} bytes` });
   }
   return {
@@ -164,5 +254,8 @@ function normalizePdfOptions(input: PdfOptionsInput | undefined, issues: FieldIs
     printBackground: input.printBackground ?? d.printBackground,
     headerTemplate,
     footerTemplate,
+    firstPageHeaderTemplate,
+    firstPageFooterTemplate,
+    ...normalizePrintExtras(input, issues),
   };
 }

@@ -15,6 +15,7 @@ import { createPreviewClient } from '../render/preview-service.ts';
 import type { RequestHandler } from './dual-protocol-server.ts';
 import type { Infrastructure } from './infrastructure.ts';
 import { observeConnectCalls } from './connect-metrics.ts';
+import { createPortalAssets } from '../portal/portal-assets.ts';
 
 export interface AdminRouter {
   handler: RequestHandler;
@@ -57,6 +58,7 @@ export function buildAdminRouter(
         analyzeTemplate,
         diagnoseTemplate,
         renderPreview,
+        assets: { repository: infrastructure.repositories.assets, objects: infrastructure.objects, ...config.assets },
         enqueueDelivery: (job, msgId) => infrastructure.queue.publishDeliveryJob(job, msgId),
         onEnqueueError: (deliveryId, err) => logger.warn('redelivery enqueue failed; the delivery sweeper will pick it up', { deliveryId, err: String(err) }),
         onInternal: (cause) => logger.error('admin request failed', { err: String(cause) }),
@@ -69,11 +71,18 @@ export function buildAdminRouter(
         },
       });
     },
-    readMaxBytes: 16 * 1024 * 1024,
+    // Asset uploads are the largest requests.
+    readMaxBytes: Math.max(16 * 1024 * 1024, config.assets.maxBytes + 1024 * 1024),
     contextValues: adminContextValues(config.portal.trustedProxyHops),
   });
+  // The portal (web app) shares the admin listener: GETs outside the RPC paths are its files.
+  const portal = createPortalAssets();
+  if (!portal.available) logger.warn('the portal is not built, so the admin listener serves no web app: run `npm run build:portal`');
+  const rpc = handler as RequestHandler;
   return {
-    handler: handler as RequestHandler,
+    handler: (req, res) => {
+      if (!portal.handle(req, res)) rpc(req, res);
+    },
     bound(port) {
       boundPort = port;
       if (!config.portal.baseUrl && !['127.0.0.1', '::1', 'localhost'].includes(config.adminAddress.host)) {

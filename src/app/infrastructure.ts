@@ -11,6 +11,7 @@ import { createDocgenQueue, type DocgenQueue } from '../queue/docgen-queue.ts';
 import { connectNats, type NatsQueue } from '../queue/jetstream.ts';
 import { createObjectStore, type ObjectStore } from '../storage/object-store.ts';
 import { ApiKeysRepository } from '../store/api-keys-repository.ts';
+import { AssetsRepository } from '../store/assets-repository.ts';
 import { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import { ensureIndexes } from '../store/documents.ts';
 import { GenerationsRepository } from '../store/generations-repository.ts';
@@ -32,6 +33,7 @@ export interface Repositories {
   rateLimits: RateLimitsRepository;
   webhookEndpoints: WebhookEndpointsRepository;
   deliveries: DeliveriesRepository;
+  assets: AssetsRepository;
   /** Users, memberships, sessions, invitations, audit events (src/identity). */
   identity: IdentityRepositories;
 }
@@ -121,7 +123,8 @@ export async function connectInfrastructure(config: Config, ctx: InfrastructureC
       bucket: config.s3.bucket,
       region: config.s3.region,
     });
-    if (config.roles.includes('render')) await objects.ensureBucket();
+    // The render role stores PDFs; the api role stores uploaded assets.
+    if (config.roles.includes('render') || config.roles.includes('api')) await objects.ensureBucket();
 
     const db = connectedMongo.db;
     const repositories: Repositories = {
@@ -132,6 +135,7 @@ export async function connectInfrastructure(config: Config, ctx: InfrastructureC
       rateLimits: new RateLimitsRepository(db),
       webhookEndpoints: new WebhookEndpointsRepository(db),
       deliveries: new DeliveriesRepository(db),
+      assets: new AssetsRepository(db),
       identity: createIdentityRepositories(db),
     };
     const queue = createDocgenQueue(connectedNats);

@@ -3,6 +3,7 @@
 // on shutdown stops pulling, lets in-flight renders finish within the grace period and hands
 // back the rest (nak) so another pod takes them.
 import type { JobContext } from '../queue/jetstream.ts';
+import { createAssetLoader } from '../render/asset-loader.ts';
 import type { RenderJob } from '../queue/messages.ts';
 import { createRenderEngine, type RenderEngine } from '../render/render-engine.ts';
 import { OutboxSweeper } from '../render/outbox-sweeper.ts';
@@ -33,8 +34,9 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
   const { config, infrastructure, metrics } = ctx;
   const logger = ctx.logger.child({ module: 'render' });
   const { repositories, queue, objects } = infrastructure;
+  const assets = createAssetLoader({ assets: repositories.assets, objects });
   // Previews get pages (and Liquid workers) of their own on top of production's.
-  const engine = await createRenderEngine({ ...config.render, concurrency: config.render.concurrency + config.previews.concurrency }, { logger, metrics });
+  const engine = await createRenderEngine({ ...config.render, concurrency: config.render.concurrency + config.previews.concurrency }, { logger, metrics, assets });
   const previews = startPreviewService(queue.nats.connection, {
     subject: previewSubject(config.nats.streamPrefix),
     concurrency: config.previews.concurrency,

@@ -53,6 +53,10 @@ export interface Config {
     maxBodyBytes: number;
     apiKeyCacheMs: number;
   };
+  assets: {
+    maxBytes: number;
+    workspaceQuotaBytes: number;
+  };
   webhooks: {
     allowInsecureUrls: boolean;
     timeoutMs: number;
@@ -106,6 +110,8 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { name: 'DOCGEN_RATE_LIMIT_BURST', default: '40', description: 'Default burst per API key.' },
   { name: 'DOCGEN_MAX_BODY_BYTES', default: '1048576', description: 'Largest accepted request body.' },
   { name: 'DOCGEN_API_KEY_CACHE_MS', default: '500', description: 'How long an API key lookup is cached (a revoke takes effect within this).' },
+  { name: 'DOCGEN_ASSET_MAX_BYTES', default: '10485760', description: 'Largest workspace asset (image or font) accepted by upload.' },
+  { name: 'DOCGEN_ASSET_WORKSPACE_QUOTA_BYTES', default: '268435456', description: 'Total size of the assets one workspace may store.' },
   { name: 'DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS', default: 'false', description: 'Allow `http://` and private/loopback webhook addresses (local development only).' },
   { name: 'DOCGEN_WEBHOOK_TIMEOUT_MS', default: '10000', description: 'Time a receiver has to answer an attempt.' },
   { name: 'DOCGEN_WEBHOOK_CONCURRENCY', default: '256', description: 'Attempts in flight per webhooks process.' },
@@ -315,6 +321,10 @@ export function loadConfig(env: Env = process.env): Config {
       rateLimitBurst: r.integer('DOCGEN_RATE_LIMIT_BURST', 1, 1000000),
       maxBodyBytes: r.integer('DOCGEN_MAX_BODY_BYTES', 1024, 64 * 1024 * 1024),
       apiKeyCacheMs: r.integer('DOCGEN_API_KEY_CACHE_MS', 0, 1000),
+    },
+    assets: {
+      maxBytes: r.integer('DOCGEN_ASSET_MAX_BYTES', 1024, 256 * 1024 * 1024),
+      workspaceQuotaBytes: r.integer('DOCGEN_ASSET_WORKSPACE_QUOTA_BYTES', 1024, Number.MAX_SAFE_INTEGER),
     },
     webhooks: {
       allowInsecureUrls: r.boolean('DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS'),

@@ -11,6 +11,7 @@ export const ID_PREFIXES = {
   webhookEndpoint: 'whe_',
   event: 'evt_',
   delivery: 'dlv_',
+  asset: 'ast_',
   user: 'usr_',
   auditEvent: 'aud_',
 } as const;

@@ -23,18 +23,56 @@ export interface PdfOptions {
   /** CSS lengths ("10mm", "0.5in", "12px"); "0" when unset. */
   margins: { top: string; right: string; bottom: string; left: string };
   printBackground: boolean;
-  /** Chromium header/footer templates; '' means none. */
+  /** Chromium header/footer templates (Liquid); '' means none. */
   headerTemplate: string;
   footerTemplate: string;
+  // The settings below are absent on versions stored before they existed (withDocumentDefaults).
+  /** Zoom of the page content, 0.1..2. */
+  scale?: number;
+  /** e.g. "1-3, 5"; '' prints all pages. */
+  pageRanges?: string;
+  /** A CSS @page size wins over pageSize/landscape. */
+  preferCssPageSize?: boolean;
+  /** First page only; '' uses headerTemplate/footerTemplate there too. */
+  firstPageHeaderTemplate?: string;
+  firstPageFooterTemplate?: string;
+  /** Encrypts the PDF when set (stored versions may hold null for none). */
+  protection?: PdfProtection;
 }
 
-export const DEFAULT_PDF_OPTIONS: PdfOptions = {
+export interface PdfProtection {
+  /** '' opens without a password. */
+  userPassword: string;
+  ownerPassword: string;
+  allowPrinting: boolean;
+  allowCopying: boolean;
+  allowModifying: boolean;
+}
+
+/** PDF document properties; '' means unset. */
+export interface DocumentMetadata {
+  author: string;
+  subject: string;
+  keywords: string;
+  /** BCP 47 tag: <html lang> and the PDF's /Lang. */
+  language: string;
+}
+
+export const EMPTY_METADATA: DocumentMetadata = { author: '', subject: '', keywords: '', language: '' };
+
+/** Every option but protection (none by default), which proto messages cannot take as null. */
+export const DEFAULT_PDF_OPTIONS: Required<Omit<PdfOptions, 'protection'>> = {
   pageSize: 'A4',
   landscape: false,
   margins: { top: '0', right: '0', bottom: '0', left: '0' },
   printBackground: true,
   headerTemplate: '',
   footerTemplate: '',
+  scale: 1,
+  pageRanges: '',
+  preferCssPageSize: false,
+  firstPageHeaderTemplate: '',
+  firstPageFooterTemplate: '',
 };
 
 /** What a version holds; immutable once stored. */
@@ -49,6 +87,22 @@ export interface TemplateVersionContent {
   pdfOptions: PdfOptions;
   /** Sample variables saved with the version; previews use them when given none. */
   sampleData?: JsonObject;
+  /** Liquid; '' means the template's name. Absent on versions stored before it existed. */
+  title?: string;
+  metadata?: DocumentMetadata;
+}
+
+/**
+ * A version's content with every document setting present: versions stored before a setting
+ * existed read as its default.
+ */
+export function withDocumentDefaults(content: TemplateVersionContent): TemplateVersionContent & { title: string; metadata: DocumentMetadata } {
+  return {
+    ...content,
+    title: typeof content.title === 'string' ? content.title : '',
+    metadata: { ...EMPTY_METADATA, ...(content.metadata ?? {}) },
+    pdfOptions: content.pdfOptions && typeof content.pdfOptions === 'object' ? { ...DEFAULT_PDF_OPTIONS, ...content.pdfOptions } : content.pdfOptions,
+  };
 }
 
 export interface Template {

@@ -14,7 +14,7 @@
 import type { Permission } from './roles.ts';
 
 /** Objects whose workspace is found by looking them up (src/rpc/admin-access.ts has the lookups). */
-export type ObjectKind = 'template' | 'apiKey' | 'webhookEndpoint' | 'delivery' | 'generation';
+export type ObjectKind = 'template' | 'apiKey' | 'webhookEndpoint' | 'delivery' | 'generation' | 'asset';
 
 export type WorkspaceSource =
   /** `request[field]` is the workspace id. */
@@ -91,6 +91,10 @@ export const ADMIN_POLICY: Readonly<Record<string, RpcPolicy>> = {
   [`${S}DeliveryService/ListDeliveries`]: read(ws()),
   [`${S}DeliveryService/GetDelivery`]: read(obj('delivery')),
   [`${S}DeliveryService/RedeliverDelivery`]: change('deliveries.manage', obj('delivery'), 'request.id'),
+
+  [`${S}AssetService/UploadAsset`]: change('templates.edit', ws(), 'response.asset.id', (r) => String(r.name ?? '')),
+  [`${S}AssetService/ListAssets`]: read(ws()),
+  [`${S}AssetService/DeleteAsset`]: change('templates.edit', obj('asset'), 'request.id'),
 
   [`${S}GenerationAdminService/ListGenerations`]: read(ws()),
   [`${S}GenerationAdminService/GetGeneration`]: read(obj('generation')),

@@ -23,6 +23,7 @@ const OBJECTS: Record<ObjectKind, { idKind: IdKind; label: string }> = {
   webhookEndpoint: { idKind: 'webhookEndpoint', label: 'Webhook endpoint' },
   delivery: { idKind: 'delivery', label: 'Delivery' },
   generation: { idKind: 'generation', label: 'Generation' },
+  asset: { idKind: 'asset', label: 'Asset' },
 };
 
 export interface Authorization {

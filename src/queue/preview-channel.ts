@@ -30,6 +30,8 @@ export interface PreviewRequest {
   content: TemplateVersionContent;
   /** As supplied; the render process resolves them exactly as for a generation. */
   variables: JsonObject;
+  /** Whose assets asset_url may use (`ws_…`), and the title when the version sets none. */
+  options?: { workspaceId?: string | undefined; templateName?: string | undefined } | undefined;
 }
 
 export interface PreviewFailure {

@@ -6,8 +6,12 @@
 // limits: the same input fails the same way every time) fails the generation at once;
 // 'transient' (time-out of the whole render, browser crash, no browser) is retried.
 
-import type { JsonObject, TemplateVersionContent } from '../domain/template.ts';
+import { withDocumentDefaults, type JsonObject, type TemplateVersionContent } from '../domain/template.ts';
 import type { PdfOptions } from '../domain/template.ts';
+import { assetDataUrl, type AssetSource, type RenderAssets } from './asset-loader.ts';
+import { ASSET_URL_PREFIX, assetUrl } from './liquid/asset-url.ts';
+import { styleElement } from './liquid/html-document.ts';
+import { finishPdf, needsFinishing } from './pdf-finish.ts';
 import { withSpan } from '../ops/tracing.ts';
 import { validatePdfOptions } from './pdf-options.ts';
 import { RenderError, toRenderError } from './render-error.ts';
@@ -31,6 +35,8 @@ export interface PdfStep {
 export interface DocumentRendererDeps {
   liquid: LiquidStep;
   pool: PdfStep;
+  /** Workspace assets (asset_url); without it, a template that uses one fails. */
+  assets?: AssetSource | undefined;
   /** Deadline of one whole render (config render.timeoutMs). */
   timeoutMs: number;
 }
@@ -41,9 +47,42 @@ export interface RenderedDocument {
   html: string;
 }
 
+export interface RenderOptions {
+  timeoutMs?: number | undefined;
+  /** Whose assets asset_url names (`ws_…`). */
+  workspaceId?: string | undefined;
+  /** The PDF title when the version sets none. */
+  templateName?: string | undefined;
+}
+
 export interface DocumentRenderer {
   /** Throws RenderError (see the top of this file). */
-  render(content: TemplateVersionContent, variables: JsonObject, options?: { timeoutMs?: number }): Promise<RenderedDocument>;
+  render(content: TemplateVersionContent, variables: JsonObject, options?: RenderOptions): Promise<RenderedDocument>;
+}
+
+/** Asset URLs in rendered header/footer/CSS text replaced by data: URLs. */
+function inlineAssets(text: string, assets: RenderAssets): string {
+  if (assets.size === 0 || !text.includes(ASSET_URL_PREFIX)) return text;
+  let out = text;
+  for (const [name, asset] of assets) out = out.split(assetUrl(name)).join(assetDataUrl(asset));
+  return out;
+}
+
+/**
+ * The version's CSS for header/footer templates: whatever would load from elsewhere goes
+ * (Chromium's header/footer frames cannot load anything, and an external stylesheet or font
+ * there crashes the print); assets are already data: URLs by then.
+ */
+function furnitureCss(css: string): string {
+  return css.replace(/@import\s[^;]*;?/gi, '').replace(/url\(\s*(['"]?)(?!data:)[^'")]*\1\s*\)/gi, 'url("data:,")');
+}
+
+/**
+ * A header/footer template as Chromium gets it: the version's CSS first (Chromium prints
+ * these templates as documents of their own that can load nothing), assets inlined.
+ */
+function pageFurniture(template: string, style: string, assets: RenderAssets): string {
+  return template === '' ? '' : style + inlineAssets(template, assets);
 }
 
 function checkContent(content: TemplateVersionContent): void {
@@ -64,28 +103,58 @@ export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRend
       const deadline = Date.now() + timeoutMs;
       try {
         checkContent(content);
-        const values = resolveVariables(content.variables, variables);
+        const c = withDocumentDefaults(content);
+        const o = c.pdfOptions as Required<Omit<PdfOptions, 'protection'>> & Pick<PdfOptions, 'protection'>;
+        const values = resolveVariables(c.variables, variables);
         const liquid = await withSpan('liquid render', {}, () =>
           deps.liquid.render(
             {
-              body: content.body,
-              css: content.css,
-              partials: content.partials,
-              headerTemplate: content.pdfOptions.headerTemplate,
-              footerTemplate: content.pdfOptions.footerTemplate,
+              body: c.body,
+              css: c.css,
+              partials: c.partials,
+              headerTemplate: o.headerTemplate,
+              footerTemplate: o.footerTemplate,
+              firstPageHeaderTemplate: o.firstPageHeaderTemplate,
+              firstPageFooterTemplate: o.firstPageFooterTemplate,
+              title: c.title,
+              defaultTitle: options.templateName ?? '',
+              language: c.metadata.language,
               variables: values,
             },
             { deadline },
           ),
         );
-        const remaining = deadline - Date.now();
-        if (remaining <= 0) throw new RenderError('RENDER_TIMEOUT', `Rendering did not finish within ${timeoutMs} ms`);
-        const pdfOptions: PdfOptions = {
-          ...content.pdfOptions,
-          headerTemplate: liquid.headerTemplate,
-          footerTemplate: liquid.footerTemplate,
+        let assets: RenderAssets = new Map();
+        if (liquid.assets.length > 0) {
+          if (!deps.assets || !options.workspaceId) throw new RenderError('MISSING_ASSET', 'This renderer has no workspace assets; asset_url cannot be used here');
+          assets = await deps.assets.load(options.workspaceId, liquid.assets);
+        }
+        const headerFooter = o.headerTemplate !== '' || o.footerTemplate !== '' || o.firstPageHeaderTemplate !== '' || o.firstPageFooterTemplate !== '';
+        const style = headerFooter ? styleElement(furnitureCss(inlineAssets(liquid.css, assets))) : '';
+        const furniture = (t: string) => pageFurniture(t, style, assets);
+        const pdfOptions: PdfOptions = { ...o, headerTemplate: furniture(liquid.headerTemplate), footerTemplate: furniture(liquid.footerTemplate) };
+        const remaining = () => {
+          const left = deadline - Date.now();
+          if (left <= 0) throw new RenderError('RENDER_TIMEOUT', `Rendering did not finish within ${timeoutMs} ms`);
+          return left;
         };
-        const pdf = await withSpan('chromium print pdf', {}, () => deps.pool.printPdf(liquid.html, pdfOptions, { timeoutMs: remaining }));
+        const print = (opts: PdfOptions) => withSpan('chromium print pdf', {}, () => deps.pool.printPdf(liquid.html, opts, { timeoutMs: remaining(), assets }));
+        let firstPage: Buffer | undefined;
+        let pdf: Buffer;
+        if (o.firstPageHeaderTemplate !== '' || o.firstPageFooterTemplate !== '') {
+          // Chromium has one header/footer for all pages: print again with the first page's,
+          // whole (so totalPages stays right), and take its first page.
+          const firstOptions: PdfOptions = {
+            ...pdfOptions,
+            headerTemplate: liquid.firstPageHeaderTemplate === '' ? pdfOptions.headerTemplate : furniture(liquid.firstPageHeaderTemplate),
+            footerTemplate: liquid.firstPageFooterTemplate === '' ? pdfOptions.footerTemplate : furniture(liquid.firstPageFooterTemplate),
+          };
+          [pdf, firstPage] = await Promise.all([print(pdfOptions), print(firstOptions)]);
+        } else {
+          pdf = await print(pdfOptions);
+        }
+        const finish = { metadata: c.metadata, protection: o.protection, firstPage };
+        if (needsFinishing(finish)) pdf = await finishPdf(pdf, finish);
         return { pdf, html: liquid.html };
       } catch (err) {
         throw toRenderError(err);

@@ -33,8 +33,15 @@ export function cssLengthToInches(value: unknown): number | undefined {
   return Number(match[1]) * UNIT_INCHES[unit]!;
 }
 
-/** Problems with a version's PDF options, each naming the field; [] when valid. */
-export function validatePdfOptions(options: unknown): string[] {
+/** Page ranges as Chromium takes them: "1-3, 5", "2-". */
+const PAGE_RANGES = /^\s*\d+\s*(-\s*\d*\s*)?(,\s*\d+\s*(-\s*\d*\s*)?)*$/;
+
+/**
+ * Problems with a version's PDF options, each naming the field; [] when valid. `rendered`:
+ * the header/footer templates are the rendered ones (CSS and data: URLs inlined), which may
+ * be longer than a version's source may be.
+ */
+export function validatePdfOptions(options: unknown, { rendered = false }: { rendered?: boolean } = {}): string[] {
   if (!isPlainObject(options)) {
     return ['pdfOptions must be an object'];
   }
@@ -71,10 +78,18 @@ export function validatePdfOptions(options: unknown): string[] {
       if (inches.top! + inches.bottom! >= height) problems.push('pdfOptions.margins: top + bottom leave no room on the page');
     }
   }
-  for (const field of ['headerTemplate', 'footerTemplate'] as const) {
+  for (const field of ['headerTemplate', 'footerTemplate', 'firstPageHeaderTemplate', 'firstPageFooterTemplate'] as const) {
     const value = o[field];
+    if (value === undefined && field.startsWith('firstPage')) continue;
     if (typeof value !== 'string') problems.push(`pdfOptions.${field} must be a string ('' for none)`);
-    else if (value.length > MAX_HEADER_FOOTER_CHARS) problems.push(`pdfOptions.${field} is longer than ${MAX_HEADER_FOOTER_CHARS} characters`);
+    else if (!rendered && value.length > MAX_HEADER_FOOTER_CHARS) problems.push(`pdfOptions.${field} is longer than ${MAX_HEADER_FOOTER_CHARS} characters`);
+  }
+  // Absent on versions stored before these options existed: the defaults apply.
+  if (o.scale !== undefined && !(typeof o.scale === 'number' && o.scale >= 0.1 && o.scale <= 2)) {
+    problems.push(`pdfOptions.scale ${JSON.stringify(o.scale)} is out of range; use 0.1 to 2`);
+  }
+  if (o.pageRanges !== undefined && o.pageRanges !== '' && !(typeof o.pageRanges === 'string' && PAGE_RANGES.test(o.pageRanges))) {
+    problems.push(`pdfOptions.pageRanges ${JSON.stringify(o.pageRanges)} is not a page range list; use e.g. "1-3, 5"`);
   }
   return problems;
 }
@@ -99,7 +114,9 @@ export function toPuppeteerPdfOptions(options: PdfOptions): PDFOptions {
     displayHeaderFooter: headerFooter,
     headerTemplate: headerFooter ? options.headerTemplate || EMPTY_TEMPLATE : '',
     footerTemplate: headerFooter ? options.footerTemplate || EMPTY_TEMPLATE : '',
-    // The version's page size is the contract; a CSS @page size in the template does not override it.
-    preferCSSPageSize: false,
+    // The version's page size wins unless the version lets a CSS @page size decide.
+    preferCSSPageSize: options.preferCssPageSize === true,
+    scale: options.scale ?? 1,
+    ...(options.pageRanges ? { pageRanges: options.pageRanges } : {}),
   };
 }

@@ -39,7 +39,7 @@ export function startPreviewService(nc: NatsConnection, options: PreviewServiceO
   return servePreviews(nc, {
     subject: options.subject,
     concurrency: options.concurrency,
-    render: async (request) => (await options.renderer.render(request.content, request.variables)).pdf,
+    render: async (request) => (await options.renderer.render(request.content, request.variables, request.options ?? {})).pdf,
     describeFailure: (err) => {
       if (!(err instanceof RenderError) || err.kind === 'transient') logger.warn('preview render failed', { err: String(err) });
       return previewFailureOf(err);
@@ -54,7 +54,11 @@ export function startPreviewService(nc: NatsConnection, options: PreviewServiceO
 }
 
 /** Renders a preview on some render process; what the admin plane's templates call. */
-export type PreviewRenderer = (content: PreviewRequest['content'], variables: PreviewRequest['variables']) => Promise<{ pdf: Uint8Array; renderMs: number }>;
+export type PreviewRenderer = (
+  content: PreviewRequest['content'],
+  variables: PreviewRequest['variables'],
+  options?: PreviewRequest['options'],
+) => Promise<{ pdf: Uint8Array; renderMs: number }>;
 
 /**
  * The api role's way to a preview. Throws DomainError UNAVAILABLE when no render process runs
@@ -62,10 +66,10 @@ export type PreviewRenderer = (content: PreviewRequest['content'], variables: Pr
  * and Liquid positions a generation would get).
  */
 export function createPreviewClient(nc: NatsConnection, options: { subject: string; timeoutMs: number }): PreviewRenderer {
-  return async (content, variables) => {
+  return async (content, variables, renderOptions) => {
     // The sample data travels as the variables when it is what the preview uses; not twice.
     const { sampleData: _unused, ...rest } = content;
-    const reply = await requestPreview(nc, { content: rest, variables }, options);
+    const reply = await requestPreview(nc, { content: rest, variables, ...(renderOptions ? { options: renderOptions } : {}) }, options);
     if (reply.ok) return { pdf: reply.pdf, renderMs: reply.renderMs };
     if (reply.error.code === 'BUSY') throw unavailable(reply.error.message);
     throw renderErrorOf(reply.error);

@@ -9,6 +9,7 @@ import type { Logger } from '../ops/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { BrowserPool } from './chromium/browser-pool.ts';
 import type { BrowserPoolEvent, BrowserPoolStats } from './chromium/browser-pool.ts';
+import type { AssetSource } from './asset-loader.ts';
 import { createDocumentRenderer } from './document-renderer.ts';
 import type { DocumentRenderer } from './document-renderer.ts';
 import { LiquidRenderer } from './liquid/liquid-renderer.ts';
@@ -23,6 +24,8 @@ export interface RenderEngineConfig extends Readonly<Config['render']> {
 export interface RenderEngineDeps {
   logger?: Logger | undefined;
   metrics?: Metrics | undefined;
+  /** Workspace assets for asset_url (asset-loader.ts). */
+  assets?: AssetSource | undefined;
 }
 
 export interface RenderEngine {
@@ -101,7 +104,7 @@ export async function createRenderEngine(config: RenderEngineConfig, deps: Rende
       { labels: { state: 'free' }, value: s.pagesFree },
     ];
   });
-  const renderer = createDocumentRenderer({ liquid, pool, timeoutMs: config.timeoutMs });
+  const renderer = createDocumentRenderer({ liquid, pool, timeoutMs: config.timeoutMs, assets: deps.assets });
   let closed: Promise<void> | undefined;
   return {
     renderer,

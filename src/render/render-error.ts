@@ -14,6 +14,8 @@ export type RenderErrorCode =
   | 'MISSING_VARIABLE'
   /** The stored version itself is unusable (bad PDF options, unparsable Liquid). */
   | 'INVALID_TEMPLATE'
+  /** The template uses an asset (asset_url) the workspace does not have. */
+  | 'MISSING_ASSET'
   /** Liquid failed while rendering (undefined filter, missing partial, limits, ...). */
   | 'LIQUID_ERROR'
   /** Liquid used up its CPU budget: an endless or huge loop fails the same way every time. */
@@ -33,6 +35,7 @@ const KINDS: Record<RenderErrorCode, RenderErrorKind> = {
   UNKNOWN_VARIABLE: 'permanent',
   MISSING_VARIABLE: 'permanent',
   INVALID_TEMPLATE: 'permanent',
+  MISSING_ASSET: 'permanent',
   LIQUID_ERROR: 'permanent',
   LIQUID_TIMEOUT: 'permanent',
   LIQUID_MEMORY: 'permanent',

@@ -23,7 +23,7 @@ export interface JobControl {
 }
 
 export interface DocumentRendererLike {
-  render(content: TemplateVersionContent, variables: JsonObject): Promise<{ pdf: Buffer }>;
+  render(content: TemplateVersionContent, variables: JsonObject, options?: { workspaceId?: string; templateName?: string }): Promise<{ pdf: Buffer }>;
 }
 
 export interface PdfStore {
@@ -125,10 +125,17 @@ export class RenderPipeline {
     }, Math.max(1000, Math.floor(this.deps.leaseMs / 3)));
     let templateVersion: number | undefined;
     try {
-      const { content, version } = await this.publishedVersion(doc);
+      const { content, version, templateName } = await this.publishedVersion(doc);
       templateVersion = version;
-      const { pdf } = await this.deps.renderer.render(content, doc.data);
+      const { pdf } = await this.deps.renderer.render(content, doc.data, { workspaceId: formatId('workspace', doc.workspaceId), templateName });
       const key = outputKeyFor(doc);
+      // A worker whose lease was taken over must not overwrite the new owner's PDF (the key
+      // is the generation's): confirm the lease right before writing.
+      if (!(await generations.extendLease(id, this.workerId, this.deps.leaseMs))) {
+        await control.ack();
+        this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
+        return;
+      }
       await withSpan('object store put pdf', { kind: SpanKind.CLIENT, attributes: { 'docgen.object.key': key, 'docgen.object.bytes': pdf.length } }, () =>
         this.deps.store.putPdf(key, pdf, { downloadFilename: `${formatId('generation', doc._id)}.pdf` }),
       );
@@ -173,7 +180,7 @@ export class RenderPipeline {
   }
 
   /** The version published now (docs/interface.md#lifecycle: at processing time), or a permanent failure. */
-  private async publishedVersion(doc: GenerationDoc): Promise<{ content: TemplateVersionContent; version: number }> {
+  private async publishedVersion(doc: GenerationDoc): Promise<{ content: TemplateVersionContent; version: number; templateName: string }> {
     const template = doc.templateId ? await this.deps.templates.get(doc.templateId) : null;
     if (!template || !template.workspaceId.equals(doc.workspaceId)) {
       throw new PermanentFailure(`Template "${doc.templateRef}" does not exist`);
@@ -193,7 +200,7 @@ export class RenderPipeline {
       if (this.versions.size >= VERSION_CACHE_SIZE) this.versions.delete(this.versions.keys().next().value!);
       this.versions.set(cacheKey, content);
     }
-    return { content, version: template.publishedVersion };
+    return { content, version: template.publishedVersion, templateName: template.name };
   }
 }
 

@@ -12,7 +12,9 @@ import { ApiKeySchema, type ApiKey } from '../gen/docgen/admin/v1/api_key_pb.js'
 import { DeliveryAttemptSchema, DeliverySchema, DeliveryStatus, type Delivery } from '../gen/docgen/admin/v1/delivery_pb.js';
 import type { TemplateDiagnostic } from '../domain/template-diagnostics.ts';
 import {
+  DocumentMetadataSchema,
   PageMarginsSchema,
+  PdfProtectionSchema,
   TemplateDiagnosticSchema,
   type TemplateDiagnostic as ProtoTemplateDiagnostic,
   PdfOptionsSchema,
@@ -91,7 +93,16 @@ export function contentToProto(c: TemplateVersionContent): ProtoTemplateVersionC
       printBackground: c.pdfOptions.printBackground,
       headerTemplate: c.pdfOptions.headerTemplate,
       footerTemplate: c.pdfOptions.footerTemplate,
+      // Versions stored before these options existed have none of them.
+      scale: c.pdfOptions.scale ?? 1,
+      pageRanges: c.pdfOptions.pageRanges ?? '',
+      preferCssPageSize: c.pdfOptions.preferCssPageSize ?? false,
+      firstPageHeaderTemplate: c.pdfOptions.firstPageHeaderTemplate ?? '',
+      firstPageFooterTemplate: c.pdfOptions.firstPageFooterTemplate ?? '',
+      protection: c.pdfOptions.protection ? create(PdfProtectionSchema, c.pdfOptions.protection) : undefined,
     }),
+    title: c.title ?? '',
+    metadata: c.metadata ? create(DocumentMetadataSchema, c.metadata) : undefined,
     sampleData: c.sampleData,
   });
 }
@@ -125,6 +136,20 @@ export function contentFromProto(c: ProtoTemplateVersionContent | undefined): Te
       printBackground: p.printBackground,
       headerTemplate: p.headerTemplate,
       footerTemplate: p.footerTemplate,
+      scale: p.scale,
+      pageRanges: p.pageRanges,
+      preferCssPageSize: p.preferCssPageSize,
+      firstPageHeaderTemplate: p.firstPageHeaderTemplate,
+      firstPageFooterTemplate: p.firstPageFooterTemplate,
+      protection: p.protection
+        ? {
+            userPassword: p.protection.userPassword,
+            ownerPassword: p.protection.ownerPassword,
+            allowPrinting: p.protection.allowPrinting,
+            allowCopying: p.protection.allowCopying,
+            allowModifying: p.protection.allowModifying,
+          }
+        : undefined,
     };
   }
   return {
@@ -139,6 +164,8 @@ export function contentFromProto(c: ProtoTemplateVersionContent | undefined): Te
       default: v.defaultValue && v.defaultValue.kind.case !== undefined ? (toJson(ValueSchema, v.defaultValue) as JsonValue) : undefined,
     })),
     pdfOptions,
+    title: c.title,
+    metadata: c.metadata ? { author: c.metadata.author, subject: c.metadata.subject, keywords: c.metadata.keywords, language: c.metadata.language } : undefined,
     // A Struct arrives as a plain JSON object; unset means none.
     sampleData: c.sampleData as JsonObject | undefined,
   };

@@ -3,6 +3,7 @@
 import type { ConnectRouter, Interceptor } from '@connectrpc/connect';
 import { createAdminPlane, type AdminPlane, type AdminPlaneDeps } from '../admin/admin-plane.ts';
 import { ApiKeyService } from '../gen/docgen/admin/v1/api_key_pb.js';
+import { AssetService } from '../gen/docgen/admin/v1/asset_pb.js';
 import { DeliveryService } from '../gen/docgen/admin/v1/delivery_pb.js';
 import { GenerationAdminService } from '../gen/docgen/admin/v1/generation_pb.js';
 import { TemplateService } from '../gen/docgen/admin/v1/template_pb.js';
@@ -15,6 +16,7 @@ import type { RateLimitsRepository } from '../store/rate-limits-repository.ts';
 import { adminAccessInterceptor } from './admin-access.ts';
 import { AuditServiceHandler, MemberServiceHandler, SessionServiceHandler, UserServiceHandler } from './admin-identity-services.ts';
 import { ApiKeyServiceHandler } from './admin-api-key-service.ts';
+import { AssetServiceHandler } from './admin-asset-service.ts';
 import { DeliveryServiceHandler } from './admin-delivery-service.ts';
 import { GenerationAdminServiceHandler } from './admin-generation-service.ts';
 import { TemplateServiceHandler } from './admin-template-service.ts';
@@ -63,6 +65,7 @@ export function registerAdminServices(router: ConnectRouter, deps: AdminServices
       webhookEndpoint: (id) => repositories.webhookEndpoints.get(id),
       delivery: (id) => repositories.deliveries.get(id),
       generation: (id) => repositories.generations.get(id),
+      asset: async (id) => (deps.assets ? deps.assets.repository.get(id) : null),
     },
   });
   const access = adminAccessInterceptor({ adminToken: deps.adminToken, identity, onAuditError: deps.identity.onAuditError, onInternal: deps.onInternal });
@@ -73,6 +76,7 @@ export function registerAdminServices(router: ConnectRouter, deps: AdminServices
   router.service(TemplateService, mapErrors(new TemplateServiceHandler(plane.templates), onInternal), options);
   router.service(WebhookEndpointService, mapErrors(new WebhookEndpointServiceHandler(plane.webhookEndpoints, plane.webhookTestEvents), onInternal), options);
   router.service(DeliveryService, mapErrors(new DeliveryServiceHandler(plane.deliveries), onInternal), options);
+  if (plane.assets) router.service(AssetService, mapErrors(new AssetServiceHandler(plane.assets), onInternal), options);
   router.service(GenerationAdminService, mapErrors(new GenerationAdminServiceHandler(plane.generations), onInternal), options);
   router.service(SessionService, mapErrors(new SessionServiceHandler(identity), onInternal), options);
   router.service(UserService, mapErrors(new UserServiceHandler(identity), onInternal), options);

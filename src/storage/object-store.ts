@@ -36,6 +36,10 @@ export interface ObjectStore {
   /** A GET URL on the public endpoint, valid for `seconds` (1..604800). No network call. */
   presignGet(key: string, seconds: number): Promise<string>;
   exists(key: string): Promise<boolean>;
+  /** Stores bytes under key (assets). */
+  putObject(key: string, bytes: Buffer, contentType: string): Promise<void>;
+  /** The object's bytes (assets); throws DomainError UNAVAILABLE when storage fails or it is missing. */
+  getObject(key: string): Promise<Buffer>;
   /** Deletes the object; deleting a missing object is not an error. */
   remove(key: string): Promise<void>;
 }
@@ -135,6 +139,19 @@ export function createObjectStore(options: ObjectStoreOptions): ObjectStore {
           if (errorCode(err) === 'NotFound' || errorCode(err) === 'NoSuchKey') return false;
           throw err;
         }
+      });
+    },
+
+    async putObject(key, bytes, contentType) {
+      await call(`storing ${key}`, () => client.putObject(bucket, key, bytes, bytes.length, { 'Content-Type': contentType }));
+    },
+
+    async getObject(key) {
+      return call(`reading ${key}`, async () => {
+        const stream = await client.getObject(bucket, key);
+        const chunks: Buffer[] = [];
+        for await (const chunk of stream) chunks.push(chunk as Buffer);
+        return Buffer.concat(chunks);
       });
     },
 

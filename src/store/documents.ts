@@ -152,6 +152,29 @@ export interface DeliveryDoc {
   test?: boolean;
 }
 
+export interface AssetDoc {
+  _id: ObjectId;
+  workspaceId: ObjectId;
+  /** Unique in the workspace: the name-claim row (AssetNameDoc) guarantees it. */
+  name: string;
+  contentType: string;
+  kind: 'image' | 'font';
+  sizeBytes: number;
+  sha256: string;
+  /** Object-store key; content-addressed, so a cached copy never goes stale. */
+  key: string;
+  createdAt: Date;
+}
+
+/** deterministicObjectId('asset-name', workspaceId, name) -> the asset holding the name. */
+export interface AssetNameDoc {
+  _id: ObjectId;
+  assetId: ObjectId;
+  workspaceId: ObjectId;
+  name: string;
+  createdAt: Date;
+}
+
 export const COLLECTIONS = {
   workspaces: 'workspaces',
   apiKeys: 'api_keys',
@@ -162,6 +185,8 @@ export const COLLECTIONS = {
   rateLimits: 'rate_limits',
   webhookEndpoints: 'webhook_endpoints',
   deliveries: 'deliveries',
+  assets: 'assets',
+  assetNames: 'asset_names',
   users: 'users',
   memberships: 'memberships',
   sessions: 'sessions',
@@ -189,6 +214,7 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.idempotency]: [{ key: { expiresAt: 1 }, name: 'ttl', expireAfterSeconds: 0 }],
   [COLLECTIONS.rateLimits]: [{ key: { expiresAt: 1 }, name: 'ttl', expireAfterSeconds: 0 }],
   [COLLECTIONS.webhookEndpoints]: [{ key: { workspaceId: 1, _id: -1 }, name: 'workspace' }],
+  [COLLECTIONS.assets]: [{ key: { workspaceId: 1, name: 1 }, name: 'workspace_name' }],
   [COLLECTIONS.deliveries]: [
     { key: { workspaceId: 1, _id: -1 }, name: 'workspace' },
     { key: { generationId: 1, _id: -1 }, name: 'generation' },

@@ -4,26 +4,19 @@
 // the portal does. Also small HTTP helpers that return status, headers and parsed body.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { createClient, type Client } from '@connectrpc/connect';
-import { createConnectTransport } from '@connectrpc/connect-node';
 import { buildApp, type App } from '../../src/app/build-app.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { EmbeddedNats } from '../../src/dev/embedded-nats.ts';
-import { ApiKeyService } from '../../src/gen/docgen/admin/v1/api_key_pb.js';
-import { TemplateService } from '../../src/gen/docgen/admin/v1/template_pb.js';
-import { WorkspaceService } from '../../src/gen/docgen/admin/v1/workspace_pb.js';
+import { createAdminClients, type AdminClients } from '../../src/cli/admin/admin-client.ts';
 import { silentLogger, type Logger } from '../../src/ops/logger.ts';
 import { dependencyEnv, startMongo, startNats, startS3, type TestMongo, type TestS3 } from '../harness/dependencies.ts';
 import type { Fault } from '../harness/serve-with-faults.ts';
 import { spawnDocgen, type DocgenProcess } from '../harness/spawn-docgen.ts';
+import { LOOPBACK_LISTENERS, testAdminToken, testSecretKey } from '../harness/test-config.ts';
 
 export const ALL_SCOPES = ['generations:trigger', 'generations:read'];
 
-export interface AdminClients {
-  workspaces: Client<typeof WorkspaceService>;
-  apiKeys: Client<typeof ApiKeyService>;
-  templates: Client<typeof TemplateService>;
-}
+export type { AdminClients };
 
 export interface Deps {
   nats: EmbeddedNats;
@@ -38,15 +31,13 @@ export interface Deps {
 /** `natsControl`: the test kills or restarts NATS, so it needs an embedded server of its own. */
 export async function startDeps(extraEnv: Record<string, string> = {}, options: { natsControl?: boolean } = {}): Promise<Deps> {
   const [nats, mongo, s3] = await Promise.all([startNats({ control: options.natsControl }), startMongo(), startS3()]);
-  const adminToken = `test-admin-${randomBytes(12).toString('hex')}`;
+  const adminToken = testAdminToken();
   const env: Record<string, string> = {
     ...dependencyEnv({ nats, mongo, s3 }),
     DOCGEN_ROLES: 'api',
-    DOCGEN_PUBLIC_ADDR: '127.0.0.1:0',
-    DOCGEN_ADMIN_ADDR: '127.0.0.1:0',
-    DOCGEN_OPS_ADDR: '127.0.0.1:0',
+    ...LOOPBACK_LISTENERS,
     DOCGEN_ADMIN_TOKEN: adminToken,
-    DOCGEN_SECRET_KEY: randomBytes(32).toString('hex'),
+    DOCGEN_SECRET_KEY: testSecretKey().toString('hex'),
     DOCGEN_LOG_LEVEL: 'error',
     DOCGEN_SHUTDOWN_GRACE_MS: '2000',
     ...extraEnv,
@@ -64,21 +55,7 @@ export async function startDeps(extraEnv: Record<string, string> = {}, options: 
 }
 
 export function adminClients(adminPort: number, adminToken: string): AdminClients {
-  const transport = createConnectTransport({
-    baseUrl: `http://127.0.0.1:${adminPort}`,
-    httpVersion: '1.1',
-    interceptors: [
-      (next) => (req) => {
-        req.header.set('authorization', `Bearer ${adminToken}`);
-        return next(req);
-      },
-    ],
-  });
-  return {
-    workspaces: createClient(WorkspaceService, transport),
-    apiKeys: createClient(ApiKeyService, transport),
-    templates: createClient(TemplateService, transport),
-  };
+  return createAdminClients(`http://127.0.0.1:${adminPort}`, { token: adminToken });
 }
 
 export interface ApiStack {

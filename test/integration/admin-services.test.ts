@@ -38,11 +38,12 @@ import { TemplatesRepository } from '../../src/store/templates-repository.ts';
 import { WebhookEndpointsRepository } from '../../src/store/webhook-endpoints-repository.ts';
 import { WorkspacesRepository } from '../../src/store/workspaces-repository.ts';
 import { decryptSecret, webhookSecretContext } from '../../src/webhooks/secret-box.ts';
-import { chromiumPath, runDir, startMongo, startNats, type TestMongo } from '../harness/dependencies.ts';
+import { runDir, startMongo, startNats, type TestMongo } from '../harness/dependencies.ts';
 import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.ts';
+import { renderEngineTestConfig, testAdminToken, testSecretKey } from '../harness/test-config.ts';
 
-const ADMIN_TOKEN = `test-admin-${randomBytes(12).toString('hex')}`;
-const SECRET_KEY = randomBytes(32);
+const ADMIN_TOKEN = testAdminToken();
+const SECRET_KEY = testSecretKey();
 
 type Clients = AdminClients;
 
@@ -64,17 +65,13 @@ let preview: { close(): Promise<void> } | undefined;
  */
 async function startPreviewRenderer(): Promise<{ close(): Promise<void> }> {
   const engine = await createRenderEngine(
-    {
-      chromiumPath: chromiumPath(),
+    renderEngineTestConfig({
       concurrency: 1,
       timeoutMs: 30_000,
-      liquidTimeoutMs: 2_000,
-      liquidMemoryMb: 64,
-      browserRecycleAfterRenders: 1000,
       browserMaxRssMb: 1500,
       maxAttempts: 1,
       userDataDir: runDir(`chromium-admin-${randomBytes(3).toString('hex')}`),
-    },
+    }),
     { logger: silentLogger, metrics: undefined },
   );
   const server = startPreviewService(queue.connection, { subject: previewSubject(queue.prefix), concurrency: 1, renderer: engine.renderer, logger: silentLogger });

@@ -14,6 +14,7 @@ import type { RenderEngine } from '../../src/render/render-engine.ts';
 import { chromiumPath, uniqueRunDir } from '../harness/dependencies.ts';
 import { eventually, leftovers, pdfText, startCanary } from './render-support.ts';
 import type { Canary } from './render-support.ts';
+import { renderEngineTestConfig } from '../harness/test-config.ts';
 
 const SECRET = 'root:x:0:0';
 let canary: Canary;
@@ -29,17 +30,7 @@ beforeAll(async () => {
   canary.seen.length = 0;
   profiles = uniqueRunDir('chromium-hostile');
   engine = await createRenderEngine(
-    {
-      chromiumPath: chromiumPath(),
-      concurrency: 2,
-      timeoutMs: 4_000,
-      liquidTimeoutMs: 1_000,
-      liquidMemoryMb: 48,
-      browserRecycleAfterRenders: 1000,
-      browserMaxRssMb: 4096,
-      maxAttempts: 3,
-      userDataDir: profiles,
-    },
+    renderEngineTestConfig({ timeoutMs: 4_000, liquidTimeoutMs: 1_000, liquidMemoryMb: 48, userDataDir: profiles }),
     {},
   );
 });

@@ -10,25 +10,16 @@ import { RenderError } from '../../src/render/render-error.ts';
 import { createRenderEngine } from '../../src/render/render-engine.ts';
 import type { RenderEngine } from '../../src/render/render-engine.ts';
 import { loadInvoiceFixture } from '../../bench/lib/measure.ts';
-import { chromiumPath, uniqueRunDir } from '../harness/dependencies.ts';
+import { uniqueRunDir } from '../harness/dependencies.ts';
 import { leftovers, pdfInfo, pdfText } from './render-support.ts';
+import { renderEngineTestConfig } from '../harness/test-config.ts';
 
 let engine: RenderEngine;
 let profiles: string;
 
 beforeAll(async () => {
   profiles = uniqueRunDir('chromium-pdf');
-  engine = await createRenderEngine({
-    chromiumPath: chromiumPath(),
-    concurrency: 2,
-    timeoutMs: 10_000,
-    liquidTimeoutMs: 2_000,
-    liquidMemoryMb: 64,
-    browserRecycleAfterRenders: 1000,
-    browserMaxRssMb: 4096,
-    maxAttempts: 3,
-    userDataDir: profiles,
-  });
+  engine = await createRenderEngine(renderEngineTestConfig({ userDataDir: profiles }));
 });
 
 afterAll(async () => {
@@ -63,7 +54,7 @@ describe('document renderer', () => {
   it('renders the sample invoice: values, escaping, non-Latin text, footer with page numbers', async () => {
     const { content: invoice, variables } = loadInvoiceFixture();
     const { pdf, html } = await engine.renderer.render(invoice, variables);
-    expect(html).toMatch(/^<!DOCTYPE html>\n<html><head><meta charset="utf-8"><style>/);
+    expect(html).toMatch(/^<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Invoice INV-2026-00042<\/title><style>/);
     const text = await pdfText(pdf);
     for (const expected of [
       'INV-2026-00042',

@@ -19,6 +19,7 @@ import type { DeliveryDoc } from '../../src/store/documents.ts';
 import { dependencyEnv, type TestMongo } from '../harness/dependencies.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 import type { ReceivedRequest } from '../harness/http-receiver.ts';
+import { LOOPBACK_LISTENERS, testSecretKey } from '../harness/test-config.ts';
 
 export const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -33,13 +34,11 @@ export function webhooksEnv(deps: { nats: EmbeddedNats; mongo: TestMongo }, over
     ...env,
     DOCGEN_MONGODB_DATABASE: `${deps.mongo.database}_${randomBytes(3).toString('hex')}`,
     DOCGEN_ROLES: 'webhooks',
-    DOCGEN_SECRET_KEY: randomBytes(32).toString('hex'),
+    DOCGEN_SECRET_KEY: testSecretKey().toString('hex'),
     DOCGEN_S3_ENDPOINT: 'http://127.0.0.1:9',
     DOCGEN_S3_ACCESS_KEY: 'unused',
     DOCGEN_S3_SECRET_KEY: 'unused-by-the-webhooks-role',
-    DOCGEN_PUBLIC_ADDR: '127.0.0.1:0',
-    DOCGEN_ADMIN_ADDR: '127.0.0.1:0',
-    DOCGEN_OPS_ADDR: '127.0.0.1:0',
+    ...LOOPBACK_LISTENERS,
     DOCGEN_LOG_LEVEL: 'warn',
     DOCGEN_SHUTDOWN_GRACE_MS: '5000',
     ...overrides,

@@ -110,7 +110,7 @@ describe('authorizer: the roles table', () => {
     const workspaceId = objects.get(id.toHexString());
     return workspaceId ? { workspaceId } : null;
   };
-  const authorizer = new Authorizer({ template: lookup, apiKey: lookup, webhookEndpoint: lookup, delivery: lookup, generation: lookup });
+  const authorizer = new Authorizer({ template: lookup, apiKey: lookup, webhookEndpoint: lookup, delivery: lookup, generation: lookup, asset: lookup });
   const member = (role: 'owner' | 'editor' | 'viewer'): Principal =>
     ({ kind: 'member', user: {}, sessionKey: new ObjectId(), memberships: [{ workspaceId: mine, role }] }) as unknown as Principal;
   const tpl = object('tpl_', mine);

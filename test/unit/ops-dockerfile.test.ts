@@ -30,7 +30,7 @@ describe('Dockerfile', () => {
 
   it('installs Chromium, fonts and tini from Debian', () => {
     const apt = instructions.find((i) => i.includes('apt-get install'))!;
-    for (const pkg of ['chromium', 'fonts-liberation', 'fonts-noto-core', 'tini']) expect(apt).toMatch(new RegExp(`\\s${pkg}\\s`));
+    for (const pkg of ['chromium', 'fonts-liberation', 'fonts-noto-core', 'fonts-noto-cjk', 'fonts-noto-color-emoji', 'qpdf', 'tini']) expect(apt).toMatch(new RegExp(`\\s${pkg}\\s`));
     expect(apt).toContain('--no-install-recommends');
     expect(apt).toContain('rm -rf /var/lib/apt/lists/*');
   });

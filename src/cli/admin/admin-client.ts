@@ -1,9 +1,10 @@
 // Connect clients of the admin API (docs/admin.md), used by `docgen admin` and by the tests
 // that drive the admin services. A new admin service is one line in ADMIN_SERVICES.
-import { Code, ConnectError, createClient, type Client, type Interceptor } from '@connectrpc/connect';
+import { Code, ConnectError, createClient, type Client, type Interceptor, type Transport } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { errorMessage } from '../../domain/errors.ts';
 import { ApiKeyService } from '../../gen/docgen/admin/v1/api_key_pb.js';
+import { AssetService } from '../../gen/docgen/admin/v1/asset_pb.js';
 import { DeliveryService } from '../../gen/docgen/admin/v1/delivery_pb.js';
 import { GenerationAdminService } from '../../gen/docgen/admin/v1/generation_pb.js';
 import { AuditService, MemberService, SessionService, UserService } from '../../gen/docgen/admin/v1/identity_pb.js';
@@ -21,6 +22,7 @@ const ADMIN_SERVICES = {
   templates: TemplateService,
   webhooks: WebhookEndpointService,
   deliveries: DeliveryService,
+  assets: AssetService,
   generations: GenerationAdminService,
   users: UserService,
   members: MemberService,
@@ -49,6 +51,11 @@ export function createAdminClients(baseUrl: string, options: AdminClientOptions)
     interceptors: token === undefined ? [] : [auth],
     defaultTimeoutMs: options.timeoutMs,
   });
+  return adminClientsOn(transport);
+}
+
+/** One client per admin service on a given transport (tests pass createRouterTransport's). */
+export function adminClientsOn(transport: Transport): AdminClients {
   const clients: Record<string, unknown> = {};
   for (const [name, service] of Object.entries(ADMIN_SERVICES)) clients[name] = createClient(service, transport);
   return clients as AdminClients;

@@ -1,6 +1,7 @@
 // Every `docgen admin` command group. To add a group: write `<group>-commands.ts` exporting a
 // Command[] (see command.ts), then add it here; the usage text, help and dispatch follow. A
 // group that needs a new admin service adds it to ADMIN_SERVICES in admin-client.ts.
+import { assetCommands } from './asset-commands.ts';
 import type { Command } from './command.ts';
 import { deliveryCommands } from './delivery-commands.ts';
 import { generationCommands } from './generation-commands.ts';
@@ -18,4 +19,5 @@ export const COMMANDS: Command[] = [
   ...deliveryCommands,
   ...generationCommands,
   ...userCommands,
+  ...assetCommands,
 ];

@@ -11,7 +11,7 @@ import { CONTENT_OPTIONS, readContent, readJsonObject } from './template-files.t
 export const templateCommands: Command[] = [
   {
     path: ['template', 'create'],
-    synopsis: '--workspace WS_ID --name NAME --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--publish]',
+    synopsis: '--workspace WS_ID --name NAME --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--publish]',
     summary: 'Create a template with its first version (optionally published).',
     positionals: [],
     options: { workspace: { type: 'string' }, name: { type: 'string' }, ...CONTENT_OPTIONS },
@@ -72,7 +72,7 @@ export const templateCommands: Command[] = [
   },
   {
     path: ['template', 'version', 'add'],
-    synopsis: 'TPL_ID --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--publish]',
+    synopsis: 'TPL_ID --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--publish]',
     summary: 'Add a new version to a template (refused once archived).',
     positionals: ['TPL_ID'],
     options: CONTENT_OPTIONS,
@@ -216,8 +216,24 @@ function versionJson(v: TemplateVersion) {
                 printBackground: c.pdfOptions.printBackground,
                 headerTemplate: c.pdfOptions.headerTemplate,
                 footerTemplate: c.pdfOptions.footerTemplate,
+                firstPageHeaderTemplate: c.pdfOptions.firstPageHeaderTemplate,
+                firstPageFooterTemplate: c.pdfOptions.firstPageFooterTemplate,
+                scale: c.pdfOptions.scale || 1,
+                pageRanges: c.pdfOptions.pageRanges,
+                preferCssPageSize: c.pdfOptions.preferCssPageSize,
+                protection: c.pdfOptions.protection
+                  ? {
+                      userPassword: c.pdfOptions.protection.userPassword,
+                      ownerPassword: c.pdfOptions.protection.ownerPassword,
+                      allowPrinting: c.pdfOptions.protection.allowPrinting,
+                      allowCopying: c.pdfOptions.protection.allowCopying,
+                      allowModifying: c.pdfOptions.protection.allowModifying,
+                    }
+                  : null,
               }
             : null,
+          title: c.title,
+          metadata: c.metadata ? { author: c.metadata.author, subject: c.metadata.subject, keywords: c.metadata.keywords, language: c.metadata.language } : null,
           sampleData: c.sampleData ?? null,
         }
       : null,

@@ -6,7 +6,9 @@ import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import { isPlainObject } from '../../domain/json.ts';
 import { DEFAULT_PDF_OPTIONS } from '../../domain/template.ts';
 import {
+  DocumentMetadataSchema,
   PdfOptionsSchema,
+  PdfProtectionSchema,
   TemplateVersionContentSchema,
   VariableDeclarationSchema,
   type TemplateVersionContent,
@@ -20,6 +22,8 @@ export const CONTENT_OPTIONS: Record<string, OptionSpec> = {
   css: { type: 'string' },
   partials: { type: 'string' },
   'pdf-options': { type: 'string' },
+  title: { type: 'string' },
+  metadata: { type: 'string' },
   'sample-data': { type: 'string' },
   publish: { type: 'boolean' },
 };
@@ -32,6 +36,7 @@ export const CONTENT_OPTIONS: Record<string, OptionSpec> = {
  * --partials DIR: every file in DIR is a partial named after the file without its extension;
  * --partials FILE.json: an object of partial name to Liquid source.
  * --pdf-options: a JSON object (or @FILE holding one); omitted fields take their defaults.
+ * --title: the PDF title (Liquid); --metadata: {"author", "subject", "keywords", "language"} (or @FILE).
  * --sample-data FILE.json: sample variables saved with the version (previews use them).
  */
 export async function readContent(values: Values): Promise<TemplateVersionContent> {
@@ -41,6 +46,8 @@ export async function readContent(values: Values): Promise<TemplateVersionConten
   const partials = values.partials === undefined ? {} : await readPartials(str(values.partials));
   const content = create(TemplateVersionContentSchema, { body, css, partials, variables });
   if (values['pdf-options'] !== undefined) content.pdfOptions = await readPdfOptions(str(values['pdf-options']));
+  if (values.title !== undefined) content.title = str(values.title);
+  if (values.metadata !== undefined) content.metadata = await readMetadata(str(values.metadata));
   if (values['sample-data'] !== undefined) content.sampleData = (await readJsonObject('--sample-data', str(values['sample-data']))) as JsonObject;
   return content;
 }
@@ -119,24 +126,60 @@ async function readPartials(path: string): Promise<Record<string, string>> {
   return partials;
 }
 
-const PDF_KEYS = ['pageSize', 'landscape', 'margins', 'printBackground', 'headerTemplate', 'footerTemplate'];
+const PDF_KEYS = [
+  'pageSize',
+  'landscape',
+  'margins',
+  'printBackground',
+  'headerTemplate',
+  'footerTemplate',
+  'firstPageHeaderTemplate',
+  'firstPageFooterTemplate',
+  'scale',
+  'pageRanges',
+  'preferCssPageSize',
+  'protection',
+];
+const PROTECTION_KEYS = ['userPassword', 'ownerPassword', 'allowPrinting', 'allowCopying', 'allowModifying'];
+const METADATA_KEYS = ['author', 'subject', 'keywords', 'language'];
 
-async function readPdfOptions(value: string) {
+async function readJsonObjectFlag(flag: string, value: string): Promise<Record<string, unknown>> {
   let parsed: unknown;
-  if (value.startsWith('@')) parsed = await readJson('--pdf-options', value.slice(1));
+  if (value.startsWith('@')) parsed = await readJson(flag, value.slice(1));
   else {
     try {
       parsed = JSON.parse(value);
     } catch (err) {
-      throw new UsageError(`--pdf-options: not valid JSON (${(err as Error).message}); pass a JSON object or @FILE`);
+      throw new UsageError(`${flag}: not valid JSON (${(err as Error).message}); pass a JSON object or @FILE`);
     }
   }
-  if (!isPlainObject(parsed)) throw new UsageError('--pdf-options: must be a JSON object');
+  if (!isPlainObject(parsed)) throw new UsageError(`${flag}: must be a JSON object`);
+  return parsed;
+}
+
+async function readMetadata(value: string) {
+  const o = await readJsonObjectFlag('--metadata', value);
+  const unknown = Object.keys(o).filter((k) => !METADATA_KEYS.includes(k));
+  if (unknown.length > 0) throw new UsageError(`--metadata: unknown field ${JSON.stringify(unknown[0])} (use ${METADATA_KEYS.join(', ')})`);
+  for (const key of METADATA_KEYS) if (o[key] !== undefined && typeof o[key] !== 'string') throw new UsageError(`--metadata: "${key}" must be a string`);
+  return create(DocumentMetadataSchema, o as Record<string, string>);
+}
+
+function readProtection(value: unknown) {
+  if (value === undefined || value === null) return undefined;
+  if (!isPlainObject(value)) throw new UsageError('--pdf-options: "protection" must be an object {ownerPassword, userPassword, allowPrinting, allowCopying, allowModifying}');
+  const unknown = Object.keys(value).filter((k) => !PROTECTION_KEYS.includes(k));
+  if (unknown.length > 0) throw new UsageError(`--pdf-options: unknown protection field ${JSON.stringify(unknown[0])} (use ${PROTECTION_KEYS.join(', ')})`);
+  return create(PdfProtectionSchema, value as Record<string, never>);
+}
+
+async function readPdfOptions(value: string) {
+  const parsed = await readJsonObjectFlag('--pdf-options', value);
   const unknown = Object.keys(parsed).filter((k) => !PDF_KEYS.includes(k));
   if (unknown.length > 0) throw new UsageError(`--pdf-options: unknown field ${JSON.stringify(unknown[0])} (use ${PDF_KEYS.join(', ')})`);
   const d = DEFAULT_PDF_OPTIONS;
   const o = parsed;
-  const typed = (key: string, type: 'string' | 'boolean') => {
+  const typed = (key: string, type: 'string' | 'boolean' | 'number') => {
     if (o[key] !== undefined && typeof o[key] !== type) throw new UsageError(`--pdf-options: "${key}" must be a ${type}`);
     return o[key] as never;
   };
@@ -157,5 +200,11 @@ async function readPdfOptions(value: string) {
     printBackground: typed('printBackground', 'boolean') ?? d.printBackground,
     headerTemplate: typed('headerTemplate', 'string') ?? d.headerTemplate,
     footerTemplate: typed('footerTemplate', 'string') ?? d.footerTemplate,
+    firstPageHeaderTemplate: typed('firstPageHeaderTemplate', 'string') ?? '',
+    firstPageFooterTemplate: typed('firstPageFooterTemplate', 'string') ?? '',
+    scale: typed('scale', 'number') ?? 0,
+    pageRanges: typed('pageRanges', 'string') ?? '',
+    preferCssPageSize: typed('preferCssPageSize', 'boolean') ?? false,
+    protection: readProtection(o.protection),
   });
 }

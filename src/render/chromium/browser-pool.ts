@@ -15,7 +15,8 @@ import { toPuppeteerPdfOptions, validatePdfOptions } from '../pdf-options.ts';
 import { RenderError } from '../render-error.ts';
 import { BrowserHost } from './browser-host.ts';
 import type { BrowserPoolEvent } from './browser-host.ts';
-import { guardPage } from './page-guard.ts';
+import type { RenderAssets } from '../asset-loader.ts';
+import { guardPage, setPageAssets } from './page-guard.ts';
 import { removeStaleProfileDirs } from './profile-dirs.ts';
 import { reusedPageConcurrency, slotOf, unavailableReason } from './reused-page-concurrency.ts';
 
@@ -52,6 +53,8 @@ export interface BrowserPoolOptions {
 export interface PrintOptions {
   /** Time the PDF step may take, queueing included. */
   timeoutMs: number;
+  /** Workspace assets the page may load (asset URLs), served from memory. */
+  assets?: RenderAssets | undefined;
 }
 
 export interface BrowserPoolStats {
@@ -88,6 +91,7 @@ export interface BrowserPoolStats {
 
 interface Job {
   html: string;
+  assets: RenderAssets | undefined;
   pdfOptions: PdfOptions;
   deadline: number;
   timeoutMs: number;
@@ -202,7 +206,7 @@ export class BrowserPool {
     if (!cluster || this.stopping) {
       return Promise.reject(new RenderError('BROWSER_UNAVAILABLE', 'The browser pool is not running'));
     }
-    const problems = validatePdfOptions(pdfOptions);
+    const problems = validatePdfOptions(pdfOptions, { rendered: true });
     if (problems.length > 0) return Promise.reject(new RenderError('INVALID_TEMPLATE', `Invalid PDF options: ${problems.join('; ')}`));
 
     return new Promise<Buffer>((resolve, reject) => {
@@ -210,6 +214,7 @@ export class BrowserPool {
       let timer: NodeJS.Timeout | undefined;
       const job: Job = {
         html,
+        assets: options.assets,
         pdfOptions,
         deadline: Date.now() + timeoutMs,
         timeoutMs,
@@ -364,9 +369,20 @@ export class BrowserPool {
   }
 
   private async print(page: Page, job: Job): Promise<Buffer> {
-    // Page.setDocumentContent: no navigation, so no request to intercept for the document itself.
-    await page.setContent(job.html, { waitUntil: this.options.waitUntil, timeout: 0 });
-    const pdf = await page.pdf({ ...toPuppeteerPdfOptions(job.pdfOptions), tagged: this.options.taggedPdf, timeout: 0 });
-    return Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
+    setPageAssets(page, job.assets);
+    try {
+      // Page.setDocumentContent: no navigation, so no request to intercept for the document itself.
+      await page.setContent(job.html, { waitUntil: this.options.waitUntil, timeout: 0 });
+      const pdf = await page.pdf({ ...toPuppeteerPdfOptions(job.pdfOptions), tagged: this.options.taggedPdf, timeout: 0 });
+      return Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
+    } catch (err) {
+      // The same ranges fail the same way every time: the version's fault, not the browser's.
+      if (/page range/i.test(String((err as Error)?.message))) {
+        throw new RenderError('INVALID_TEMPLATE', `pdfOptions.pageRanges "${job.pdfOptions.pageRanges}" asks for pages the document does not have`);
+      }
+      throw err;
+    } finally {
+      setPageAssets(page, undefined);
+    }
   }
 }

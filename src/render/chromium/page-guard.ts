@@ -1,8 +1,19 @@
 // Every page the pool renders in is set up once, here, before its first use: JavaScript off,
-// and request interception that lets through only `data:` URLs (and about:blank frames).
+// and request interception that lets through only `data:` URLs (and about:blank frames), and
+// answers asset URLs (asset-url.ts) itself from the current render's assets.
 // The launch flags (launch-options.ts) are the second wall for anything interception misses.
 
 import type { HTTPRequest, Page } from 'puppeteer';
+import type { RenderAssets } from '../asset-loader.ts';
+import { assetNameFromUrl } from '../liquid/asset-url.ts';
+
+/** The assets of the render a page is doing now (pages are reused: set per render). */
+const pageAssets = new WeakMap<Page, RenderAssets>();
+
+export function setPageAssets(page: Page, assets: RenderAssets | undefined): void {
+  if (assets && assets.size > 0) pageAssets.set(page, assets);
+  else pageAssets.delete(page);
+}
 
 export interface PageGuardHooks {
   /** A request the page tried to make and was refused (URL scheme and host only: no data). */
@@ -31,6 +42,14 @@ export async function guardPage(page: Page, hooks: PageGuardHooks = {}): Promise
     if (request.isInterceptResolutionHandled()) return;
     if (isAllowed(request, page)) {
       request.continue().catch(() => {}); // the page may be gone meanwhile
+      return;
+    }
+    const name = assetNameFromUrl(request.url());
+    const asset = name === undefined ? undefined : pageAssets.get(page)?.get(name);
+    if (asset && !request.isNavigationRequest()) {
+      // Fonts are fetched in CORS mode; the document's origin is opaque.
+      const headers = { 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'no-store' };
+      request.respond({ status: 200, contentType: asset.contentType, headers, body: asset.bytes }).catch(() => {});
       return;
     }
     hooks.onBlocked?.(describeTarget(request.url()));

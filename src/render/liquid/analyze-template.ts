@@ -141,6 +141,15 @@ function findings(content: TemplateVersionContent): { findings: Finding[]; undec
   const pdf = content.pdfOptions as Partial<typeof content.pdfOptions> | undefined;
   if (typeof pdf?.headerTemplate === 'string' && pdf.headerTemplate !== '') sources.push({ label: 'header template', source: 'header_template', text: pdf.headerTemplate });
   if (typeof pdf?.footerTemplate === 'string' && pdf.footerTemplate !== '') sources.push({ label: 'footer template', source: 'footer_template', text: pdf.footerTemplate });
+  if (typeof pdf?.firstPageHeaderTemplate === 'string' && pdf.firstPageHeaderTemplate !== '') {
+    sources.push({ label: 'first-page header template', source: 'first_page_header_template', text: pdf.firstPageHeaderTemplate });
+  }
+  if (typeof pdf?.firstPageFooterTemplate === 'string' && pdf.firstPageFooterTemplate !== '') {
+    sources.push({ label: 'first-page footer template', source: 'first_page_footer_template', text: pdf.firstPageFooterTemplate });
+  }
+  // The CSS and the title are Liquid too (rendered with the same variables).
+  if (/{[{%]/.test(content.css)) sources.push({ label: 'CSS', source: 'css', text: content.css });
+  if (typeof content.title === 'string' && content.title !== '') sources.push({ label: 'title', source: 'title', text: content.title });
 
   const declared = new Set(content.variables.map((d) => d.name));
   const declaredNames = [...declared];

@@ -10,6 +10,7 @@
 
 import { Drop, IncludeTag, LayoutTag, Liquid, RenderTag } from 'liquidjs';
 import type { Context, Emitter, FS } from 'liquidjs';
+import { ASSET_NAME, assetUrl } from './asset-url.ts';
 
 export interface LiquidLimits {
   /** Characters parsed per parse() call (body or partial). */
@@ -148,7 +149,36 @@ function depthGuarded(Base: TagConstructor, name: string, nesting: { depth: numb
   } as unknown as TagClass;
 }
 
-export function createLiquidEngine(store: PartialStore, limits: LiquidLimits = DEFAULT_LIQUID_LIMITS): Liquid {
+/**
+ * How output is escaped: 'html' (body, header/footer), 'css' (the version's CSS: values become
+ * safe inside CSS strings, e.g. `content: "{{ number }}"`), 'text' (the title, escaped later).
+ */
+export type OutputContext = 'html' | 'css' | 'text';
+
+/** Any character that could end a CSS string, comment or <style> element, as a CSS escape. */
+function escapeCss(text: string): string {
+  return text.replace(/[^A-Za-z0-9 _.,:#%+-]/g, (c) => `\\${c.codePointAt(0)!.toString(16)} `);
+}
+
+function cssOf(value: unknown): string {
+  return value instanceof SafeHtml ? value.html : escapeCss(stringify(value));
+}
+
+function textOf(value: unknown): string {
+  return value instanceof SafeHtml ? value.html : stringify(value);
+}
+
+export interface LiquidEngineOptions {
+  limits?: LiquidLimits;
+  output?: OutputContext;
+  /** Told every asset name `asset_url` is applied to (the renderer loads exactly those). */
+  onAsset?: (name: string) => void;
+}
+
+export function createLiquidEngine(store: PartialStore, limitsOrOptions: LiquidLimits | LiquidEngineOptions = DEFAULT_LIQUID_LIMITS): Liquid {
+  const options: LiquidEngineOptions = 'parseLimit' in limitsOrOptions ? { limits: limitsOrOptions } : limitsOrOptions;
+  const limits = options.limits ?? DEFAULT_LIQUID_LIMITS;
+  const output = options.output ?? 'html';
   const liquid = new Liquid({
     fs: store.asFs(),
     root: [''],
@@ -162,7 +192,7 @@ export function createLiquidEngine(store: PartialStore, limits: LiquidLimits = D
     strictVariables: false,
     // Variables are JSON, but never let a template walk prototypes ({{ x.constructor }}).
     ownPropertyOnly: true,
-    outputEscape: htmlOf,
+    outputEscape: output === 'css' ? cssOf : output === 'text' ? textOf : htmlOf,
     // Deterministic dates whatever the server's time zone.
     timezoneOffset: 0,
     locale: 'en-US',
@@ -180,5 +210,12 @@ export function createLiquidEngine(store: PartialStore, limits: LiquidLimits = D
     v instanceof SafeHtml ? v : new SafeHtml(escapeHtml(stringify(v).replace(/&(amp|lt|gt|#34|#39|quot);/g, (m) => UNESCAPES[m]!))),
   );
   liquid.registerFilter('newline_to_br', (v: unknown) => new SafeHtml(htmlOf(v).replace(/\r?\n/g, '<br />\n')));
+  // `{{ 'logo.png' | asset_url }}`: the URL the renderer serves the workspace asset at.
+  liquid.registerFilter('asset_url', (v: unknown) => {
+    const name = stringify(v);
+    if (!ASSET_NAME.test(name)) throw new Error(`asset_url: ${JSON.stringify(name.slice(0, 100))} is not an asset name (e.g. 'logo.png')`);
+    options.onAsset?.(name);
+    return new SafeHtml(assetUrl(name));
+  });
   return liquid;
 }

@@ -16,6 +16,14 @@ export interface LiquidRequest {
   partials: Record<string, string>;
   headerTemplate: string;
   footerTemplate: string;
+  /** '' when the first page has no templates of its own. */
+  firstPageHeaderTemplate: string;
+  firstPageFooterTemplate: string;
+  /** Liquid source of the title; '' means defaultTitle. */
+  title: string;
+  defaultTitle: string;
+  /** <html lang>; '' for none. */
+  language: string;
   variables: JsonObject;
   /** liquidjs's soft time limit for this render (the hard one is terminate()). */
   renderLimitMs: number;
@@ -23,6 +31,23 @@ export interface LiquidRequest {
 
 export type LiquidResponse =
   | { type: 'ready' }
-  | { type: 'result'; id: number; html: string; headerTemplate: string; footerTemplate: string }
+  | { type: 'result'; id: number; result: LiquidResult }
   /** reason 'time': liquidjs's own time limit fired (classified like the hard time-out). */
   | { type: 'error'; id: number; message: string; reason: 'time' | 'error'; diagnostic?: TemplateDiagnostic };
+
+/** What one render produces. */
+export interface LiquidResult {
+  /** Full HTML document: doctype, title, the CSS, the rendered body. */
+  html: string;
+  /** The rendered CSS (header/footer templates get it too). */
+  css: string;
+  /** Rendered header/footer templates ('' when none). */
+  headerTemplate: string;
+  footerTemplate: string;
+  firstPageHeaderTemplate: string;
+  firstPageFooterTemplate: string;
+  /** The rendered title, plain text. */
+  title: string;
+  /** Asset names asset_url was applied to. */
+  assets: string[];
+}

@@ -21,7 +21,7 @@ import type { JsonObject } from '../../domain/template.ts';
 import { RenderError } from '../render-error.ts';
 import { liquidLimitsFor } from './liquid-engine.ts';
 import type { LiquidLimits } from './liquid-engine.ts';
-import type { LiquidRequest, LiquidResponse, LiquidWorkerData } from './liquid-protocol.ts';
+import type { LiquidRequest, LiquidResponse, LiquidResult, LiquidWorkerData } from './liquid-protocol.ts';
 
 export interface LiquidRendererOptions {
   /** Worker processes (Liquid is ~1 ms of a ~50 ms render: one per core is plenty). */
@@ -45,16 +45,17 @@ export interface LiquidRenderRequest {
   partials: Record<string, string>;
   headerTemplate: string;
   footerTemplate: string;
+  /** Default ''. */
+  firstPageHeaderTemplate?: string;
+  firstPageFooterTemplate?: string;
+  /** Liquid source of the title; '' or absent means defaultTitle. */
+  title?: string;
+  defaultTitle?: string;
+  language?: string;
   variables: JsonObject;
 }
 
-export interface LiquidRenderResult {
-  /** Full HTML document: doctype, meta charset, the CSS, the rendered body. */
-  html: string;
-  /** Rendered Chromium header/footer templates ('' when none). */
-  headerTemplate: string;
-  footerTemplate: string;
-}
+export type LiquidRenderResult = LiquidResult;
 
 export interface LiquidRenderCallOptions {
   /** Absolute deadline (Date.now() ms) of the whole render this Liquid step belongs to. */
@@ -171,6 +172,11 @@ export class LiquidRenderer {
           partials: request.partials,
           headerTemplate: request.headerTemplate,
           footerTemplate: request.footerTemplate,
+          firstPageHeaderTemplate: request.firstPageHeaderTemplate ?? '',
+          firstPageFooterTemplate: request.firstPageFooterTemplate ?? '',
+          title: request.title ?? '',
+          defaultTitle: request.defaultTitle ?? '',
+          language: request.language ?? '',
           variables: request.variables,
         },
         deadline,
@@ -252,7 +258,7 @@ export class LiquidRenderer {
     if (message.type === 'result') {
       this.counters.renders += 1;
       clearTimeout(task.timer);
-      task.resolve({ html: message.html, headerTemplate: message.headerTemplate, footerTemplate: message.footerTemplate });
+      task.resolve(message.result);
     } else if (message.reason === 'time') {
       this.fail(task, this.timeoutError(task));
     } else {

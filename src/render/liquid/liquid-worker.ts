@@ -4,7 +4,7 @@
 // liquidjs's limits only turn the common cases into clean error messages.
 
 import { createLiquidEngine, PartialStore } from './liquid-engine.ts';
-import type { Template } from 'liquidjs';
+import type { Liquid, Template } from 'liquidjs';
 import { buildHtmlDocument } from './html-document.ts';
 import type { LiquidRequest, LiquidResponse, LiquidWorkerData } from './liquid-protocol.ts';
 import type { DiagnosticSource, TemplateDiagnostic } from '../../domain/template-diagnostics.ts';
@@ -21,7 +21,12 @@ class PartError extends Error {
 
 const { limits } = JSON.parse(process.argv[2] ?? '{}') as LiquidWorkerData;
 const store = new PartialStore();
-const liquid = createLiquidEngine(store, limits);
+const assets = new Set<string>();
+const onAsset = (name: string) => assets.add(name);
+const liquid = createLiquidEngine(store, { limits, onAsset });
+// The CSS escapes values for CSS strings; the title stays plain text (escaped when placed).
+const cssLiquid = createLiquidEngine(store, { limits, onAsset, output: 'css' });
+const textLiquid = createLiquidEngine(store, { limits, onAsset, output: 'text' });
 
 function send(response: LiquidResponse): void {
   process.send!(response);
@@ -37,10 +42,10 @@ function describe(where: string, err: unknown): string {
   return `Liquid error in ${where}: ${message.split('\n')[0]}`;
 }
 
-function renderPart(where: string, part: DiagnosticSource, source: string, request: LiquidRequest): string {
+function renderPart(where: string, part: DiagnosticSource, source: string, request: LiquidRequest, engine: Liquid = liquid): string {
   let templates: Template[];
   try {
-    templates = liquid.parse(source);
+    templates = engine.parse(source);
   } catch (err) {
     throw new PartError(describe(where, err), liquidErrorDiagnostic(err, part));
   }
@@ -48,7 +53,7 @@ function renderPart(where: string, part: DiagnosticSource, source: string, reque
     // Variables are the scope and also globals, so partials pulled in with {% render %} see them
     // too (publish-time analysis counts variables used in partials as template globals).
     return String(
-      liquid.renderSync(templates, request.variables, {
+      engine.renderSync(templates, request.variables, {
         globals: request.variables,
         renderLimit: request.renderLimitMs,
         memoryLimit: limits.memoryLimit,
@@ -63,10 +68,23 @@ process.on('message', (request: LiquidRequest) => {
   let response: LiquidResponse;
   try {
     store.set(request.partials);
+    assets.clear();
+    const part = (where: string, at: DiagnosticSource, source: string) => (source === '' ? '' : renderPart(where, at, source, request));
     const body = renderPart('template body', 'body', request.body, request);
-    const headerTemplate = request.headerTemplate === '' ? '' : renderPart('header template', 'header_template', request.headerTemplate, request);
-    const footerTemplate = request.footerTemplate === '' ? '' : renderPart('footer template', 'footer_template', request.footerTemplate, request);
-    response = { type: 'result', id: request.id, html: buildHtmlDocument(body, request.css), headerTemplate, footerTemplate };
+    // Most CSS has no Liquid in it: skip the parse.
+    const css = /{[{%]/.test(request.css) ? renderPart('CSS', 'css', request.css, request, cssLiquid) : request.css;
+    const title = request.title === '' ? request.defaultTitle : renderPart('title', 'title', request.title, request, textLiquid).trim();
+    const result = {
+      html: buildHtmlDocument(body, css, { title, language: request.language }),
+      css,
+      headerTemplate: part('header template', 'header_template', request.headerTemplate),
+      footerTemplate: part('footer template', 'footer_template', request.footerTemplate),
+      firstPageHeaderTemplate: part('first-page header template', 'first_page_header_template', request.firstPageHeaderTemplate),
+      firstPageFooterTemplate: part('first-page footer template', 'first_page_footer_template', request.firstPageFooterTemplate),
+      title,
+      assets: [...assets],
+    };
+    response = { type: 'result', id: request.id, result };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     const reason = message.includes('template render limit exceeded') ? 'time' : 'error';

@@ -163,7 +163,10 @@ export declare type PdfOptions = Message<"docgen.admin.v1.PdfOptions"> & {
   printBackground: boolean;
 
   /**
-   * Chromium header/footer templates; classes pageNumber, totalPages, date, title work inside.
+   * Header/footer templates: Liquid with the same variables as the body, printed in the top
+   * and bottom margins of every page (give the margins room for them). Chromium fills elements
+   * with the classes pageNumber, totalPages, date and title. The version's CSS applies inside
+   * them and asset_url gives inlined data: URLs there; nothing else can be loaded.
    *
    * @generated from field: string header_template = 5;
    */
@@ -173,6 +176,47 @@ export declare type PdfOptions = Message<"docgen.admin.v1.PdfOptions"> & {
    * @generated from field: string footer_template = 6;
    */
   footerTemplate: string;
+
+  /**
+   * Zoom of the page content, 0.1 to 2; 0 means 1.
+   *
+   * @generated from field: double scale = 7;
+   */
+  scale: number;
+
+  /**
+   * Pages to print, e.g. "1-3, 5"; empty prints all. A range past the last page fails.
+   *
+   * @generated from field: string page_ranges = 8;
+   */
+  pageRanges: string;
+
+  /**
+   * Let a CSS @page size in the template set the paper size instead of page_size/landscape.
+   *
+   * @generated from field: bool prefer_css_page_size = 9;
+   */
+  preferCssPageSize: boolean;
+
+  /**
+   * Header/footer templates for the first page only; empty uses header_template/footer_template
+   * there too. Set either to make the first page differ (e.g. a letterhead without page numbers).
+   *
+   * @generated from field: string first_page_header_template = 10;
+   */
+  firstPageHeaderTemplate: string;
+
+  /**
+   * @generated from field: string first_page_footer_template = 11;
+   */
+  firstPageFooterTemplate: string;
+
+  /**
+   * Encrypts the PDF (AES-256) when set.
+   *
+   * @generated from field: docgen.admin.v1.PdfProtection protection = 12;
+   */
+  protection?: PdfProtection | undefined;
 };
 
 /**
@@ -180,6 +224,90 @@ export declare type PdfOptions = Message<"docgen.admin.v1.PdfOptions"> & {
  * Use `create(PdfOptionsSchema)` to create a new message.
  */
 export declare const PdfOptionsSchema: GenMessage<PdfOptions>;
+
+/**
+ * PDF encryption: a password to open the document and what a reader may do once it is open.
+ *
+ * @generated from message docgen.admin.v1.PdfProtection
+ */
+export declare type PdfProtection = Message<"docgen.admin.v1.PdfProtection"> & {
+  /**
+   * Password needed to open the PDF; empty opens without one (permissions still apply).
+   *
+   * @generated from field: string user_password = 1;
+   */
+  userPassword: string;
+
+  /**
+   * Password that lifts the restrictions; required (at least 6 characters).
+   *
+   * @generated from field: string owner_password = 2;
+   */
+  ownerPassword: string;
+
+  /**
+   * @generated from field: bool allow_printing = 3;
+   */
+  allowPrinting: boolean;
+
+  /**
+   * Copying text and images.
+   *
+   * @generated from field: bool allow_copying = 4;
+   */
+  allowCopying: boolean;
+
+  /**
+   * Changing the document (pages, forms, annotations).
+   *
+   * @generated from field: bool allow_modifying = 5;
+   */
+  allowModifying: boolean;
+};
+
+/**
+ * Describes the message docgen.admin.v1.PdfProtection.
+ * Use `create(PdfProtectionSchema)` to create a new message.
+ */
+export declare const PdfProtectionSchema: GenMessage<PdfProtection>;
+
+/**
+ * PDF document properties (pdfinfo shows them). Each is plain text.
+ *
+ * @generated from message docgen.admin.v1.DocumentMetadata
+ */
+export declare type DocumentMetadata = Message<"docgen.admin.v1.DocumentMetadata"> & {
+  /**
+   * @generated from field: string author = 1;
+   */
+  author: string;
+
+  /**
+   * @generated from field: string subject = 2;
+   */
+  subject: string;
+
+  /**
+   * Comma-separated.
+   *
+   * @generated from field: string keywords = 3;
+   */
+  keywords: string;
+
+  /**
+   * BCP 47 tag of the document's language (e.g. "de", "ja-JP"): sets <html lang>, which picks
+   * fonts for CJK text and the PDF's /Lang.
+   *
+   * @generated from field: string language = 4;
+   */
+  language: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.DocumentMetadata.
+ * Use `create(DocumentMetadataSchema)` to create a new message.
+ */
+export declare const DocumentMetadataSchema: GenMessage<DocumentMetadata>;
 
 /**
  * The content of a version, as submitted.
@@ -221,11 +349,24 @@ export declare type TemplateVersionContent = Message<"docgen.admin.v1.TemplateVe
   /**
    * Sample variables saved with the version; used by previews when none are given.
    *
-   * Field numbers 7-19 are reserved for document settings (title, metadata, assets).
-   *
    * @generated from field: google.protobuf.Struct sample_data = 6;
    */
   sampleData?: JsonObject | undefined;
+
+  /**
+   * PDF title: Liquid with the same variables (e.g. "Invoice {{ number }}"); empty means the
+   * template's name. Also the document's <title> and what the header/footer class "title" shows.
+   *
+   * @generated from field: string title = 7;
+   */
+  title: string;
+
+  /**
+   * Field numbers 9-19 are reserved for document settings.
+   *
+   * @generated from field: docgen.admin.v1.DocumentMetadata metadata = 8;
+   */
+  metadata?: DocumentMetadata | undefined;
 };
 
 /**
@@ -634,8 +775,9 @@ export declare const PreviewTemplateVersionResponseSchema: GenMessage<PreviewTem
  */
 export declare type TemplateDiagnostic = Message<"docgen.admin.v1.TemplateDiagnostic"> & {
   /**
-   * `body`, `css`, `partials/<name>`, `header_template`, `footer_template`, `variables`,
-   * `pdf_options`, `sample_data`.
+   * `body`, `css`, `title`, `partials/<name>`, `header_template`, `footer_template`,
+   * `first_page_header_template`, `first_page_footer_template`, `variables`, `pdf_options`,
+   * `sample_data`.
    *
    * @generated from field: string source = 1;
    */

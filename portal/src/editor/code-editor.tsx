@@ -1,0 +1,113 @@
+// A CodeMirror 6 editor as a Preact component: labelled for assistive technology, keyboard
+// friendly (Tab is left unbound, so it moves focus on instead of trapping it), and showing
+// diagnostics at their line.
+import { useEffect, useRef } from 'preact/hooks';
+import { basicSetup } from 'codemirror';
+import { EditorState, Compartment, type Extension } from '@codemirror/state';
+import { EditorView } from '@codemirror/view';
+import { setDiagnostics, lintGutter, type Diagnostic } from '@codemirror/lint';
+import { liquid } from '@codemirror/lang-liquid';
+import { css } from '@codemirror/lang-css';
+import { json } from '@codemirror/lang-json';
+import { cspNonce } from './csp-nonce.ts';
+import { accessibleHighlighting } from './highlight.ts';
+
+export type EditorLanguage = 'liquid' | 'css' | 'json';
+
+export interface LineDiagnostic {
+  line: number;
+  column: number;
+  message: string;
+  severity: 'error' | 'warning';
+}
+
+const LANGUAGES: Record<EditorLanguage, () => Extension> = { liquid: () => liquid(), css: () => css(), json: () => json() };
+
+export function CodeEditor(props: {
+  label: string;
+  value: string;
+  onChange?: (value: string) => void;
+  language: EditorLanguage;
+  readOnly?: boolean;
+  diagnostics?: LineDiagnostic[];
+  minLines?: number;
+  describedBy?: string;
+  /** Changing it replaces the editor's text with `value` (e.g. another version was loaded). */
+  resetKey?: string | number;
+  /** The label is shown above the editor unless the surrounding layout already says it. */
+  hideLabel?: boolean;
+}) {
+  const host = useRef<HTMLDivElement>(null);
+  const view = useRef<EditorView | null>(null);
+  const readOnly = useRef(new Compartment());
+  const onChange = useRef(props.onChange);
+  onChange.current = props.onChange;
+
+  useEffect(() => {
+    const editor = new EditorView({
+      parent: host.current!,
+      state: EditorState.create({
+        doc: props.value,
+        extensions: [
+          cspNonce,
+          accessibleHighlighting,
+          basicSetup,
+          LANGUAGES[props.language](),
+          lintGutter(),
+          EditorView.lineWrapping,
+          readOnly.current.of([EditorState.readOnly.of(!!props.readOnly), EditorView.editable.of(!props.readOnly)]),
+          EditorView.contentAttributes.of({
+            'aria-label': props.label,
+            ...(props.describedBy ? { 'aria-describedby': props.describedBy } : {}),
+          }),
+          EditorView.theme({ '&': { minHeight: `${(props.minLines ?? 6) * 1.45}em` }, '.cm-scroller': { minHeight: `${(props.minLines ?? 6) * 1.45}em` } }),
+          EditorView.updateListener.of((update) => {
+            if (update.docChanged) onChange.current?.(update.state.doc.toString());
+          }),
+        ],
+      }),
+    });
+    view.current = editor;
+    return () => editor.destroy();
+    // The editor is created once; later prop changes are applied by the effects below.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
+  // The editor owns its text while the author types (pushing `value` back in would race the
+  // keystrokes); only a new `resetKey` (another version loaded) replaces the document.
+  useEffect(() => {
+    const editor = view.current;
+    if (!editor) return;
+    const current = editor.state.doc.toString();
+    if (current !== props.value) editor.dispatch({ changes: { from: 0, to: current.length, insert: props.value } });
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [props.resetKey]);
+
+  useEffect(() => {
+    view.current?.dispatch({ effects: readOnly.current.reconfigure([EditorState.readOnly.of(!!props.readOnly), EditorView.editable.of(!props.readOnly)]) });
+  }, [props.readOnly]);
+
+  useEffect(() => {
+    const editor = view.current;
+    if (!editor) return;
+    const doc = editor.state.doc;
+    const list: Diagnostic[] = (props.diagnostics ?? []).map((d) => {
+      const line = doc.line(Math.min(Math.max(d.line, 1), doc.lines));
+      const from = Math.min(line.from + Math.max(d.column - 1, 0), line.to);
+      return { from, to: Math.max(from, line.to), severity: d.severity, message: d.message };
+    });
+    editor.dispatch(setDiagnostics(editor.state, list));
+  }, [props.diagnostics]);
+
+  return (
+    <div class="code-field">
+      {!props.hideLabel && (
+        <div class="field-label" aria-hidden="true">
+          {props.label}
+          {props.readOnly ? ' (read-only)' : ''}
+        </div>
+      )}
+      <div class={`code-editor ${props.readOnly ? 'read-only' : ''}`} ref={host} />
+    </div>
+  );
+}

@@ -1,0 +1,46 @@
+import { api } from '../api.ts';
+import { useAbilities } from '../session.tsx';
+import { Empty, ErrorMessage, Page, Time, useLoad } from '../ui.tsx';
+
+export function AuditPage() {
+  const { workspaceId, isOwner } = useAbilities();
+  const events = useLoad(() => (isOwner ? api.audit.listAuditEvents({ workspaceId, pageSize: 200 }) : Promise.resolve(undefined)), [workspaceId, isOwner]);
+  return (
+    <Page title="Audit log">
+      {!isOwner && <p class="notice">Only workspace owners read the audit log.</p>}
+      <ErrorMessage error={events.error} />
+      {events.data && events.data.events.length === 0 && <Empty>Nothing recorded yet.</Empty>}
+      {events.data && events.data.events.length > 0 && (
+        <table>
+          <caption class="visually-hidden">Audit events, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Who</th>
+              <th scope="col">Action</th>
+              <th scope="col">Target</th>
+              <th scope="col">Detail</th>
+            </tr>
+          </thead>
+          <tbody>
+            {events.data.events.map((e) => (
+              <tr key={e.id}>
+                <td>
+                  <Time ts={e.occurredAt} />
+                </td>
+                <td>
+                  <code>{e.actor}</code>
+                </td>
+                <td>{e.action}</td>
+                <td>
+                  <code>{e.targetId}</code>
+                </td>
+                <td>{e.detail}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Page>
+  );
+}

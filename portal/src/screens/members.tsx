@@ -1,0 +1,136 @@
+import { useState } from 'preact/hooks';
+import { api } from '../api.ts';
+import { ROLE_NAMES, useAbilities, useSession } from '../session.tsx';
+import { ConfirmButton, ErrorMessage, Page, SecretOnce, Time, useAction, useLoad } from '../ui.tsx';
+import { MemberRole } from '@gen/docgen/admin/v1/identity_pb.js';
+
+const ROLES = [MemberRole.OWNER, MemberRole.EDITOR, MemberRole.VIEWER];
+
+export function MembersPage() {
+  const { workspaceId, isOwner } = useAbilities();
+  const { session } = useSession();
+  const members = useLoad(() => api.members.listMembers({ workspaceId }), [workspaceId]);
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<MemberRole>(MemberRole.EDITOR);
+  const [invite, setInvite] = useState<{ email: string; url: string } | undefined>();
+  const inviteAction = useAction();
+  const rowAction = useAction();
+  const submit = (e: Event) => {
+    e.preventDefault();
+    void inviteAction.run(async () => {
+      const res = await api.members.inviteMember({ workspaceId, email: email.trim(), role });
+      setInvite({ email: email.trim(), url: res.inviteUrl });
+      setEmail('');
+      members.reload();
+    });
+  };
+  return (
+    <Page title="Members">
+      {isOwner ? (
+        <form class="card inline-form" onSubmit={submit} aria-labelledby="invite-title">
+          <h2 id="invite-title">Invite a person</h2>
+          <label>
+            Email
+            <input type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+          </label>
+          <label>
+            Role
+            <select value={String(role)} onChange={(e) => setRole(Number(e.currentTarget.value) as MemberRole)}>
+              {ROLES.map((r) => (
+                <option key={r} value={String(r)}>
+                  {ROLE_NAMES[r]}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" disabled={inviteAction.busy}>
+            Invite member
+          </button>
+          <ErrorMessage error={inviteAction.error} />
+        </form>
+      ) : (
+        <p class="notice">Only workspace owners invite people and change roles.</p>
+      )}
+      {invite && <SecretOnce label={`Invitation link for ${invite.email} (single use, expires in 72 hours)`} secret={invite.url} onDone={() => setInvite(undefined)} />}
+      <ErrorMessage error={members.error} />
+      <ErrorMessage error={rowAction.error} />
+      {members.data && (
+        <table>
+          <caption class="visually-hidden">Members of this workspace</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Email</th>
+              <th scope="col">Role</th>
+              <th scope="col">State</th>
+              <th scope="col">Member since</th>
+              {isOwner && (
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {members.data.members.map((m) => {
+              const user = m.user;
+              const self = user?.id === session.user.id;
+              return (
+                <tr key={user?.id}>
+                  <td>{user?.displayName || '—'}</td>
+                  <td>{user?.email}</td>
+                  <td>
+                    {isOwner && !self ? (
+                      <select
+                        aria-label={`Role of ${user?.email}`}
+                        value={String(m.role)}
+                        disabled={rowAction.busy}
+                        onChange={(e) => {
+                          const next = Number(e.currentTarget.value) as MemberRole;
+                          void rowAction.run(async () => {
+                            await api.members.updateMemberRole({ workspaceId, userId: user!.id, role: next });
+                            members.reload();
+                          });
+                        }}
+                      >
+                        {ROLES.map((r) => (
+                          <option key={r} value={String(r)}>
+                            {ROLE_NAMES[r]}
+                          </option>
+                        ))}
+                      </select>
+                    ) : (
+                      ROLE_NAMES[m.role]
+                    )}
+                  </td>
+                  <td>{user?.disabled ? 'Disabled' : user?.hasPassword ? 'Active' : 'Invited'}</td>
+                  <td>
+                    <Time ts={m.createdAt} />
+                  </td>
+                  {isOwner && (
+                    <td>
+                      {!self && (
+                        <ConfirmButton
+                          label={`Remove ${user?.email}`}
+                          danger
+                          question={`Remove ${user?.email} from this workspace?`}
+                          confirmLabel="Remove member"
+                          onConfirm={() =>
+                            rowAction.run(async () => {
+                              await api.members.removeMember({ workspaceId, userId: user!.id });
+                              members.reload();
+                            })
+                          }
+                        />
+                      )}
+                    </td>
+                  )}
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </Page>
+  );
+}

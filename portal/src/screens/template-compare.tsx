@@ -1,0 +1,126 @@
+// Two versions side by side: a source diff (body and CSS) and both rendered with the same
+// sample data, so a change in output is the template's doing, not the data's.
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useLocation, useRoute } from 'preact-iso';
+import { MergeView } from '@codemirror/merge';
+import { EditorState } from '@codemirror/state';
+import { EditorView } from '@codemirror/view';
+import { liquid } from '@codemirror/lang-liquid';
+import { css } from '@codemirror/lang-css';
+import { api } from '../api.ts';
+import { cspNonce } from '../editor/csp-nonce.ts';
+import { accessibleHighlighting } from '../editor/highlight.ts';
+import { useAbilities } from '../session.tsx';
+import { ErrorMessage, Page, useLoad } from '../ui.tsx';
+import { PreviewPane } from '../editor/preview-pane.tsx';
+import { useLivePreview } from '../editor/use-live-preview.ts';
+import { contentFromDraft, draftFromContent } from '../editor/template-draft.ts';
+import type { TemplateVersion } from '@gen/docgen/admin/v1/template_pb.js';
+
+function SourceDiff({ label, a, b, language, versionA, versionB }: { label: string; a: string; b: string; language: 'liquid' | 'css'; versionA: number; versionB: number }) {
+  const host = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const side = (name: string) => [
+      cspNonce,
+      accessibleHighlighting,
+      EditorState.readOnly.of(true),
+      EditorView.editable.of(false),
+      EditorView.lineWrapping,
+      language === 'liquid' ? liquid() : css(),
+      EditorView.contentAttributes.of({ 'aria-label': name }),
+    ];
+    const view = new MergeView({
+      a: { doc: a, extensions: side(`${label} of version ${versionA}`) },
+      b: { doc: b, extensions: side(`${label} of version ${versionB}`) },
+      parent: host.current!,
+      collapseUnchanged: { margin: 3, minSize: 6 },
+    });
+    return () => view.destroy();
+  }, [a, b, language, label, versionA, versionB]);
+  return (
+    <div class="diff">
+      <h3>
+        {label}: v{versionA} → v{versionB}
+      </h3>
+      {a === b ? <p class="muted">No difference.</p> : <div ref={host} />}
+    </div>
+  );
+}
+
+function VersionPreview({ version, sampleData, sampleKey, workspaceId }: { version: TemplateVersion; sampleData: Record<string, unknown>; sampleKey: string; workspaceId: string }) {
+  const content = useMemo(() => contentFromDraft(draftFromContent(version.content)).content, [version]);
+  const preview = useLivePreview(workspaceId, content, `${version.templateId}:${version.version}:${sampleKey}`, sampleData as never);
+  return <PreviewPane preview={preview} label={`Preview of version ${version.version}`} />;
+}
+
+export function TemplateComparePage() {
+  const { params } = useRoute();
+  const { query, route } = useLocation();
+  const { workspaceId } = useAbilities();
+  const id = params.id!;
+  const loaded = useLoad(async () => {
+    const [template, versions] = await Promise.all([api.templates.getTemplate({ id }), api.templates.listTemplateVersions({ templateId: id })]);
+    return { template: template.template!, versions: [...versions.versions].sort((x, y) => x.version - y.version) };
+  }, [id]);
+  const versions = loaded.data?.versions ?? [];
+  const latest = versions[versions.length - 1]?.version ?? 0;
+  const numberA = Number(query.a) || (versions[versions.length - 2]?.version ?? latest);
+  const numberB = Number(query.b) || latest;
+  const a = versions.find((v) => v.version === numberA);
+  const b = versions.find((v) => v.version === numberB);
+  const [sampleFrom, setSampleFrom] = useState<'a' | 'b'>('b');
+  const sampleData = (sampleFrom === 'a' ? a : b)?.content?.sampleData ?? {};
+  const select = (which: 'a' | 'b', value: string) => route(`/templates/${id}/compare?a=${which === 'a' ? value : numberA}&b=${which === 'b' ? value : numberB}`, true);
+
+  return (
+    <Page title={loaded.data ? `Compare versions of ${loaded.data.template.name}` : 'Compare versions'} actions={<a href={`/templates/${id}`}>Back to the editor</a>}>
+      <ErrorMessage error={loaded.error} />
+      {loaded.data && (
+        <>
+          <div class="row filters">
+            <label class="inline">
+              Left version
+              <select value={String(numberA)} onChange={(e) => select('a', e.currentTarget.value)}>
+                {versions.map((v) => (
+                  <option key={v.version} value={String(v.version)}>
+                    v{v.version}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label class="inline">
+              Right version
+              <select value={String(numberB)} onChange={(e) => select('b', e.currentTarget.value)}>
+                {versions.map((v) => (
+                  <option key={v.version} value={String(v.version)}>
+                    v{v.version}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label class="inline">
+              Sample data of
+              <select value={sampleFrom} onChange={(e) => setSampleFrom(e.currentTarget.value as 'a' | 'b')}>
+                <option value="a">the left version</option>
+                <option value="b">the right version</option>
+              </select>
+            </label>
+          </div>
+          {a && b ? (
+            <>
+              <SourceDiff label="Body" a={a.content?.body ?? ''} b={b.content?.body ?? ''} language="liquid" versionA={a.version} versionB={b.version} />
+              <SourceDiff label="CSS" a={a.content?.css ?? ''} b={b.content?.css ?? ''} language="css" versionA={a.version} versionB={b.version} />
+              <h2>Rendered with the same sample data</h2>
+              <div class="compare-previews">
+                <VersionPreview version={a} sampleData={sampleData} sampleKey={`${sampleFrom}:${numberA}:${numberB}`} workspaceId={workspaceId} />
+                <VersionPreview version={b} sampleData={sampleData} sampleKey={`${sampleFrom}:${numberA}:${numberB}`} workspaceId={workspaceId} />
+              </div>
+            </>
+          ) : (
+            <p>Choose two versions.</p>
+          )}
+        </>
+      )}
+    </Page>
+  );
+}

@@ -1,0 +1,62 @@
+import { useLocation } from 'preact-iso';
+import { api } from '../api.ts';
+import { useAbilities } from '../session.tsx';
+import { Empty, ErrorMessage, Page, Time, useLoad } from '../ui.tsx';
+import { TemplateStatus } from '@gen/docgen/admin/v1/template_pb.js';
+
+export function TemplatesPage() {
+  const { route } = useLocation();
+  const { workspaceId, canEditTemplates } = useAbilities();
+  const templates = useLoad(() => api.templates.listTemplates({ workspaceId, pageSize: 200 }), [workspaceId]);
+  return (
+    <Page
+      title="Templates"
+      actions={
+        canEditTemplates && (
+          <button type="button" onClick={() => route('/templates/new')}>
+            New template
+          </button>
+        )
+      }
+    >
+      <ErrorMessage error={templates.error} />
+      {templates.loading && !templates.data && <p role="status">Loading templates…</p>}
+      {templates.data && templates.data.templates.length === 0 && <Empty>No templates yet.{canEditTemplates && ' Create one with “New template”.'}</Empty>}
+      {templates.data && templates.data.templates.length > 0 && (
+        <table>
+          <caption class="visually-hidden">Templates of this workspace</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Status</th>
+              <th scope="col">Published version</th>
+              <th scope="col">Latest version</th>
+              <th scope="col">Updated</th>
+              <th scope="col">ID</th>
+            </tr>
+          </thead>
+          <tbody>
+            {templates.data.templates.map((t) => (
+              <tr key={t.id}>
+                <td>
+                  <a href={`/templates/${t.id}`}>{t.name}</a>
+                </td>
+                <td>
+                  <span class={`badge ${t.status === TemplateStatus.ARCHIVED ? 'badge-muted' : 'badge-ok'}`}>{t.status === TemplateStatus.ARCHIVED ? 'Archived' : 'Active'}</span>
+                </td>
+                <td>{t.publishedVersion ? `v${t.publishedVersion}` : 'Not published'}</td>
+                <td>v{t.latestVersion}</td>
+                <td>
+                  <Time ts={t.updatedAt} />
+                </td>
+                <td>
+                  <code>{t.id}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Page>
+  );
+}

@@ -1,0 +1,30 @@
+// Builds the portal (a Preact single-page app) into portal/dist, which the admin listener
+// serves at `/` (src/portal/portal-assets.ts). Vite's own transformer (oxc) compiles the JSX
+// for Preact, so no framework plugin is needed. `@gen` is the server's generated protobuf code
+// (src/gen): the browser and the server share one copy of the admin API's types.
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+export default defineConfig({
+  root: here('.'),
+  base: '/',
+  publicDir: false,
+  resolve: {
+    alias: { '@gen': here('../src/gen') },
+  },
+  oxc: {
+    jsx: { runtime: 'automatic', importSource: 'preact' },
+  },
+  build: {
+    outDir: here('dist'),
+    emptyOutDir: true,
+    assetsDir: 'assets',
+    target: 'es2022',
+    sourcemap: false,
+    // pdf.js is large; it loads only with the template editor.
+    chunkSizeWarningLimit: 1200,
+  },
+  logLevel: 'warn',
+});

@@ -1,0 +1,38 @@
+// Configuration values the tests share, so that each test file does not invent its own:
+// fresh secrets per call, loopback listeners on free ports, and a render engine sized for a
+// 2-core CI machine.
+import { randomBytes } from 'node:crypto';
+import type { RenderEngineConfig } from '../../src/render/render-engine.ts';
+import { chromiumPath } from './dependencies.ts';
+
+/** A fresh 32-byte DOCGEN_SECRET_KEY. */
+export function testSecretKey(): Buffer {
+  return randomBytes(32);
+}
+
+/** A fresh operator token (DOCGEN_ADMIN_TOKEN), long enough for the config check. */
+export function testAdminToken(): string {
+  return `test-admin-${randomBytes(12).toString('hex')}`;
+}
+
+/** Every listener on 127.0.0.1 with a port the OS picks (tests read the bound ports back). */
+export const LOOPBACK_LISTENERS: Readonly<Record<string, string>> = {
+  DOCGEN_PUBLIC_ADDR: '127.0.0.1:0',
+  DOCGEN_ADMIN_ADDR: '127.0.0.1:0',
+  DOCGEN_OPS_ADDR: '127.0.0.1:0',
+};
+
+/** The render engine's settings in tests: the config defaults, with room for a slow machine. */
+export function renderEngineTestConfig(overrides: Partial<RenderEngineConfig> = {}): RenderEngineConfig {
+  return {
+    chromiumPath: chromiumPath(),
+    concurrency: 2,
+    timeoutMs: 10_000,
+    liquidTimeoutMs: 2_000,
+    liquidMemoryMb: 64,
+    browserRecycleAfterRenders: 1000,
+    browserMaxRssMb: 4096,
+    maxAttempts: 3,
+    ...overrides,
+  };
+}
