@@ -147,6 +147,20 @@ describe('portal, as a workspace owner', () => {
     await click(page, 'All generations', 'link');
     await page.waitForSelector(`aria/${id}[role="link"]`);
     await checkScreen(owner, 'generations');
+
+    // A second key, revoked after a confirmation, stops working at once.
+    await click(page, 'API keys', 'link');
+    await fill(page, 'Key name', 'to revoke');
+    await click(page, 'Create key', 'button');
+    const doomed = await (await page.waitForSelector('[data-secret]'))!.evaluate((el) => el.textContent ?? '');
+    await click(page, 'Done', 'button');
+    const revokeButtons = await page.$$('aria/Revoke[role="button"]');
+    expect(revokeButtons).toHaveLength(2);
+    await revokeButtons[0]!.click(); // newest first
+    await click(page, 'Revoke key', 'button');
+    await waitForText(page, 'Revoked');
+    const refused = await request(stack.api.baseUrl, { path: `/v1/generations/${id}`, headers: { authorization: `Bearer ${doomed}` } });
+    expect(refused.status).toBe(401);
   });
 
   it('adds an endpoint, sends a test event to it, sees the delivery and redelivers it', async () => {
@@ -180,11 +194,26 @@ describe('portal, as a workspace owner', () => {
     await pollUntil(() => receiver.requests.length, (n) => n > sent, { timeoutMs: 20_000, description: 'the redelivery at the receiver' });
   });
 
-  it('shows members and the audit log to the owner', async () => {
+  it('invites a member, changes their role and removes them; shows the audit log', async () => {
     const { page } = owner;
     await click(page, 'Members', 'link');
     await waitForText(page, OWNER.email);
+    await fill(page, 'Email', 'eddie.editor@example.com');
+    await click(page, 'Invite member', 'button');
+    const link = await (await page.waitForSelector('[data-secret]'))!.evaluate((el) => el.textContent ?? '');
+    expect(link).toContain('/invite/');
     await checkScreen(owner, 'members');
+    await click(page, 'Done', 'button');
+    await page.select('select[aria-label="Role of eddie.editor@example.com"]', '3');
+    await pollUntil(
+      async () => (await stack.users.listUsers({ workspaceId })).users.length,
+      (n) => n === 2,
+      { description: 'the invited person among the users' },
+    );
+    await pollUntil(() => page.$eval('select[aria-label="Role of eddie.editor@example.com"]', (el) => (el as HTMLSelectElement).value), (v) => v === '3', { description: 'the new role shown' });
+    await click(page, 'Remove eddie.editor@example.com', 'button');
+    await click(page, 'Remove member', 'button');
+    await pollUntil(() => page.evaluate(() => document.body.innerText), (text) => !text.includes('eddie.editor@example.com'), { description: 'the member gone' });
     await click(page, 'Audit log', 'link');
     await waitForText(page, 'TemplateService');
     await checkScreen(owner, 'audit-log');
@@ -199,6 +228,22 @@ describe('portal, as a workspace owner', () => {
     expect(overflow).toBeLessThanOrEqual(0);
     await checkScreen(owner, 'template-editor-1024');
     await owner.page.setViewport({ width: 1280, height: 900 });
+  });
+});
+
+describe('portal, for a member of two workspaces', () => {
+  it('switches workspace', async () => {
+    const { page } = owner;
+    const second = await stack.api.workspace('Acme Labs');
+    await stack.invite(second, OWNER.email, MemberRole.EDITOR);
+    await page.goto(`${stack.origin}/templates`);
+    await page.waitForSelector('aria/Workspace[role="combobox"]');
+    await page.select('select', second);
+    await waitForText(page, 'No templates yet');
+    await waitForText(page, 'Editor');
+    await checkScreen(owner, 'workspace-switched');
+    await page.select('select', workspaceId);
+    await page.waitForSelector('aria/Order confirmation[role="link"]');
   });
 });
 
