@@ -282,6 +282,7 @@ describe('portal, as a viewer', () => {
       await click(page, 'Templates', 'link');
       await click(page, 'Order confirmation', 'link');
       await waitForText(page, 'Template body (read-only)');
+      await waitForText(page, 'Previews are rendered for owners and editors');
       expect(await page.$('aria/Publish[role="button"]')).toBeNull();
       await checkScreen(viewer, 'template-viewer');
     } finally {
