@@ -6,17 +6,18 @@
 // delivery and its attempt, redeliver. A viewer sees no "Create key". Every screen passes
 // axe-core (no serious or critical violation), loads nothing from another origin and
 // violates no CSP; screenshots go to test-output/screenshots/.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { fromJson } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
-import type { Browser } from 'puppeteer';
+import type { Browser, ElementHandle } from 'puppeteer';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
 import { sampleInvoiceContent, sampleInvoiceValues } from '../../src/dev/dev-seed.ts';
 import { PREVIEW_DEBOUNCE_MS } from '../../portal/src/editor/preview-timing.ts';
+import { uniqueRunDir } from '../harness/dependencies.ts';
 import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 import { request } from './api-stack.ts';
@@ -109,6 +110,20 @@ describe('portal, as a workspace owner', () => {
     await page.waitForSelector('aria/Order confirmation[role="link"]');
     await waitForText(page, 'v1');
     await checkScreen(owner, 'templates');
+  });
+
+  it('uploads an image asset and lists it', async () => {
+    const { page } = owner;
+    const file = join(uniqueRunDir('portal-asset'), 'logo.png');
+    // A 1×1 PNG.
+    writeFileSync(file, Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'));
+    await click(page, 'Assets', 'link');
+    const input = (await page.waitForSelector('input[type="file"]')) as ElementHandle<HTMLInputElement>;
+    await input.uploadFile(file);
+    await click(page, 'Upload asset', 'button');
+    await waitForText(page, 'Uploaded logo.png');
+    await waitForText(page, 'image/png');
+    await checkScreen(owner, 'assets');
   });
 
   it('creates an API key that works over REST, and finds the generation with its PDF', async () => {
@@ -267,6 +282,7 @@ describe('portal, as a viewer', () => {
       await click(page, 'Templates', 'link');
       await click(page, 'Order confirmation', 'link');
       await waitForText(page, 'Template body (read-only)');
+      await waitForText(page, 'Previews are rendered for owners and editors');
       expect(await page.$('aria/Publish[role="button"]')).toBeNull();
       await checkScreen(viewer, 'template-viewer');
     } finally {
