@@ -2,20 +2,23 @@
 // loopback (2 api, 2 render, 2 webhooks, each `docgen serve --role X`, restarted by this
 // script when it exits, as Kubernetes would), runs CHAOS_GENERATIONS generations (default
 // 200) with a webhook endpoint subscribed, SIGKILLs a random role process every 4 s while
-// they run and kills nats-server once, then measures the time from the last kill to
-// quiescence: every generation COMPLETED and every delivery SUCCEEDED. It then checks that
+// they run (until all are created and 90 % delivered) and kills nats-server once, then
+// measures the time from the last kill to quiescence: every generation COMPLETED and every delivery SUCCEEDED. It then checks that
 // nothing was lost or duplicated (one final event per generation on the EVENTS stream, one
 // delivery per generation, every one received) and counts Chromium profiles left behind.
 //
 // Options (environment):
 //   CHAOS_GENERATIONS    generations to create (default 200)
 //   CHAOS_KILL_EVERY_MS  time between kills (default 4000)
+//   CHAOS_RATE           generations created per second (default 5)
+//   CHAOS_SEED           seed of the victim sequence (default 1)
+//   CHAOS_KILL_UNTIL     kills go on until this fraction is delivered (default 0.9; at most 5 min)
 //   CHAOS_TIMEOUT_MS     longest wait for quiescence after the last kill (default 300000)
 //   CHAOS_DOCGEN_ROOT    checkout whose bin/docgen.js runs the roles (default: this one), to
 //                        measure another revision with the same script
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -36,10 +39,22 @@ import { formatTable } from './lib/measure.ts';
 
 const GENERATIONS = Number(process.env.CHAOS_GENERATIONS ?? 200);
 const KILL_EVERY_MS = Number(process.env.CHAOS_KILL_EVERY_MS ?? 4000);
+const RATE = Number(process.env.CHAOS_RATE ?? 5);
+const KILL_UNTIL = Number(process.env.CHAOS_KILL_UNTIL ?? 0.9);
+const MAX_CHAOS_MS = 300_000;
 const TIMEOUT_MS = Number(process.env.CHAOS_TIMEOUT_MS ?? 300_000);
 const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 const DOCGEN_ROOT = resolve(process.env.CHAOS_DOCGEN_ROOT ?? REPO_ROOT);
 const RESTART_DELAY_MS = 1000;
+// The victims are drawn from a seeded sequence, so runs of two revisions kill the same roles in the same order.
+let seed = Number(process.env.CHAOS_SEED ?? 1) >>> 0;
+function random(): number {
+  seed = (seed + 0x6d2b79f5) >>> 0;
+  let t = seed;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
 
 type RoleName = 'api' | 'render' | 'webhooks';
 
@@ -62,7 +77,8 @@ async function main(): Promise<void> {
   const cleanups: Array<() => Promise<unknown>> = [];
   const processes: Supervised[] = [];
   try {
-    log(`data in ${dir}; roles run from ${DOCGEN_ROOT}`);
+    const logDir = mkdtempSync(join(tmpdir(), 'docgen-chaos-logs-'));
+    log(`data in ${dir}; role logs in ${logDir}; roles run from ${DOCGEN_ROOT}`);
     const mongo = await startEmbeddedMongo();
     cleanups.push(() => mongo.stop());
     const nats = await startEmbeddedNats({ storeDir: join(dir, 'nats') });
@@ -80,8 +96,8 @@ async function main(): Promise<void> {
         const deliveryId = String(req.headers['x-service-delivery'] ?? '');
         received.set(deliveryId, (received.get(deliveryId) ?? 0) + 1);
         try {
-          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { generationId?: string } };
-          if (body.data?.generationId) generationsDelivered.add(body.data.generationId);
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { payload?: { generationId?: string } };
+          if (body.payload?.generationId) generationsDelivered.add(body.payload.generationId);
         } catch {
           // counted by delivery id anyway
         }
@@ -92,6 +108,14 @@ async function main(): Promise<void> {
     cleanups.push(() => new Promise((r) => receiver.close(r)));
     const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
+    // Ctrl+C still stops every process this script started.
+    process.once('SIGINT', () => {
+      for (const p of processes) {
+        p.stopped = true;
+        p.child?.kill('SIGKILL');
+      }
+      process.exit(130);
+    });
     const adminToken = randomBytes(16).toString('hex');
     const database = 'docgen_chaos';
     const baseEnv: Record<string, string> = {
@@ -124,6 +148,9 @@ async function main(): Promise<void> {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       p.child = child;
+      const out = createWriteStream(join(logDir, `${p.id}.log`), { flags: 'a' });
+      child.stdout!.pipe(out, { end: false });
+      child.stderr!.pipe(out, { end: false });
       let buffered = '';
       child.stdout!.on('data', (chunk: Buffer) => {
         buffered += chunk.toString('utf8');
@@ -136,7 +163,6 @@ async function main(): Promise<void> {
           p.adminPort = started.adminPort;
         }
       });
-      child.stderr!.resume();
       child.once('exit', (code, signal) => {
         if (p.child === child) {
           p.child = undefined;
@@ -158,7 +184,7 @@ async function main(): Promise<void> {
       processes.push(p);
       start(p);
     }
-    cleanups.push(async () => {
+    const stopAll = async () => {
       for (const p of processes) p.stopped = true;
       await Promise.all(
         processes.map(async (p) => {
@@ -171,7 +197,8 @@ async function main(): Promise<void> {
           clearTimeout(timer);
         }),
       );
-    });
+    };
+    cleanups.push(stopAll);
     const apiPorts = () => processes.filter((p) => p.role === 'api' && p.publicPort !== undefined);
     const deadline = Date.now() + 120_000;
     while (processes.some((p) => p.publicPort === undefined && p.role === 'api') || processes.some((p) => p.child === undefined)) {
@@ -229,24 +256,32 @@ async function main(): Promise<void> {
         await sleep(250);
       }
     };
+    // Paced at CHAOS_RATE creates a second, so creation, rendering and delivery overlap the kills.
+    const chaosStart = Date.now();
     const creators = Array.from({ length: 4 }, async () => {
       while (nextIndex < GENERATIONS) {
         const i = nextIndex++;
+        const due = chaosStart + (i * 1000) / RATE;
+        if (due > Date.now()) await sleep(due - Date.now());
         await createOne(i);
-        await sleep(100);
       }
     });
 
-    // Chaos: a random role process SIGKILLed every KILL_EVERY_MS while creating; nats-server once.
-    const chaosStart = Date.now();
+    // Chaos: a random role process SIGKILLed every KILL_EVERY_MS until every generation is
+    // created and KILL_UNTIL of them are delivered (so what is left at the last kill is mostly
+    // work the killed processes held, not backlog); nats-server once, a third of the way in.
+    const client = new MongoClient(mongo.url);
+    cleanups.unshift(() => client.close());
+    const db = client.db(database);
     let natsKilled = false;
     let creating = true;
     const creatorsDone = Promise.all(creators).then(() => {
       creating = false;
     });
-    while (creating) {
+    const enoughDelivered = async () => (await db.collection('deliveries').countDocuments({ status: 'SUCCEEDED' })) >= GENERATIONS * KILL_UNTIL;
+    while ((creating || !(await enoughDelivered())) && Date.now() - chaosStart < MAX_CHAOS_MS) {
       await sleep(KILL_EVERY_MS);
-      if (!creating) break;
+      if (!creating && (await enoughDelivered())) break;
       if (!natsKilled && created.size >= GENERATIONS / 3) {
         natsKilled = true;
         log('SIGKILL nats-server (restarting it in 2 s)');
@@ -258,7 +293,7 @@ async function main(): Promise<void> {
         continue;
       }
       const alive = processes.filter((p) => p.child !== undefined);
-      const victim = alive[Math.floor(Math.random() * alive.length)];
+      const victim = alive[Math.floor(random() * alive.length)];
       if (!victim) continue;
       log(`SIGKILL ${victim.id} (${created.size}/${GENERATIONS} created)`);
       victim.child!.kill('SIGKILL');
@@ -266,12 +301,9 @@ async function main(): Promise<void> {
       kills++;
     }
     await creatorsDone;
-    log(`all ${created.size} generations created in ${((Date.now() - chaosStart) / 1000).toFixed(1)} s; ${kills} kills; waiting for quiescence`);
+    log(`all ${created.size} generations created, ${kills} kills in ${((Date.now() - chaosStart) / 1000).toFixed(1)} s; waiting for quiescence`);
 
     // Quiescence: every generation COMPLETED and its delivery SUCCEEDED.
-    const client = new MongoClient(mongo.url);
-    cleanups.unshift(() => client.close());
-    const db = client.db(database);
     let quiescentAt: number | undefined;
     let lastReport = 0;
     while (Date.now() - lastKillAt < TIMEOUT_MS) {
@@ -309,11 +341,14 @@ async function main(): Promise<void> {
     const missingEvents = [...created].filter((id) => !eventsPerGeneration.has(id)).length;
     const notDelivered = [...created].filter((id) => !generationsDelivered.has(id)).length;
     const repeatedRequests = [...received.values()].reduce((sum, n) => sum + Math.max(0, n - 1), 0);
+    // Counted once every process has stopped (SIGTERM: each removes its own profiles), so
+    // what is left was left by killed processes and never cleaned up.
+    await stopAll();
     const profilesLeft = processes.reduce((sum, p) => sum + readdirSync(p.tmpDir).filter((f) => f.startsWith('docgen-chromium-')).length, 0);
 
     const seconds = (ms: number | undefined) => (ms === undefined ? 'timed out' : (ms / 1000).toFixed(1));
     console.log(`\ndocgen chaos run: ${GENERATIONS} generations, roles as separate processes (2 api, 2 render, 2 webhooks), loopback`);
-    console.log(`roles from ${DOCGEN_ROOT}; SIGKILL of a random role every ${KILL_EVERY_MS / 1000} s while creating, nats-server killed once\n`);
+    console.log(`roles from ${DOCGEN_ROOT}; SIGKILL of a random role every ${KILL_EVERY_MS / 1000} s until all are created and ${KILL_UNTIL * 100} % delivered, nats-server killed once\n`);
     console.log(
       formatTable(
         ['measure', 'value'],
@@ -329,7 +364,7 @@ async function main(): Promise<void> {
           ['generations without a final event', missingEvents],
           ['generations never delivered to the receiver', notDelivered],
           ['webhook requests repeated (at-least-once)', repeatedRequests],
-          ['Chromium profiles left in the render TMPDIRs', profilesLeft],
+          ['Chromium profiles left after every process stopped', profilesLeft],
         ],
       ),
     );

@@ -4,6 +4,7 @@ import { createClient, ConnectError, Code, type Client } from '@connectrpc/conne
 import { createConnectTransport } from '@connectrpc/connect-web';
 import type { DescService } from '@bufbuild/protobuf';
 import { ApiKeyService } from '@gen/docgen/admin/v1/api_key_pb.js';
+import { AssetService } from '@gen/docgen/admin/v1/asset_pb.js';
 import { DeliveryService } from '@gen/docgen/admin/v1/delivery_pb.js';
 import { GenerationAdminService } from '@gen/docgen/admin/v1/generation_pb.js';
 import { AuditService, MemberService, SessionService } from '@gen/docgen/admin/v1/identity_pb.js';
@@ -25,6 +26,7 @@ export const api = {
   webhooks: client(WebhookEndpointService),
   deliveries: client(DeliveryService),
   generations: client(GenerationAdminService),
+  assets: client(AssetService),
 };
 
 /** Called when any call answers Unauthenticated (the session ended): the app shows sign-in. */

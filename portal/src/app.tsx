@@ -14,6 +14,7 @@ import { DeliveriesPage } from './screens/deliveries.tsx';
 import { GenerationsPage, GenerationDetailPage } from './screens/generations.tsx';
 import { MembersPage } from './screens/members.tsx';
 import { AuditPage } from './screens/audit.tsx';
+import { AssetsPage } from './screens/assets.tsx';
 import { Page } from './ui.tsx';
 import { Code, ConnectError } from '@connectrpc/connect';
 
@@ -76,6 +77,7 @@ function SessionGate() {
 
 const NAV = [
   ['/templates', 'Templates'],
+  ['/assets', 'Assets'],
   ['/api-keys', 'API keys'],
   ['/webhooks', 'Webhooks'],
   ['/deliveries', 'Deliveries'],
@@ -151,6 +153,7 @@ function Shell() {
             <Route path="/templates/new" component={TemplateEditorPage} />
             <Route path="/templates/:id/compare" component={TemplateComparePage} />
             <Route path="/templates/:id" component={TemplateEditorPage} />
+            <Route path="/assets" component={AssetsPage} />
             <Route path="/api-keys" component={ApiKeysPage} />
             <Route path="/webhooks" component={WebhooksPage} />
             <Route path="/deliveries" component={DeliveriesPage} />

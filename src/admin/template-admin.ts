@@ -207,7 +207,13 @@ export class TemplateAdmin {
     await requireWorkspace(this.deps.workspaces, workspaceId);
     const normalized = normalizeOrDiagnose(input);
     if ('diagnostics' in normalized) return { diagnostics: normalized.diagnostics, suggestedVariables: [] };
-    return this.deps.diagnoseTemplate(normalized.content);
+    const check = this.deps.diagnoseTemplate(normalized.content);
+    const used = literalAssetNamesOf(normalized.content);
+    const missing = this.deps.missingAssets && used.length > 0 ? await this.deps.missingAssets(workspaceId, used) : [];
+    for (const name of missing) {
+      check.diagnostics.push({ source: 'body', line: 0, column: 0, message: `asset ${JSON.stringify(name)} is used but the workspace has no asset of that name; upload it first`, severity: 'error' });
+    }
+    return check;
   }
 
   private async requirePublishable(content: TemplateVersionContent, version: number, workspaceId: ObjectId): Promise<void> {

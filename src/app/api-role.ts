@@ -11,6 +11,7 @@ import { GenerationService } from '../generations/generation-service.ts';
 import { PageTokenCodec } from '../generations/page-token.ts';
 import { GenerationService as GenerationServiceDesc } from '../gen/docgen/v1/generation_pb.js';
 import type { Metrics } from '../ops/metrics.ts';
+import { traceHttpRequest } from '../ops/tracing.ts';
 import { renderJobMsgId } from '../queue/messages.ts';
 import { GenerationHandler } from '../rpc/generation-handler.ts';
 import { mapErrors } from '../rpc/connect-errors.ts';
@@ -75,16 +76,17 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
       if (route === '/v1/generations' && method === 'POST' && status === 201) metrics.generationsCreated.inc();
     },
   });
-  const handler: RequestHandler = (req, res) => {
-    const path = req.url ?? '';
-    if (path.startsWith('/docgen.')) {
-      // The generation handler sets its own; other Connect answers (unknown procedure) get one here.
-      if (!path.startsWith('/docgen.v1.GenerationService/')) res.setHeader('X-Request-Id', requestIdFrom(req.headers['x-request-id']));
-      connect(req, res);
-    } else {
-      void rest(req, res);
-    }
-  };
+  const handler: RequestHandler = (req, res) =>
+    traceHttpRequest(req, res, () => {
+      const path = req.url ?? '';
+      if (path.startsWith('/docgen.')) {
+        // The generation handler sets its own; other Connect answers (unknown procedure) get one here.
+        if (!path.startsWith('/docgen.v1.GenerationService/')) res.setHeader('X-Request-Id', requestIdFrom(req.headers['x-request-id']));
+        connect(req, res);
+      } else {
+        void rest(req, res);
+      }
+    });
 
   const publicServer: DualProtocolServer = await startDualProtocolServer(config.publicAddress, handler, config.http);
   const adminRouter = buildAdminRouter(config, infrastructure, { logger, metrics, generations });

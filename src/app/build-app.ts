@@ -51,7 +51,9 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   const logger = options.logger ?? createLogger({ level: config.logLevel, role: config.roles.join(',') });
   const metrics = createMetrics({ defaultLabels: { role: config.roles.join(',') } });
   const ops = createOpsServer({ address: config.opsAddress, metrics, logger, connections: config.http });
-  // Probes answer from the start: /healthz 200, /readyz 503 naming what is awaited.
+  // Probes answer from the start: /healthz 200, /readyz 503 naming what is awaited, then
+  // 503 `starting` until every role has started (consumers set up, listeners bound).
+  ops.setStarting();
   await ops.listen();
   let infrastructure: Infrastructure;
   try {
@@ -63,6 +65,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
 
   const ctx: RoleContext = { config, infrastructure, logger, metrics, ops };
   const roles: Role[] = [];
+
   const unregister: Array<() => void> = [];
   try {
     for (const name of ALL_ROLES.filter((r) => config.roles.includes(r))) {
@@ -83,6 +86,7 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     throw err;
   }
 
+  ops.setStarted();
   const api = roles.find((r): r is ApiRole => r.name === 'api');
   let accepting = true;
   let drained = false;

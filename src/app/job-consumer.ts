@@ -14,6 +14,11 @@ export interface JobConsumerOptions<T> {
   description?: string;
   /** Jobs handled at once in this process. */
   concurrency: number;
+  /**
+   * When set, working() is sent this often while a handler runs, so ack_wait can be short
+   * (a job held by a dead process comes back after ack_wait) whatever a job takes.
+   */
+  heartbeatMs?: number;
   /** After stop(), how long in-flight handlers may run before they count as abandoned. */
   stopTimeoutMs: number;
   handler: (job: JobContext<T>) => Promise<void>;
@@ -46,7 +51,16 @@ export async function startJobConsumer<T>(nats: NatsQueue, options: JobConsumerO
     concurrency: options.concurrency,
     signal: controller.signal,
     stopTimeoutMs: options.stopTimeoutMs,
-    handler: options.handler,
+    handler:
+      options.heartbeatMs === undefined ? options.handler
+      : async (job) => {
+          const heartbeat = setInterval(() => job.working(), options.heartbeatMs);
+          try {
+            await options.handler(job);
+          } finally {
+            clearInterval(heartbeat);
+          }
+        },
     ...(options.onError ? { onError: options.onError } : {}),
   });
   const info = () => nats.jsm.consumers.info(options.stream, options.consumer);

@@ -13,6 +13,7 @@ import { eraseGeneration } from '../generations/generation-erasure.ts';
 import { RetentionSweeper } from '../generations/retention-sweeper.ts';
 import { previewSubject } from '../queue/preview-channel.ts';
 import { startPreviewService } from '../render/preview-service.ts';
+import { SpanKind, contextFromHeaders, withSpan } from '../ops/tracing.ts';
 import { startJobConsumer } from './job-consumer.ts';
 import { abortedPromise, type Role, type RoleContext } from './role.ts';
 
@@ -22,8 +23,12 @@ export interface RenderRole extends Role {
 }
 
 export const RENDER_CONSUMER = 'render-workers';
-/** A claimed generation's lease; renewed every third of it while rendering. */
-export const RENDER_LEASE_MS = 30_000;
+/**
+ * A claimed generation's lease, and the render consumer's ack_wait: both are renewed every
+ * third of it while rendering (the pipeline's heartbeat), so a render held by a process that
+ * died is taken over by another within this time, however long renders take.
+ */
+export const RENDER_LEASE_MS = 6_000;
 
 export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
   const { config, infrastructure, metrics } = ctx;
@@ -59,6 +64,7 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
       else if (outcome === 'skipped') logger.debug('render skipped: final already or claimed by another worker', fields);
       else logger.info(`render ${outcome}`, fields);
     },
+    onStart: (info) => logger.debug('render started', info),
     onError: (err, generationId) => {
       if (!handedBack.has(generationId)) logger.warn('render attempt failed', { generationId, err: String(err) });
     },
@@ -83,7 +89,11 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
         term: () => (handedBack.has(generationId) ? undefined : job.term()),
       };
       try {
-        await pipeline.process(job.data, control);
+        await withSpan(
+          'render generation',
+          { kind: SpanKind.CONSUMER, parent: contextFromHeaders(job.headers), attributes: { 'docgen.generation.id': generationId, 'messaging.message.delivery_count': job.deliveryCount } },
+          () => pipeline.process(job.data, control),
+        );
       } finally {
         inFlight.delete(job);
       }

@@ -33,8 +33,6 @@ export interface Role {
   close(): Promise<void>;
 }
 
-export type StartRole = (ctx: RoleContext) => Promise<Role>;
-
 /** Resolves when the signal aborts (at once when it already has). */
 export function abortedPromise(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -12,6 +12,7 @@ import { DeliveryDispatcher } from '../webhooks/delivery-dispatcher.ts';
 import { DeliverySweeper } from '../webhooks/delivery-sweeper.ts';
 import { DeliveryWorker, type AttemptReport } from '../webhooks/delivery-worker.ts';
 import { EndpointLimiter } from '../webhooks/endpoint-limiter.ts';
+import { SpanKind, contextFromHeaders, withSpan } from '../ops/tracing.ts';
 import { startJobConsumer } from './job-consumer.ts';
 import type { Role, RoleContext } from './role.ts';
 
@@ -24,12 +25,17 @@ export interface WebhooksRole extends Role {
 export const WEBHOOK_DISPATCHER_CONSUMER = 'webhook-dispatcher';
 export const WEBHOOK_SENDER_CONSUMER = 'webhook-senders';
 /** Events fanned out at once; each is a few small writes and publishes. */
-export const DISPATCH_CONCURRENCY = 32;
-/** An event whose fan-out stalls this long is handed to another dispatcher. */
-const DISPATCH_ACK_WAIT_MS = 30_000;
+const DISPATCH_CONCURRENCY = 32;
+/**
+ * ack_wait of both consumers: a job held by a process that died comes back after this long.
+ * Handlers send working() every third of it (JOB_HEARTBEAT_MS), so a slow attempt or
+ * fan-out is never redelivered while its process lives, whatever DOCGEN_WEBHOOK_TIMEOUT_MS is.
+ */
+const WEBHOOK_ACK_WAIT_MS = 6_000;
+const JOB_HEARTBEAT_MS = WEBHOOK_ACK_WAIT_MS / 3;
 /** Sweeper: how overdue a PENDING delivery must be to count as lost, and how often to look. */
 export const SWEEP_GRACE_MS = 5 * 60_000;
-export const SWEEP_INTERVAL_MS = 30_000;
+const SWEEP_INTERVAL_MS = 30_000;
 
 export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole> {
   const { config, infrastructure, metrics } = ctx;
@@ -58,9 +64,6 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
     });
   }
   const limiter = new EndpointLimiter({ limit: endpointLimit });
-  // An attempt lasts at most timeoutMs; ack_wait covers it plus the reads and writes around
-  // it, and the heartbeat keeps it from expiring whatever the time-out is set to.
-  const senderAckWaitMs = config.webhooks.timeoutMs + 10_000;
   const worker = new DeliveryWorker({
     deliveries: repositories.deliveries,
     endpoints: repositories.webhookEndpoints,
@@ -69,7 +72,8 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
     limiter,
     timeoutMs: config.webhooks.timeoutMs,
     allowInsecure: config.webhooks.allowInsecureUrls,
-    heartbeatMs: Math.floor(senderAckWaitMs / 3),
+    heartbeatMs: JOB_HEARTBEAT_MS,
+    onAttemptStart: (info) => logger.debug('webhook attempt started', info),
     onAttempt: (report) => reportAttempt(report, logger, metrics),
   });
 
@@ -77,7 +81,8 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
   const events = await startJobConsumer<unknown>(nats, {
     stream: names.streams.events,
     consumer: WEBHOOK_DISPATCHER_CONSUMER,
-    ackWaitMs: DISPATCH_ACK_WAIT_MS,
+    ackWaitMs: WEBHOOK_ACK_WAIT_MS,
+    heartbeatMs: JOB_HEARTBEAT_MS,
     maxAckPending: 1000,
     description: 'docgen webhooks: fans final-state events out to deliveries',
     concurrency: DISPATCH_CONCURRENCY,
@@ -91,7 +96,11 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
       }
       dispatching.add(job);
       try {
-        const result = await dispatcher.dispatch(event);
+        const result = await withSpan(
+          'dispatch final event',
+          { kind: SpanKind.CONSUMER, parent: contextFromHeaders(job.headers), attributes: { 'docgen.generation.id': event.generationId, 'docgen.event': event.event } },
+          () => dispatcher.dispatch(event),
+        );
         logger.debug('event fanned out', { eventId: event.eventId, event: event.event, generationId: event.generationId, ...result });
       } finally {
         dispatching.delete(job);
@@ -104,7 +113,8 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
   const sends = await startJobConsumer<DeliveryJob>(nats, {
     stream: names.streams.deliveries,
     consumer: WEBHOOK_SENDER_CONSUMER,
-    ackWaitMs: senderAckWaitMs,
+    ackWaitMs: WEBHOOK_ACK_WAIT_MS,
+    heartbeatMs: JOB_HEARTBEAT_MS,
     // Jobs waiting for their retry (naked with a delay) stay "ack pending" on the server.
     // A cap would let one dead endpoint's waiting retries block every other delivery, so
     // there is none; this process still holds only `concurrency` jobs at a time.
@@ -113,7 +123,14 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
     concurrency: config.webhooks.concurrency,
     stopTimeoutMs: config.shutdownGraceMs,
     handler: async (job) => {
-      await worker.handle(job);
+      await withSpan(
+        'webhook delivery job',
+        { kind: SpanKind.CONSUMER, parent: contextFromHeaders(job.headers), attributes: { 'docgen.delivery.id': String(job.data?.deliveryId ?? ''), 'messaging.message.delivery_count': job.deliveryCount } },
+        async (span) => {
+          const step = await worker.handle(job);
+          span?.setAttribute('docgen.delivery.step', step);
+        },
+      );
     },
     onError: (err) => logger.warn('webhook delivery job failed; it will be redelivered', { err: String(err) }),
   });

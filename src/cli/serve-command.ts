@@ -6,6 +6,7 @@ import { ALL_ROLES, ConfigError, loadConfig, type Role } from '../config/config.
 import { createLogger } from '../ops/logger.ts';
 import { createShutdownCoordinator } from '../ops/shutdown.ts';
 import { describeError } from '../domain/errors.ts';
+import { startTracing, type Tracing } from '../ops/tracing.ts';
 
 export function parseRoles(argv: string[]): Role[] | string {
   const roles: string[] = [];
@@ -42,6 +43,13 @@ export async function runServe(argv: string[], hooks: ServeHooks = {}): Promise<
     throw err;
   }
   const logger = createLogger({ level: config.logLevel, role: roles.join(',') });
+  let tracing: Tracing;
+  try {
+    tracing = await startTracing({ serviceName: `docgen-${roles.join('-')}`, logger });
+  } catch (err) {
+    process.stderr.write(`docgen could not start: ${describeError(err)}\n`);
+    return 1;
+  }
   // Installed before start-up: a SIGTERM while NATS or MongoDB is still awaited stops the wait.
   const shutdown = createShutdownCoordinator({ graceMs: config.shutdownGraceMs, logger });
   const startup = new AbortController();
@@ -50,6 +58,7 @@ export async function runServe(argv: string[], hooks: ServeHooks = {}): Promise<
   shutdown.register('stop accepting work', () => app?.stopAccepting(), 'stop-accepting');
   shutdown.register('drain in-flight work', (ctx) => app?.drain(ctx.signal), 'drain');
   shutdown.register('close connections', () => app?.close(), 'close');
+  shutdown.register('export the last spans', () => tracing.shutdown(), 'final');
   shutdown.install();
   try {
     app = await buildApp(config, { ...hooks, logger, signal: startup.signal });

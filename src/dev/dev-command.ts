@@ -10,6 +10,7 @@ import { buildApp, type App } from '../app/build-app.ts';
 import { DEV_ADMIN_TOKEN } from '../cli/admin/admin-client.ts';
 import { describeError } from '../domain/errors.ts';
 import { createShutdownCoordinator } from '../ops/shutdown.ts';
+import { startTracing, type Tracing } from '../ops/tracing.ts';
 import { ConfigError, loadConfig } from '../config/config.ts';
 import { createLogger } from '../ops/logger.ts';
 import { startEmbeddedMongo, type EmbeddedMongo } from './embedded-mongo.ts';
@@ -44,6 +45,13 @@ export async function runDev(argv: string[]): Promise<number> {
   mkdirSync(dataDir, { recursive: true });
   const logger = createLogger({ level: (process.env.DOCGEN_LOG_LEVEL as 'info') ?? 'info', role: 'dev' });
 
+  let tracing: Tracing;
+  try {
+    tracing = await startTracing({ serviceName: 'docgen-dev', logger });
+  } catch (err) {
+    process.stderr.write(`docgen dev could not start: ${describeError(err)}\n`);
+    return 1;
+  }
   const stack: Partial<DevStack> = {};
   let app: App | undefined;
   // The same coordinator as `docgen serve`; the embedded dependencies stop after docgen.
@@ -55,6 +63,7 @@ export async function runDev(argv: string[]): Promise<number> {
   shutdown.register('drain in-flight work', (ctx) => app?.drain(ctx.signal), 'drain');
   shutdown.register('close docgen', () => app?.close(), 'close');
   shutdown.register('stop embedded dependencies', () => stopStack(stack), 'final');
+  shutdown.register('export the last spans', () => tracing.shutdown(), 'final');
   shutdown.install();
 
   try {

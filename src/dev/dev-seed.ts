@@ -30,6 +30,9 @@ export function sampleInvoiceContent(): TemplateVersionContent {
     partials: JSON.parse(readSample('partials.json')) as Record<string, string>,
     variables: JSON.parse(readSample('variables.json')) as VariableDeclaration[],
     pdfOptions: { ...DEFAULT_PDF_OPTIONS, ...(JSON.parse(readSample('pdf-options.json')) as Partial<PdfOptions>) },
+    // The PDF's Title (pdfinfo) and <html lang>.
+    title: 'Invoice {{ invoiceNumber }}',
+    metadata: { author: '', subject: '', keywords: '', language: 'en' },
   };
 }
 

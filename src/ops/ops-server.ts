@@ -25,7 +25,8 @@ export interface CheckResult {
 }
 
 export interface ReadinessReport {
-  status: 'ready' | 'not_ready' | 'shutting_down';
+  /** `starting`: every check passes but the process has not finished starting (its roles). */
+  status: 'ready' | 'not_ready' | 'starting' | 'shutting_down';
   checks: Record<string, CheckResult>;
 }
 
@@ -43,6 +44,9 @@ export interface OpsServer {
   addReadinessCheck(name: string, check: ReadinessCheck): void;
   /** From now on /readyz answers 503 so the Service stops routing here; the rest keeps working. */
   setShuttingDown(): void;
+  /** /readyz answers 503 `starting` (once its checks pass) until setStarted(): for a process that listens before it has started. */
+  setStarting(): void;
+  setStarted(): void;
   /** Runs every readiness check, as /readyz does. */
   checkReadiness(): Promise<ReadinessReport>;
   listen(): Promise<ListenAddress>;
@@ -58,6 +62,7 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
   const checkTimeoutMs = options.checkTimeoutMs ?? 2000;
   const checks = new Map<string, ReadinessCheck>();
   let shuttingDown = false;
+  let starting = false;
   let boundPort: number | undefined;
   // Log a failing check when it starts failing, not on every probe.
   const lastFailure = new Map<string, string>();
@@ -95,7 +100,7 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
     // Shutdown may have begun while the checks ran.
     if (shuttingDown) return { status: 'shutting_down', checks: results };
     const ready = entries.every(([, r]) => r.ok);
-    return { status: ready ? 'ready' : 'not_ready', checks: results };
+    return { status: !ready ? 'not_ready' : starting ? 'starting' : 'ready', checks: results };
   }
 
   function send(res: http.ServerResponse, status: number, contentType: string, body: string, head: boolean): void {
@@ -154,6 +159,12 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
     setShuttingDown() {
       if (!shuttingDown) logger.info('readiness now reports shutting_down');
       shuttingDown = true;
+    },
+    setStarting() {
+      starting = true;
+    },
+    setStarted() {
+      starting = false;
     },
     checkReadiness,
     listen() {

@@ -1,6 +1,7 @@
 // docgen's messages on top of the generic JetStream queue: every render job, final event and
 // delivery job is published through here (subjects and msgID rules in messages.ts), with
-// the caller's trace context in the message headers.
+// the active trace context in the message headers.
+import { SpanKind, traceHeaders, withSpan } from '../ops/tracing.ts';
 import type { NatsQueue } from './jetstream.ts';
 import { deliveryJobsSubject, finalEventMsgId, finalEventSubject, renderJobsSubject, type DeliveryJob, type FinalEvent } from './messages.ts';
 
@@ -12,26 +13,26 @@ export interface DocgenQueue {
   publishDeliveryJob(job: DeliveryJob, msgId: string): Promise<void>;
 }
 
-export interface DocgenQueueOptions {
-  /** Headers to add to each publish, e.g. the current trace context (traceparent). */
-  headers?: () => Record<string, string> | undefined;
-}
-
-export function createDocgenQueue(nats: NatsQueue, options: DocgenQueueOptions = {}): DocgenQueue {
+export function createDocgenQueue(nats: NatsQueue): DocgenQueue {
   const prefix = nats.prefix;
-  const headers = () => options.headers?.();
+  // Each publish is a PRODUCER span; the message carries its context, so the consumer's span
+  // is its child (one trace per generation across processes).
+  const publish = (what: string, subject: string, data: object, msgId: string, attributes: Record<string, string>) =>
+    withSpan(`publish ${what}`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject, ...attributes } }, async () => {
+      await nats.publish(subject, data, msgId, traceHeaders());
+    });
   return {
     nats,
     async publishRenderJob(generationId, msgId) {
-      await nats.publish(renderJobsSubject(prefix), { generationId }, msgId, headers());
+      await publish('render job', renderJobsSubject(prefix), { generationId }, msgId, { 'docgen.generation.id': generationId });
     },
     async publishFinalEvent(event) {
-      await nats.publish(finalEventSubject(prefix, event.event), event, finalEventMsgId(event), headers());
+      await publish('final event', finalEventSubject(prefix, event.event), event, finalEventMsgId(event), { 'docgen.generation.id': event.generationId, 'docgen.event': event.event });
     },
     async publishDeliveryJob(job, msgId) {
       const message: DeliveryJob = { deliveryId: job.deliveryId };
       if (job.endpointId !== undefined) message.endpointId = job.endpointId;
-      await nats.publish(deliveryJobsSubject(prefix), message, msgId, headers());
+      await publish('delivery job', deliveryJobsSubject(prefix), message, msgId, { 'docgen.delivery.id': job.deliveryId });
     },
   };
 }

@@ -45,7 +45,7 @@ const DUPLICATE_WINDOW_MS = 2 * 60_000;
 const EVENTS_MAX_AGE_MS = 7 * 24 * 3_600_000;
 
 /** The stream configurations ensureStreams() converges to. */
-export function desiredStreams(prefix: string): Array<Partial<StreamConfig> & { name: string }> {
+function desiredStreams(prefix: string): Array<Partial<StreamConfig> & { name: string }> {
   const base = { storage: StorageType.File, duplicate_window: nanos(DUPLICATE_WINDOW_MS), num_replicas: 1 };
   return [
     { ...base, name: renderStreamName(prefix), subjects: [renderJobsSubject(prefix)], retention: RetentionPolicy.Workqueue, max_age: 0 },

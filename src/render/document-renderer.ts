@@ -12,6 +12,7 @@ import { assetDataUrl, type AssetSource, type RenderAssets } from './asset-loade
 import { ASSET_URL_PREFIX, assetUrl } from './liquid/asset-url.ts';
 import { styleElement } from './liquid/html-document.ts';
 import { finishPdf, needsFinishing } from './pdf-finish.ts';
+import { withSpan } from '../ops/tracing.ts';
 import { validatePdfOptions } from './pdf-options.ts';
 import { RenderError, toRenderError } from './render-error.ts';
 import type { LiquidRenderCallOptions, LiquidRenderRequest, LiquidRenderResult } from './liquid/liquid-renderer.ts';
@@ -105,21 +106,23 @@ export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRend
         const c = withDocumentDefaults(content);
         const o = c.pdfOptions as Required<Omit<PdfOptions, 'protection'>> & Pick<PdfOptions, 'protection'>;
         const values = resolveVariables(c.variables, variables);
-        const liquid = await deps.liquid.render(
-          {
-            body: c.body,
-            css: c.css,
-            partials: c.partials,
-            headerTemplate: o.headerTemplate,
-            footerTemplate: o.footerTemplate,
-            firstPageHeaderTemplate: o.firstPageHeaderTemplate,
-            firstPageFooterTemplate: o.firstPageFooterTemplate,
-            title: c.title,
-            defaultTitle: options.templateName ?? '',
-            language: c.metadata.language,
-            variables: values,
-          },
-          { deadline },
+        const liquid = await withSpan('liquid render', {}, () =>
+          deps.liquid.render(
+            {
+              body: c.body,
+              css: c.css,
+              partials: c.partials,
+              headerTemplate: o.headerTemplate,
+              footerTemplate: o.footerTemplate,
+              firstPageHeaderTemplate: o.firstPageHeaderTemplate,
+              firstPageFooterTemplate: o.firstPageFooterTemplate,
+              title: c.title,
+              defaultTitle: options.templateName ?? '',
+              language: c.metadata.language,
+              variables: values,
+            },
+            { deadline },
+          ),
         );
         let assets: RenderAssets = new Map();
         if (liquid.assets.length > 0) {
@@ -135,7 +138,7 @@ export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRend
           if (left <= 0) throw new RenderError('RENDER_TIMEOUT', `Rendering did not finish within ${timeoutMs} ms`);
           return left;
         };
-        const print = (opts: PdfOptions) => deps.pool.printPdf(liquid.html, opts, { timeoutMs: remaining(), assets });
+        const print = (opts: PdfOptions) => withSpan('chromium print pdf', {}, () => deps.pool.printPdf(liquid.html, opts, { timeoutMs: remaining(), assets }));
         let firstPage: Buffer | undefined;
         let pdf: Buffer;
         if (o.firstPageHeaderTemplate !== '' || o.firstPageFooterTemplate !== '') {

@@ -60,6 +60,9 @@ function eventHandler(deps: RenderEngineDeps): (event: BrowserPoolEvent) => void
         metrics?.browserRestarts.inc({ reason: 'crash' });
         logger?.warn('chromium crashed; replacing it', { pid: event.pid });
         break;
+      case 'stale-profiles-removed':
+        logger?.info('removed Chromium profiles left by processes that died', { count: event.names.length, dirs: event.names });
+        break;
       case 'sandbox-unavailable':
         logger?.warn('chromium sandbox unavailable (no user namespaces); running without it');
         break;

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ObjectId } from 'mongodb';
 import { formatId, parseId } from '../domain/ids.ts';
+import { SpanKind, withSpan } from '../ops/tracing.ts';
 import { finalEventFor, type FinalEvent, type RenderJob } from '../queue/messages.ts';
 import type { JsonObject, TemplateVersionContent } from '../domain/template.ts';
 import type { GenerationDoc } from '../store/documents.ts';
@@ -62,6 +63,8 @@ export interface RenderPipelineDeps {
   /** Lease on a claimed generation; renewed while rendering. */
   leaseMs: number;
   onOutcome?: RenderOutcomeListener;
+  /** A render begins: the generation is claimed by this worker (attempt counts every claim). */
+  onStart?: (info: { generationId: string; attempt: number }) => void;
   onError?: (err: unknown, generationId: string) => void;
   /** Holds back a workspace whose renders keep crashing pages (default: 3 crashes a minute). */
   crashThrottle?: CrashThrottle;
@@ -93,9 +96,18 @@ export class RenderPipeline {
     const { generations } = this.deps;
     const doc = await generations.claim(id, this.workerId, this.deps.leaseMs);
     if (!doc) {
-      // Final already, or another worker holds a live lease: nothing to do here. A final row
-      // whose event never left (crash after the transition) gets it now.
       const current = await generations.get(id);
+      if (current?.status === 'PROCESSING' && current.leaseOwner !== null && current.leaseUntil !== null) {
+        // Another worker holds a live lease. It may have died a moment ago (this message is
+        // its job, redelivered after ack_wait): look again just after the lease runs out, so
+        // the takeover does not wait for a sweep. If it is alive it finishes, and the next
+        // look finds the row final.
+        await control.nak(Math.max(100, current.leaseUntil.getTime() - Date.now() + 250));
+        this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
+        return;
+      }
+      // Final already: nothing to do here. A final row whose event never left (crash after
+      // the transition) gets it now.
       if (current && current.eventPublished === false) await this.publishEvent(current);
       await control.ack();
       this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
@@ -118,6 +130,7 @@ export class RenderPipeline {
       this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
       return;
     }
+    this.deps.onStart?.({ generationId: job.generationId, attempt: doc.attempts });
     const heartbeat = setInterval(() => {
       control.working();
       generations.extendLease(id, this.workerId, this.deps.leaseMs).catch(() => {});
@@ -135,7 +148,9 @@ export class RenderPipeline {
         this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
         return;
       }
-      await this.deps.store.putPdf(key, pdf, { downloadFilename: `${formatId('generation', doc._id)}.pdf` });
+      await withSpan('object store put pdf', { kind: SpanKind.CLIENT, attributes: { 'docgen.object.key': key, 'docgen.object.bytes': pdf.length } }, () =>
+        this.deps.store.putPdf(key, pdf, { downloadFilename: `${formatId('generation', doc._id)}.pdf` }),
+      );
       const completed = await generations.complete(id, this.workerId, key, version);
       if (completed) {
         await this.publishEvent(completed);

@@ -18,6 +18,7 @@ import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repo
 import type { HostLookup } from './address-guard.ts';
 import type { DeliveryJob } from '../queue/messages.ts';
 import type { EndpointLimiter } from './endpoint-limiter.ts';
+import { markSpanError, SpanKind, withSpan } from '../ops/tracing.ts';
 import { sendAttempt, type AttemptResult } from './http-sender.ts';
 import { nextAttemptDelayMs } from './retry-schedule.ts';
 import { buildSignedRequest, openSigningSecrets, type WebhookEventData } from './signing.ts';
@@ -79,6 +80,8 @@ export interface DeliveryWorkerDeps {
   lookup?: HostLookup | undefined;
   now?: () => number;
   random?: () => number;
+  /** An attempt is about to be sent (logs). */
+  onAttemptStart?: (info: { deliveryId: string; attempt: number }) => void;
   /** Every attempt made (metrics, logs). */
   onAttempt?: (report: AttemptReport) => void;
 }
@@ -234,18 +237,34 @@ export class DeliveryWorker {
     }
     const heartbeat = setInterval(() => job.working(), this.deps.heartbeatMs);
     try {
-      const result = await sendAttempt({
-        url: endpoint.url,
-        headers: request.headers,
-        body: request.body,
-        timeoutMs: this.deps.timeoutMs,
-        allowInsecure: this.deps.allowInsecure,
-        lookup: this.deps.lookup,
-        signal: this.abort.signal,
+      const attempt = doc.attempts.length + 1;
+      this.deps.onAttemptStart?.({ deliveryId, attempt });
+      const result = await withSpan('webhook attempt', { kind: SpanKind.CLIENT, attributes: { 'docgen.delivery.id': deliveryId, 'docgen.delivery.attempt': attempt, 'server.address': hostOf(endpoint.url) } }, async (span) => {
+        const sent = await sendAttempt({
+          url: endpoint.url,
+          headers: request.headers,
+          body: request.body,
+          timeoutMs: this.deps.timeoutMs,
+          allowInsecure: this.deps.allowInsecure,
+          lookup: this.deps.lookup,
+          signal: this.abort.signal,
+        });
+        if (sent.statusCode) span?.setAttribute('http.response.status_code', sent.statusCode);
+        if (!sent.ok) markSpanError(span, sent.error ?? `HTTP ${sent.statusCode}`);
+        return sent;
       });
       return { result };
     } finally {
       clearInterval(heartbeat);
     }
+  }
+}
+
+/** The endpoint's host for a span (never the path or query, which may carry tokens). */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '';
   }
 }

@@ -101,8 +101,14 @@ describe('docgen dev', () => {
     expect(pdf.headers.get('content-type')).toBe('application/pdf');
     expect(Buffer.from(await pdf.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
 
-    // The banner's invitation link sets the sample workspace owner's password, as the portal would.
+    // The banner's invitation link opens the portal (the single-page app answers every route).
     const invite = new URL(first.banner.invite);
+    const page = await fetch(invite);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(await page.text()).toContain('<div id="app">');
+
+    // It sets the sample workspace owner's password, as the portal does.
     const accepted = await fetch(new URL('/docgen.admin.v1.SessionService/AcceptInvitation', invite.origin), {
       method: 'POST',
       headers: { 'content-type': 'application/json', origin: invite.origin },

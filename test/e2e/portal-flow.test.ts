@@ -6,17 +6,18 @@
 // delivery and its attempt, redeliver. A viewer sees no "Create key". Every screen passes
 // axe-core (no serious or critical violation), loads nothing from another origin and
 // violates no CSP; screenshots go to test-output/screenshots/.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { fromJson } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
-import type { Browser } from 'puppeteer';
+import type { Browser, ElementHandle } from 'puppeteer';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
 import { sampleInvoiceContent, sampleInvoiceValues } from '../../src/dev/dev-seed.ts';
 import { PREVIEW_DEBOUNCE_MS } from '../../portal/src/editor/preview-timing.ts';
+import { uniqueRunDir } from '../harness/dependencies.ts';
 import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 import { request } from './api-stack.ts';
@@ -111,6 +112,20 @@ describe('portal, as a workspace owner', () => {
     await checkScreen(owner, 'templates');
   });
 
+  it('uploads an image asset and lists it', async () => {
+    const { page } = owner;
+    const file = join(uniqueRunDir('portal-asset'), 'logo.png');
+    // A 1×1 PNG.
+    writeFileSync(file, Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'));
+    await click(page, 'Assets', 'link');
+    const input = (await page.waitForSelector('input[type="file"]')) as ElementHandle<HTMLInputElement>;
+    await input.uploadFile(file);
+    await click(page, 'Upload asset', 'button');
+    await waitForText(page, 'Uploaded logo.png');
+    await waitForText(page, 'image/png');
+    await checkScreen(owner, 'assets');
+  });
+
   it('creates an API key that works over REST, and finds the generation with its PDF', async () => {
     const { page } = owner;
     await click(page, 'API keys', 'link');
@@ -147,6 +162,20 @@ describe('portal, as a workspace owner', () => {
     await click(page, 'All generations', 'link');
     await page.waitForSelector(`aria/${id}[role="link"]`);
     await checkScreen(owner, 'generations');
+
+    // A second key, revoked after a confirmation, stops working at once.
+    await click(page, 'API keys', 'link');
+    await fill(page, 'Key name', 'to revoke');
+    await click(page, 'Create key', 'button');
+    const doomed = await (await page.waitForSelector('[data-secret]'))!.evaluate((el) => el.textContent ?? '');
+    await click(page, 'Done', 'button');
+    const revokeButtons = await page.$$('aria/Revoke[role="button"]');
+    expect(revokeButtons).toHaveLength(2);
+    await revokeButtons[0]!.click(); // newest first
+    await click(page, 'Revoke key', 'button');
+    await waitForText(page, 'Revoked');
+    const refused = await request(stack.api.baseUrl, { path: `/v1/generations/${id}`, headers: { authorization: `Bearer ${doomed}` } });
+    expect(refused.status).toBe(401);
   });
 
   it('adds an endpoint, sends a test event to it, sees the delivery and redelivers it', async () => {
@@ -180,11 +209,26 @@ describe('portal, as a workspace owner', () => {
     await pollUntil(() => receiver.requests.length, (n) => n > sent, { timeoutMs: 20_000, description: 'the redelivery at the receiver' });
   });
 
-  it('shows members and the audit log to the owner', async () => {
+  it('invites a member, changes their role and removes them; shows the audit log', async () => {
     const { page } = owner;
     await click(page, 'Members', 'link');
     await waitForText(page, OWNER.email);
+    await fill(page, 'Email', 'eddie.editor@example.com');
+    await click(page, 'Invite member', 'button');
+    const link = await (await page.waitForSelector('[data-secret]'))!.evaluate((el) => el.textContent ?? '');
+    expect(link).toContain('/invite/');
     await checkScreen(owner, 'members');
+    await click(page, 'Done', 'button');
+    await page.select('select[aria-label="Role of eddie.editor@example.com"]', '3');
+    await pollUntil(
+      async () => (await stack.users.listUsers({ workspaceId })).users.length,
+      (n) => n === 2,
+      { description: 'the invited person among the users' },
+    );
+    await pollUntil(() => page.$eval('select[aria-label="Role of eddie.editor@example.com"]', (el) => (el as HTMLSelectElement).value), (v) => v === '3', { description: 'the new role shown' });
+    await click(page, 'Remove eddie.editor@example.com', 'button');
+    await click(page, 'Remove member', 'button');
+    await pollUntil(() => page.evaluate(() => document.body.innerText), (text) => !text.includes('eddie.editor@example.com'), { description: 'the member gone' });
     await click(page, 'Audit log', 'link');
     await waitForText(page, 'TemplateService');
     await checkScreen(owner, 'audit-log');
@@ -199,6 +243,22 @@ describe('portal, as a workspace owner', () => {
     expect(overflow).toBeLessThanOrEqual(0);
     await checkScreen(owner, 'template-editor-1024');
     await owner.page.setViewport({ width: 1280, height: 900 });
+  });
+});
+
+describe('portal, for a member of two workspaces', () => {
+  it('switches workspace', async () => {
+    const { page } = owner;
+    const second = await stack.api.workspace('Acme Labs');
+    await stack.invite(second, OWNER.email, MemberRole.EDITOR);
+    await page.goto(`${stack.origin}/templates`);
+    await page.waitForSelector('aria/Workspace[role="combobox"]');
+    await page.select('select', second);
+    await waitForText(page, 'No templates yet');
+    await waitForText(page, 'Editor');
+    await checkScreen(owner, 'workspace-switched');
+    await page.select('select', workspaceId);
+    await page.waitForSelector('aria/Order confirmation[role="link"]');
   });
 });
 
@@ -222,6 +282,7 @@ describe('portal, as a viewer', () => {
       await click(page, 'Templates', 'link');
       await click(page, 'Order confirmation', 'link');
       await waitForText(page, 'Template body (read-only)');
+      await waitForText(page, 'Previews are rendered for owners and editors');
       expect(await page.$('aria/Publish[role="button"]')).toBeNull();
       await checkScreen(viewer, 'template-viewer');
     } finally {
@@ -269,11 +330,13 @@ describe('portal performance (printed, with generous bounds)', () => {
     const latencies: number[] = [];
     const requests: number[] = [];
     const renders: number[] = [];
+    const draws: number[] = [];
     for (let i = 0; i < 15; i++) {
       const before = await count();
       await page.keyboard.type(String.fromCharCode(97 + (i % 26)));
       await pollUntil(count, (n) => n > before, { timeoutMs: 20_000, intervalMs: 20, description: `preview update ${i}` });
-      const [latency, requestMs, renderMs] = await page.$eval('[aria-label="Preview"]', (el) => ['data-latency-ms', 'data-request-ms', 'data-render-ms'].map((a) => Number(el.getAttribute(a))));
+      const [latency, requestMs, renderMs, drawMs] = await page.$eval('[aria-label="Preview"]', (el) => ['data-latency-ms', 'data-request-ms', 'data-render-ms', 'data-draw-ms'].map((a) => Number(el.getAttribute(a))));
+      draws.push(drawMs!);
       latencies.push(latency!);
       requests.push(requestMs!);
       renders.push(renderMs!);
@@ -309,7 +372,7 @@ describe('portal performance (printed, with generous bounds)', () => {
     const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
     console.log(
       [
-        `portal preview latency, keystroke pause -> new preview on screen (sample invoice, debounce ${PREVIEW_DEBOUNCE_MS} ms, n=${latencies.length}): p50 ${pct(50)} ms, p95 ${pct(95)} ms (medians: preview call ${median(requests)} ms, of which rendering ${median(renders)} ms)`,
+        `portal preview latency, keystroke pause -> new preview on screen (sample invoice, debounce ${PREVIEW_DEBOUNCE_MS} ms, n=${latencies.length}): p50 ${pct(50)} ms, p95 ${pct(95)} ms (medians: preview call ${median(requests)} ms, of which rendering ${median(renders)} ms; drawing with pdf.js ${median(draws)} ms)`,
         `portal first render of the templates screen (n=5): median ${firstRender[2]} ms, max ${firstRender[4]} ms`,
         `portal JavaScript, gzip: all ${kb(gz(/\.m?js$/))}; first load (index) ${kb(gz(/^index-.*\.js$/))}; pdf.js worker ${kb(gz(/^pdf\.worker/))}`,
       ].join('\n'),

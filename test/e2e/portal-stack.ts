@@ -27,7 +27,7 @@ export interface PortalStack {
   origin: string;
   users: Client<typeof UserService>;
   webhooks: Client<typeof WebhookEndpointService>;
-  /** Invites a person (operator call) and returns the path of their invitation link. */
+  /** Invites a person (operator call) and returns the path of their invitation link ('' when none was issued). */
   invite(workspaceId: string, email: string, role: MemberRole): Promise<string>;
   close(): Promise<void>;
 }
@@ -54,7 +54,8 @@ export async function startPortalStack(): Promise<PortalStack> {
     webhooks: createClient(WebhookEndpointService, transport),
     async invite(workspaceId, email, role) {
       const res = await users.inviteUser({ workspaceId, email, role });
-      return new URL(res.inviteUrl).pathname;
+      // A person who already has a password gets the membership and no link.
+      return res.inviteUrl ? new URL(res.inviteUrl).pathname : '';
     },
     close: () => api.close(),
   };

@@ -208,10 +208,12 @@ describe('print options', () => {
 });
 
 describe('fonts', () => {
-  it("prints the sample invoice's CJK line with a Noto CJK font", async () => {
+  it("prints the sample invoice's CJK line with a Noto CJK font, under the invoice's title", async () => {
     const { content: invoice, variables } = loadInvoiceFixture();
     const { pdf } = await engine.renderer.render(invoice, variables);
     expect(await pdfText(pdf)).toContain('東京');
+    // docgen dev's sample: its title, no longer "about:blank".
+    expect(await info(pdf)).toMatch(/^Title:\s+Invoice INV-2026-00042$/m);
     // Chromium embeds CFF-outline fonts such as Noto CJK as Type 3 fonts, which poppler's
     // pdffonts lists without a name: the font's descriptor names it.
     const fonts = (await run('pdffonts', [await saved(pdf)], { encoding: 'utf8' })).stdout;

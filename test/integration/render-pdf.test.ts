@@ -54,7 +54,7 @@ describe('document renderer', () => {
   it('renders the sample invoice: values, escaping, non-Latin text, footer with page numbers', async () => {
     const { content: invoice, variables } = loadInvoiceFixture();
     const { pdf, html } = await engine.renderer.render(invoice, variables);
-    expect(html).toMatch(/^<!DOCTYPE html>\n<html><head><meta charset="utf-8"><style>/);
+    expect(html).toMatch(/^<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Invoice INV-2026-00042<\/title><style>/);
     const text = await pdfText(pdf);
     for (const expected of [
       'INV-2026-00042',

@@ -231,6 +231,26 @@ describe('workspace assets', () => {
     expect(canary.connections - before, canary.seen.join(', ')).toBe(0);
   });
 
+  it('takes the title, metadata and the newer PDF options from the CLI', async () => {
+    const ws = await workspace('cli-settings');
+    const body = join(files, 'settings-body.liquid');
+    await writeFile(body, '<p>Hello {{ n }}</p>');
+    const pdfOptions = JSON.stringify({ scale: 0.9, pageRanges: '1', preferCssPageSize: true, firstPageFooterTemplate: '<div>first</div>', protection: { ownerPassword: 'owner-secret', allowPrinting: true } });
+    const created = await cli(['template', 'create', '--workspace', ws, '--name', 'Settings', '--file', body, '--title', 'Doc {{ n }}',
+      '--metadata', '{"author": "Acme", "keywords": "a, b", "language": "fr"}', '--pdf-options', pdfOptions, '--json']);
+    expect(created.stderr).toBe('');
+    const { id } = JSON.parse(created.stdout) as { id: string };
+    const shown = JSON.parse((await cli(['template', 'version', 'get', id, '--version', '1', '--json'])).stdout) as { content: Record<string, unknown> };
+    expect(shown.content).toMatchObject({
+      title: 'Doc {{ n }}',
+      metadata: { author: 'Acme', subject: '', keywords: 'a, b', language: 'fr' },
+      pdfOptions: { scale: 0.9, pageRanges: '1', preferCssPageSize: true, firstPageFooterTemplate: '<div>first</div>', protection: { ownerPassword: 'owner-secret', userPassword: '', allowPrinting: true, allowCopying: false } },
+    });
+    const bad = await cli(['template', 'create', '--workspace', ws, '--name', 'Bad', '--file', body, '--pdf-options', '{"protection": {"ownerPasword": "x"}}']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unknown protection field "ownerPasword"');
+  });
+
   it('sanitises an SVG with a script and refuses one with an external reference', async () => {
     const ws = await workspace('svg');
     const scripted = `<?xml version="1.0"?>
@@ -287,6 +307,8 @@ describe('workspace assets', () => {
     );
     expect(err.code).toBe(Code.InvalidArgument);
     expect(err.rawMessage).toContain('asset "missing-logo.png" is used but the workspace has no asset of that name');
+    const check = await admin.templates.checkTemplateContent({ workspaceId: ws, content: { body: `<img src="{{ 'missing-logo.png' | asset_url }}">` } });
+    expect(check.diagnostics.map((d) => [d.severity, d.message])).toContainEqual(['error', expect.stringContaining('asset "missing-logo.png" is used but')]);
 
     const uploaded = JSON.parse((await upload(ws, 'seal.png', LOGO)).stdout) as { id: string };
     const created = await admin.templates.createTemplate({ workspaceId: ws, name: 'Sealed', publish: true, content: { body: `<img src="{{ 'seal.png' | asset_url }}">` } });

@@ -6,7 +6,7 @@ import { PdfView } from './pdf-view.tsx';
 import type { PreviewState } from './use-live-preview.ts';
 
 export function PreviewPane({ preview, label = 'Preview', blocked }: { preview: PreviewState; label?: string; blocked?: string | undefined }) {
-  const [drawn, setDrawn] = useState({ count: 0, latencyMs: 0 });
+  const [drawn, setDrawn] = useState({ count: 0, latencyMs: 0, drawMs: 0 });
   const [viewError, setViewError] = useState('');
   const changedAt = useRef(preview.changedAt);
   changedAt.current = preview.changedAt;
@@ -21,7 +21,7 @@ export function PreviewPane({ preview, label = 'Preview', blocked }: { preview: 
   else if (drawn.count > 0) status = `Preview up to date (rendered in ${preview.renderMs} ms, on screen ${drawn.latencyMs} ms after the last edit).`;
   else status = preview.pdf ? 'Drawing preview…' : 'The preview appears here.';
   return (
-    <section class="preview" role="region" aria-label={label} data-preview-count={drawn.count} data-latency-ms={drawn.latencyMs} data-request-ms={preview.requestMs} data-render-ms={preview.renderMs} aria-busy={preview.pending ? 'true' : 'false'}>
+    <section class="preview" role="region" aria-label={label} data-preview-count={drawn.count} data-latency-ms={drawn.latencyMs} data-request-ms={preview.requestMs} data-render-ms={preview.renderMs} data-draw-ms={drawn.drawMs} aria-busy={preview.pending ? 'true' : 'false'}>
       <div class="preview-bar">
         <p class={`preview-status ${preview.error || blocked ? 'error' : ''}`} role="status">
           {status}
@@ -39,9 +39,9 @@ export function PreviewPane({ preview, label = 'Preview', blocked }: { preview: 
       )}
       <PdfView
         pdf={preview.pdf}
-        onDrawn={() => {
+        onDrawn={(drawMs) => {
           setViewError('');
-          setDrawn((d) => ({ count: d.count + 1, latencyMs: Math.round(performance.now() - changedAt.current) }));
+          setDrawn((d) => ({ count: d.count + 1, latencyMs: Math.round(performance.now() - changedAt.current), drawMs }));
         }}
         onError={setViewError}
       />

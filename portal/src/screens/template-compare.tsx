@@ -47,16 +47,16 @@ function SourceDiff({ label, a, b, language, versionA, versionB }: { label: stri
   );
 }
 
-function VersionPreview({ version, sampleData, sampleKey, workspaceId }: { version: TemplateVersion; sampleData: Record<string, unknown>; sampleKey: string; workspaceId: string }) {
+function VersionPreview({ version, sampleData, sampleKey, workspaceId, allowed }: { version: TemplateVersion; sampleData: Record<string, unknown>; sampleKey: string; workspaceId: string; allowed: boolean }) {
   const content = useMemo(() => contentFromDraft(draftFromContent(version.content)).content, [version]);
-  const preview = useLivePreview(workspaceId, content, `${version.templateId}:${version.version}:${sampleKey}`, sampleData as never);
-  return <PreviewPane preview={preview} label={`Preview of version ${version.version}`} />;
+  const preview = useLivePreview(workspaceId, allowed ? content : undefined, `${version.templateId}:${version.version}:${sampleKey}`, sampleData as never);
+  return <PreviewPane preview={preview} label={`Preview of version ${version.version}`} blocked={allowed ? undefined : 'Previews are rendered for owners and editors.'} />;
 }
 
 export function TemplateComparePage() {
   const { params } = useRoute();
   const { query, route } = useLocation();
-  const { workspaceId } = useAbilities();
+  const { workspaceId, canEditTemplates } = useAbilities();
   const id = params.id!;
   const loaded = useLoad(async () => {
     const [template, versions] = await Promise.all([api.templates.getTemplate({ id }), api.templates.listTemplateVersions({ templateId: id })]);
@@ -112,8 +112,8 @@ export function TemplateComparePage() {
               <SourceDiff label="CSS" a={a.content?.css ?? ''} b={b.content?.css ?? ''} language="css" versionA={a.version} versionB={b.version} />
               <h2>Rendered with the same sample data</h2>
               <div class="compare-previews">
-                <VersionPreview version={a} sampleData={sampleData} sampleKey={`${sampleFrom}:${numberA}:${numberB}`} workspaceId={workspaceId} />
-                <VersionPreview version={b} sampleData={sampleData} sampleKey={`${sampleFrom}:${numberA}:${numberB}`} workspaceId={workspaceId} />
+                <VersionPreview version={a} sampleData={sampleData} sampleKey={`${sampleFrom}:${numberA}:${numberB}`} workspaceId={workspaceId} allowed={canEditTemplates} />
+                <VersionPreview version={b} sampleData={sampleData} sampleKey={`${sampleFrom}:${numberA}:${numberB}`} workspaceId={workspaceId} allowed={canEditTemplates} />
               </div>
             </>
           ) : (

@@ -59,7 +59,8 @@ function TemplateEditor({ template, versions = [], reload }: { template?: Templa
 
   const built = useMemo(() => contentFromDraft(draft), [draft]);
   const contentKey = useMemo(() => JSON.stringify(built.content ?? null), [built]);
-  const preview = useLivePreview(workspaceId, built.content, contentKey);
+  // Rendering previews is an editor's right (the server refuses viewers): viewers read the source.
+  const preview = useLivePreview(workspaceId, canEditTemplates ? built.content : undefined, contentKey);
   const changed = !base || !sameDraft(draft, baseDraft);
 
   // Stable arrays per source: a new array would make every editor re-apply its markers.
@@ -192,7 +193,14 @@ function TemplateEditor({ template, versions = [], reload }: { template?: Templa
             </div>
           )}
         </div>
-        <PreviewPane preview={preview} blocked={built.sampleProblem ? 'Preview paused: the sample data is not valid JSON.' : undefined} />
+        <PreviewPane
+          preview={preview}
+          blocked={
+            !canEditTemplates ? 'Previews are rendered for owners and editors; your role reads the source.'
+            : built.sampleProblem ? 'Preview paused: the sample data is not valid JSON.'
+            : undefined
+          }
+        />
       </div>
       {template && <VersionHistory template={template} versions={versions} current={base?.version ?? 0} />}
     </Page>

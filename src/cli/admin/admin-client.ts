@@ -1,6 +1,6 @@
 // Connect clients of the admin API (docs/admin.md), used by `docgen admin` and by the tests
 // that drive the admin services. A new admin service is one line in ADMIN_SERVICES.
-import { Code, ConnectError, createClient, type Client, type Interceptor } from '@connectrpc/connect';
+import { Code, ConnectError, createClient, type Client, type Interceptor, type Transport } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { errorMessage } from '../../domain/errors.ts';
 import { ApiKeyService } from '../../gen/docgen/admin/v1/api_key_pb.js';
@@ -51,6 +51,11 @@ export function createAdminClients(baseUrl: string, options: AdminClientOptions)
     interceptors: token === undefined ? [] : [auth],
     defaultTimeoutMs: options.timeoutMs,
   });
+  return adminClientsOn(transport);
+}
+
+/** One client per admin service on a given transport (tests pass createRouterTransport's). */
+export function adminClientsOn(transport: Transport): AdminClients {
   const clients: Record<string, unknown> = {};
   for (const [name, service] of Object.entries(ADMIN_SERVICES)) clients[name] = createClient(service, transport);
   return clients as AdminClients;

@@ -3,7 +3,7 @@
 // Connect client: everything it can do, the portal can do through the same services. This
 // file finds the command, parses its flags and reports errors; commands.ts lists them.
 import { parseArgs } from 'node:util';
-import { adminClientsFromEnv, DEFAULT_ADMIN_URL, describeAdminError, DEV_ADMIN_TOKEN } from './admin-client.ts';
+import { adminClientsFromEnv, DEFAULT_ADMIN_URL, describeAdminError, DEV_ADMIN_TOKEN, type AdminClients } from './admin-client.ts';
 import { UsageError, type Command, type Values } from './command.ts';
 import { COMMANDS } from './commands.ts';
 
@@ -11,6 +11,8 @@ export interface AdminCliIo {
   stdout: { write(chunk: string): unknown };
   stderr: { write(chunk: string): unknown };
   env: Record<string, string | undefined>;
+  /** The admin API's clients; by default built from DOCGEN_ADMIN_URL and DOCGEN_ADMIN_TOKEN. */
+  clients?: AdminClients;
 }
 
 function usage(commands: Command[] = COMMANDS): string {
@@ -75,7 +77,7 @@ export async function runAdminCli(argv: string[], io: AdminCliIo): Promise<numbe
     for (const name of command.required ?? []) {
       if (values[name] === undefined || values[name] === '') throw new UsageError(`--${name} is required`);
     }
-    const clients = adminClientsFromEnv(io.env);
+    const clients = io.clients ?? adminClientsFromEnv(io.env);
     await command.run({
       values,
       args,

@@ -3,12 +3,12 @@
 // in-flight renders and is then closed), replaces a crashed one, and makes sure that nothing
 // of a closed or crashed browser survives (process group SIGKILL, profile directory removed).
 
-import { mkdtemp, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import puppeteer from 'puppeteer';
 import type { Browser, BrowserContext } from 'puppeteer';
 import { chromiumFlags, devShmIsRoomy, ignoredDefaultArgs, resolveChromiumExecutable } from './launch-options.ts';
 import { killTree, treeMemory, waitForGroupExit } from './process-tree.ts';
+import { createProfileDir } from './profile-dirs.ts';
 import type { TreeMemory } from './process-tree.ts';
 import { TripwireProxy } from './tripwire-proxy.ts';
 
@@ -20,6 +20,7 @@ export type BrowserPoolEvent =
   | { type: 'browser-retired'; pid: number; reason: RetireReason; renders: number }
   | { type: 'browser-crashed'; pid: number }
   | { type: 'sandbox-unavailable' }
+  | { type: 'stale-profiles-removed'; names: string[] }
   | { type: 'request-blocked'; target: string }
   | { type: 'render'; ok: boolean; durationMs: number; code?: string };
 
@@ -299,7 +300,7 @@ export class BrowserHost {
   }
 
   private async launchOnce(): Promise<ManagedBrowser> {
-    const userDataDir = await mkdtemp(join(this.options.tmpDir, 'docgen-chromium-'));
+    const userDataDir = await createProfileDir(this.options.tmpDir);
     let browser: Browser | undefined;
     try {
       browser = await puppeteer.launch({

@@ -19,6 +19,7 @@ import type { BrowserPoolEvent } from './browser-host.ts';
 import type { RenderAssets } from '../asset-loader.ts';
 import { checkHeaderFooter } from './header-footer-check.ts';
 import { guardPage, setPageAssets } from './page-guard.ts';
+import { removeStaleProfileDirs } from './profile-dirs.ts';
 import { reusedPageConcurrency, slotOf, unavailableReason } from './reused-page-concurrency.ts';
 
 export type { BrowserPoolEvent } from './browser-host.ts';
@@ -166,6 +167,10 @@ export class BrowserPool {
     if (this.cluster) return;
     this.stopping = false;
     const onEvent = (event: BrowserPoolEvent) => this.emit(event);
+    // Profiles of processes that died without cleaning up (SIGKILL, OOM kill): only dead
+    // owners' directories go, never a live process's (profile-dirs.ts).
+    const stale = await removeStaleProfileDirs(this.options.tmpDir);
+    if (stale.length > 0) onEvent({ type: 'stale-profiles-removed', names: stale });
     const host = new BrowserHost({
       executablePath: this.options.executablePath,
       recycleAfterRenders: this.options.recycleAfterRenders,
