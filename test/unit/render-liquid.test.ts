@@ -84,7 +84,9 @@ describe('Liquid rendering', () => {
         const err = await failure(liquid.render(request(`{% ${tag} "${name}" %}`, {}, { 'etc/passwd': 'nope' })));
         expect(err.code).toBe('LIQUID_ERROR');
         expect(err.kind).toBe('permanent');
-        expect(err.message).toContain('Failed to lookup');
+        // In the author's words (issue #16): the partial is named, no errno code or lookup roots.
+        expect(err.message).toContain(`partial ${JSON.stringify(name)} does not exist`);
+        expect(err.message).not.toMatch(/ENOENT|Failed to lookup/);
       }
     }
   });
