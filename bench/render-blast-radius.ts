@@ -61,6 +61,9 @@ const engine = await createRenderEngine({
   browserRecycleAfterRenders: 1000,
   browserMaxRssMb: 4096,
   maxAttempts: 3,
+  // The service's defaults (DOCGEN_RENDER_LOAD_TIMEOUT_MS, DOCGEN_RENDER_MAX_HTML_BYTES).
+  loadTimeoutMs: 5_000,
+  maxHtmlBytes: 2 * 1024 * 1024,
   userDataDir: mkdtempSync(join(tmpdir(), 'docgen-blast-')),
 } as never);
 
