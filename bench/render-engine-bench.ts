@@ -10,9 +10,17 @@
 // (default 6) after a warm-up; PDF/s is the median round, p50/p95 over all rounds, memory the
 // peak of the summed RSS of the variant's Chromium processes. (Not PSS: with three browsers of
 // the same binary alive, PSS would split their shared pages between the variants.)
+// (c) also reports its stages, timed around the engine's own Liquid and Chromium steps:
+// liquid (worker process round trip), chromium (set content + print, the pool's printPdf) and
+// other (variables, PDF finishing, deadlines).
+// A variant that fails (e.g. puppeteer-cluster's "Unable to get browser page", thrown where
+// nobody awaits it) keeps its row with the error count and first message; the run goes on.
+// Then "cost as work grows": (c) renders the table reports of bench/lib/workloads.ts (1 to 20
+// pages, 25 and 200 rows per page) one at a time; ms per page = p50 / pages.
 //
-//   npx node bench/render-engine-bench.ts            # all variants, concurrency 1,4,16
-//   BENCH_CONCURRENCY=4 BENCH_RENDERS=200 BENCH_ROUNDS=5 BENCH_VARIANTS=a,c npx node bench/render-engine-bench.ts
+//   node bench/render-engine-bench.ts [--json] [--quick] [--concurrency=1,4,16]
+//   BENCH_RENDERS=200 BENCH_ROUNDS=5 BENCH_VARIANTS=a,c node bench/render-engine-bench.ts
+//   BENCH_GROWTH=0 skips the growth part.
 
 import { writeFileSync } from 'node:fs';
 import puppeteer from 'puppeteer';
@@ -24,11 +32,17 @@ import { resolveVariables } from '../src/render/liquid/variables.ts';
 import { toPuppeteerPdfOptions } from '../src/render/pdf-options.ts';
 import { createRenderEngine } from '../src/render/render-engine.ts';
 import { treeMemory } from '../src/render/chromium/process-tree.ts';
-import { formatTable, loadInvoiceFixture, mb, percentile, runLoad } from './lib/measure.ts';
+import { createDocumentRenderer } from '../src/render/document-renderer.ts';
+import type { JsonObject, TemplateVersionContent } from '../src/domain/template.ts';
+import { formatTable, loadInvoiceFixture, percentile, runLoad } from './lib/measure.ts';
 import type { LoadResult, MemoryPeak } from './lib/measure.ts';
+import { failedRow, growthTable, guarded, parseBenchOptions, progress, round1, throughputTable } from './lib/report.ts';
+import type { BenchRow } from './lib/report.ts';
+import { growthWorkloads, pdfPageCount } from './lib/workloads.ts';
 
 const env = process.env;
-const CONCURRENCIES = (env.BENCH_CONCURRENCY ?? '1,4,16').split(',').map(Number);
+const OPTIONS = parseBenchOptions(process.argv.slice(2));
+const CONCURRENCIES = OPTIONS.concurrencies;
 const VARIANTS = (env.BENCH_VARIANTS ?? 'a,b,c').split(',');
 const RENDERS = env.BENCH_RENDERS ? Number(env.BENCH_RENDERS) : undefined;
 const POOL_PAGES = Number(env.DOCGEN_RENDER_CONCURRENCY ?? 4);
@@ -36,8 +50,30 @@ const CHROMIUM = resolveChromiumExecutable(env.DOCGEN_CHROMIUM_PATH ?? '/usr/bin
 // What a typical service passes: the sandbox cannot run as root in a container.
 const TYPICAL_ARGS = process.getuid?.() === 0 ? ['--no-sandbox'] : [];
 
-const ROUNDS = Number(env.BENCH_ROUNDS ?? 6);
-const renders = (concurrency: number) => RENDERS ?? Math.max(24, concurrency * 3);
+const ROUNDS = Number(env.BENCH_ROUNDS ?? (OPTIONS.quick ? 2 : 6));
+const renders = (concurrency: number) => RENDERS ?? (OPTIONS.quick ? Math.max(8, concurrency * 2) : Math.max(24, concurrency * 3));
+// One render that takes longer than this counts as an error (a wedged pool must not hang the run).
+const REQUEST_TIMEOUT_MS = Number(env.BENCH_REQUEST_TIMEOUT_MS ?? 60_000);
+
+// Errors thrown where no one awaits them (puppeteer-cluster does that) are charged to the cell
+// that is running, instead of ending the process.
+let charge: ((message: string) => void) | null = null;
+process.on('unhandledRejection', (reason) => {
+  const message = reason instanceof Error ? reason.message : String(reason);
+  progress(`unhandled rejection: ${message}`);
+  charge?.(message);
+});
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
 
 const fixture = loadInvoiceFixture();
 
@@ -123,35 +159,85 @@ function stockCluster(html: string, pdf: PDFOptions): Variant {
   };
 }
 
-function docgenEngine(): Variant {
+/** Time spent per stage, summed over renders since the last reset. */
+export class StageClock {
+  totals = new Map<string, number>();
+  renders = 0;
+  add(stage: string, ms: number): void {
+    this.totals.set(stage, (this.totals.get(stage) ?? 0) + ms);
+  }
+  async time<T>(stage: string, step: Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await step;
+    } finally {
+      this.add(stage, performance.now() - t0);
+    }
+  }
+  /** Mean ms per render of each stage; `other` = whole render minus the named stages. */
+  meansMs(): Record<string, number> {
+    if (this.renders === 0) return {};
+    const out: Record<string, number> = {};
+    let named = 0;
+    for (const [stage, ms] of this.totals) {
+      if (stage === 'total') continue;
+      named += ms;
+      out[stage] = Math.round((ms / this.renders) * 10) / 10;
+    }
+    out.other = Math.round((((this.totals.get('total') ?? 0) - named) / this.renders) * 10) / 10;
+    return out;
+  }
+  reset(): void {
+    this.totals.clear();
+    this.renders = 0;
+  }
+}
+
+interface EngineInstance extends Instance {
+  stages: StageClock;
+  render(content: TemplateVersionContent, variables: JsonObject): Promise<Buffer>;
+}
+
+async function startDocgenEngine(): Promise<EngineInstance> {
+  const engine = await createRenderEngine({
+    chromiumPath: CHROMIUM,
+    concurrency: POOL_PAGES,
+    timeoutMs: 30_000,
+    liquidTimeoutMs: 2_000,
+    liquidMemoryMb: 64,
+    browserRecycleAfterRenders: 1_000_000,
+    browserMaxRssMb: 65_536,
+    maxAttempts: 1,
+  });
+  // The engine's own renderer, built again from its own Liquid and Chromium steps with a clock
+  // around each (the code measures no stages itself).
+  const stages = new StageClock();
+  const renderer = createDocumentRenderer({
+    liquid: { render: (request, options) => stages.time('liquid', engine.liquid.render(request, options)) },
+    pool: { printPdf: (html, pdfOptions, options) => stages.time('chromium', engine.pool.printPdf(html, pdfOptions, options)) },
+    timeoutMs: 30_000,
+  });
+  const render = async (content: TemplateVersionContent, variables: JsonObject) => {
+    const t0 = performance.now();
+    const out = await renderer.render(content, variables);
+    stages.add('total', performance.now() - t0);
+    stages.renders += 1;
+    return out.pdf;
+  };
   return {
-    async start() {
-      const engine = await createRenderEngine({
-        chromiumPath: CHROMIUM,
-        concurrency: POOL_PAGES,
-        timeoutMs: 30_000,
-        liquidTimeoutMs: 2_000,
-        liquidMemoryMb: 64,
-        browserRecycleAfterRenders: 1_000_000,
-        browserMaxRssMb: 65_536,
-        maxAttempts: 1,
-      });
-      return {
-        request: () => engine.renderer.render(fixture.content, fixture.variables),
-        close: () => engine.close(),
-        browserPids: () => {
-          const pid = engine.pool.stats().browserPid;
-          return pid === null ? [] : [pid];
-        },
-      };
+    stages,
+    render,
+    request: () => render(fixture.content, fixture.variables),
+    close: () => engine.close(),
+    browserPids: () => {
+      const pid = engine.pool.stats().browserPid;
+      return pid === null ? [] : [pid];
     },
   };
 }
 
-interface Row {
-  variant: string;
-  result: LoadResult;
-  memory: MemoryPeak;
+function docgenEngine(): Variant {
+  return { start: () => startDocgenEngine() };
 }
 
 /** Peak memory of the instance's Chromium process trees, sampled until stopped. */
@@ -179,26 +265,132 @@ function sampleInstanceMemory(instance: Instance, intervalMs = 100): { stop(): M
   };
 }
 
-/** The rounds of one cell combined: median throughput, percentiles over all latencies, peak memory. */
-function combine(variant: string, rounds: LoadResult[], memory: MemoryPeak): Row {
+/** The rounds of one cell as a row: median throughput, percentiles over all latencies, peak memory. */
+function combine(variant: string, concurrency: number, rounds: LoadResult[], memory: MemoryPeak, extraErrors: string[]): BenchRow {
   const perSecond = rounds.map((r) => r.perSecond).sort((a, b) => a - b);
   const latencies = rounds.flatMap((r) => r.latenciesMs).sort((a, b) => a - b);
-  const first = rounds[0]!;
+  const firstError = rounds.find((r) => r.firstError !== undefined)?.firstError ?? extraErrors[0] ?? null;
   return {
     variant,
-    result: {
-      ...first,
-      completed: rounds.reduce((n, r) => n + r.completed, 0),
-      errors: rounds.reduce((n, r) => n + r.errors, 0),
-      elapsedMs: rounds.reduce((n, r) => n + r.elapsedMs, 0),
-      perSecond: perSecond[Math.floor(perSecond.length / 2)]!,
-      p50Ms: percentile(latencies, 50),
-      p95Ms: percentile(latencies, 95),
-      maxMs: latencies[latencies.length - 1] ?? NaN,
-      latenciesMs: latencies,
-    },
-    memory,
+    concurrency,
+    pdfPerSecond: round1(perSecond[Math.floor(perSecond.length / 2)] ?? 0) ?? 0,
+    p50Ms: round1(percentile(latencies, 50)),
+    p95Ms: round1(percentile(latencies, 95)),
+    peakRssMb: round1(memory.rssBytes / (1024 * 1024)),
+    completed: latencies.length,
+    errors: rounds.reduce((n, r) => n + r.errors, 0) + extraErrors.length,
+    errorMessage: firstError,
   };
+}
+
+/** Closes an instance; one that does not close in time has its browser killed (it is ours). */
+async function closeInstance(name: string, instance: Instance): Promise<void> {
+  const pids = instance.browserPids();
+  const closed = await guarded(`closing ${name}`, () => withTimeout(instance.close(), 15_000, `closing ${name}`));
+  if (!closed.ok) {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
+
+/** One concurrency: all variants side by side, taking turns in rounds. */
+async function throughputCell(concurrency: number, variants: Record<string, [string, Variant]>, rows: BenchRow[]): Promise<void> {
+  // All variants run side by side (idle browsers cost next to nothing) and take turns in short
+  // rounds (a b c a b c ...): on a shared machine, load from elsewhere then hits every variant
+  // alike instead of whichever happened to run during a busy minute.
+  const cells = new Map<string, { name: string; instance: Instance; memory: { stop(): MemoryPeak }; rounds: LoadResult[]; unawaited: string[] }>();
+  const request = (instance: Instance, name: string) => () => withTimeout(Promise.resolve(instance.request()), REQUEST_TIMEOUT_MS, `${name} render`);
+  for (const key of VARIANTS) {
+    const [name, variant] = variants[key]!;
+    const unawaited: string[] = [];
+    charge = (message) => unawaited.push(message);
+    const started = await guarded(`${name} c=${concurrency} start`, async () => {
+      const instance = await variant.start(concurrency);
+      await runLoad(request(instance, name), { concurrency, total: concurrency * 2, warmup: 0 });
+      return instance;
+    });
+    if (!started.ok) {
+      rows.push(failedRow(name, concurrency, started.message));
+      continue;
+    }
+    cells.set(key, { name, instance: started.value, memory: sampleInstanceMemory(started.value), rounds: [], unawaited });
+  }
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [key, cell] of cells) {
+        // A variant that failed every render of a round is broken at this concurrency: stop.
+        if (cell.rounds.some((r) => r.completed === 0 && r.errors > 0)) continue;
+        if (key === 'c' && round === 0) (cell.instance as EngineInstance).stages.reset(); // not the warm-up
+        charge = (message) => cell.unawaited.push(message);
+        // (b) is several times slower: fewer renders keep its cells from dominating the run.
+        const total = key === 'b' ? Math.ceil(renders(concurrency) / 2) : renders(concurrency);
+        const r = await runLoad(request(cell.instance, cell.name), { concurrency, total, warmup: 0 });
+        progress(
+          `${cell.name} c=${concurrency} round ${round + 1}/${ROUNDS}: ${r.perSecond.toFixed(1)} PDF/s, p50 ${r.p50Ms.toFixed(0)} ms, ` +
+            `p95 ${r.p95Ms.toFixed(0)} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}`,
+        );
+        cell.rounds.push(r);
+      }
+    }
+  } finally {
+    charge = null;
+    for (const [key, { name, instance, memory, rounds, unawaited }] of cells) {
+      const peak = memory.stop();
+      const stagesMs = key === 'c' ? (instance as EngineInstance).stages.meansMs() : undefined;
+      await closeInstance(name, instance);
+      rows.push({ ...combine(name, concurrency, rounds, peak, unawaited), ...(stagesMs ? { stagesMs } : {}) });
+    }
+  }
+}
+
+/** "Cost as work grows": (c) renders each workload one at a time. */
+async function growth(rows: BenchRow[]): Promise<void> {
+  const started = await guarded('(c) docgen engine start for growth', () => startDocgenEngine());
+  if (!started.ok) {
+    rows.push({ ...failedRow('(c) docgen engine, growth', 1, started.message), pages: 0, rowsPerPage: 0, msPerPage: null });
+    return;
+  }
+  const engine = started.value;
+  const count = OPTIONS.quick ? 3 : 8;
+  try {
+    for (const workload of growthWorkloads(OPTIONS.quick)) {
+      const variant = `(c) docgen engine, ${workload.name}`;
+      const render = () => withTimeout(engine.render(workload.content, workload.variables), REQUEST_TIMEOUT_MS, variant);
+      // Warm-up, and a check that the document has the pages it claims.
+      const first = await guarded(variant, async () => {
+        const pages = await pdfPageCount(await render());
+        if (pages !== workload.pages) throw new Error(`printed ${pages} pages, expected ${workload.pages}`);
+      });
+      if (!first.ok) {
+        rows.push({ ...failedRow(variant, 1, first.message), pages: workload.pages, rowsPerPage: workload.rowsPerPage, msPerPage: null });
+        continue;
+      }
+      engine.stages.reset();
+      const memory = sampleInstanceMemory(engine);
+      const r = await runLoad(render, { concurrency: 1, total: count, warmup: 0 });
+      const row = combine(variant, 1, [r], memory.stop(), []);
+      progress(`${variant}: p50 ${row.p50Ms} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}`);
+      rows.push({
+        ...row,
+        pages: workload.pages,
+        rowsPerPage: workload.rowsPerPage,
+        msPerPage: row.p50Ms === null ? null : round1(row.p50Ms / workload.pages),
+        stagesMs: engine.stages.meansMs(),
+      });
+    }
+  } finally {
+    await closeInstance('(c) docgen engine, growth', engine);
+  }
+}
+
+/** Rows so far, for bench/render-bench.ts (written after every cell: a crash keeps what ran). */
+function saveRows(rows: BenchRow[]): void {
+  if (env.BENCH_JSON_OUT) writeFileSync(env.BENCH_JSON_OUT, JSON.stringify(rows));
 }
 
 async function main(): Promise<void> {
@@ -208,82 +400,39 @@ async function main(): Promise<void> {
     b: ['(b) puppeteer-cluster CONTEXT', stockCluster(html, pdf)],
     c: [`(c) docgen engine (${POOL_PAGES} pages)`, docgenEngine()],
   };
-  const rows: Row[] = [];
+  const rows: BenchRow[] = [];
   for (const concurrency of CONCURRENCIES) {
-    // All variants run side by side (idle browsers cost next to nothing) and take turns in short
-    // rounds (a b c a b c ...): on a shared machine, load from elsewhere then hits every variant
-    // alike instead of whichever happened to run during a busy minute.
-    const instances = new Map<string, { name: string; instance: Instance; memory: { stop(): MemoryPeak } }>();
-    for (const key of VARIANTS) {
-      const [name, variant] = variants[key]!;
-      const instance = await variant.start(concurrency);
-      await runLoad(instance.request, { concurrency, total: concurrency * 2, warmup: 0 });
-      instances.set(key, { name, instance, memory: sampleInstanceMemory(instance) });
-    }
-    const rounds = new Map<string, LoadResult[]>();
-    try {
-      for (let round = 0; round < ROUNDS; round++) {
-        for (const [key, { name, instance }] of instances) {
-          // (b) is several times slower: fewer renders keep its cells from dominating the run.
-          const total = key === 'b' ? Math.ceil(renders(concurrency) / 2) : renders(concurrency);
-          const r = await runLoad(instance.request, { concurrency, total, warmup: 0 });
-          process.stderr.write(
-            `${name} c=${concurrency} round ${round + 1}/${ROUNDS}: ${r.perSecond.toFixed(1)} PDF/s, p50 ${r.p50Ms.toFixed(0)} ms, ` +
-              `p95 ${r.p95Ms.toFixed(0)} ms${r.errors ? `, ${r.errors} errors (${r.firstError})` : ''}\n`,
-          );
-          rounds.set(key, [...(rounds.get(key) ?? []), r]);
-        }
-      }
-    } finally {
-      for (const [key, { name, instance, memory }] of instances) {
-        const peak = memory.stop();
-        await instance.close();
-        const list = rounds.get(key);
-        if (list) rows.push(combine(name, list, peak));
-      }
-    }
+    await throughputCell(concurrency, variants, rows);
+    saveRows(rows);
   }
-
-  console.log(`\nRender engine benchmark: sample invoice (${fixture.content.variables.length} variables, 10 lines, footer with page numbers)`);
-  console.log(
+  if (env.BENCH_GROWTH !== '0') {
+    await growth(rows);
+    saveRows(rows);
+  }
+  if (OPTIONS.json) {
+    console.log(JSON.stringify({ benchmark: 'render-engine', quick: OPTIONS.quick, rows }));
+    return;
+  }
+  // Inside bench/render-bench.ts this goes to stderr with the rest of the progress.
+  const out = env.BENCH_JSON_OUT ? progress : console.log;
+  out(`\nRender engine benchmark: sample invoice (${fixture.content.variables.length} variables, 10 lines, footer with page numbers)`);
+  out(
     `Chromium ${CHROMIUM}; ${ROUNDS} interleaved rounds per cell, ${renders(1)}+ renders per round after warm-up ((b): half);\n` +
       'PDF/s = median round; p50/p95 over all rounds; memory = peak over all Chromium processes of the variant\n',
   );
-  console.log(
-    formatTable(
-      ['variant', 'conc.', 'PDF/s', 'p50 ms', 'p95 ms', 'errors', 'Chromium peak RSS'],
-      rows.map((r) => [
-        r.variant,
-        r.result.concurrency,
-        r.result.perSecond,
-        Math.round(r.result.p50Ms),
-        Math.round(r.result.p95Ms),
-        r.result.errors,
-        mb(r.memory.rssBytes),
-      ]),
-    ),
-  );
+  out(throughputTable(rows.filter((r) => r.pages === undefined)));
+  const grown = rows.filter((r) => r.pages !== undefined);
+  if (grown.length > 0) out(`\nCost as work grows (one render at a time):\n${growthTable(grown)}`);
   const ratios: Array<Array<string | number>> = [];
   for (const concurrency of CONCURRENCIES) {
-    const at = (prefix: string) => rows.find((r) => r.variant.startsWith(prefix) && r.result.concurrency === concurrency)?.result.perSecond;
+    const at = (prefix: string) => rows.find((r) => r.variant.startsWith(prefix) && r.concurrency === concurrency && r.pages === undefined && r.completed > 0)?.pdfPerSecond;
     const a = at('(a)');
     const b = at('(b)');
     const c = at('(c)');
     if (c === undefined) continue;
-    ratios.push([
-      concurrency,
-      a === undefined ? '-' : `${Math.round((c / a) * 100)} %`,
-      b === undefined ? '-' : `${(c / b).toFixed(1)}x`,
-    ]);
+    ratios.push([concurrency, a === undefined ? '-' : `${Math.round((c / a) * 100)} %`, b === undefined ? '-' : `${(c / b).toFixed(1)}x`]);
   }
-  if (ratios.length > 0) {
-    console.log('\n' + formatTable(['conc.', '(c) vs (a) [target >= 70 %]', '(c) vs (b) [target >= 3x]'], ratios));
-  }
-  // For bench/render-bench.ts, which sets the end-to-end numbers next to these.
-  if (env.BENCH_JSON_OUT) {
-    const out = rows.map((r) => ({ variant: r.variant, concurrency: r.result.concurrency, perSecond: r.result.perSecond, p50Ms: r.result.p50Ms, p95Ms: r.result.p95Ms, chromiumPeakRssBytes: r.memory.rssBytes }));
-    writeFileSync(env.BENCH_JSON_OUT, JSON.stringify(out));
-  }
+  if (ratios.length > 0) out('\n' + formatTable(['conc.', '(c) vs (a)', '(c) vs (b)'], ratios));
 }
 
 await main();

@@ -18,6 +18,8 @@ export interface BenchStack {
   child: ChildProcess;
   publicPort: number;
   adminPort: number;
+  /** Health and Prometheus metrics (/metrics). */
+  opsPort: number;
   adminToken: string;
   mongoUrl: string;
   database: string;
@@ -75,14 +77,14 @@ export async function startBenchStack(options: { roles: string; env?: Record<str
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     child = started;
-    const ports = await new Promise<{ publicPort: number; adminPort: number }>((resolve, reject) => {
+    const ports = await new Promise<{ publicPort: number; adminPort: number; opsPort: number }>((resolve, reject) => {
       let buffered = '';
       started.stdout!.on('data', (chunk: Buffer) => {
         buffered += chunk.toString('utf8');
         const lines = buffered.split('\n');
         buffered = lines.pop() ?? '';
         for (const line of lines) {
-          if (line.includes('"docgen started"')) resolve(JSON.parse(line) as { publicPort: number; adminPort: number });
+          if (line.includes('"docgen started"')) resolve(JSON.parse(line) as { publicPort: number; adminPort: number; opsPort: number });
           else if (/"level":"(warn|error)"/.test(line)) process.stderr.write(`docgen: ${line}\n`);
         }
       });
