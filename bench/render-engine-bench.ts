@@ -44,6 +44,7 @@ const env = process.env;
 const OPTIONS = parseBenchOptions(process.argv.slice(2));
 const CONCURRENCIES = OPTIONS.concurrencies;
 const VARIANTS = (env.BENCH_VARIANTS ?? 'a,b,c').split(',');
+if (VARIANTS.some((v) => !['a', 'b', 'c'].includes(v))) throw new Error(`BENCH_VARIANTS takes a, b and c; got ${env.BENCH_VARIANTS}`);
 const RENDERS = env.BENCH_RENDERS ? Number(env.BENCH_RENDERS) : undefined;
 const POOL_PAGES = Number(env.DOCGEN_RENDER_CONCURRENCY ?? 4);
 const CHROMIUM = resolveChromiumExecutable(env.DOCGEN_CHROMIUM_PATH ?? '/usr/bin/chromium');
