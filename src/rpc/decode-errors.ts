@@ -54,8 +54,7 @@ async function rewriteConnectError(res: UniversalServerResponse, handler: Univer
   return { ...res, status: 400, header, body: replay([body]) };
 }
 
-/** gRPC: the status travels in grpc-status/grpc-message (trailer, or header when trailers-only). (gRPC-web
- * encodes its trailer into the body; it keeps connect-es's answer.) */
+/** gRPC: the status travels in grpc-status/grpc-message (trailer, or header when trailers-only). */
 function rewriteGrpcStatus(headers: Headers | undefined, handler: UniversalHandler): void {
   const status = headers?.get('grpc-status');
   if (!headers || status === null || status === undefined || headers.has(ERROR_CODE_HEADER)) return;
@@ -67,11 +66,47 @@ function rewriteGrpcStatus(headers: Headers | undefined, handler: UniversalHandl
   headers.set(ERROR_CODE_HEADER, 'VALIDATION_ERROR');
 }
 
+const GRPC_WEB_TRAILER_FLAG = 0x80;
+
+/** gRPC-web: the trailer is the body's last frame (flag 0x80), HTTP/1-style header lines. */
+async function rewriteGrpcWebError(res: UniversalServerResponse, handler: UniversalHandler): Promise<UniversalServerResponse> {
+  const bytes = await readAll(res.body);
+  // Find the last frame: walk the 5-byte-prefixed frames from the start.
+  let offset = 0;
+  let last = -1;
+  while (offset + 5 <= bytes.length) {
+    last = offset;
+    offset += 5 + bytes.readUInt32BE(offset + 1);
+  }
+  if (last < 0 || offset !== bytes.length || (bytes[last]! & GRPC_WEB_TRAILER_FLAG) === 0) return { ...res, body: replay([bytes]) };
+  const trailer = new Headers();
+  for (const line of bytes.subarray(last + 5).toString('latin1').split('\r\n')) {
+    const colon = line.indexOf(':');
+    if (colon > 0) trailer.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+  }
+  if (trailer.has(ERROR_CODE_HEADER)) return { ...res, body: replay([bytes]) };
+  rewriteGrpcStatus(trailer, handler);
+  if (!trailer.has(ERROR_CODE_HEADER)) return { ...res, body: replay([bytes]) };
+  let lines = '';
+  trailer.forEach((value, key) => {
+    lines += `${key}: ${value}\r\n`;
+  });
+  const text = Buffer.from(lines, 'latin1');
+  const prefix = Buffer.alloc(5);
+  prefix[0] = GRPC_WEB_TRAILER_FLAG;
+  prefix.writeUInt32BE(text.length, 1);
+  const body = Buffer.concat([bytes.subarray(0, last), prefix, text]);
+  const header = res.header ?? new Headers();
+  header.delete('content-length');
+  return { ...res, header, body: replay([body]) };
+}
+
 function wrap(handler: UniversalHandler): UniversalHandler {
   const wrapped = async (req: Parameters<UniversalHandler>[0]) => {
     const res = await handler(req);
     const contentType = res.header?.get('content-type') ?? '';
     if (!contentType.startsWith('application/grpc')) return rewriteConnectError(res, handler);
+    if (contentType.startsWith('application/grpc-web')) return rewriteGrpcWebError(res, handler);
     rewriteGrpcStatus(res.header, handler);
     rewriteGrpcStatus(res.trailer, handler);
     const body = res.body;

@@ -133,7 +133,7 @@ describe('input classes that are never a 5xx', () => {
     expect(answer.status).toBe(201);
   });
 
-  it('a message the decoder cannot read is InvalidArgument over Connect binary and gRPC', async () => {
+  it('a message the decoder cannot read is InvalidArgument over Connect binary, gRPC and gRPC-web', async () => {
     const garbage = Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]);
     const connect = await request(stack.baseUrl, {
       method: 'POST',
@@ -153,5 +153,16 @@ describe('input classes that are never a 5xx', () => {
     });
     expect(binary.status).toBe(400);
     expect(JSON.parse(binary.text)).toMatchObject({ code: 'invalid_argument', message: 'variables: must not be nested deeper than 32 levels' });
+    // gRPC-web carries its status in a trailer frame at the end of the body.
+    const frame = Buffer.concat([Buffer.from([0, 0, 0, 0, garbage.length]), garbage]);
+    const web = await request(stack.baseUrl, {
+      method: 'POST',
+      path: '/docgen.v1.GenerationService/CreateGeneration',
+      headers: { 'Content-Type': 'application/grpc-web+proto', 'X-Grpc-Web': '1', authorization: `Bearer ${secret}` },
+      body: frame,
+    });
+    expect(web.status).toBe(200);
+    expect(web.text).toMatch(/grpc-status: ?3\r\n/);
+    expect(web.text).toContain(encodeURIComponent('body: is not a valid docgen.v1.CreateGenerationRequest message'));
   });
 });
