@@ -28,13 +28,28 @@ function attribute(value: string): string {
   return value.replaceAll('&', '&amp;').replaceAll('"', '&quot;');
 }
 
+// A stylesheet or font load needs one of these in the markup: a <link>, <meta> or <base>
+// element, a frame or embedded document (whose srcdoc hides its markup behind entities), SVG,
+// CSS @import, a url() that is not a data: URL, image-set()/src(), or a CSS escape or character
+// reference that could spell any of them (`@\69mport`, `u&#114;l(`). A header or footer with
+// none of them (text, page-number spans, the version's CSS after its external URLs were
+// replaced) cannot load anything, so the extra document load is skipped for it; anything else
+// is checked by loading it. Liquid's own escapes (&amp; &lt; &gt; &quot; &#39;) are plain text.
+const MAY_LOAD_RESOURCES =
+  /<(?:link|meta|base|i?frame|object|embed|svg|math|template|portal)|@import|url\s*\((?!\s*['"]?data:)|image-set|\bsrc\s*\(|\\|&(?!(?:amp|lt|gt|quot|#39|#x27);)/i;
+
+/** Whether a rendered header or footer could make Chromium load a resource (cheap, conservative). */
+export function mayLoadResources(html: string): boolean {
+  return MAY_LOAD_RESOURCES.test(html);
+}
+
 /** The problem with a header or footer, or undefined when it is safe to print. */
 export async function checkHeaderFooter(
   page: Page,
   templates: { headerTemplate: string; footerTemplate: string },
   timeoutMs: number,
 ): Promise<RenderError | undefined> {
-  const slots = (['header', 'footer'] as const).filter((slot) => templates[`${slot}Template`] !== '');
+  const slots = (['header', 'footer'] as const).filter((slot) => mayLoadResources(templates[`${slot}Template`]));
   if (slots.length === 0) return undefined;
   const found: { slot: string; what: string }[] = [];
   const stop = observeRequests(page, (request: HTTPRequest) => {
