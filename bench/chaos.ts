@@ -30,6 +30,7 @@ import { MongoClient } from 'mongodb';
 import { startEmbeddedMongo } from '../src/dev/embedded-mongo.ts';
 import { startEmbeddedNats } from '../src/dev/embedded-nats.ts';
 import { startEmbeddedS3 } from '../src/dev/embedded-s3.ts';
+import { embeddedStackEnv } from './lib/bench-stack.ts';
 import { ApiKeyService } from '../src/gen/docgen/admin/v1/api_key_pb.js';
 import { TemplateService } from '../src/gen/docgen/admin/v1/template_pb.js';
 import { WebhookEndpointService } from '../src/gen/docgen/admin/v1/webhook_endpoint_pb.js';
@@ -119,22 +120,7 @@ async function main(): Promise<void> {
     const adminToken = randomBytes(16).toString('hex');
     const database = 'docgen_chaos';
     const baseEnv: Record<string, string> = {
-      ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => !e[0].startsWith('DOCGEN_') && !e[0].startsWith('OTEL_') && e[1] !== undefined)),
-      DOCGEN_PUBLIC_ADDR: '127.0.0.1:0',
-      DOCGEN_ADMIN_ADDR: '127.0.0.1:0',
-      DOCGEN_OPS_ADDR: '127.0.0.1:0',
-      DOCGEN_ADMIN_TOKEN: adminToken,
-      DOCGEN_SECRET_KEY: randomBytes(32).toString('hex'),
-      DOCGEN_MONGODB_URL: mongo.url,
-      DOCGEN_MONGODB_DATABASE: database,
-      DOCGEN_NATS_URL: nats.url,
-      DOCGEN_S3_ENDPOINT: s3.endpoint,
-      DOCGEN_S3_ACCESS_KEY: s3.accessKey,
-      DOCGEN_S3_SECRET_KEY: s3.secretKey,
-      DOCGEN_S3_REGION: s3.region,
-      DOCGEN_S3_BUCKET: 'docgen',
-      DOCGEN_RATE_LIMIT_PER_SECOND: '1000000',
-      DOCGEN_RATE_LIMIT_BURST: '1000000',
+      ...embeddedStackEnv({ mongoUrl: mongo.url, database, natsUrl: nats.url, s3, adminToken, strip: ['OTEL_'] }),
       DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true',
       DOCGEN_RENDER_CONCURRENCY: '2',
       DOCGEN_LOG_LEVEL: 'info',

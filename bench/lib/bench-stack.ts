@@ -13,6 +13,40 @@ import { startEmbeddedS3, type EmbeddedS3 } from '../../src/dev/embedded-s3.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
+/**
+ * The environment of a docgen process on an embedded stack (bench and chaos scripts): the
+ * caller's environment without any DOCGEN_ variable (nor those of `strip`), loopback listeners
+ * on free ports, the stack's addresses, and rate limits out of the way.
+ */
+export function embeddedStackEnv(stack: {
+  mongoUrl: string;
+  database: string;
+  natsUrl: string;
+  s3: Pick<EmbeddedS3, 'endpoint' | 'accessKey' | 'secretKey' | 'region'>;
+  adminToken: string;
+  strip?: string[];
+}): Record<string, string> {
+  const strip = ['DOCGEN_', ...(stack.strip ?? [])];
+  return {
+    ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => !strip.some((p) => e[0].startsWith(p)) && e[1] !== undefined)),
+    DOCGEN_PUBLIC_ADDR: '127.0.0.1:0',
+    DOCGEN_ADMIN_ADDR: '127.0.0.1:0',
+    DOCGEN_OPS_ADDR: '127.0.0.1:0',
+    DOCGEN_ADMIN_TOKEN: stack.adminToken,
+    DOCGEN_SECRET_KEY: randomBytes(32).toString('hex'),
+    DOCGEN_MONGODB_URL: stack.mongoUrl,
+    DOCGEN_MONGODB_DATABASE: stack.database,
+    DOCGEN_NATS_URL: stack.natsUrl,
+    DOCGEN_S3_ENDPOINT: stack.s3.endpoint,
+    DOCGEN_S3_ACCESS_KEY: stack.s3.accessKey,
+    DOCGEN_S3_SECRET_KEY: stack.s3.secretKey,
+    DOCGEN_S3_REGION: stack.s3.region,
+    DOCGEN_S3_BUCKET: 'docgen',
+    DOCGEN_RATE_LIMIT_PER_SECOND: '1000000',
+    DOCGEN_RATE_LIMIT_BURST: '1000000',
+  };
+}
+
 export interface BenchStack {
   dir: string;
   child: ChildProcess;
@@ -52,22 +86,7 @@ export async function startBenchStack(options: { roles: string; env?: Record<str
     stops.push(() => s3.stop());
     const database = 'docgen_bench';
     const env: Record<string, string> = {
-      ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => !e[0].startsWith('DOCGEN_') && e[1] !== undefined)),
-      DOCGEN_PUBLIC_ADDR: '127.0.0.1:0',
-      DOCGEN_ADMIN_ADDR: '127.0.0.1:0',
-      DOCGEN_OPS_ADDR: '127.0.0.1:0',
-      DOCGEN_ADMIN_TOKEN: adminToken,
-      DOCGEN_SECRET_KEY: randomBytes(32).toString('hex'),
-      DOCGEN_MONGODB_URL: mongo.url,
-      DOCGEN_MONGODB_DATABASE: database,
-      DOCGEN_NATS_URL: nats.url,
-      DOCGEN_S3_ENDPOINT: s3.endpoint,
-      DOCGEN_S3_ACCESS_KEY: s3.accessKey,
-      DOCGEN_S3_SECRET_KEY: s3.secretKey,
-      DOCGEN_S3_REGION: s3.region,
-      DOCGEN_S3_BUCKET: 'docgen',
-      DOCGEN_RATE_LIMIT_PER_SECOND: '1000000',
-      DOCGEN_RATE_LIMIT_BURST: '1000000',
+      ...embeddedStackEnv({ mongoUrl: mongo.url, database, natsUrl: nats.url, s3, adminToken }),
       DOCGEN_LOG_LEVEL: 'warn',
       ...options.env,
     };
