@@ -42,9 +42,10 @@ import { TemplatesRepository } from '../src/store/templates-repository.ts';
 import { WorkspacesRepository } from '../src/store/workspaces-repository.ts';
 import { startBenchStack, type BenchStack } from './lib/bench-stack.ts';
 import { percentile, sampleTreeMemory } from './lib/measure.ts';
-import { failedRow, growthTable, guarded, parseBenchOptions, progress, round1, throughputTable } from './lib/report.ts';
+import { failedRow, growthTable, guarded, parseBenchOptions, progress, round1, stageTable, throughputTable } from './lib/report.ts';
 import type { BenchRow } from './lib/report.ts';
 import { tableReport } from './lib/workloads.ts';
+import { RENDER_STAGES } from '../src/render/render-stages.ts';
 import { histogramTotals, type HistogramTotals } from './lib/prometheus-text.ts';
 
 const OPTIONS = parseBenchOptions(process.argv.slice(2));
@@ -206,6 +207,11 @@ async function runEndToEnd(): Promise<BenchRow[]> {
       if (Number.isFinite(renderJob)) {
         stagesMs['render job'] = round1(renderJob)!;
       }
+      // Inside the job, from docgen_render_stage_duration_seconds (src/render/render-stages.ts).
+      for (const stage of RENDER_STAGES) {
+        const ms = mean(`docgen_render_stage_duration_seconds{stage="${stage}"}`);
+        if (Number.isFinite(ms)) stagesMs[stage] = round1(ms)!;
+      }
       // Not "latency minus render job": the job's clock runs on past updatedAt (event, ack).
       if (latencies.length > 0) stagesMs['create->completed'] = round1(meanMs)!;
       progress(`${variant}, concurrency ${concurrency}: ${latencies.length} completed, ${errors.length} errors in ${Math.round(elapsedMs)} ms`);
@@ -267,6 +273,7 @@ if (OPTIONS.json) {
   console.log(throughputTable(rows.filter((r) => r.pages === undefined).sort(byConcurrency)));
   const grownRows = rows.filter((r) => r.pages !== undefined);
   if (grownRows.length > 0) console.log(`\nCost as work grows (one at a time; ms per page = p50 / pages):\n${growthTable(grownRows)}`);
+  console.log(`\nWhere the time goes (mean ms per PDF; end to end from docgen's own histograms):\n${stageTable(rows)}`);
   const failed = rows.filter((r) => r.errors > 0);
   if (failed.length > 0) console.log(`\n${failed.length} row(s) with errors; the first message of each is in the errors column (full text with --json).`);
 }

@@ -10,9 +10,9 @@
 // (default 6) after a warm-up; PDF/s is the median round, p50/p95 over all rounds, memory the
 // peak of the summed RSS of the variant's Chromium processes. (Not PSS: with three browsers of
 // the same binary alive, PSS would split their shared pages between the variants.)
-// (c) also reports its stages, timed around the engine's own Liquid and Chromium steps:
-// liquid (worker process round trip), chromium (set content + print, the pool's printPdf) and
-// other (variables, PDF finishing, deadlines).
+// (c) also reports its stages as the engine reports them to the render role's metrics
+// (src/render/render-stages.ts: liquid, header_footer_check, set_content, print, finish) and
+// other (the rest: variables, deadlines, waiting for a page).
 // A variant that fails (e.g. puppeteer-cluster's "Unable to get browser page", thrown where
 // nobody awaits it) keeps its row with the error count and first message; the run goes on.
 // Then "cost as work grows": (c) renders the table reports of bench/lib/workloads.ts (1 to 20
@@ -29,14 +29,13 @@ import { Cluster } from 'puppeteer-cluster';
 import { resolveChromiumExecutable } from '../src/render/chromium/launch-options.ts';
 import { LiquidRenderer } from '../src/render/liquid/liquid-renderer.ts';
 import { resolveVariables } from '../src/render/liquid/variables.ts';
-import { toPuppeteerPdfOptions } from '../src/render/pdf-options.ts';
+import { toPrintParams } from '../src/render/pdf-options.ts';
 import { createRenderEngine } from '../src/render/render-engine.ts';
 import { treeMemory } from '../src/render/chromium/process-tree.ts';
-import { createDocumentRenderer } from '../src/render/document-renderer.ts';
 import type { JsonObject, TemplateVersionContent } from '../src/domain/template.ts';
 import { formatTable, loadInvoiceFixture, percentile, runLoad } from './lib/measure.ts';
 import type { LoadResult, MemoryPeak } from './lib/measure.ts';
-import { failedRow, growthTable, guarded, parseBenchOptions, progress, round1, throughputTable } from './lib/report.ts';
+import { failedRow, growthTable, guarded, parseBenchOptions, progress, round1, stageTable, throughputTable } from './lib/report.ts';
 import type { BenchRow } from './lib/report.ts';
 import { growthWorkloads, pdfPageCount } from './lib/workloads.ts';
 
@@ -92,7 +91,22 @@ async function renderFixtureHtml(): Promise<{ html: string; pdf: PDFOptions }> {
       footerTemplate: c.pdfOptions.footerTemplate,
       variables: resolveVariables(c.variables, fixture.variables),
     });
-    const pdf = toPuppeteerPdfOptions({ ...c.pdfOptions, headerTemplate: out.headerTemplate, footerTemplate: out.footerTemplate });
+    // The same print parameters docgen passes, in puppeteer's terms (tagged, as docgen prints).
+    const p = toPrintParams({ ...c.pdfOptions, headerTemplate: out.headerTemplate, footerTemplate: out.footerTemplate }, { tagged: true });
+    const inches = (n: number) => `${n}in`;
+    const pdf: PDFOptions = {
+      width: inches(p.paperWidth),
+      height: inches(p.paperHeight),
+      landscape: p.landscape,
+      printBackground: p.printBackground,
+      margin: { top: inches(p.marginTop), right: inches(p.marginRight), bottom: inches(p.marginBottom), left: inches(p.marginLeft) },
+      displayHeaderFooter: p.displayHeaderFooter,
+      headerTemplate: p.headerTemplate,
+      footerTemplate: p.footerTemplate,
+      preferCSSPageSize: p.preferCSSPageSize,
+      scale: p.scale,
+      tagged: p.generateTaggedPDF,
+    };
     return { html: out.html, pdf };
   } finally {
     await liquid.stop();
@@ -167,14 +181,6 @@ export class StageClock {
   add(stage: string, ms: number): void {
     this.totals.set(stage, (this.totals.get(stage) ?? 0) + ms);
   }
-  async time<T>(stage: string, step: Promise<T>): Promise<T> {
-    const t0 = performance.now();
-    try {
-      return await step;
-    } finally {
-      this.add(stage, performance.now() - t0);
-    }
-  }
   /** Mean ms per render of each stage; `other` = whole render minus the named stages. */
   meansMs(): Record<string, number> {
     if (this.renders === 0) return {};
@@ -210,17 +216,11 @@ async function startDocgenEngine(): Promise<EngineInstance> {
     browserMaxRssMb: 65_536,
     maxAttempts: 1,
   });
-  // The engine's own renderer, built again from its own Liquid and Chromium steps with a clock
-  // around each (the code measures no stages itself).
+  // The engine's own stage reports (src/render/render-stages.ts), as the render role gets them.
   const stages = new StageClock();
-  const renderer = createDocumentRenderer({
-    liquid: { render: (request, options) => stages.time('liquid', engine.liquid.render(request, options)) },
-    pool: { printPdf: (html, pdfOptions, options) => stages.time('chromium', engine.pool.printPdf(html, pdfOptions, options)) },
-    timeoutMs: 30_000,
-  });
   const render = async (content: TemplateVersionContent, variables: JsonObject) => {
     const t0 = performance.now();
-    const out = await renderer.render(content, variables);
+    const out = await engine.renderer.render(content, variables, { onStage: (stage, ms) => stages.add(stage, ms) });
     stages.add('total', performance.now() - t0);
     stages.renders += 1;
     return out.pdf;
@@ -424,6 +424,7 @@ async function main(): Promise<void> {
   out(throughputTable(rows.filter((r) => r.pages === undefined)));
   const grown = rows.filter((r) => r.pages !== undefined);
   if (grown.length > 0) out(`\nCost as work grows (one render at a time):\n${growthTable(grown)}`);
+  out(`\nWhere the time goes ((c), mean ms per PDF):\n${stageTable(rows)}`);
   const ratios: Array<Array<string | number>> = [];
   for (const concurrency of CONCURRENCIES) {
     const at = (prefix: string) => rows.find((r) => r.variant.startsWith(prefix) && r.concurrency === concurrency && r.pages === undefined && r.completed > 0)?.pdfPerSecond;

@@ -5,11 +5,11 @@ export type HistogramTotals = Map<string, { sum: number; count: number }>;
 
 /**
  * Totals keyed by `name{label="value",...}` with only the labels that matter kept, sorted:
- * method, route, outcome. Series that differ in other labels (role, le) are summed.
+ * method, route, outcome, stage. Series that differ in other labels (role, le) are summed.
  */
 export function histogramTotals(text: string): HistogramTotals {
   const totals: HistogramTotals = new Map();
-  const kept = new Set(['method', 'route', 'outcome']);
+  const kept = new Set(['method', 'route', 'outcome', 'stage']);
   for (const line of text.split('\n')) {
     const m = /^([a-zA-Z_:][\w:]*)_(sum|count)(?:\{(.*)\})? ([^ ]+)/.exec(line);
     if (!m) continue;

@@ -72,9 +72,8 @@ const cell = (n: number | null | undefined, digits = 0): string =>
 
 /** The human table of the throughput rows (those without `pages`). */
 export function throughputTable(rows: readonly BenchRow[]): string {
-  const stageNames = [...new Set(rows.flatMap((r) => Object.keys(r.stagesMs ?? {})))];
   return formatTable(
-    ['variant', 'conc.', 'PDF/s', 'p50 ms', 'p95 ms', 'Chromium peak RSS', 'errors', ...stageNames.map((s) => `${s} ms`)],
+    ['variant', 'conc.', 'PDF/s', 'p50 ms', 'p95 ms', 'Chromium peak RSS', 'errors'],
     rows.map((r) => [
       r.variant,
       r.concurrency,
@@ -83,16 +82,14 @@ export function throughputTable(rows: readonly BenchRow[]): string {
       cell(r.p95Ms),
       r.peakRssMb === null ? '-' : `${Math.round(r.peakRssMb)} MB`,
       r.errors === 0 ? '0' : `${r.errors}: ${(r.errorMessage ?? '').slice(0, 60)}`,
-      ...stageNames.map((s) => cell(r.stagesMs?.[s], 1)),
     ]),
   );
 }
 
 /** The human table of the growth rows: how time grows with pages. */
 export function growthTable(rows: readonly BenchRow[]): string {
-  const stageNames = [...new Set(rows.flatMap((r) => Object.keys(r.stagesMs ?? {})))];
   return formatTable(
-    ['variant', 'pages', 'rows/page', 'p50 ms', 'p95 ms', 'ms per page', 'errors', ...stageNames.map((s) => `${s} ms`)],
+    ['variant', 'pages', 'rows/page', 'p50 ms', 'p95 ms', 'ms per page', 'errors'],
     rows.map((r) => [
       r.variant,
       r.pages ?? '-',
@@ -101,7 +98,16 @@ export function growthTable(rows: readonly BenchRow[]): string {
       cell(r.p95Ms),
       cell(r.msPerPage ?? null, 1),
       r.errors === 0 ? '0' : `${r.errors}: ${(r.errorMessage ?? '').slice(0, 60)}`,
-      ...stageNames.map((s) => cell(r.stagesMs?.[s], 1)),
     ]),
+  );
+}
+
+/** Where the time goes: mean ms per PDF in each stage, for the rows that measured stages. */
+export function stageTable(rows: readonly BenchRow[]): string {
+  const timed = rows.filter((r) => r.stagesMs && Object.keys(r.stagesMs).length > 0);
+  const stageNames = [...new Set(timed.flatMap((r) => Object.keys(r.stagesMs!)))];
+  return formatTable(
+    ['variant', 'conc.', ...stageNames],
+    timed.map((r) => [r.variant, r.concurrency, ...stageNames.map((s) => cell(r.stagesMs?.[s], 1))]),
   );
 }

@@ -64,6 +64,7 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
       else if (outcome === 'skipped') logger.debug('render skipped: final already or claimed by another worker', fields);
       else logger.info(`render ${outcome}`, fields);
     },
+    onStage: (stage, ms) => metrics.observeRenderStage(stage, ms / 1000),
     onStart: (info) => logger.debug('render started', info),
     onError: (err, generationId) => {
       if (!handedBack.has(generationId)) logger.warn('render attempt failed', { generationId, err: String(err) });

@@ -3,6 +3,7 @@
 // Modules receive the Metrics object and increment it; gauges that mirror outside state
 // (queue depth, consumer lag) are read at scrape time through registered collectors.
 
+import type { RenderStage } from '../render/render-stages.ts';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export type HttpLabels = 'route' | 'method' | 'code';
@@ -44,6 +45,7 @@ export interface Metrics {
   readonly generationsExpired: Counter<string>;
   readonly renders: Counter<'outcome'>;
   readonly renderDuration: Histogram<'outcome'>;
+  readonly renderStageDuration: Histogram<'stage'>;
   readonly previews: Counter<'outcome'>;
   readonly previewDuration: Histogram<'outcome'>;
   readonly renderQueueDepth: Gauge<string>;
@@ -67,6 +69,7 @@ export interface Metrics {
   /** Records one Connect/gRPC call; `code` is the Connect code name (`ok`, `not_found`, …). */
   observeGrpcRequest(service: string, method: string, code: string, seconds: number): void;
   observeRender(outcome: RenderOutcome, seconds: number): void;
+  observeRenderStage(stage: RenderStage, seconds: number): void;
   observePreview(outcome: PreviewOutcome, seconds: number): void;
   observeWebhookAttempt(outcome: WebhookOutcome, seconds: number): void;
   /**
@@ -94,6 +97,8 @@ const HTTP_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', '
 // Seconds. API calls are mostly sub-100 ms; renders take 0.2 to 10 s (the render time-out).
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const RENDER_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 30, 60];
+// A render's stages take from well under a millisecond (a cached version) to seconds (print).
+const STAGE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const WEBHOOK_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** Every metric name docgen exports (besides the default process metrics); docs/deploy.md lists them. */
@@ -107,6 +112,7 @@ export const METRIC_NAMES = [
   'docgen_generations_expired_total',
   'docgen_renders_total',
   'docgen_render_duration_seconds',
+  'docgen_render_stage_duration_seconds',
   'docgen_previews_total',
   'docgen_preview_duration_seconds',
   'docgen_render_queue_depth',
@@ -249,6 +255,13 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     buckets: RENDER_BUCKETS,
     registers,
   });
+  const renderStageDuration = new Histogram<'stage'>({
+    name: 'docgen_render_stage_duration_seconds',
+    help: 'Duration of each stage of a render job (src/render/render-stages.ts): queue_wait, claim, template, liquid, assets, header_footer_check, set_content, print, finish, lease_check, upload, complete, event.',
+    labelNames: ['stage'],
+    buckets: STAGE_BUCKETS,
+    registers,
+  });
   const previews = new Counter<'outcome'>({
     name: 'docgen_previews_total',
     help: 'Template previews answered by this render process, by outcome: rendered, failed, busy (refused: no room), expired (requester gone).',
@@ -327,6 +340,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     generationsExpired,
     renders,
     renderDuration,
+    renderStageDuration,
     previews,
     previewDuration,
     renderQueueDepth,
@@ -356,6 +370,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     observeRender(outcome, seconds) {
       renders.inc({ outcome });
       renderDuration.observe({ outcome }, seconds);
+    },
+    observeRenderStage(stage, seconds) {
+      renderStageDuration.observe({ stage }, seconds);
     },
     observePreview(outcome, seconds) {
       previews.inc({ outcome });

@@ -18,6 +18,7 @@ import { RenderError, toRenderError } from './render-error.ts';
 import type { LiquidRenderCallOptions, LiquidRenderRequest, LiquidRenderResult } from './liquid/liquid-renderer.ts';
 import { resolveVariables } from './liquid/variables.ts';
 import type { PrintOptions } from './chromium/browser-pool.ts';
+import { timeStage, type StageObserver } from './render-stages.ts';
 
 export { RenderError, isRenderError } from './render-error.ts';
 export type { RenderErrorCode, RenderErrorKind } from './render-error.ts';
@@ -53,6 +54,8 @@ export interface RenderOptions {
   workspaceId?: string | undefined;
   /** The PDF title when the version sets none. */
   templateName?: string | undefined;
+  /** Told how long each stage of this render took (render-stages.ts). */
+  onStage?: StageObserver | undefined;
 }
 
 export interface DocumentRenderer {
@@ -106,8 +109,9 @@ export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRend
         const c = withDocumentDefaults(content);
         const o = c.pdfOptions as Required<Omit<PdfOptions, 'protection'>> & Pick<PdfOptions, 'protection'>;
         const values = resolveVariables(c.variables, variables);
+        const onStage = options.onStage;
         const liquid = await withSpan('liquid render', {}, () =>
-          deps.liquid.render(
+          timeStage(onStage, 'liquid', () => deps.liquid.render(
             {
               body: c.body,
               css: c.css,
@@ -122,12 +126,13 @@ export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRend
               variables: values,
             },
             { deadline },
-          ),
+          )),
         );
         let assets: RenderAssets = new Map();
         if (liquid.assets.length > 0) {
           if (!deps.assets || !options.workspaceId) throw new RenderError('MISSING_ASSET', 'This renderer has no workspace assets; asset_url cannot be used here');
-          assets = await deps.assets.load(options.workspaceId, liquid.assets);
+          const workspaceId = options.workspaceId;
+          assets = await timeStage(onStage, 'assets', () => deps.assets!.load(workspaceId, liquid.assets));
         }
         const headerFooter = o.headerTemplate !== '' || o.footerTemplate !== '' || o.firstPageHeaderTemplate !== '' || o.firstPageFooterTemplate !== '';
         const style = headerFooter ? styleElement(furnitureCss(inlineAssets(liquid.css, assets))) : '';
@@ -138,7 +143,7 @@ export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRend
           if (left <= 0) throw new RenderError('RENDER_TIMEOUT', `Rendering did not finish within ${timeoutMs} ms`);
           return left;
         };
-        const print = (opts: PdfOptions) => withSpan('chromium print pdf', {}, () => deps.pool.printPdf(liquid.html, opts, { timeoutMs: remaining(), assets }));
+        const print = (opts: PdfOptions) => withSpan('chromium print pdf', {}, () => deps.pool.printPdf(liquid.html, opts, { timeoutMs: remaining(), assets, onStage }));
         let firstPage: Buffer | undefined;
         let pdf: Buffer;
         if (o.firstPageHeaderTemplate !== '' || o.firstPageFooterTemplate !== '') {
@@ -154,7 +159,10 @@ export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRend
           pdf = await print(pdfOptions);
         }
         const finish = { metadata: c.metadata, protection: o.protection, firstPage };
-        if (needsFinishing(finish)) pdf = await finishPdf(pdf, finish);
+        if (needsFinishing(finish)) {
+          const printed = pdf;
+          pdf = await timeStage(onStage, 'finish', () => finishPdf(printed, finish));
+        }
         return { pdf, html: liquid.html };
       } catch (err) {
         throw toRenderError(err);

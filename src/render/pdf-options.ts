@@ -1,10 +1,10 @@
 // A version's PDF options: checked at publish time, turned into Chromium's print parameters
 // at render time.
 
-import type { PDFOptions } from 'puppeteer';
 import { PAGE_SIZES } from '../domain/template.ts';
 import type { PageSize, PdfOptions } from '../domain/template.ts';
 import { isPlainObject } from '../domain/json.ts';
+import type { PrintToPdfParams } from './chromium/devtools-print.ts';
 
 /** Paper sizes in inches (portrait), as Chromium prints them. */
 const PAPER_INCHES: Record<PageSize, { width: number; height: number }> = {
@@ -98,19 +98,21 @@ export function validatePdfOptions(options: unknown, { rendered = false }: { ren
 // in the slot that was left empty.
 const EMPTY_TEMPLATE = '<span></span>';
 
-/** Chromium print parameters for valid options; header/footer already rendered. */
-export function toPuppeteerPdfOptions(options: PdfOptions): PDFOptions {
+/** Chromium's Page.printToPDF parameters for valid options; header/footer already rendered. */
+export function toPrintParams(options: PdfOptions, { tagged }: { tagged: boolean }): PrintToPdfParams {
   const headerFooter = options.headerTemplate !== '' || options.footerTemplate !== '';
+  const paper = PAPER_INCHES[options.pageSize];
+  const margin = (side: 'top' | 'right' | 'bottom' | 'left') => cssLengthToInches(options.margins[side]) ?? 0;
   return {
-    format: options.pageSize,
+    // Portrait size: Chromium turns the paper itself when landscape is set.
+    paperWidth: paper.width,
+    paperHeight: paper.height,
     landscape: options.landscape,
     printBackground: options.printBackground,
-    margin: {
-      top: options.margins.top.trim(),
-      right: options.margins.right.trim(),
-      bottom: options.margins.bottom.trim(),
-      left: options.margins.left.trim(),
-    },
+    marginTop: margin('top'),
+    marginRight: margin('right'),
+    marginBottom: margin('bottom'),
+    marginLeft: margin('left'),
     displayHeaderFooter: headerFooter,
     headerTemplate: headerFooter ? options.headerTemplate || EMPTY_TEMPLATE : '',
     footerTemplate: headerFooter ? options.footerTemplate || EMPTY_TEMPLATE : '',
@@ -118,5 +120,7 @@ export function toPuppeteerPdfOptions(options: PdfOptions): PDFOptions {
     preferCSSPageSize: options.preferCssPageSize === true,
     scale: options.scale ?? 1,
     ...(options.pageRanges ? { pageRanges: options.pageRanges } : {}),
+    // Tagged (accessible) PDF: Chromium's default, kept unless the pool is told otherwise.
+    generateTaggedPDF: tagged,
   };
 }

@@ -15,6 +15,7 @@ import type { TemplatesRepository } from '../store/templates-repository.ts';
 import { generationObjectKey } from '../generations/generation-erasure.ts';
 import { RenderError, isRenderError } from './render-error.ts';
 import { CrashThrottle } from './crash-throttle.ts';
+import { timeStage, type StageObserver } from './render-stages.ts';
 
 /** What the queue lets a handler do with the message it is working on. */
 export interface JobControl {
@@ -25,7 +26,7 @@ export interface JobControl {
 }
 
 export interface DocumentRendererLike {
-  render(content: TemplateVersionContent, variables: JsonObject, options?: { workspaceId?: string; templateName?: string }): Promise<{ pdf: Buffer }>;
+  render(content: TemplateVersionContent, variables: JsonObject, options?: { workspaceId?: string; templateName?: string; onStage?: StageObserver | undefined }): Promise<{ pdf: Buffer }>;
 }
 
 export interface PdfStore {
@@ -68,6 +69,8 @@ export interface RenderPipelineDeps {
   onError?: (err: unknown, generationId: string) => void;
   /** Holds back a workspace whose renders keep crashing pages (default: 3 crashes a minute). */
   crashThrottle?: CrashThrottle;
+  /** Told how long each stage of a render took (render-stages.ts; the role's metrics). */
+  onStage?: StageObserver;
 }
 
 /** Versions are immutable: a render worker keeps the ones it used (saves a read per render). */
@@ -93,8 +96,8 @@ export class RenderPipeline {
       await control.term();
       return;
     }
-    const { generations } = this.deps;
-    const doc = await generations.claim(id, this.workerId, this.deps.leaseMs);
+    const { generations, onStage } = this.deps;
+    const doc = await timeStage(onStage, 'claim', () => generations.claim(id, this.workerId, this.deps.leaseMs));
     if (!doc) {
       const current = await generations.get(id);
       if (current?.status === 'PROCESSING' && current.leaseOwner !== null && current.leaseUntil !== null) {
@@ -131,29 +134,31 @@ export class RenderPipeline {
       return;
     }
     this.deps.onStart?.({ generationId: job.generationId, attempt: doc.attempts });
+    // Retries wait out their back-off on purpose: only a first attempt's wait is queueing.
+    if (doc.attempts === 1) onStage?.('queue_wait', Math.max(0, Date.now() - doc.createdAt.getTime()));
     const heartbeat = setInterval(() => {
       control.working();
       generations.extendLease(id, this.workerId, this.deps.leaseMs).catch(() => {});
     }, Math.max(1000, Math.floor(this.deps.leaseMs / 3)));
     let templateVersion: number | undefined;
     try {
-      const { content, version, templateName } = await this.publishedVersion(doc);
+      const { content, version, templateName } = await timeStage(onStage, 'template', () => this.publishedVersion(doc));
       templateVersion = version;
-      const { pdf } = await this.deps.renderer.render(content, doc.data, { workspaceId: formatId('workspace', doc.workspaceId), templateName });
+      const { pdf } = await this.deps.renderer.render(content, doc.data, { workspaceId: formatId('workspace', doc.workspaceId), templateName, onStage });
       const key = outputKeyFor(doc);
       // A worker whose lease was taken over must not overwrite the new owner's PDF (the key
       // is the generation's): confirm the lease right before writing.
-      if (!(await generations.extendLease(id, this.workerId, this.deps.leaseMs))) {
+      if (!(await timeStage(onStage, 'lease_check', () => generations.extendLease(id, this.workerId, this.deps.leaseMs)))) {
         await control.ack();
         this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
         return;
       }
       await withSpan('object store put pdf', { kind: SpanKind.CLIENT, attributes: { 'docgen.object.key': key, 'docgen.object.bytes': pdf.length } }, () =>
-        this.deps.store.putPdf(key, pdf, { downloadFilename: `${formatId('generation', doc._id)}.pdf` }),
+        timeStage(onStage, 'upload', () => this.deps.store.putPdf(key, pdf, { downloadFilename: `${formatId('generation', doc._id)}.pdf` })),
       );
-      const completed = await generations.complete(id, this.workerId, key, version);
+      const completed = await timeStage(onStage, 'complete', () => generations.complete(id, this.workerId, key, version));
       if (completed) {
-        await this.publishEvent(completed);
+        await timeStage(onStage, 'event', () => this.publishEvent(completed));
         this.deps.onOutcome?.('completed', { generationId: job.generationId, durationMs: performance.now() - started });
       } else if (!(await generations.get(id))) {
         // Erased while rendering (right to erasure): the PDF must not outlive its row.

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
 import type { PdfOptions, TemplateVersionContent } from '../../src/domain/template.ts';
 import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
-import { cssLengthToInches, toPuppeteerPdfOptions, validatePdfOptions } from '../../src/render/pdf-options.ts';
+import { cssLengthToInches, toPrintParams, validatePdfOptions } from '../../src/render/pdf-options.ts';
 import { loadInvoiceFixture } from '../../bench/lib/measure.ts';
 
 function version(patch: Partial<TemplateVersionContent> = {}): TemplateVersionContent {
@@ -134,16 +134,26 @@ describe('PDF options', () => {
       headerTemplate: '',
       footerTemplate: '<span class="pageNumber"></span>',
     };
-    expect(toPuppeteerPdfOptions(options)).toMatchObject({
-      format: 'Letter',
+    const params = toPrintParams(options, { tagged: true });
+    expect(params).toMatchObject({
+      paperWidth: 8.5, // portrait size: Chromium turns the paper for landscape
+      paperHeight: 11,
       landscape: true,
       printBackground: false,
-      margin: { top: '1in', right: '10mm', bottom: '2cm', left: '0' },
+      marginTop: 1,
+      marginLeft: 0,
       displayHeaderFooter: true,
       headerTemplate: '<span></span>',
       footerTemplate: '<span class="pageNumber"></span>',
+      preferCSSPageSize: false,
+      scale: 1,
+      generateTaggedPDF: true,
     });
-    expect(toPuppeteerPdfOptions(DEFAULT_PDF_OPTIONS)).toMatchObject({ displayHeaderFooter: false });
+    expect(params.marginRight).toBeCloseTo(10 / 25.4, 6);
+    expect(params.marginBottom).toBeCloseTo(2 / 2.54, 6);
+    expect(params).not.toHaveProperty('pageRanges');
+    expect(toPrintParams(DEFAULT_PDF_OPTIONS, { tagged: false })).toMatchObject({ displayHeaderFooter: false, headerTemplate: '', generateTaggedPDF: false });
+    expect(toPrintParams({ ...DEFAULT_PDF_OPTIONS, pageRanges: '1-2' }, { tagged: true })).toMatchObject({ pageRanges: '1-2' });
   });
 });
 

@@ -6,6 +6,7 @@ import type { ObjectId } from 'mongodb';
 import type { Principal } from '../../src/auth/api-key-authenticator.ts';
 import { parseId } from '../../src/domain/ids.ts';
 import { RenderError } from '../../src/render/render-error.ts';
+import type { RenderStage } from '../../src/render/render-stages.ts';
 import { RENDER_RETRY_DELAYS_MS, RenderPipeline } from '../../src/render/render-pipeline.ts';
 import { startInProcessStack, type InProcessStack } from '../harness/in-process.ts';
 import { MemoryEventStream, MemoryPdfStore, RecordingJobControl, ScriptedRenderer } from '../harness/render-fakes.ts';
@@ -33,6 +34,7 @@ function pipeline(renderer: ScriptedRenderer, options: { events?: MemoryEventStr
   const events = options.events ?? new MemoryEventStream();
   const store = options.store ?? new MemoryPdfStore();
   const outcomes: string[] = [];
+  const stages: Array<[RenderStage, number]> = [];
   const worker = new RenderPipeline({
     generations: stack.repositories.generations,
     templates: stack.repositories.templates,
@@ -42,8 +44,9 @@ function pipeline(renderer: ScriptedRenderer, options: { events?: MemoryEventStr
     maxAttempts: MAX_ATTEMPTS,
     leaseMs: options.leaseMs ?? 30_000,
     onOutcome: (outcome) => outcomes.push(outcome),
+    onStage: (stage, ms) => stages.push([stage, ms]),
   });
-  return { worker, events, store, outcomes };
+  return { worker, events, store, outcomes, stages };
 }
 
 async function newGeneration(ref = templateId, variables = { name: 'Ada' }): Promise<string> {
@@ -70,6 +73,14 @@ describe('render pipeline', () => {
     expect(store.objects.get(done.outputKey!)).toEqual(PDF);
     expect(events.for(id)).toEqual([expect.objectContaining({ event: 'generation.completed', generationId: id, eventId: expect.stringMatching(/^evt_/) })]);
     expect(outcomes).toEqual(['completed']);
+  });
+
+  it('reports how long each stage of a completed render took, in order', async () => {
+    const id = await newGeneration();
+    const { worker, stages } = pipeline(new ScriptedRenderer(PDF));
+    await run(worker, id);
+    expect(stages.map(([stage]) => stage)).toEqual(['claim', 'queue_wait', 'template', 'lease_check', 'upload', 'complete', 'event']);
+    for (const [, ms] of stages) expect(ms).toBeGreaterThanOrEqual(0);
   });
 
   it('a permanent failure fails at once, naming the problem, without retry', async () => {

@@ -8,16 +8,17 @@
 
 import { tmpdir } from 'node:os';
 import puppeteer from 'puppeteer';
-import { TimeoutError } from 'puppeteer';
 import type { Page } from 'puppeteer';
 import { Cluster } from 'puppeteer-cluster';
 import type { PdfOptions } from '../../domain/template.ts';
-import { toPuppeteerPdfOptions, validatePdfOptions } from '../pdf-options.ts';
+import { toPrintParams, validatePdfOptions } from '../pdf-options.ts';
 import { RenderError } from '../render-error.ts';
 import { BrowserHost } from './browser-host.ts';
 import type { BrowserPoolEvent } from './browser-host.ts';
 import type { RenderAssets } from '../asset-loader.ts';
 import { checkHeaderFooter } from './header-footer-check.ts';
+import { printChannel, printToPdf, setDocument } from './devtools-print.ts';
+import { timeStage, type StageObserver } from '../render-stages.ts';
 import { guardPage, setPageAssets } from './page-guard.ts';
 import { removeStaleProfileDirs } from './profile-dirs.ts';
 import { reusedPageConcurrency, slotOf, unavailableReason } from './reused-page-concurrency.ts';
@@ -66,6 +67,8 @@ export interface PrintOptions {
   timeoutMs: number;
   /** Workspace assets the page may load (asset URLs), served from memory. */
   assets?: RenderAssets | undefined;
+  /** Told how long the header/footer check, set content and print took. */
+  onStage?: StageObserver | undefined;
 }
 
 export interface BrowserPoolStats {
@@ -103,6 +106,7 @@ export interface BrowserPoolStats {
 interface Job {
   html: string;
   assets: RenderAssets | undefined;
+  onStage: StageObserver | undefined;
   pdfOptions: PdfOptions;
   deadline: number;
   timeoutMs: number;
@@ -181,13 +185,15 @@ export class BrowserPool {
       extraArgs: this.options.extraArgs,
       onEvent,
     });
-    const prepare = (page: Page) =>
-      guardPage(page, {
+    const prepare = async (page: Page) => {
+      await guardPage(page, {
         onBlocked: (target) => {
           this.counters.blockedRequests += 1;
           onEvent({ type: 'request-blocked', target });
         },
       });
+      await printChannel(page); // opened now, so the first render does not wait for it
+    };
     this.host = host;
     try {
       this.cluster = await Cluster.launch({
@@ -236,6 +242,7 @@ export class BrowserPool {
       const job: Job = {
         html,
         assets: options.assets,
+        onStage: options.onStage,
         pdfOptions,
         deadline: Date.now() + timeoutMs,
         timeoutMs,
@@ -393,21 +400,18 @@ export class BrowserPool {
     setPageAssets(page, job.assets);
     const loadTimeoutMs = this.options.loadTimeoutMs;
     try {
-      const refused = await checkHeaderFooter(page, job.pdfOptions, loadTimeoutMs);
+      const refused = await timeStage(job.onStage, 'header_footer_check', () => checkHeaderFooter(page, job.pdfOptions, loadTimeoutMs));
       if (refused) throw refused;
-      // Page.setDocumentContent: no navigation, so no request to intercept for the document itself.
-      try {
-        await page.setContent(job.html, { waitUntil: this.options.waitUntil, timeout: loadTimeoutMs });
-      } catch (err) {
-        if (!(err instanceof TimeoutError)) throw err;
+      // Straight through the DevTools protocol (devtools-print.ts): no navigation, so no request
+      // to intercept for the document itself.
+      if (!(await timeStage(job.onStage, 'set_content', () => setDocument(page, job.html, loadTimeoutMs)))) {
         throw new RenderError(
           'PAGE_LOAD_TIMEOUT',
           `The document did not finish loading within ${loadTimeoutMs} ms: something in it waits for a resource that never arrives (only data: URLs and workspace assets load; an SVG <use> of an external file never finishes)`,
-          { cause: err },
         );
       }
-      const pdf = await page.pdf({ ...toPuppeteerPdfOptions(job.pdfOptions), tagged: this.options.taggedPdf, timeout: 0 });
-      return Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
+      const params = toPrintParams(job.pdfOptions, { tagged: this.options.taggedPdf });
+      return await timeStage(job.onStage, 'print', () => printToPdf(page, params));
     } catch (err) {
       // The same ranges fail the same way every time: the version's fault, not the browser's.
       if (/page range/i.test(String((err as Error)?.message))) {
