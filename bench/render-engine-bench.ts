@@ -31,9 +31,8 @@ import { LiquidRenderer } from '../src/render/liquid/liquid-renderer.ts';
 import { resolveVariables } from '../src/render/liquid/variables.ts';
 import { toPrintParams } from '../src/render/pdf-options.ts';
 import { createRenderEngine } from '../src/render/render-engine.ts';
-import { treeMemory } from '../src/render/chromium/process-tree.ts';
 import type { JsonObject, TemplateVersionContent } from '../src/domain/template.ts';
-import { formatTable, loadInvoiceFixture, percentile, runLoad } from './lib/measure.ts';
+import { formatTable, loadInvoiceFixture, percentile, runLoad, sampleMemory } from './lib/measure.ts';
 import type { LoadResult, MemoryPeak } from './lib/measure.ts';
 import { failedRow, growthTable, guarded, parseBenchOptions, progress, round1, stageTable, throughputTable } from './lib/report.ts';
 import type { BenchRow } from './lib/report.ts';
@@ -242,28 +241,8 @@ function docgenEngine(): Variant {
 }
 
 /** Peak memory of the instance's Chromium process trees, sampled until stopped. */
-function sampleInstanceMemory(instance: Instance, intervalMs = 100): { stop(): MemoryPeak } {
-  const peak: MemoryPeak = { rssBytes: 0, pssBytes: 0, samples: 0 };
-  const sample = () => {
-    let rss = 0;
-    let pss = 0;
-    for (const pid of instance.browserPids()) {
-      const memory = treeMemory(pid);
-      rss += memory.rssBytes;
-      pss += memory.pssBytes;
-    }
-    peak.rssBytes = Math.max(peak.rssBytes, rss);
-    peak.pssBytes = Math.max(peak.pssBytes, pss);
-    peak.samples += 1;
-  };
-  const timer = setInterval(sample, intervalMs);
-  return {
-    stop: () => {
-      clearInterval(timer);
-      sample();
-      return { ...peak };
-    },
-  };
+function sampleInstanceMemory(instance: Instance): { stop(): MemoryPeak } {
+  return sampleMemory(() => instance.browserPids());
 }
 
 /** The rounds of one cell as a row: median throughput, percentiles over all latencies, peak memory. */

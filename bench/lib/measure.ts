@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { sampleInvoiceContent, sampleInvoiceValues } from '../../src/dev/dev-seed.ts';
 import type { JsonObject, TemplateVersionContent } from '../../src/domain/template.ts';
-import { processTree, pssBytes, rssBytes } from '../../src/render/chromium/process-tree.ts';
+import { listProcesses, processTree, rssBytes } from '../../src/render/chromium/process-tree.ts';
 
 export interface LoadOptions {
   /** Requests in flight at once (closed loop: each worker starts the next when one ends). */
@@ -83,9 +83,43 @@ export async function runLoad(request: () => Promise<unknown>, options: LoadOpti
 export interface MemoryPeak {
   /** Peak over samples of the summed RSS of the processes (shared pages counted per process). */
   rssBytes: number;
-  /** Peak over samples of the summed PSS (shared pages split): what the processes really cost. */
-  pssBytes: number;
   samples: number;
+}
+
+/**
+ * How often memory is sampled. RSS only (/proc/<pid>/status), with one process listing per
+ * sample: PSS (smaps_rollup) of three browsers every 100 ms took about 180 ms per sample here,
+ * which left the variants being measured one core short on a 2-core machine.
+ */
+export const MEMORY_SAMPLE_INTERVAL_MS = 250;
+
+/** Samples the summed RSS of the process trees `roots()` names, until stopped. */
+export function sampleMemory(
+  roots: () => number[],
+  options: { intervalMs?: number; rootIsGroupLeader?: boolean; include?: (pid: number) => boolean } = {},
+): { stop(): MemoryPeak; peek(): MemoryPeak } {
+  const peak: MemoryPeak = { rssBytes: 0, samples: 0 };
+  const sample = () => {
+    const processes = listProcesses();
+    let rss = 0;
+    for (const root of roots()) {
+      for (const pid of processTree(root, processes, { rootIsGroupLeader: options.rootIsGroupLeader ?? true })) {
+        if (options.include === undefined || options.include(pid)) rss += rssBytes(pid);
+      }
+    }
+    peak.rssBytes = Math.max(peak.rssBytes, rss);
+    peak.samples += 1;
+  };
+  sample();
+  const timer = setInterval(sample, options.intervalMs ?? MEMORY_SAMPLE_INTERVAL_MS);
+  return {
+    peek: () => ({ ...peak }),
+    stop: () => {
+      clearInterval(timer);
+      sample();
+      return { ...peak };
+    },
+  };
 }
 
 /** The kernel's name of a process (/proc/<pid>/comm: the executable's name, 15 characters at most). */
@@ -101,38 +135,10 @@ export const CHROMIUM_PROCESS = /^(chromium|chrome)/i;
 
 /**
  * Samples the memory of the processes below `rootPid` (not the root itself) whose name matches
- * `names` (default: Chromium's), every `intervalMs` until stopped.
+ * `names` (default: Chromium's), until stopped.
  */
-export function sampleTreeMemory(
-  rootPid: number = process.pid,
-  intervalMs = 100,
-  names: RegExp = CHROMIUM_PROCESS,
-): { stop(): MemoryPeak; peek(): MemoryPeak } {
-  const peak: MemoryPeak = { rssBytes: 0, pssBytes: 0, samples: 0 };
-  const sample = () => {
-    const pids = processTree(rootPid, undefined, { rootIsGroupLeader: false }).filter(
-      (pid) => pid !== rootPid && names.test(processName(pid)),
-    );
-    let rss = 0;
-    let pss = 0;
-    for (const pid of pids) {
-      rss += rssBytes(pid);
-      pss += pssBytes(pid);
-    }
-    peak.rssBytes = Math.max(peak.rssBytes, rss);
-    peak.pssBytes = Math.max(peak.pssBytes, pss);
-    peak.samples += 1;
-  };
-  sample();
-  const timer = setInterval(sample, intervalMs);
-  return {
-    peek: () => ({ ...peak }),
-    stop: () => {
-      clearInterval(timer);
-      sample();
-      return { ...peak };
-    },
-  };
+export function sampleTreeMemory(rootPid: number = process.pid, names: RegExp = CHROMIUM_PROCESS): { stop(): MemoryPeak; peek(): MemoryPeak } {
+  return sampleMemory(() => [rootPid], { rootIsGroupLeader: false, include: (pid) => pid !== rootPid && names.test(processName(pid)) });
 }
 
 export interface InvoiceFixture {

@@ -7,9 +7,8 @@ import { rm } from 'node:fs/promises';
 import puppeteer from 'puppeteer';
 import type { Browser, BrowserContext } from 'puppeteer';
 import { chromiumFlags, devShmIsRoomy, ignoredDefaultArgs, resolveChromiumExecutable } from './launch-options.ts';
-import { killTree, treeMemory, waitForGroupExit } from './process-tree.ts';
+import { killTree, listProcesses, treeRss, waitForGroupExit } from './process-tree.ts';
 import { createProfileDir } from './profile-dirs.ts';
-import type { TreeMemory } from './process-tree.ts';
 import { TripwireProxy } from './tripwire-proxy.ts';
 
 export type RetireReason = 'renders' | 'memory' | 'error' | 'stop';
@@ -49,7 +48,8 @@ export class ManagedBrowser {
   dead = false;
   closeRequested = false;
   closed: Promise<void> | undefined;
-  memory: TreeMemory = { rssBytes: 0, pssBytes: 0, processes: 0 };
+  /** Last measurement; PSS only when the RSS sum was over the limit (null otherwise). */
+  memory: { rssBytes: number; pssBytes: number | null } = { rssBytes: 0, pssBytes: null };
 
   constructor(browser: Browser, context: BrowserContext, pid: number, userDataDir: string) {
     this.browser = browser;
@@ -188,12 +188,13 @@ export class BrowserHost {
     return this.current;
   }
 
+  /** Summed last measurements; pssBytes counts only the browsers whose PSS was measured. */
   memory(): { rssBytes: number; pssBytes: number } {
     let rssBytes = 0;
     let pssBytes = 0;
     for (const b of this.browsers) {
       rssBytes += b.memory.rssBytes;
-      pssBytes += b.memory.pssBytes;
+      pssBytes += b.memory.pssBytes ?? 0;
     }
     return { rssBytes, pssBytes };
   }
@@ -256,13 +257,15 @@ export class BrowserHost {
   }
 
   private checkMemory(): void {
+    const processes = listProcesses();
     for (const managed of this.browsers) {
       if (managed.dead) continue;
-      managed.memory = treeMemory(managed.pid);
+      managed.memory = treeRss(managed.pid, this.options.maxMemoryBytes, processes);
       // PSS, not the plain RSS sum: Chromium's processes share most of their pages (forked from
       // one zygote), and summing RSS would count those once per process. A browser that has not
       // rendered yet is as small as it gets: replacing it would only thrash (limit set too low).
-      if (managed.usable && managed.renders > 0 && managed.memory.pssBytes > this.options.maxMemoryBytes) {
+      const pss = managed.memory.pssBytes;
+      if (managed.usable && managed.renders > 0 && pss !== null && pss > this.options.maxMemoryBytes) {
         this.retire(managed, 'memory');
       }
     }

@@ -96,7 +96,8 @@ export interface BrowserPoolStats {
   browserPid: number | null;
   /** Renders done by the current browser. */
   browserRenders: number;
-  /** Last measurement over all browser processes. */
+  /** Last measurement over all browser processes. PSS is measured only when the RSS sum is
+   * over the memory limit (it costs tens of ms; PSS is never more than RSS): 0 until then. */
   rssBytes: number;
   pssBytes: number;
   peakRssBytes: number;
