@@ -1,5 +1,6 @@
 // The render role: owns the Chromium pool and the Liquid workers, pulls render jobs from
-// JetStream (never more than it has free pages: backpressure), runs the outbox sweeper, and
+// JetStream (never more than it has room for: backpressure; see render-slots.ts for why that
+// is a few more than its pages), runs the outbox sweeper, and
 // on shutdown stops pulling, lets in-flight renders finish within the grace period and hands
 // back the rest (nak) so another pod takes them.
 import type { JobContext } from '../queue/jetstream.ts';
@@ -7,7 +8,8 @@ import { createAssetLoader } from '../render/asset-loader.ts';
 import type { RenderJob } from '../queue/messages.ts';
 import { createRenderEngine, type RenderEngine } from '../render/render-engine.ts';
 import { OutboxSweeper } from '../render/outbox-sweeper.ts';
-import { RenderPipeline } from '../render/render-pipeline.ts';
+import { RenderPipeline, type DocumentRendererLike } from '../render/render-pipeline.ts';
+import { RenderSlots, renderJobsInFlight } from '../render/render-slots.ts';
 import { formatId, parseId } from '../domain/ids.ts';
 import { eraseGeneration } from '../generations/generation-erasure.ts';
 import { RetentionSweeper } from '../generations/retention-sweeper.ts';
@@ -48,10 +50,21 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
   // Jobs handed back on shutdown, by generation id: their renders may still end (or fail when
   // the pool stops), and that must neither settle the message again nor count as an outcome.
   const handedBack = new Set<string>();
+  // Jobs render on at most render.concurrency pages at once; the extra jobs in flight wait here.
+  const slots = new RenderSlots(config.render.concurrency);
+  const renderer: DocumentRendererLike = {
+    render: (content, variables, options) => {
+      const queued = performance.now();
+      return slots.run(() => {
+        options?.onStage?.('page_wait', performance.now() - queued);
+        return engine.renderer.render(content, variables, options);
+      });
+    },
+  };
   const pipeline = new RenderPipeline({
     generations: repositories.generations,
     templates: repositories.templates,
-    renderer: engine.renderer,
+    renderer,
     store: objects,
     events: queue,
     maxAttempts: config.render.maxAttempts,
@@ -77,7 +90,7 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
     consumer: RENDER_CONSUMER,
     ackWaitMs: RENDER_LEASE_MS,
     maxAckPending: 10_000,
-    concurrency: config.render.concurrency,
+    concurrency: renderJobsInFlight(config.render.concurrency),
     stopTimeoutMs: config.shutdownGraceMs,
     handler: async (job) => {
       const generationId = String(job.data?.generationId ?? '');

@@ -5,6 +5,7 @@
 //   queue_wait           generation created -> claimed by a render worker (first attempts only)
 //   claim                the conditional claim (database)
 //   template             the published version: template row, version (cached per worker)
+//   page_wait            waiting for one of the process's job pages (render-slots.ts)
 //   liquid               variables + Liquid in a worker process
 //   assets               workspace assets the document names (database/object store)
 //   header_footer_check  loading a header/footer that could load something (header-footer-check.ts)
@@ -20,6 +21,7 @@ export const RENDER_STAGES = [
   'queue_wait',
   'claim',
   'template',
+  'page_wait',
   'liquid',
   'assets',
   'header_footer_check',
