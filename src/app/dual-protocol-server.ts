@@ -66,6 +66,37 @@ function drainUnreadBody(req: http.IncomingMessage): void {
   req.resume();
 }
 
+/**
+ * Lingering close. When an answer to a request that says `Connection: close` (or whose
+ * connection must close) is out, Node closes the connection at once (socket.destroySoon). If
+ * the request's body is still arriving, closing with bytes unread makes the kernel reset the
+ * connection, and a client still sending loses the answer it had not read yet (seen under
+ * load with a 413). So such a connection only ends its sending side; its body goes on being
+ * read and dropped (drainUnreadBody), and the connection closes when the body has arrived, the
+ * client closes, or after LINGER_MS.
+ */
+const LINGER_MS = 10_000;
+
+function lingerOnClose(socket: net.Socket, request: () => http.IncomingMessage | undefined): void {
+  const destroySoon = socket.destroySoon;
+  socket.destroySoon = function (this: net.Socket) {
+    const req = request();
+    if (req === undefined || req.complete || req.destroyed) {
+      destroySoon.call(this);
+      return;
+    }
+    if (this.writable) this.end();
+    const close = () => {
+      clearTimeout(timer);
+      this.destroy();
+    };
+    const timer = setTimeout(close, LINGER_MS);
+    timer.unref();
+    req.once('end', close);
+    req.once('close', close);
+  };
+}
+
 export interface DualProtocolServer {
   readonly port: number;
   /** Stops accepting connections and closes idle ones; in-flight requests finish. */
@@ -85,9 +116,12 @@ export async function startDualProtocolServer(
   // its last response finishes.
   let closing = false;
   const inFlight = new Map<net.Socket, number>();
+  /** Each HTTP/1.1 connection's latest request, for the lingering close below. */
+  const current = new WeakMap<net.Socket, http.IncomingMessage>();
   const unstarted = new Set<http.ServerResponse>();
   const h1 = http.createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => {
     const socket = req.socket;
+    current.set(socket, req);
     inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
     if (closing) res.setHeader('Connection', 'close');
     else unstarted.add(res);
@@ -133,6 +167,7 @@ export async function startDualProtocolServer(
         http2Sockets.add(socket);
         h2.emit('connection', socket);
       } else {
+        lingerOnClose(socket, () => current.get(socket));
         h1.emit('connection', socket);
         socket.resume();
       }
