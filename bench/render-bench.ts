@@ -27,7 +27,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect } from '@nats-io/transport-node';
@@ -58,7 +58,8 @@ process.on('unhandledRejection', (reason) => progress(`unhandled rejection: ${re
 
 function runEngineBench(): BenchRow[] {
   if (process.env.BENCH_SKIP_ENGINE) return [];
-  const out = join(ROOT, `.bench-engine-${process.pid}.json`);
+  // A temporary file, not in the checkout: a run that is killed leaves it behind.
+  const out = join(tmpdir(), `docgen-bench-engine-${process.pid}.json`);
   progress('running bench/render-engine-bench.ts ((a) bare puppeteer, (b) puppeteer-cluster, (c) docgen engine)…');
   const args = [join(ROOT, 'bench/render-engine-bench.ts'), `--concurrency=${OPTIONS.concurrencies.join(',')}`, ...(OPTIONS.quick ? ['--quick'] : [])];
   const result = spawnSync(process.execPath, args, {

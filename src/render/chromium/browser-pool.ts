@@ -49,8 +49,6 @@ export interface BrowserPoolOptions {
   /** Largest HTML document printed; bigger ones fail at once (DOCUMENT_TOO_LARGE). Default 16 MiB
    * (a backstop; the service passes DOCGEN_RENDER_MAX_HTML_BYTES, 2 MiB by default). */
   maxHtmlBytes?: number;
-  /** Page lifecycle event awaited after setting the content. Default 'load' (images decoded). */
-  waitUntil?: 'load' | 'domcontentloaded';
   /**
    * Tagged (accessible) PDFs, Chromium's default. Untagged saves the structure tree: about 10 %
    * more PDFs/s measured on the sample invoice.
@@ -157,7 +155,6 @@ export class BrowserPool {
       tmpDir: tmpdir(),
       launchTimeoutMs: 30_000,
       memoryCheckIntervalMs: 2_000,
-      waitUntil: 'load',
       loadTimeoutMs: 5_000,
       maxHtmlBytes: 16 * 1024 * 1024,
       taggedPdf: true,
