@@ -6,11 +6,15 @@ import type { PageSize, PdfOptions } from '../domain/template.ts';
 import { isPlainObject } from '../domain/json.ts';
 import type { PrintToPdfParams } from './chromium/devtools-print.ts';
 
-/** Paper sizes in inches (portrait), as Chromium prints them. */
+/**
+ * Paper sizes in inches (portrait): the ISO sizes to four decimals, the same figures puppeteer's
+ * `format` sends to Chromium, so pages keep the size they had when printing went through it
+ * (A4 prints as 595.92 x 841.92 pt).
+ */
 const PAPER_INCHES: Record<PageSize, { width: number; height: number }> = {
-  A3: { width: 11.7, height: 16.54 },
-  A4: { width: 8.27, height: 11.7 },
-  A5: { width: 5.83, height: 8.27 },
+  A3: { width: 11.6929, height: 16.5354 },
+  A4: { width: 8.2677, height: 11.6929 },
+  A5: { width: 5.8268, height: 8.2677 },
   Letter: { width: 8.5, height: 11 },
   Legal: { width: 8.5, height: 14 },
   Tabloid: { width: 11, height: 17 },

@@ -153,6 +153,8 @@ describe('PDF options', () => {
     expect(params.marginBottom).toBeCloseTo(2 / 2.54, 6);
     expect(params).not.toHaveProperty('pageRanges');
     expect(toPrintParams(DEFAULT_PDF_OPTIONS, { tagged: false })).toMatchObject({ displayHeaderFooter: false, headerTemplate: '', generateTaggedPDF: false });
+    // A4 as ISO 210 x 297 mm (what puppeteer's format sent): 595.92 x 841.92 pt once printed.
+    expect(toPrintParams({ ...DEFAULT_PDF_OPTIONS, pageSize: 'A4' }, { tagged: true })).toMatchObject({ paperWidth: 8.2677, paperHeight: 11.6929 });
     expect(toPrintParams({ ...DEFAULT_PDF_OPTIONS, pageRanges: '1-2' }, { tagged: true })).toMatchObject({ pageRanges: '1-2' });
   });
 });
