@@ -19,6 +19,10 @@
 //
 // Any variant or cell that fails keeps its row (errors, first message); the run goes on.
 //
+// Fonts: docgen's Chromium reads DOCGEN_CHROMIUM_FONTCONFIG (default auto: the CJK everyday
+// subsets from `docgen fonts build`, docs/architecture.md#print-path); (a) and (b) print with
+// the system's fonts, as any puppeteer program does. The run says which docgen had.
+//
 //   npm run bench                              # everything, human tables on stdout
 //   npm run bench -- --json                    # one JSON object on stdout, progress on stderr
 //   npm run bench -- --quick                   # concurrency 1,4, fewer rounds and renders
@@ -38,6 +42,7 @@ import type { JsonObject, TemplateVersionContent } from '../src/domain/template.
 import { formatId } from '../src/domain/ids.ts';
 import { ApiKeysRepository } from '../src/store/api-keys-repository.ts';
 import { connectMongo } from '../src/store/mongo.ts';
+import { resolveChromiumFontconfig } from '../src/render/fonts/chromium-fontconfig.ts';
 import { TemplatesRepository } from '../src/store/templates-repository.ts';
 import { WorkspacesRepository } from '../src/store/workspaces-repository.ts';
 import { startBenchStack, type BenchStack } from './lib/bench-stack.ts';
@@ -253,6 +258,8 @@ async function runEndToEnd(): Promise<BenchRow[]> {
 }
 
 const startedAt = new Date().toISOString();
+const fontChoice = resolveChromiumFontconfig(process.env.DOCGEN_CHROMIUM_FONTCONFIG ?? 'auto');
+const DOCGEN_FONTS = fontChoice.ok ? (fontChoice.file ?? 'system') : fontChoice.problem;
 const engine = runEngineBench();
 const endToEnd = await guarded('docgen end to end', () => runEndToEnd());
 const rows = [...engine, ...(endToEnd.ok ? endToEnd.value : [failedRow('docgen end to end', 0, endToEnd.message)])];
@@ -265,12 +272,14 @@ if (OPTIONS.json) {
       quick: OPTIONS.quick,
       concurrencies: OPTIONS.concurrencies,
       machine: { cpus: availableParallelism(), node: process.version, browserPages: Number(PAGES) },
+      docgenFonts: DOCGEN_FONTS,
       rows,
     }),
   );
 } else {
   const byConcurrency = (a: BenchRow, b: BenchRow) => a.concurrency - b.concurrency;
   console.log(`\nsample invoice, ${PAGES} docgen browser pages, embedded stack, one machine (${availableParallelism()} CPUs)`);
+  console.log(`docgen's Chromium fonts: ${DOCGEN_FONTS}; (a) and (b): the system's`);
   console.log(throughputTable(rows.filter((r) => r.pages === undefined).sort(byConcurrency)));
   const grownRows = rows.filter((r) => r.pages !== undefined);
   if (grownRows.length > 0) console.log(`\nCost as work grows (one at a time; ms per page = p50 / pages):\n${growthTable(grownRows)}`);

@@ -31,6 +31,7 @@ import { LiquidRenderer } from '../src/render/liquid/liquid-renderer.ts';
 import { resolveVariables } from '../src/render/liquid/variables.ts';
 import { toPrintParams } from '../src/render/pdf-options.ts';
 import { createRenderEngine } from '../src/render/render-engine.ts';
+import { resolveChromiumFontconfig } from '../src/render/fonts/chromium-fontconfig.ts';
 import type { JsonObject, TemplateVersionContent } from '../src/domain/template.ts';
 import { formatTable, loadInvoiceFixture, percentile, runLoad, sampleMemory } from './lib/measure.ts';
 import type { LoadResult, MemoryPeak } from './lib/measure.ts';
@@ -205,8 +206,11 @@ interface EngineInstance extends Instance {
 }
 
 async function startDocgenEngine(): Promise<EngineInstance> {
+  // The fonts the service would print with (DOCGEN_CHROMIUM_FONTCONFIG, default auto).
+  const fonts = resolveChromiumFontconfig(process.env.DOCGEN_CHROMIUM_FONTCONFIG ?? 'auto');
   const engine = await createRenderEngine({
     chromiumPath: CHROMIUM,
+    fontconfigFile: fonts.ok ? fonts.file : null,
     concurrency: POOL_PAGES,
     timeoutMs: 30_000,
     liquidTimeoutMs: 2_000,

@@ -7,9 +7,10 @@ cd "$(dirname "$0")/.."
 
 # docker-compose: only its `config` check of deploy/compose/compose.yaml runs (no daemon);
 # installed so that CI validates the one-machine setup instead of skipping it.
-# fonts-noto-cjk, fonts-noto-color-emoji: CJK and emoji glyphs in PDFs; qpdf: encrypts PDFs of
-# versions with a password.
-APT_PACKAGES=(chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji nats-server poppler-utils qpdf docker-compose)
+# fonts-noto-cjk, fonts-noto-color-emoji: CJK and emoji glyphs in PDFs; libharfbuzz-bin: hb-subset,
+# which `docgen fonts build` (below) cuts the CJK fonts with; qpdf: encrypts PDFs of versions
+# with a password.
+APT_PACKAGES=(chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji libharfbuzz-bin nats-server poppler-utils qpdf docker-compose)
 
 missing=()
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
@@ -17,6 +18,7 @@ dpkg -s fonts-liberation >/dev/null 2>&1 || missing+=(fonts-liberation)
 dpkg -s fonts-noto-core >/dev/null 2>&1 || missing+=(fonts-noto-core)
 dpkg -s fonts-noto-cjk >/dev/null 2>&1 || missing+=(fonts-noto-cjk)
 dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 || missing+=(fonts-noto-color-emoji)
+command -v hb-subset >/dev/null 2>&1 || missing+=(libharfbuzz-bin)
 command -v qpdf >/dev/null 2>&1 || missing+=(qpdf)
 [ -x /usr/sbin/nats-server ] || command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
 command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils)
@@ -57,5 +59,9 @@ if [ ! -f "$portal_index" ] || [ -n "$(find portal/src portal/index.html portal/
   echo "setup: building the portal (npm run build:portal)"
   npm run --silent build:portal
 fi
+
+# The CJK fonts' everyday subsets Chromium prints with (docs/architecture.md#print-path): about
+# 15 s and 140 MB in build/fonts/, made again only when the installed collections change.
+node_modules/.bin/node bin/docgen.js fonts build --if-stale
 
 echo "setup: ready (node $node_version for npm scripts, $(/usr/bin/chromium --version 2>/dev/null | head -1))"

@@ -37,6 +37,8 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
   const logger = ctx.logger.child({ module: 'render' });
   const { repositories, queue, objects } = infrastructure;
   const assets = createAssetLoader({ assets: repositories.assets, objects });
+  if (config.render.fontconfigFile) logger.info('chromium prints with the CJK everyday subsets', { fontconfig: config.render.fontconfigFile });
+  else logger.info('chromium prints with the system fonts; CJK text prints faster after `docgen fonts build` (docs/templates.md#fonts)');
   // Previews get pages (and Liquid workers) of their own on top of production's.
   const engine = await createRenderEngine({ ...config.render, concurrency: config.render.concurrency + config.previews.concurrency }, { logger, metrics, assets });
   const previews = startPreviewService(queue.nats.connection, {

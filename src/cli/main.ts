@@ -6,6 +6,7 @@ const USAGE = `Usage:
   docgen serve --role api|render|webhooks|all   Run roles against external MongoDB, NATS and S3 (DOCGEN_* variables)
   docgen dev                                    Run everything on the embedded default, data in ./.docgen/
   docgen admin <resource> <command> [flags]     Drive the admin API (docgen admin help)
+  docgen fonts build [--out DIR] [--if-stale]   Cut the CJK fonts Chromium prints fast (setup runs it)
   docgen version`;
 
 async function main(argv: string[]): Promise<number> {
@@ -22,6 +23,10 @@ async function main(argv: string[]): Promise<number> {
     case 'admin': {
       const { runAdminCli } = await import('./admin/run-admin-cli.ts');
       return runAdminCli(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
+    }
+    case 'fonts': {
+      const { runFonts } = await import('./fonts-command.ts');
+      return runFonts(rest);
     }
     case 'version':
     case '--version': {

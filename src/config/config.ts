@@ -3,6 +3,8 @@
 // The README's configuration table lists exactly these variables (test/unit/config.test.ts
 // checks). `docgen dev` and `docgen admin` read a few more of their own (see the README).
 
+import { resolveChromiumFontconfig } from '../render/fonts/chromium-fontconfig.ts';
+
 export type Role = 'api' | 'render' | 'webhooks';
 export const ALL_ROLES: readonly Role[] = ['api', 'render', 'webhooks'];
 
@@ -37,6 +39,9 @@ export interface Config {
   };
   render: {
     chromiumPath: string;
+    /** Fontconfig file Chromium reads (DOCGEN_CHROMIUM_FONTCONFIG resolved); null: the system's.
+     * Optional in hand-built configs (default: the system's). */
+    fontconfigFile?: string | null;
     concurrency: number;
     timeoutMs: number;
     liquidTimeoutMs: number;
@@ -109,6 +114,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { name: 'DOCGEN_S3_BUCKET', default: 'docgen', description: 'Bucket for generated documents (created if missing).' },
   { name: 'DOCGEN_S3_REGION', default: 'us-east-1', description: 'S3 region used for signing.' },
   { name: 'DOCGEN_CHROMIUM_PATH', default: '/usr/bin/chromium', description: 'Chromium executable.' },
+  { name: 'DOCGEN_CHROMIUM_FONTCONFIG', default: 'auto', description: 'Fonts Chromium prints with. `auto`: the CJK everyday subsets that `docgen fonts build` made in build/fonts/ (setup and the image make them; CJK text prints two to three times faster, looking the same), else the system\'s fonts; `system`: the system\'s fonts only; or the absolute path of a fontconfig file.' },
   { name: 'DOCGEN_RENDER_CONCURRENCY', default: '4', description: 'Pages rendering at once per render process (also the number of jobs pulled).' },
   { name: 'DOCGEN_RENDER_TIMEOUT_MS', default: '10000', description: 'Hard time-out of one render (Liquid and PDF).' },
   { name: 'DOCGEN_LIQUID_TIMEOUT_MS', default: '2000', description: 'Hard time-out of the Liquid step; its worker process is killed and replaced past it.' },
@@ -301,6 +307,9 @@ export function loadConfig(env: Env = process.env): Config {
     r.problems.push(`DOCGEN_LOG_LEVEL=${JSON.stringify(logLevel)} is not valid. Use debug, info, warn or error.`);
   }
 
+  const chromiumFontconfig = resolveChromiumFontconfig(r.string('DOCGEN_CHROMIUM_FONTCONFIG', '', false));
+  if (!chromiumFontconfig.ok) r.problems.push(chromiumFontconfig.problem);
+
   const config: Config = {
     roles,
     publicAddress: r.address('DOCGEN_PUBLIC_ADDR'),
@@ -324,6 +333,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     render: {
       chromiumPath: r.string('DOCGEN_CHROMIUM_PATH', '', false),
+      fontconfigFile: chromiumFontconfig.ok ? chromiumFontconfig.file : null,
       concurrency: r.integer('DOCGEN_RENDER_CONCURRENCY', 1, 64),
       timeoutMs: r.integer('DOCGEN_RENDER_TIMEOUT_MS', 1000, 300000),
       liquidTimeoutMs: r.integer('DOCGEN_LIQUID_TIMEOUT_MS', 100, 60000),

@@ -7,6 +7,7 @@ import { rm } from 'node:fs/promises';
 import puppeteer from 'puppeteer';
 import type { Browser, BrowserContext } from 'puppeteer';
 import { chromiumFlags, devShmIsRoomy, ignoredDefaultArgs, resolveChromiumExecutable } from './launch-options.ts';
+import { chromiumEnvironment } from '../fonts/chromium-fontconfig.ts';
 import { killTree, listProcesses, treeRss, waitForGroupExit } from './process-tree.ts';
 import { createProfileDir } from './profile-dirs.ts';
 import { TripwireProxy } from './tripwire-proxy.ts';
@@ -25,6 +26,8 @@ export type BrowserPoolEvent =
 
 export interface BrowserHostOptions {
   executablePath: string;
+  /** FONTCONFIG_FILE for Chromium; null: the system's configuration. */
+  fontconfigFile: string | null;
   recycleAfterRenders: number;
   maxMemoryBytes: number;
   /** Parent directory of the per-launch profile directories. */
@@ -308,6 +311,7 @@ export class BrowserHost {
     try {
       browser = await puppeteer.launch({
         executablePath: this.executablePath,
+        ...(this.options.fontconfigFile ? { env: chromiumEnvironment(this.options.fontconfigFile) } : {}),
         headless: true,
         // DevTools over a pipe: no debugging port for anything else on the machine to reach.
         pipe: true,

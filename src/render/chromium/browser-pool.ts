@@ -28,6 +28,8 @@ export type { BrowserPoolEvent } from './browser-host.ts';
 export interface BrowserPoolOptions {
   /** Chromium binary (config render.chromiumPath). */
   executablePath: string;
+  /** Fontconfig file Chromium reads (config render.fontconfigFile); null or absent: the system's. */
+  fontconfigFile?: string | null;
   /** Pages rendering at once (config render.concurrency). */
   concurrency: number;
   /** Replace the browser after this many renders (config render.browserRecycleAfterRenders). */
@@ -160,6 +162,7 @@ export class BrowserPool {
       taggedPdf: true,
       extraArgs: [],
       ...options,
+      fontconfigFile: options.fontconfigFile ?? null,
     };
     if (!(options.concurrency >= 1)) throw new Error('BrowserPool: concurrency must be >= 1');
   }
@@ -175,6 +178,7 @@ export class BrowserPool {
     if (stale.length > 0) onEvent({ type: 'stale-profiles-removed', names: stale });
     const host = new BrowserHost({
       executablePath: this.options.executablePath,
+      fontconfigFile: this.options.fontconfigFile,
       recycleAfterRenders: this.options.recycleAfterRenders,
       maxMemoryBytes: this.options.maxMemoryMb * 1024 * 1024,
       tmpDir: this.options.tmpDir,
