@@ -1,7 +1,7 @@
 // `docgen fonts build`: cuts the everyday subset of each installed Noto CJK face
 // (cjk-everyday-subsets.ts) with HarfBuzz's `hb-subset`, checks that each subset holds every
 // character it should, writes the fontconfig file Chromium reads (fontconfig-file.ts) and builds
-// its cache with `fc-cache`. Setup and the image build run it: about 15 s and 130 MB.
+// its cache with `fc-cache`. Setup and the image build run it: about 6 s and 143 MB.
 import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
