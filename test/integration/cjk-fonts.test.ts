@@ -11,6 +11,7 @@ import { runFonts } from '../../src/cli/fonts-command.ts';
 import { DEFAULT_PDF_OPTIONS, type TemplateVersionContent } from '../../src/domain/template.ts';
 import { buildCjkSubsets, installedCjkCollections } from '../../src/render/fonts/cjk-subsets-build.ts';
 import { createRenderEngine, type RenderEngine } from '../../src/render/render-engine.ts';
+import { loadInvoiceFixture } from '../../bench/lib/measure.ts';
 import { uniqueRunDir } from '../harness/dependencies.ts';
 import { renderEngineTestConfig } from '../harness/test-config.ts';
 import { leftovers, pdfText } from './render-support.ts';
@@ -96,6 +97,14 @@ describe('CJK everyday subsets', () => {
     expect(await pdfText(cut.pdf)).toBe(await pdfText(whole.pdf));
     expect(await pdfText(cut.pdf)).toContain('굵은 명조');
     expect(raster(cut.pdf, 'subsets').equals(raster(whole.pdf, 'whole'))).toBe(true);
+  });
+
+  it('print the sample invoice (its Japanese line from the JP subset) with the same pixels and the text it always had', async () => {
+    const { content, variables } = loadInvoiceFixture();
+    const [whole, cut] = await Promise.all([wholeFonts.renderer.render(content, variables), subsets.renderer.render(content, variables)]);
+    const expected = readFileSync(new URL('../fixtures/sample-invoice/expected-text.txt', import.meta.url), 'utf8');
+    expect(await pdfText(cut.pdf)).toBe(expected);
+    expect(raster(cut.pdf, 'invoice-subsets').equals(raster(whole.pdf, 'invoice-whole'))).toBe(true);
   });
 
   it('`docgen fonts build --if-stale` leaves an unchanged build alone', async () => {
