@@ -7,10 +7,10 @@ cd "$(dirname "$0")/.."
 
 # docker-compose: only its `config` check of deploy/compose/compose.yaml runs (no daemon);
 # installed so that CI validates the one-machine setup instead of skipping it.
-# fonts-noto-cjk, fonts-noto-color-emoji: CJK and emoji glyphs in PDFs; libharfbuzz-bin: hb-subset,
-# which `docgen fonts build` (below) cuts the CJK fonts with; qpdf: encrypts PDFs of versions
-# with a password.
-APT_PACKAGES=(chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji libharfbuzz-bin nats-server poppler-utils qpdf docker-compose)
+# fonts-noto-cjk, fonts-noto-color-emoji: CJK and emoji glyphs in PDFs; libharfbuzz-bin (hb-subset)
+# and fontconfig (fc-query, fc-cache): `docgen fonts build` (below) cuts the CJK fonts with them;
+# qpdf: encrypts PDFs of versions with a password.
+APT_PACKAGES=(chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fontconfig libharfbuzz-bin nats-server poppler-utils qpdf docker-compose)
 
 missing=()
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
@@ -18,6 +18,7 @@ dpkg -s fonts-liberation >/dev/null 2>&1 || missing+=(fonts-liberation)
 dpkg -s fonts-noto-core >/dev/null 2>&1 || missing+=(fonts-noto-core)
 dpkg -s fonts-noto-cjk >/dev/null 2>&1 || missing+=(fonts-noto-cjk)
 dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 || missing+=(fonts-noto-color-emoji)
+command -v fc-query >/dev/null 2>&1 || missing+=(fontconfig)
 command -v hb-subset >/dev/null 2>&1 || missing+=(libharfbuzz-bin)
 command -v qpdf >/dev/null 2>&1 || missing+=(qpdf)
 [ -x /usr/sbin/nats-server ] || command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
