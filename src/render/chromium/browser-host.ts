@@ -311,7 +311,8 @@ export class BrowserHost {
     try {
       browser = await puppeteer.launch({
         executablePath: this.executablePath,
-        ...(this.options.fontconfigFile ? { env: chromiumEnvironment(this.options.fontconfigFile) } : {}),
+        // undefined (no fontconfig file): puppeteer's default, this process's environment.
+        env: chromiumEnvironment(this.options.fontconfigFile),
         headless: true,
         // DevTools over a pipe: no debugging port for anything else on the machine to reach.
         pipe: true,
