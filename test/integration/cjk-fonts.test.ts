@@ -91,6 +91,16 @@ describe('CJK everyday subsets', () => {
     expect(fcMatch('sans-serif:lang=ja:charset=20bb7')).toMatch(/NotoSansCJK-Regular\.ttc$/);
   });
 
+  it('reach Chromium: the subsets engine\'s browser has FONTCONFIG_FILE, the other none', () => {
+    const environment = (engine: RenderEngine) => {
+      const pid = engine.stats().pool.browserPid;
+      expect(pid).not.toBeNull();
+      return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    };
+    expect(environment(subsets)).toContain(`FONTCONFIG_FILE=${buildResult.fontconfigFile}`);
+    expect(environment(wholeFonts).some((entry) => entry.startsWith('FONTCONFIG_FILE='))).toBe(false);
+  });
+
   it('print a page of every region, style and writing mode with the same pixels and text as the whole fonts', async () => {
     const content: TemplateVersionContent = { body: PAGE, css: CSS, partials: {}, variables: [], pdfOptions: DEFAULT_PDF_OPTIONS };
     const [whole, cut] = await Promise.all([wholeFonts.renderer.render(content, {}), subsets.renderer.render(content, {})]);
