@@ -97,6 +97,9 @@ export class RenderPipeline {
       return;
     }
     const { generations, onStage } = this.deps;
+    // When the lease was last written for this worker (claim, heartbeat), taken before the write
+    // was sent: it runs until at least leaseMs after this moment.
+    let leaseConfirmedAt = performance.now();
     const doc = await timeStage(onStage, 'claim', () => generations.claim(id, this.workerId, this.deps.leaseMs));
     if (!doc) {
       const current = await generations.get(id);
@@ -138,7 +141,13 @@ export class RenderPipeline {
     if (doc.attempts === 1) onStage?.('queue_wait', Math.max(0, Date.now() - doc.createdAt.getTime()));
     const heartbeat = setInterval(() => {
       control.working();
-      generations.extendLease(id, this.workerId, this.deps.leaseMs).catch(() => {});
+      const sentAt = performance.now();
+      generations
+        .extendLease(id, this.workerId, this.deps.leaseMs)
+        .then((held) => {
+          if (held) leaseConfirmedAt = Math.max(leaseConfirmedAt, sentAt);
+        })
+        .catch(() => {});
     }, Math.max(1000, Math.floor(this.deps.leaseMs / 3)));
     let templateVersion: number | undefined;
     try {
@@ -147,8 +156,12 @@ export class RenderPipeline {
       const { pdf } = await this.deps.renderer.render(content, doc.data, { workspaceId: formatId('workspace', doc.workspaceId), templateName, onStage });
       const key = outputKeyFor(doc);
       // A worker whose lease was taken over must not overwrite the new owner's PDF (the key
-      // is the generation's): confirm the lease right before writing.
-      if (!(await timeStage(onStage, 'lease_check', () => generations.extendLease(id, this.workerId, this.deps.leaseMs)))) {
+      // is the generation's). Nobody can take the generation over before the lease written last
+      // runs out, so a lease confirmed less than half a lease ago still covers the upload (the
+      // other half is the margin for the upload and for clocks); an older one is confirmed again
+      // before writing. Most renders take far less than half a lease: no database round trip.
+      const leaseIsFresh = performance.now() - leaseConfirmedAt < this.deps.leaseMs / 2;
+      if (!leaseIsFresh && !(await timeStage(onStage, 'lease_check', () => generations.extendLease(id, this.workerId, this.deps.leaseMs)))) {
         await control.ack();
         this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
         return;

@@ -12,7 +12,8 @@
 //   set_content          the document into the page, load event, fonts
 //   print                Page.printToPDF
 //   finish               metadata, first-page furniture, protection (pdf-lib, qpdf), when asked
-//   lease_check          confirming the lease before writing (database)
+//   lease_check          confirming the lease before writing, when it was last confirmed more
+//                        than half a lease ago (database); most renders skip it
 //   upload               the PDF into the object store
 //   complete             the final state (database)
 //   event                the final-state event: publish + outbox flag (queue, database)

@@ -1,7 +1,7 @@
 // RenderPipeline in process: the real state machine on the MongoDB stand-in, with in-memory
 // renderer, PDF store, event stream and job control. Attempts, permanent vs transient
 // failures, a lost lease, and exactly one final event (docs/interface.md#lifecycle).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ObjectId } from 'mongodb';
 import type { Principal } from '../../src/auth/api-key-authenticator.ts';
 import { parseId } from '../../src/domain/ids.ts';
@@ -79,8 +79,29 @@ describe('render pipeline', () => {
     const id = await newGeneration();
     const { worker, stages } = pipeline(new ScriptedRenderer(PDF));
     await run(worker, id);
-    expect(stages.map(([stage]) => stage)).toEqual(['claim', 'queue_wait', 'template', 'lease_check', 'upload', 'complete', 'event']);
+    expect(stages.map(([stage]) => stage)).toEqual(['claim', 'queue_wait', 'template', 'upload', 'complete', 'event']);
     for (const [, ms] of stages) expect(ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it('writes the PDF without asking the database again while the lease is fresh, and confirms an older lease first', async () => {
+    const extendLease = vi.spyOn(stack.repositories.generations, 'extendLease');
+    try {
+      const quick = pipeline(new ScriptedRenderer(PDF), { leaseMs: 30_000 });
+      const quickId = await newGeneration();
+      await run(quick.worker, quickId);
+      expect(extendLease).not.toHaveBeenCalled();
+      expect(await row(quickId)).toMatchObject({ status: 'COMPLETED' });
+
+      // Rendering takes 80 ms of a 100 ms lease: more than half, so the lease is confirmed.
+      const slow = pipeline(new ScriptedRenderer(() => new Promise((resolve) => setTimeout(() => resolve({ pdf: PDF }), 80))), { leaseMs: 100 });
+      const slowId = await newGeneration();
+      await run(slow.worker, slowId);
+      expect(extendLease).toHaveBeenCalledTimes(1);
+      expect(slow.stages.map(([stage]) => stage)).toContain('lease_check');
+      expect(await row(slowId)).toMatchObject({ status: 'COMPLETED' });
+    } finally {
+      extendLease.mockRestore();
+    }
   });
 
   it('a permanent failure fails at once, naming the problem, without retry', async () => {
