@@ -62,7 +62,7 @@ if [ ! -f "$portal_index" ] || [ -n "$(find portal/src portal/index.html portal/
 fi
 
 # The CJK fonts' everyday subsets Chromium prints with (docs/architecture.md#print-path): about
-# 6 s and 143 MB in build/fonts/, made again only when the installed collections change.
+# 6 s and 118 MB in build/fonts/, made again only when the installed collections change.
 node_modules/.bin/node bin/docgen.js fonts build --if-stale
 
 echo "setup: ready (node $node_version for npm scripts, $(/usr/bin/chromium --version 2>/dev/null | head -1))"

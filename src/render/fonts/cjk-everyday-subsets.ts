@@ -14,7 +14,7 @@
 // - A character outside it comes from the collection, as before, at the collection's cost.
 // - Each face is cut on its own: the regional faces share glyph outlines but not their
 //   positioning tables, so a file shared by two faces would space text like one of them only.
-// - Monospace faces are left whole: they are rarely used, and the disk stays at about 143 MB.
+// - Monospace faces are left whole: they are rarely used, and the disk stays at about 118 MB.
 
 export type CjkRegion = 'JP' | 'KR' | 'SC' | 'TC' | 'HK';
 
