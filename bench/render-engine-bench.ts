@@ -5,6 +5,9 @@
 //       typical service does;
 //   (c) docgen's engine: resolveVariables + Liquid worker process + the reused-page Chromium
 //       pool (DOCGEN_RENDER_CONCURRENCY pages, default 4; more clients than pages queue).
+//   (d) docgen end to end, when bench/render-bench.ts passes a running, seeded docgen in
+//       BENCH_END_TO_END (bench/lib/end-to-end-client.ts): POST /v1/generations, then the
+//       generation's final-state event; its stages come from docgen's own histograms.
 // (a) and (b) print the already-rendered HTML (Chromium only); (c) does the whole render.
 // Per concurrency, the variants run side by side and take turns in BENCH_ROUNDS short rounds
 // (default 6) after a warm-up; PDF/s is the median round, p50/p95 over all rounds, memory the
@@ -33,17 +36,21 @@ import { toPrintParams } from '../src/render/pdf-options.ts';
 import { createRenderEngine } from '../src/render/render-engine.ts';
 import { resolveChromiumFontconfig } from '../src/render/fonts/chromium-fontconfig.ts';
 import type { JsonObject, TemplateVersionContent } from '../src/domain/template.ts';
-import { formatTable, loadInvoiceFixture, percentile, runLoad, sampleMemory } from './lib/measure.ts';
+import { CHROMIUM_PROCESS, formatTable, loadInvoiceFixture, percentile, processName, runLoad, sampleMemory } from './lib/measure.ts';
 import type { LoadResult, MemoryPeak } from './lib/measure.ts';
 import { failedRow, growthTable, guarded, parseBenchOptions, progress, round1, stageTable, throughputTable } from './lib/report.ts';
 import type { BenchRow } from './lib/report.ts';
 import { growthWorkloads, pdfPageCount } from './lib/workloads.ts';
+import { connectEndToEnd, createToCompleted, endToEndStages, type EndToEndTarget } from './lib/end-to-end-client.ts';
+import { listProcesses } from '../src/render/chromium/process-tree.ts';
 
 const env = process.env;
 const OPTIONS = parseBenchOptions(process.argv.slice(2));
 const CONCURRENCIES = OPTIONS.concurrencies;
-const VARIANTS = (env.BENCH_VARIANTS ?? 'a,b,c').split(',');
-if (VARIANTS.some((v) => !['a', 'b', 'c'].includes(v))) throw new Error(`BENCH_VARIANTS takes a, b and c; got ${env.BENCH_VARIANTS}`);
+const END_TO_END = env.BENCH_END_TO_END ? (JSON.parse(env.BENCH_END_TO_END) as EndToEndTarget) : null;
+const VARIANTS = (env.BENCH_VARIANTS ?? (END_TO_END ? 'a,b,c,d' : 'a,b,c')).split(',');
+if (VARIANTS.some((v) => !['a', 'b', 'c', 'd'].includes(v))) throw new Error(`BENCH_VARIANTS takes a, b, c and d; got ${env.BENCH_VARIANTS}`);
+if (VARIANTS.includes('d') && !END_TO_END) throw new Error('variant d (docgen end to end) needs BENCH_END_TO_END: run it through npm run bench');
 const RENDERS = env.BENCH_RENDERS ? Number(env.BENCH_RENDERS) : undefined;
 const POOL_PAGES = Number(env.DOCGEN_RENDER_CONCURRENCY ?? 4);
 const CHROMIUM = resolveChromiumExecutable(env.DOCGEN_CHROMIUM_PATH ?? '/usr/bin/chromium');
@@ -118,6 +125,8 @@ interface Instance {
   close: () => Promise<void>;
   /** Chromium browser processes (each the leader of its process group) of this instance. */
   browserPids: () => number[];
+  /** Where the time goes, for variants that can say: restarted after the warm-up, read at the end. */
+  stageReport?: { reset(): Promise<void>; meansMs(): Promise<Record<string, number>> };
 }
 
 interface Variant {
@@ -230,6 +239,7 @@ async function startDocgenEngine(): Promise<EngineInstance> {
   };
   return {
     stages,
+    stageReport: { reset: async () => stages.reset(), meansMs: async () => stages.meansMs() },
     render,
     request: () => render(fixture.content, fixture.variables),
     close: () => engine.close(),
@@ -242,6 +252,30 @@ async function startDocgenEngine(): Promise<EngineInstance> {
 
 function docgenEngine(): Variant {
   return { start: () => startDocgenEngine() };
+}
+
+/** (d): the running docgen of bench/render-bench.ts, one generation per request. */
+function docgenEndToEnd(target: EndToEndTarget): Variant {
+  return {
+    async start() {
+      const client = await connectEndToEnd(target);
+      let ids: string[] = [];
+      let before = await client.metrics();
+      return {
+        request: async () => ids.push(await client.generate(target.invoiceBody)),
+        close: () => client.close(),
+        // docgen's Chromium: the browsers docgen started (each leads its process group).
+        browserPids: () => listProcesses().filter((p) => p.ppid === target.docgenPid && p.pgid === p.pid && CHROMIUM_PROCESS.test(processName(p.pid))).map((p) => p.pid),
+        stageReport: {
+          reset: async () => {
+            ids = [];
+            before = await client.metrics();
+          },
+          meansMs: async () => endToEndStages(before, await client.metrics(), await createToCompleted(client, ids)),
+        },
+      };
+    },
+  };
 }
 
 /** Peak memory of the instance's Chromium process trees, sampled until stopped. */
@@ -309,10 +343,12 @@ async function throughputCell(concurrency: number, variants: Record<string, [str
       for (const [key, cell] of cells) {
         // A variant that failed every render of a round is broken at this concurrency: stop.
         if (cell.rounds.some((r) => r.completed === 0 && r.errors > 0)) continue;
-        if (key === 'c' && round === 0) (cell.instance as EngineInstance).stages.reset(); // not the warm-up
+        if (round === 0) await cell.instance.stageReport?.reset(); // not the warm-up
         charge = (message) => cell.unawaited.push(message);
-        // (b) is several times slower: fewer renders keep its cells from dominating the run.
-        const total = key === 'b' ? Math.ceil(renders(concurrency) / 2) : renders(concurrency);
+        // (b) is several times slower: fewer renders keep its cells from dominating the run. (d)
+        // adds rows to the embedded MongoDB stand-in, which scans whole collections: fewer
+        // renders keep that from slowing it down as the run goes on.
+        const total = key === 'b' || key === 'd' ? Math.ceil(renders(concurrency) / 2) : renders(concurrency);
         const r = await runLoad(request(cell.instance, cell.name), { concurrency, total, warmup: 0 });
         progress(
           `${cell.name} c=${concurrency} round ${round + 1}/${ROUNDS}: ${r.perSecond.toFixed(1)} PDF/s, p50 ${r.p50Ms.toFixed(0)} ms, ` +
@@ -323,9 +359,9 @@ async function throughputCell(concurrency: number, variants: Record<string, [str
     }
   } finally {
     charge = null;
-    for (const [key, { name, instance, memory, rounds, unawaited }] of cells) {
+    for (const { name, instance, memory, rounds, unawaited } of cells.values()) {
       const peak = memory.stop();
-      const stagesMs = key === 'c' ? (instance as EngineInstance).stages.meansMs() : undefined;
+      const stagesMs = await instance.stageReport?.meansMs().catch(() => undefined);
       await closeInstance(name, instance);
       rows.push({ ...combine(name, concurrency, rounds, peak, unawaited), ...(stagesMs ? { stagesMs } : {}) });
     }
@@ -383,6 +419,7 @@ async function main(): Promise<void> {
     a: ['(a) bare puppeteer, reused page', bareLoop(html, pdf)],
     b: ['(b) puppeteer-cluster CONTEXT', stockCluster(html, pdf)],
     c: [`(c) docgen engine (${POOL_PAGES} pages)`, docgenEngine()],
+    ...(END_TO_END ? { d: ['docgen end to end', docgenEndToEnd(END_TO_END)] as [string, Variant] } : {}),
   };
   const rows: BenchRow[] = [];
   for (const concurrency of CONCURRENCIES) {
