@@ -32,7 +32,8 @@ import { GenerationsRepository } from '../src/store/generations-repository.ts';
 import { RateLimitsRepository } from '../src/store/rate-limits-repository.ts';
 import { TemplatesRepository } from '../src/store/templates-repository.ts';
 import { startBenchStack } from './lib/bench-stack.ts';
-import { formatTable } from './lib/measure.ts';
+import { loopbackRequest } from './lib/loopback-http.ts';
+import { formatTable, percentile } from './lib/measure.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const MAX_REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000);
@@ -59,24 +60,6 @@ function processCpuMs(pid: number | undefined): number {
   } catch {
     return NaN;
   }
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
-function httpCall(agent: http.Agent, port: number, method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 /** Closed loop: `concurrency` workers, each starting its next request when one ends. */
@@ -157,7 +140,7 @@ async function main(): Promise<void> {
     const db = client.db('docgen_bench');
     const generations = new GenerationsRepository(db);
     const seedAgent = new http.Agent({ keepAlive: true });
-    const seeded = JSON.parse((await httpCall(seedAgent, ports.publicPort, 'POST', '/v1/generations', createHeaders, createBody)).text) as { id: string };
+    const seeded = JSON.parse((await loopbackRequest(seedAgent, ports.publicPort, 'POST', '/v1/generations', createHeaders, createBody)).text) as { id: string };
     seedAgent.destroy();
     const seededId = parseId('generation', seeded.id)!;
     await generations.claim(seededId, 'bench', 60_000);
@@ -167,8 +150,8 @@ async function main(): Promise<void> {
 
     const results: RunResult[] = [];
     const calls = (agent: http.Agent) => ({
-      create: () => httpCall(agent, ports.publicPort, 'POST', '/v1/generations', createHeaders, createBody).then((r) => r.status),
-      get: () => httpCall(agent, ports.publicPort, 'GET', `/v1/generations/${seeded.id}`, auth).then((r) => r.status),
+      create: () => loopbackRequest(agent, ports.publicPort, 'POST', '/v1/generations', createHeaders, createBody).then((r) => r.status),
+      get: () => loopbackRequest(agent, ports.publicPort, 'GET', `/v1/generations/${seeded.id}`, auth).then((r) => r.status),
     });
     for (const [name, concurrency] of [['create', 1], ['create', 50], ['get', 1], ['get', 50]] as const) {
       const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });

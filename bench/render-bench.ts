@@ -48,7 +48,7 @@ import { resolveChromiumFontconfig } from '../src/render/fonts/chromium-fontconf
 import { TemplatesRepository } from '../src/store/templates-repository.ts';
 import { WorkspacesRepository } from '../src/store/workspaces-repository.ts';
 import { startBenchStack, type BenchStack } from './lib/bench-stack.ts';
-import { percentile, sampleTreeMemory } from './lib/measure.ts';
+import { runLoad, sampleTreeMemory } from './lib/measure.ts';
 import { failedRow, growthTable, guarded, parseBenchOptions, progress, round1, stageTable, throughputTable } from './lib/report.ts';
 import type { BenchRow } from './lib/report.ts';
 import { tableReport } from './lib/workloads.ts';
@@ -128,34 +128,20 @@ async function endToEndGrowth(target: EndToEndTarget, reportBody: string, report
     const before = await client.metrics();
     const memory = sampleTreeMemory(target.docgenPid);
     const ids: string[] = [];
-    const latencies: number[] = [];
-    const errors: string[] = [];
-    const total = OPTIONS.quick ? 3 : 8;
-    const started = performance.now();
-    for (let i = 0; i < total; i++) {
-      const t0 = performance.now();
-      try {
-        ids.push(await client.generate(reportBody));
-        latencies.push(performance.now() - t0);
-      } catch (err) {
-        errors.push(err instanceof Error ? err.message : String(err));
-      }
-    }
-    const elapsedMs = performance.now() - started;
+    const load = await runLoad(async () => ids.push(await client.generate(reportBody)), { concurrency: 1, total: OPTIONS.quick ? 3 : 8, warmup: 0 });
     const peak = memory.stop();
     const stagesMs = endToEndStages(before, await client.metrics(), await createToCompleted(client, ids));
-    latencies.sort((x, y) => x - y);
-    const p50 = round1(percentile(latencies, 50));
+    const p50 = round1(load.p50Ms);
     return {
       variant,
       concurrency: 1,
-      pdfPerSecond: round1((latencies.length / elapsedMs) * 1000) ?? 0,
+      pdfPerSecond: round1(load.perSecond) ?? 0,
       p50Ms: p50,
-      p95Ms: round1(percentile(latencies, 95)),
+      p95Ms: round1(load.p95Ms),
       peakRssMb: round1(peak.rssBytes / (1024 * 1024)),
-      completed: latencies.length,
-      errors: errors.length,
-      errorMessage: errors[0] ?? null,
+      completed: load.completed,
+      errors: load.errors,
+      errorMessage: load.firstError ?? null,
       stagesMs,
       pages: report.pages,
       rowsPerPage: report.rowsPerPage,

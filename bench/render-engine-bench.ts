@@ -43,6 +43,7 @@ import type { BenchRow } from './lib/report.ts';
 import { growthWorkloads, pdfPageCount } from './lib/workloads.ts';
 import { connectEndToEnd, createToCompleted, endToEndStages, type EndToEndTarget } from './lib/end-to-end-client.ts';
 import { listProcesses } from '../src/render/chromium/process-tree.ts';
+import type { HistogramTotals } from './lib/prometheus-text.ts';
 
 const env = process.env;
 const OPTIONS = parseBenchOptions(process.argv.slice(2));
@@ -260,7 +261,8 @@ function docgenEndToEnd(target: EndToEndTarget): Variant {
     async start() {
       const client = await connectEndToEnd(target);
       let ids: string[] = [];
-      let before = await client.metrics();
+      // Taken again by stageReport.reset() once the warm-up is over.
+      let before: HistogramTotals = new Map();
       return {
         request: async () => ids.push(await client.generate(target.invoiceBody)),
         close: () => client.close(),

@@ -6,6 +6,7 @@
 import http from 'node:http';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { RENDER_STAGES } from '../../src/render/render-stages.ts';
+import { loopbackRequest } from './loopback-http.ts';
 import { histogramTotals, type HistogramTotals } from './prometheus-text.ts';
 import { round1 } from './report.ts';
 
@@ -47,20 +48,8 @@ export async function connectEndToEnd(target: EndToEndTarget): Promise<EndToEndC
       else arrivedEarly.set(event.generationId, event);
     },
   });
-  const request = (port: number, method: string, path: string, payload?: string) =>
-    new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = http.request(
-        { host: '127.0.0.1', port, method, path, agent, headers: { authorization: `Bearer ${target.key}`, 'content-type': 'application/json' } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
+  const headers = { authorization: `Bearer ${target.key}`, 'content-type': 'application/json' };
+  const request = (port: number, method: string, path: string, payload?: string) => loopbackRequest(agent, port, method, path, headers, payload);
 
   return {
     async generate(body) {

@@ -85,7 +85,7 @@ export async function createRenderEngine(config: RenderEngineConfig, deps: Rende
   });
   const pool = new BrowserPool({
     executablePath: config.chromiumPath,
-    fontconfigFile: config.fontconfigFile ?? null,
+    fontconfigFile: config.fontconfigFile,
     concurrency: config.concurrency,
     recycleAfterRenders: config.browserRecycleAfterRenders,
     maxMemoryMb: config.browserMaxRssMb,
