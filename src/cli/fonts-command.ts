@@ -1,6 +1,7 @@
 // `docgen fonts build [--out DIR] [--if-stale]`: the everyday subsets of the CJK fonts that
 // Chromium prints with (src/render/fonts/). Setup and the image build run it; `auto` in DOCGEN_CHROMIUM_FONTCONFIG
 // finds the result in build/fonts/.
+import { resolve } from 'node:path';
 import { DEFAULT_FONTS_DIR } from '../render/fonts/chromium-fontconfig.ts';
 import { buildCjkSubsets, cjkSubsetsUpToDate, installedCjkCollections, NOTO_CJK_DIR } from '../render/fonts/cjk-subsets-build.ts';
 
@@ -29,7 +30,7 @@ export async function runFonts(argv: string[], out: NodeJS.WritableStream = proc
       return 2;
     }
   }
-  if (!outDir.startsWith('/')) outDir = `${process.cwd()}/${outDir}`;
+  outDir = resolve(outDir);
   const sources = installedCjkCollections();
   if (sources.length === 0) {
     err.write(`docgen fonts build: no Noto CJK collections in ${NOTO_CJK_DIR}; install the Debian package fonts-noto-cjk\n`);

@@ -4,6 +4,7 @@
 //   system:         the system's configuration (CJK text prints two to three times slower);
 //   a path:         that fontconfig file, which must exist.
 import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Where `docgen fonts build` writes by default, and where `auto` looks. */
@@ -18,14 +19,14 @@ export function resolveChromiumFontconfig(setting: string, fontsDir = DEFAULT_FO
   const value = setting.trim();
   if (value === 'system') return { ok: true, file: null, source: 'system' };
   if (value === '' || value === 'auto') {
-    const built = `${fontsDir}/${FONTCONFIG_FILE_NAME}`;
+    const built = join(fontsDir, FONTCONFIG_FILE_NAME);
     return existsSync(built) ? { ok: true, file: built, source: 'subsets' } : { ok: true, file: null, source: 'system' };
   }
   if (!value.startsWith('/')) {
     return { ok: false, problem: `DOCGEN_CHROMIUM_FONTCONFIG=${JSON.stringify(value)} is not valid. Use auto, system or an absolute path to a fontconfig file.` };
   }
   if (!existsSync(value)) {
-    return { ok: false, problem: `DOCGEN_CHROMIUM_FONTCONFIG=${value} does not exist. Build it with \`docgen fonts build --out ${value.replace(/\/[^/]*$/, '')}\`, or use auto or system.` };
+    return { ok: false, problem: `DOCGEN_CHROMIUM_FONTCONFIG=${value} does not exist. Build it with \`docgen fonts build --out ${dirname(value)}\`, or use auto or system.` };
   }
   return { ok: true, file: value, source: 'configured' };
 }
