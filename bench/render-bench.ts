@@ -1,14 +1,15 @@
 // `npm run bench`: end-to-end render throughput and latency of docgen (POST /v1/generations
 // to COMPLETED) for the sample invoice at concurrency 1, 4 and 16, next to, in the same run
 // on the same machine,
-//   (a) a bare puppeteer loop re-using one page per client (the machine's limit) and
-//   (b) stock puppeteer-cluster with CONCURRENCY_CONTEXT (what a typical service does),
-// plus the peak RSS of all Chromium processes, (c) the docgen engine alone with its stages, and
-// "cost as work grows" (1 to 20 pages, 25 and 200 rows per page).
+//   (a) a bare puppeteer loop re-using one page per client (what a puppeteer program does),
+//   (b) stock puppeteer-cluster with CONCURRENCY_CONTEXT (what a typical service does) and
+//   (e) the loop of (a) on docgen's own Chromium,
+// plus the peak RSS of all Chromium processes, (c) the docgen engine alone with its stages,
+// and "cost as work grows" (1 to 20 pages, 25 and 200 rows per page).
 //
 // docgen runs first, as `serve --role all` (child process) on the embedded stack, seeded with
 // a key and the templates. Then bench/render-engine-bench.ts (a child process) measures (a),
-// (b), (c) and (d) docgen end to end side by side, taking turns in short rounds at each
+// (b), (e), (c) and (d) docgen end to end side by side, taking turns in short rounds at each
 // concurrency, so that a slower minute of a shared machine hits all of them alike
 // (bench/lib/end-to-end-client.ts is (d)'s client). End to end, each client creates a
 // generation and waits for its final-state event (a plain NATS subscription to docgen's event
@@ -23,15 +24,18 @@
 //
 // Any variant or cell that fails keeps its row (errors, first message); the run goes on.
 //
-// Fonts: docgen's Chromium reads DOCGEN_CHROMIUM_FONTCONFIG (default auto: the CJK everyday
-// subsets from `docgen fonts build`, docs/architecture.md#print-path); (a) and (b) print with
-// the system's fonts, as any puppeteer program does. The run says which docgen had.
+// Chromium: docgen prints with DOCGEN_CHROMIUM_PATH (default: Debian's chromium-headless-shell,
+// docs/architecture.md#print-path); (a) and (b) run what a puppeteer program runs, the full
+// browser (/usr/bin/chromium, or BENCH_BASELINE_CHROMIUM); (e) is (a)'s loop on docgen's
+// Chromium. Fonts: docgen's Chromium reads DOCGEN_CHROMIUM_FONTCONFIG (default auto: the CJK
+// everyday subsets from `docgen fonts build`); (a), (b) and (e) print with the system's fonts,
+// as any puppeteer program does. The run says which docgen had.
 //
 //   npm run bench                              # everything, human tables on stdout
 //   npm run bench -- --json                    # one JSON object on stdout, progress on stderr
 //   npm run bench -- --quick                   # concurrency 1,4, fewer rounds and renders
 //   npm run bench -- --concurrency=1,4,16      # or BENCH_CONCURRENCY
-//   BENCH_VARIANTS=a,d npm run bench           # only some of (a) to (d); BENCH_GROWTH=0: no growth
+//   BENCH_VARIANTS=a,d npm run bench           # only some of (a) to (e); BENCH_GROWTH=0: no growth
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -45,6 +49,7 @@ import { formatId } from '../src/domain/ids.ts';
 import { ApiKeysRepository } from '../src/store/api-keys-repository.ts';
 import { connectMongo } from '../src/store/mongo.ts';
 import { resolveChromiumFontconfig } from '../src/render/fonts/chromium-fontconfig.ts';
+import { configDefault } from '../src/config/config.ts';
 import { TemplatesRepository } from '../src/store/templates-repository.ts';
 import { WorkspacesRepository } from '../src/store/workspaces-repository.ts';
 import { startBenchStack, type BenchStack } from './lib/bench-stack.ts';
@@ -155,11 +160,16 @@ async function endToEndGrowth(target: EndToEndTarget, reportBody: string, report
 const startedAt = new Date().toISOString();
 const fontChoice = resolveChromiumFontconfig(process.env.DOCGEN_CHROMIUM_FONTCONFIG ?? 'auto');
 const DOCGEN_FONTS = fontChoice.ok ? (fontChoice.file ?? 'system') : fontChoice.problem;
+const DOCGEN_CHROMIUM = process.env.DOCGEN_CHROMIUM_PATH ?? configDefault('DOCGEN_CHROMIUM_PATH')!;
+// The engine bench (c, e) reads these two as well: docgen end to end gets the same.
+const passedOn = Object.fromEntries(
+  ['DOCGEN_CHROMIUM_PATH', 'DOCGEN_CHROMIUM_FONTCONFIG'].flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])),
+);
 const report = tableReport(20, 25);
 const rows: BenchRow[] = [];
 // docgen runs first, so that (d) can take turns with the others inside the engine bench.
 const stack = await guarded('docgen end to end: starting the embedded stack', () =>
-  startBenchStack({ roles: 'all', label: 'render-bench', env: { DOCGEN_RENDER_CONCURRENCY: PAGES } }),
+  startBenchStack({ roles: 'all', label: 'render-bench', env: { DOCGEN_RENDER_CONCURRENCY: PAGES, ...passedOn } }),
 );
 try {
   let target: EndToEndTarget | null = null;
@@ -197,13 +207,14 @@ if (OPTIONS.json) {
       concurrencies: OPTIONS.concurrencies,
       machine: { cpus: availableParallelism(), node: process.version, browserPages: Number(PAGES) },
       docgenFonts: DOCGEN_FONTS,
+      docgenChromium: DOCGEN_CHROMIUM,
       rows,
     }),
   );
 } else {
   const byConcurrency = (a: BenchRow, b: BenchRow) => a.concurrency - b.concurrency;
   console.log(`\nsample invoice, ${PAGES} docgen browser pages, embedded stack, one machine (${availableParallelism()} CPUs)`);
-  console.log(`docgen's Chromium fonts: ${DOCGEN_FONTS}; (a) and (b): the system's`);
+  console.log(`docgen's Chromium: ${DOCGEN_CHROMIUM}, fonts: ${DOCGEN_FONTS}; (a) and (b): ${process.env.BENCH_BASELINE_CHROMIUM ?? '/usr/bin/chromium'}, the system's fonts`);
   console.log(throughputTable(rows.filter((r) => r.pages === undefined).sort(byConcurrency)));
   const grownRows = rows.filter((r) => r.pages !== undefined);
   if (grownRows.length > 0) console.log(`\nCost as work grows (one at a time; ms per page = p50 / pages):\n${growthTable(grownRows)}`);

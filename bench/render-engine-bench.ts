@@ -1,14 +1,20 @@
 // Render engine benchmark (module level, no API/queue/DB): the sample invoice at client
 // concurrency 1, 4 and 16 through
-//   (a) a bare puppeteer loop, one reused page per concurrent client: the machine's limit;
+//   (a) a bare puppeteer loop, one reused page per concurrent client, on what a puppeteer
+//       program runs: the full browser (Debian's chromium; BENCH_BASELINE_CHROMIUM) in
+//       puppeteer's default headless mode;
 //   (b) stock puppeteer-cluster with CONCURRENCY_CONTEXT (a context + page per job), what a
-//       typical service does;
+//       typical service does, on the same browser as (a);
+//   (e) the loop of (a) on docgen's Chromium (chrome-headless-shell by default): what the
+//       binary alone gives, so that (c) and (d) are also compared with a loop on the binary
+//       they use (left out when it is the same binary as (a));
 //   (c) docgen's engine: resolveVariables + Liquid worker process + the reused-page Chromium
-//       pool (DOCGEN_RENDER_CONCURRENCY pages, default 4; more clients than pages queue).
+//       pool (DOCGEN_RENDER_CONCURRENCY pages, default 4; more clients than pages queue) on
+//       docgen's Chromium (DOCGEN_CHROMIUM_PATH, default as docgen's).
 //   (d) docgen end to end, when bench/render-bench.ts passes a running, seeded docgen in
 //       BENCH_END_TO_END (bench/lib/end-to-end-client.ts): POST /v1/generations, then the
 //       generation's final-state event; its stages come from docgen's own histograms.
-// (a) and (b) print the already-rendered HTML (Chromium only); (c) does the whole render.
+// (a), (b) and (e) print the already-rendered HTML (Chromium only); (c) does the whole render.
 // Per concurrency, the variants run side by side and take turns in BENCH_ROUNDS short rounds
 // (default 6) after a warm-up; PDF/s is the median round, p50/p95 over all rounds, memory the
 // peak of the summed RSS of the variant's Chromium processes. (Not PSS: with three browsers of
@@ -22,7 +28,7 @@
 // pages, 25 and 200 rows per page) one at a time; ms per page = p50 / pages.
 //
 //   node bench/render-engine-bench.ts [--json] [--quick] [--concurrency=1,4,16]
-//   BENCH_RENDERS=200 BENCH_ROUNDS=5 BENCH_VARIANTS=a,c node bench/render-engine-bench.ts
+//   BENCH_RENDERS=200 BENCH_ROUNDS=5 BENCH_VARIANTS=a,e,c node bench/render-engine-bench.ts
 //   BENCH_GROWTH=0 skips the growth part.
 
 import { writeFileSync } from 'node:fs';
@@ -30,6 +36,7 @@ import puppeteer from 'puppeteer';
 import type { Browser, Page, PDFOptions } from 'puppeteer';
 import { Cluster } from 'puppeteer-cluster';
 import { resolveChromiumExecutable } from '../src/render/chromium/launch-options.ts';
+import { configDefault } from '../src/config/config.ts';
 import { LiquidRenderer } from '../src/render/liquid/liquid-renderer.ts';
 import { resolveVariables } from '../src/render/liquid/variables.ts';
 import { toPrintParams } from '../src/render/pdf-options.ts';
@@ -49,12 +56,16 @@ const env = process.env;
 const OPTIONS = parseBenchOptions(process.argv.slice(2));
 const CONCURRENCIES = OPTIONS.concurrencies;
 const END_TO_END = env.BENCH_END_TO_END ? (JSON.parse(env.BENCH_END_TO_END) as EndToEndTarget) : null;
-const VARIANTS = (env.BENCH_VARIANTS ?? (END_TO_END ? 'a,b,c,d' : 'a,b,c')).split(',');
-if (VARIANTS.some((v) => !['a', 'b', 'c', 'd'].includes(v))) throw new Error(`BENCH_VARIANTS takes a, b, c and d; got ${env.BENCH_VARIANTS}`);
+// Chromium of the baselines (a) and (b), and docgen's (c, d, e): see the top of this file.
+const BASELINE_CHROMIUM = resolveChromiumExecutable(env.BENCH_BASELINE_CHROMIUM ?? '/usr/bin/chromium');
+const CHROMIUM = resolveChromiumExecutable(env.DOCGEN_CHROMIUM_PATH ?? configDefault('DOCGEN_CHROMIUM_PATH')!);
+const VARIANTS = (env.BENCH_VARIANTS ?? (END_TO_END ? 'a,b,e,c,d' : 'a,b,e,c'))
+  .split(',')
+  .filter((v) => v !== 'e' || CHROMIUM !== BASELINE_CHROMIUM);
+if (VARIANTS.some((v) => !['a', 'b', 'c', 'd', 'e'].includes(v))) throw new Error(`BENCH_VARIANTS takes a, b, c, d and e; got ${env.BENCH_VARIANTS}`);
 if (VARIANTS.includes('d') && !END_TO_END) throw new Error('variant d (docgen end to end) needs BENCH_END_TO_END: run it through npm run bench');
 const RENDERS = env.BENCH_RENDERS ? Number(env.BENCH_RENDERS) : undefined;
 const POOL_PAGES = Number(env.DOCGEN_RENDER_CONCURRENCY ?? 4);
-const CHROMIUM = resolveChromiumExecutable(env.DOCGEN_CHROMIUM_PATH ?? '/usr/bin/chromium');
 // What a typical service passes: the sandbox cannot run as root in a container.
 const TYPICAL_ARGS = process.getuid?.() === 0 ? ['--no-sandbox'] : [];
 
@@ -134,10 +145,10 @@ interface Variant {
   start(concurrency: number): Promise<Instance>;
 }
 
-function bareLoop(html: string, pdf: PDFOptions): Variant {
+function bareLoop(html: string, pdf: PDFOptions, executablePath: string): Variant {
   return {
     async start(concurrency) {
-      const browser: Browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: TYPICAL_ARGS });
+      const browser: Browser = await puppeteer.launch({ executablePath, headless: true, args: TYPICAL_ARGS });
       const free: Page[] = [];
       for (let i = 0; i < concurrency; i++) free.push(await browser.newPage());
       return {
@@ -164,7 +175,7 @@ function stockCluster(html: string, pdf: PDFOptions): Variant {
         concurrency: Cluster.CONCURRENCY_CONTEXT,
         maxConcurrency: concurrency,
         puppeteer,
-        puppeteerOptions: { executablePath: CHROMIUM, headless: true, args: TYPICAL_ARGS },
+        puppeteerOptions: { executablePath: BASELINE_CHROMIUM, headless: true, args: TYPICAL_ARGS },
       });
       return {
         request: () =>
@@ -418,8 +429,9 @@ function saveRows(rows: BenchRow[]): void {
 async function main(): Promise<void> {
   const { html, pdf } = await renderFixtureHtml();
   const variants: Record<string, [string, Variant]> = {
-    a: ['(a) bare puppeteer, reused page', bareLoop(html, pdf)],
+    a: ['(a) bare puppeteer, reused page', bareLoop(html, pdf, BASELINE_CHROMIUM)],
     b: ['(b) puppeteer-cluster CONTEXT', stockCluster(html, pdf)],
+    e: ["(e) bare puppeteer, docgen's Chromium", bareLoop(html, pdf, CHROMIUM)],
     c: [`(c) docgen engine (${POOL_PAGES} pages)`, docgenEngine()],
     ...(END_TO_END ? { d: ['docgen end to end', docgenEndToEnd(END_TO_END)] as [string, Variant] } : {}),
   };
@@ -440,7 +452,7 @@ async function main(): Promise<void> {
   const out = env.BENCH_JSON_OUT ? progress : console.log;
   out(`\nRender engine benchmark: sample invoice (${fixture.content.variables.length} variables, 10 lines, footer with page numbers)`);
   out(
-    `Chromium ${CHROMIUM}; ${ROUNDS} interleaved rounds per cell, ${renders(1)}+ renders per round after warm-up ((b): half);\n` +
+    `Chromium: (a), (b) ${BASELINE_CHROMIUM}; docgen and (e) ${CHROMIUM}; ${ROUNDS} interleaved rounds per cell, ${renders(1)}+ renders per round after warm-up ((b): half);\n` +
       'PDF/s = median round; p50/p95 over all rounds; memory = peak over all Chromium processes of the variant\n',
   );
   out(throughputTable(rows.filter((r) => r.pages === undefined)));
@@ -452,11 +464,13 @@ async function main(): Promise<void> {
     const at = (prefix: string) => rows.find((r) => r.variant.startsWith(prefix) && r.concurrency === concurrency && r.pages === undefined && r.completed > 0)?.pdfPerSecond;
     const a = at('(a)');
     const b = at('(b)');
+    const e = at('(e)');
     const c = at('(c)');
     if (c === undefined) continue;
-    ratios.push([concurrency, a === undefined ? '-' : `${Math.round((c / a) * 100)} %`, b === undefined ? '-' : `${(c / b).toFixed(1)}x`]);
+    const percent = (base: number | undefined) => (base === undefined ? '-' : `${Math.round((c / base) * 100)} %`);
+    ratios.push([concurrency, percent(a), b === undefined ? '-' : `${(c / b).toFixed(1)}x`, percent(e)]);
   }
-  if (ratios.length > 0) out('\n' + formatTable(['conc.', '(c) vs (a)', '(c) vs (b)'], ratios));
+  if (ratios.length > 0) out('\n' + formatTable(['conc.', '(c) vs (a)', '(c) vs (b)', '(c) vs (e)'], ratios));
 }
 
 await main();

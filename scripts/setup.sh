@@ -10,9 +10,10 @@ cd "$(dirname "$0")/.."
 # fonts-noto-cjk, fonts-noto-color-emoji: CJK and emoji glyphs in PDFs; libharfbuzz-bin (hb-subset)
 # and fontconfig (fc-query, fc-cache): `docgen fonts build` (below) cuts the CJK fonts with them;
 # qpdf: encrypts PDFs of versions with a password.
-APT_PACKAGES=(chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fontconfig libharfbuzz-bin nats-server poppler-utils qpdf docker-compose)
+APT_PACKAGES=(chromium-headless-shell chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fontconfig libharfbuzz-bin nats-server poppler-utils qpdf docker-compose)
 
 missing=()
+[ -x /usr/bin/chromium-headless-shell ] || missing+=(chromium-headless-shell)
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
 dpkg -s fonts-liberation >/dev/null 2>&1 || missing+=(fonts-liberation)
 dpkg -s fonts-noto-core >/dev/null 2>&1 || missing+=(fonts-noto-core)
@@ -65,4 +66,4 @@ fi
 # 6 s and 118 MB in build/fonts/, made again only when the installed collections change.
 node_modules/.bin/node bin/docgen.js fonts build --if-stale
 
-echo "setup: ready (node $node_version for npm scripts, $(/usr/bin/chromium --version 2>/dev/null | head -1))"
+echo "setup: ready (node $node_version for npm scripts, $(/usr/lib/chromium/chromium-headless-shell --version 2>/dev/null | head -1))"

@@ -15,6 +15,7 @@ export interface BenchResult {
 const VARIANTS: Array<[label: string, prefix: string]> = [
   ['(a) bare puppeteer', '(a)'],
   ['(b) puppeteer-cluster', '(b)'],
+  ["(e) bare puppeteer on docgen's Chromium", '(e)'],
   ['docgen engine only', '(c)'],
   ['**docgen end to end**', 'docgen end to end'],
 ];
@@ -44,7 +45,9 @@ export function readmeTables(runs: readonly BenchResult[]): string {
     '| variant | concurrency | PDF/s | p50 ms | p95 ms | Chromium peak RSS |',
     '|---|---|---|---|---|---|',
   ];
-  for (const [label, prefix] of VARIANTS) {
+  // (e) exists only in runs where docgen's Chromium differs from the baselines'.
+  const measured = (prefix: string) => runs.some((run) => concurrencies.some((c) => rowOf(run, prefix, c) !== undefined));
+  for (const [label, prefix] of VARIANTS.filter(([, prefix]) => prefix !== '(e)' || measured(prefix))) {
     const join = (values: Array<number | null>, digits: number) => values.map((v) => fixed(v, digits)).join(' / ');
     lines.push(
       `| ${label} | ${concurrencies.join(' / ')} | ${join(across(prefix, (r) => r.pdfPerSecond), 1)} | ${join(across(prefix, (r) => r.p50Ms), 0)} | ` +
@@ -53,6 +56,7 @@ export function readmeTables(runs: readonly BenchResult[]): string {
   }
   lines.push('', `| PDF/s ratio, each run | ${concurrencies.map((c) => `conc. ${c}`).join(' | ')} |`, `|---|${concurrencies.map(() => '---').join('|')}|`);
   const ratio = (label: string, top: string, bottom: string, digits: number) => {
+    if (bottom === '(e)' && !measured(bottom)) return;
     const cells = concurrencies.map((c) =>
       runs
         .map((run) => {
@@ -67,6 +71,8 @@ export function readmeTables(runs: readonly BenchResult[]): string {
   ratio('end to end ÷ (a)', 'docgen end to end', '(a)', 2);
   ratio('end to end ÷ (b)', 'docgen end to end', '(b)', 1);
   ratio('engine ÷ (a)', '(c)', '(a)', 2);
+  ratio('end to end ÷ (e)', 'docgen end to end', '(e)', 2);
+  ratio('engine ÷ (e)', '(c)', '(e)', 2);
   const stages = runs.map((run) => rowOf(run, 'docgen end to end', concurrencies[0]!)?.stagesMs).filter((s): s is Record<string, number> => s !== undefined);
   const names = [...new Set(stages.flatMap((s) => Object.keys(s)))];
   if (names.length > 0) {

@@ -182,9 +182,10 @@ async function externalS3(endpoint: string): Promise<TestS3> {
   };
 }
 
-/** The Chromium executable: DOCGEN_CHROMIUM_PATH or the Debian package's. */
+/** The Chromium executable renders are tested with: DOCGEN_CHROMIUM_PATH, else the one docgen uses
+ * by default (Debian's chromium-headless-shell), else Debian's full browser. */
 export function chromiumPath(): string {
-  const candidates = [process.env.DOCGEN_CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(
+  const candidates = [process.env.DOCGEN_CHROMIUM_PATH, '/usr/bin/chromium-headless-shell', '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(
     (p): p is string => p !== undefined && p !== '',
   );
   for (const candidate of candidates) {
@@ -195,7 +196,7 @@ export function chromiumPath(): string {
       // next
     }
   }
-  throw new Error(`Chromium not found (tried ${candidates.join(', ')}). Install the Debian package \`chromium\` or set DOCGEN_CHROMIUM_PATH.`);
+  throw new Error(`Chromium not found (tried ${candidates.join(', ')}). Install the Debian package \`chromium-headless-shell\` (scripts/setup.sh does) or set DOCGEN_CHROMIUM_PATH.`);
 }
 
 /** DOCGEN_* variables pointing a docgen process at these dependencies (merge into its env). */

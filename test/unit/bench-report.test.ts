@@ -65,6 +65,8 @@ describe('readmeTables', () => {
       row('(b) puppeteer-cluster CONTEXT', 1, 2),
       // A baseline that failed keeps its row but has no figures.
       { ...row('(b) puppeteer-cluster CONTEXT', 4, 0), completed: 0, errors: 3, errorMessage: 'Unable to get browser page' },
+      row("(e) bare puppeteer, docgen's Chromium", 1, 20),
+      row("(e) bare puppeteer, docgen's Chromium", 4, 40),
       row('(c) docgen engine (4 pages)', 1, 11),
       row('(c) docgen engine (4 pages)', 4, 21),
       row('docgen end to end', 1, e2e, { stagesMs: { print: 40, upload: 2 } }),
@@ -81,5 +83,14 @@ describe('readmeTables', () => {
     expect(text).toContain('| end to end ÷ (b) | 6.0, 4.0, 5.0 | -, -, - |');
     expect(text).toContain('| median of the runs | 40.0 | 2.0 |');
     expect(text).toContain('| docgen end to end, 20 pages x 25 rows | 20 | 25 | 500 | 25.0 |');
+    expect(text).toContain("| (e) bare puppeteer on docgen's Chromium | 1 / 4 | 20.0 / 40.0 |");
+    expect(text).toContain('| end to end ÷ (e) | 0.60, 0.40, 0.50 | 0.60, 0.40, 0.50 |');
+  });
+
+  it('leaves (e) out when no run has it (docgen and the baselines on one Chromium)', () => {
+    const withoutE = (e2e: number): BenchResult => ({ ...run(e2e), rows: run(e2e).rows.filter((r) => !r.variant.startsWith('(e)')) });
+    const text = readmeTables([withoutE(12), withoutE(8)]);
+    expect(text).not.toContain('(e)');
+    expect(text).toContain('| end to end ÷ (a) | 1.20, 0.80 | 1.20, 0.80 |');
   });
 });

@@ -30,7 +30,7 @@ describe('Dockerfile', () => {
 
   it('installs Chromium, fonts and tini from Debian', () => {
     const apt = instructions.find((i) => i.includes('apt-get install'))!;
-    for (const pkg of ['chromium', 'fonts-liberation', 'fonts-noto-core', 'fonts-noto-cjk', 'fonts-noto-color-emoji', 'qpdf', 'tini']) expect(apt).toMatch(new RegExp(`\\s${pkg}\\s`));
+    for (const pkg of ['chromium-headless-shell', 'fonts-liberation', 'fonts-noto-core', 'fonts-noto-cjk', 'fonts-noto-color-emoji', 'qpdf', 'tini']) expect(apt).toMatch(new RegExp(`\\s${pkg}\\s`));
     expect(apt).toContain('--no-install-recommends');
     expect(apt).toContain('rm -rf /var/lib/apt/lists/*');
   });
@@ -48,8 +48,8 @@ describe('Dockerfile', () => {
     expect(values.podSecurityContext.runAsGroup).toBe(10001);
     expect(instructions).toContain('ENTRYPOINT ["/usr/bin/tini", "--", "node", "bin/docgen.js"]');
     expect(instructions).toContain('CMD ["serve", "--role", "all"]');
-    expect(dockerfile).toMatch(/DOCGEN_CHROMIUM_PATH=\/usr\/bin\/chromium/);
-    expect(values.config.render.chromiumPath).toBe('/usr/bin/chromium');
+    expect(dockerfile).toMatch(/DOCGEN_CHROMIUM_PATH=\/usr\/bin\/chromium-headless-shell\s/);
+    expect(values.config.render.chromiumPath).toBe('/usr/bin/chromium-headless-shell');
     const exposed = instructions.find((i) => i.startsWith('EXPOSE '))!.split(/\s+/).slice(1).map(Number);
     expect(exposed.sort()).toEqual([values.ports.public, values.ports.admin, values.ports.ops].sort());
   });

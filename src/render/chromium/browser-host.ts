@@ -6,7 +6,7 @@
 import { rm } from 'node:fs/promises';
 import puppeteer from 'puppeteer';
 import type { Browser, BrowserContext } from 'puppeteer';
-import { chromiumFlags, devShmIsRoomy, ignoredDefaultArgs, resolveChromiumExecutable } from './launch-options.ts';
+import { chromiumFlags, devShmIsRoomy, ignoredDefaultArgs, isExecutable, resolveChromiumExecutable } from './launch-options.ts';
 import { chromiumEnvironment } from '../fonts/chromium-fontconfig.ts';
 import { killTree, listProcesses, treeRss, waitForGroupExit } from './process-tree.ts';
 import { createProfileDir } from './profile-dirs.ts';
@@ -122,6 +122,12 @@ export class BrowserHost {
 
   async start(): Promise<void> {
     this.stopped = false;
+    if (!isExecutable(this.executablePath)) {
+      throw new Error(
+        `Chromium not found at ${this.options.executablePath}: install Debian's chromium-headless-shell (the default, ` +
+          `/usr/bin/chromium-headless-shell), or point DOCGEN_CHROMIUM_PATH at another Chromium, e.g. /usr/bin/chromium`,
+      );
+    }
     await this.tripwire.start();
     this.memoryTimer = setInterval(() => this.checkMemory(), this.options.memoryCheckIntervalMs);
     this.memoryTimer.unref();

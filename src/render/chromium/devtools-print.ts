@@ -58,7 +58,7 @@ export function printChannel(page: Page): Promise<PrintChannel> {
 }
 
 /** Minimizes the page's window. Best effort: a Chromium whose pages have no window to minimize
- * (chrome-headless-shell, DOCGEN_CHROMIUM_PATH) still prints, only without the saving. */
+ * (DOCGEN_CHROMIUM_PATH may name any) still prints, only without the saving. */
 async function hideWindow(session: CDPSession): Promise<void> {
   try {
     const { windowId } = await session.send('Browser.getWindowForTarget');

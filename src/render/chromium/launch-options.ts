@@ -18,22 +18,31 @@
 // - background services (component updates, sync, safe browsing, metrics) are off.
 
 import { accessSync, constants, readFileSync, statfsSync } from 'node:fs';
+import { basename, join } from 'node:path';
 
-/** Debian's /usr/bin/chromium is a shell wrapper that sources /etc/chromium.d (it enables
- * remote extensions and adds flags we do not want); the real binary sits next to it. */
-const DEBIAN_REAL_BINARY = '/usr/lib/chromium/chromium';
+/** Debian's /usr/bin/chromium and /usr/bin/chromium-headless-shell are shell wrappers (the first
+ * sources /etc/chromium.d, which enables remote extensions and adds flags we do not want); the
+ * real binaries sit in /usr/lib/chromium under the same names. */
+const DEBIAN_BINARY_DIR = '/usr/lib/chromium';
 
 export function resolveChromiumExecutable(configured: string): string {
+  let head = '';
   try {
-    const head = readFileSync(configured, { encoding: 'latin1', flag: 'r' }).slice(0, 2);
-    if (head === '#!') {
-      accessSync(DEBIAN_REAL_BINARY, constants.X_OK);
-      return DEBIAN_REAL_BINARY;
-    }
+    head = readFileSync(configured, { encoding: 'latin1', flag: 'r' }).slice(0, 2);
   } catch {
-    // not a readable script, or no real binary beside it: use what was configured
+    // not readable: launching says so
   }
-  return configured;
+  const real = join(DEBIAN_BINARY_DIR, basename(configured));
+  return head === '#!' && isExecutable(real) ? real : configured;
+}
+
+export function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Chromium puts shared memory in /dev/shm; containers often give it only 64 MB, which makes
