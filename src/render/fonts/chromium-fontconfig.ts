@@ -1,7 +1,8 @@
 // Which fontconfig file docgen's Chromium reads: DOCGEN_CHROMIUM_FONTCONFIG.
 //   auto (default): the CJK everyday subsets `docgen fonts build` made in build/fonts/ (setup and the
 //                   image build make them), else the system's configuration;
-//   system:         the system's configuration (CJK text prints two to three times slower);
+//   system:         the system's configuration (CJK text prints slower: by a fifth in the headless
+//                   shell, two to three times in the full browser);
 //   a path:         that fontconfig file, which must exist.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
