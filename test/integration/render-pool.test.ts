@@ -8,6 +8,7 @@ import { BrowserPool } from '../../src/render/chromium/browser-pool.ts';
 import type { BrowserPoolOptions } from '../../src/render/chromium/browser-pool.ts';
 import { RenderError } from '../../src/render/render-error.ts';
 import { chromiumPath, uniqueRunDir } from '../harness/dependencies.ts';
+import { readFileSync } from 'node:fs';
 import { eventually, leftovers, pdfText, processes } from './render-support.ts';
 
 const SMALL = '<!DOCTYPE html><html><body><p>small document</p></body></html>';
@@ -50,7 +51,37 @@ async function rejection(promise: Promise<unknown>): Promise<RenderError> {
   return err as RenderError;
 }
 
+/** CPU time (clock ticks) of each renderer process of the browser `pid` leads. */
+function rendererCpu(pid: number): Map<number, number> {
+  const cpu = new Map<number, number>();
+  for (const p of processes()) {
+    if (p.pgid !== pid || !p.cmdline.includes('--type=renderer')) continue;
+    try {
+      const stat = readFileSync(`/proc/${p.pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      cpu.set(p.pid, Number(fields[11]) + Number(fields[12])); // utime + stime
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return cpu;
+}
+
 describe('browser pool', () => {
+  it('prints renders that come one at a time on the page used last, whose renderer is warm', async () => {
+    const { pool } = await startPool({ concurrency: 3 });
+    const pid = pool.stats().browserPid!;
+    const medium = `<!DOCTYPE html><html><body><table>${'<tr><td>row</td><td>cell cell cell</td></tr>'.repeat(800)}</table></body></html>`;
+    await print(pool, medium);
+    const before = rendererCpu(pid);
+    expect(before.size).toBeGreaterThanOrEqual(3); // a renderer process per page
+    for (let i = 0; i < 4; i++) expect(await pdfText(await print(pool, medium))).toContain('cell cell cell');
+    const used = [...rendererCpu(pid)].map(([rendererPid, ticks]) => ticks - (before.get(rendererPid) ?? 0)).sort((a, b) => b - a);
+    // Handed out in turn, the pages would share the four prints; here one page prints them all.
+    expect(used[0]!).toBeGreaterThan(3 * used.slice(1).reduce((sum, t) => sum + t, 0));
+  });
+
+
   it('survives a browser killed mid-render: that job fails transiently, the next gets a fresh browser', async () => {
     const { pool } = await startPool();
     const oldPid = pool.stats().browserPid!;
