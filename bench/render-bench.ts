@@ -49,11 +49,10 @@ import { formatId } from '../src/domain/ids.ts';
 import { ApiKeysRepository } from '../src/store/api-keys-repository.ts';
 import { connectMongo } from '../src/store/mongo.ts';
 import { resolveChromiumFontconfig } from '../src/render/fonts/chromium-fontconfig.ts';
-import { configDefault } from '../src/config/config.ts';
 import { TemplatesRepository } from '../src/store/templates-repository.ts';
 import { WorkspacesRepository } from '../src/store/workspaces-repository.ts';
 import { startBenchStack, type BenchStack } from './lib/bench-stack.ts';
-import { runLoad, sampleTreeMemory } from './lib/measure.ts';
+import { baselineChromium, docgenChromium, runLoad, sampleTreeMemory } from './lib/measure.ts';
 import { failedRow, growthTable, guarded, parseBenchOptions, progress, round1, stageTable, throughputTable } from './lib/report.ts';
 import type { BenchRow } from './lib/report.ts';
 import { tableReport } from './lib/workloads.ts';
@@ -160,7 +159,7 @@ async function endToEndGrowth(target: EndToEndTarget, reportBody: string, report
 const startedAt = new Date().toISOString();
 const fontChoice = resolveChromiumFontconfig(process.env.DOCGEN_CHROMIUM_FONTCONFIG ?? 'auto');
 const DOCGEN_FONTS = fontChoice.ok ? (fontChoice.file ?? 'system') : fontChoice.problem;
-const DOCGEN_CHROMIUM = process.env.DOCGEN_CHROMIUM_PATH ?? configDefault('DOCGEN_CHROMIUM_PATH')!;
+const DOCGEN_CHROMIUM = docgenChromium();
 // The engine bench (c, e) reads these two as well: docgen end to end gets the same.
 const passedOn = Object.fromEntries(
   ['DOCGEN_CHROMIUM_PATH', 'DOCGEN_CHROMIUM_FONTCONFIG'].flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])),
@@ -214,7 +213,7 @@ if (OPTIONS.json) {
 } else {
   const byConcurrency = (a: BenchRow, b: BenchRow) => a.concurrency - b.concurrency;
   console.log(`\nsample invoice, ${PAGES} docgen browser pages, embedded stack, one machine (${availableParallelism()} CPUs)`);
-  console.log(`docgen's Chromium: ${DOCGEN_CHROMIUM}, fonts: ${DOCGEN_FONTS}; (a) and (b): ${process.env.BENCH_BASELINE_CHROMIUM ?? '/usr/bin/chromium'}, the system's fonts`);
+  console.log(`docgen's Chromium: ${DOCGEN_CHROMIUM}, fonts: ${DOCGEN_FONTS}; (a) and (b): ${baselineChromium()}, the system's fonts`);
   console.log(throughputTable(rows.filter((r) => r.pages === undefined).sort(byConcurrency)));
   const grownRows = rows.filter((r) => r.pages !== undefined);
   if (grownRows.length > 0) console.log(`\nCost as work grows (one at a time; ms per page = p50 / pages):\n${growthTable(grownRows)}`);

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_PDF_OPTIONS } from '../src/domain/template.ts';
 import type { TemplateVersionContent } from '../src/domain/template.ts';
-import { configDefault } from '../src/config/config.ts';
+import { docgenChromium } from './lib/measure.ts';
 import { createRenderEngine } from '../src/render/render-engine.ts';
 
 const env = process.env;
@@ -54,7 +54,7 @@ const good = content('<h1>Invoice</h1><p>{{ "good" }}</p>', '<span style="font-s
 
 const names = env.BLAST_CASES ? env.BLAST_CASES.split(',') : Object.keys(CASES);
 const engine = await createRenderEngine({
-  chromiumPath: env.DOCGEN_CHROMIUM_PATH ?? configDefault('DOCGEN_CHROMIUM_PATH')!,
+  chromiumPath: docgenChromium(),
   concurrency: Number(env.DOCGEN_RENDER_CONCURRENCY ?? 4),
   timeoutMs: 10_000,
   liquidTimeoutMs: 5_000,

@@ -36,14 +36,13 @@ import puppeteer from 'puppeteer';
 import type { Browser, Page, PDFOptions } from 'puppeteer';
 import { Cluster } from 'puppeteer-cluster';
 import { resolveChromiumExecutable } from '../src/render/chromium/launch-options.ts';
-import { configDefault } from '../src/config/config.ts';
 import { LiquidRenderer } from '../src/render/liquid/liquid-renderer.ts';
 import { resolveVariables } from '../src/render/liquid/variables.ts';
 import { toPrintParams } from '../src/render/pdf-options.ts';
 import { createRenderEngine } from '../src/render/render-engine.ts';
 import { resolveChromiumFontconfig } from '../src/render/fonts/chromium-fontconfig.ts';
 import type { JsonObject, TemplateVersionContent } from '../src/domain/template.ts';
-import { CHROMIUM_PROCESS, formatTable, loadInvoiceFixture, percentile, processName, runLoad, sampleMemory } from './lib/measure.ts';
+import { baselineChromium, CHROMIUM_PROCESS, docgenChromium, formatTable, loadInvoiceFixture, percentile, processName, runLoad, sampleMemory } from './lib/measure.ts';
 import type { LoadResult, MemoryPeak } from './lib/measure.ts';
 import { failedRow, growthTable, guarded, parseBenchOptions, progress, round1, stageTable, throughputTable } from './lib/report.ts';
 import type { BenchRow } from './lib/report.ts';
@@ -57,8 +56,8 @@ const OPTIONS = parseBenchOptions(process.argv.slice(2));
 const CONCURRENCIES = OPTIONS.concurrencies;
 const END_TO_END = env.BENCH_END_TO_END ? (JSON.parse(env.BENCH_END_TO_END) as EndToEndTarget) : null;
 // Chromium of the baselines (a) and (b), and docgen's (c, d, e): see the top of this file.
-const BASELINE_CHROMIUM = resolveChromiumExecutable(env.BENCH_BASELINE_CHROMIUM ?? '/usr/bin/chromium');
-const CHROMIUM = resolveChromiumExecutable(env.DOCGEN_CHROMIUM_PATH ?? configDefault('DOCGEN_CHROMIUM_PATH')!);
+const BASELINE_CHROMIUM = resolveChromiumExecutable(baselineChromium());
+const CHROMIUM = resolveChromiumExecutable(docgenChromium());
 const VARIANTS = (env.BENCH_VARIANTS ?? (END_TO_END ? 'a,b,e,c,d' : 'a,b,e,c'))
   .split(',')
   .filter((v) => v !== 'e' || CHROMIUM !== BASELINE_CHROMIUM);

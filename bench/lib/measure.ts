@@ -3,6 +3,7 @@
 // (Chromium), the sample invoice fixture and a plain-text table printer.
 
 import { readFileSync } from 'node:fs';
+import { configDefault } from '../../src/config/config.ts';
 import { sampleInvoiceContent, sampleInvoiceValues } from '../../src/dev/dev-seed.ts';
 import type { JsonObject, TemplateVersionContent } from '../../src/domain/template.ts';
 import { listProcesses, processTree, rssBytes } from '../../src/render/chromium/process-tree.ts';
@@ -132,6 +133,17 @@ export function processName(pid: number): string {
 }
 
 export const CHROMIUM_PROCESS = /^(chromium|chrome)/i;
+
+/** The Chromium docgen prints with in a benchmark: DOCGEN_CHROMIUM_PATH or docgen's default. */
+export function docgenChromium(): string {
+  return process.env.DOCGEN_CHROMIUM_PATH ?? configDefault('DOCGEN_CHROMIUM_PATH')!;
+}
+
+/** The Chromium of the puppeteer baselines: what a puppeteer program runs, the full browser
+ * (BENCH_BASELINE_CHROMIUM to choose another). */
+export function baselineChromium(): string {
+  return process.env.BENCH_BASELINE_CHROMIUM ?? '/usr/bin/chromium';
+}
 
 /**
  * Samples the memory of the processes below `rootPid` (not the root itself) whose name matches

@@ -10,7 +10,7 @@
 //                              NATS keep an embedded one: startNats({ control: true }))
 //   DOCGEN_TEST_S3_ENDPOINT    MinIO or another S3, with DOCGEN_TEST_S3_ACCESS_KEY,
 //                              DOCGEN_TEST_S3_SECRET_KEY and optionally DOCGEN_TEST_S3_REGION
-import { accessSync, constants as fsConstants, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { inject } from 'vitest';
@@ -19,6 +19,7 @@ import { MongoClient } from 'mongodb';
 import { startEmbeddedMongo } from '../../src/dev/embedded-mongo.ts';
 import { startEmbeddedNats, type EmbeddedNats } from '../../src/dev/embedded-nats.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from '../../src/dev/embedded-s3.ts';
+import { isExecutable } from '../../src/render/chromium/launch-options.ts';
 import { RUN_DIR_ENV } from './run-dir-processes.ts';
 
 function uniqueName(label: string): string {
@@ -188,14 +189,8 @@ export function chromiumPath(): string {
   const candidates = [process.env.DOCGEN_CHROMIUM_PATH, '/usr/bin/chromium-headless-shell', '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(
     (p): p is string => p !== undefined && p !== '',
   );
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, fsConstants.X_OK);
-      return candidate;
-    } catch {
-      // next
-    }
-  }
+  const found = candidates.find(isExecutable);
+  if (found) return found;
   throw new Error(`Chromium not found (tried ${candidates.join(', ')}). Install the Debian package \`chromium-headless-shell\` (scripts/setup.sh does) or set DOCGEN_CHROMIUM_PATH.`);
 }
 

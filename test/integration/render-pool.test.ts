@@ -8,7 +8,6 @@ import { BrowserPool } from '../../src/render/chromium/browser-pool.ts';
 import type { BrowserPoolOptions } from '../../src/render/chromium/browser-pool.ts';
 import { RenderError } from '../../src/render/render-error.ts';
 import { chromiumPath, uniqueRunDir } from '../harness/dependencies.ts';
-import { readFileSync } from 'node:fs';
 import { eventually, leftovers, pdfText, processes } from './render-support.ts';
 
 const SMALL = '<!DOCTYPE html><html><body><p>small document</p></body></html>';
@@ -53,18 +52,7 @@ async function rejection(promise: Promise<unknown>): Promise<RenderError> {
 
 /** CPU time (clock ticks) of each renderer process of the browser `pid` leads. */
 function rendererCpu(pid: number): Map<number, number> {
-  const cpu = new Map<number, number>();
-  for (const p of processes()) {
-    if (p.pgid !== pid || !p.cmdline.includes('--type=renderer')) continue;
-    try {
-      const stat = readFileSync(`/proc/${p.pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      cpu.set(p.pid, Number(fields[11]) + Number(fields[12])); // utime + stime
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return cpu;
+  return new Map(processes().filter((p) => p.pgid === pid && p.cmdline.includes('--type=renderer')).map((p) => [p.pid, p.cpuTicks]));
 }
 
 describe('browser pool', () => {
@@ -80,7 +68,6 @@ describe('browser pool', () => {
     // Handed out in turn, the pages would share the four prints; here one page prints them all.
     expect(used[0]!).toBeGreaterThan(3 * used.slice(1).reduce((sum, t) => sum + t, 0));
   });
-
 
   it('survives a browser killed mid-render: that job fails transiently, the next gets a fresh browser', async () => {
     const { pool } = await startPool();
