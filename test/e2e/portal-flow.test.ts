@@ -313,7 +313,15 @@ describe('portal performance (printed, with generous bounds)', () => {
     expect(await regionText(page, 'Preview')).toContain('INV-2026-00042');
     await checkScreen(owner, 'template-editor-invoice');
     // The secondary sections (document properties, PDF options with protection) pass axe too.
-    for (const summary of ['Document properties', 'PDF options']) await (await page.waitForSelector(`xpath///summary[contains(., "${summary}")]`))!.click();
+    // Opened from the keyboard (focus, Enter), as a keyboard user does: a mouse click can miss
+    // while the preview's pages are still changing the layout around the section.
+    for (const summary of ['Document properties', 'PDF options']) {
+      const handle = await page.waitForSelector(`xpath///summary[contains(., "${summary}")]`);
+      await handle!.focus();
+      await page.keyboard.press('Enter');
+      await page.waitForFunction((el) => (el.parentElement as HTMLDetailsElement).open, {}, handle);
+      await handle!.dispose();
+    }
     await click(page, 'Encrypt the PDF (AES-256)', 'checkbox');
     await page.waitForSelector('aria/Owner password');
     await (await page.waitForSelector('xpath///summary[contains(., "PDF options")]'))!.evaluate((el) => el.scrollIntoView());
