@@ -319,7 +319,7 @@ describe('portal performance (printed, with generous bounds)', () => {
       const handle = await page.waitForSelector(`xpath///summary[contains(., "${summary}")]`);
       await handle!.focus();
       await page.keyboard.press('Enter');
-      await page.waitForFunction((el) => (el.parentElement as HTMLDetailsElement).open, {}, handle);
+      await page.waitForFunction((el) => (el?.parentElement as HTMLDetailsElement | null)?.open === true, {}, handle);
       await handle!.dispose();
     }
     await click(page, 'Encrypt the PDF (AES-256)', 'checkbox');
