@@ -16,7 +16,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import { join } from 'node:path';
 import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { MongoClient, ObjectId } from 'mongodb';
@@ -63,7 +62,13 @@ function processCpuMs(pid: number | undefined): number {
 }
 
 /** Closed loop: `concurrency` workers, each starting its next request when one ends. */
-async function run(name: string, concurrency: number, call: () => Promise<number>, expected: number, pids: { docgen?: number; nats?: number }): Promise<RunResult> {
+async function run(
+  name: string,
+  concurrency: number,
+  call: () => Promise<number>,
+  expected: number,
+  pids: { docgen?: number; nats?: number },
+): Promise<RunResult> {
   const latencies: number[] = [];
   const cpuBefore = { docgen: processCpuMs(pids.docgen), nats: processCpuMs(pids.nats), bench: process.cpuUsage() };
   let started = 0;
@@ -94,7 +99,16 @@ async function run(name: string, concurrency: number, call: () => Promise<number
     nats: percent(processCpuMs(pids.nats) - cpuBefore.nats),
     bench: percent((bench.user + bench.system) / 1000),
   };
-  return { name, concurrency, completed: latencies.length, errors, firstError, seconds, latencies: latencies.sort((a, b) => a - b), cpu };
+  return {
+    name,
+    concurrency,
+    completed: latencies.length,
+    errors,
+    firstError,
+    seconds,
+    latencies: latencies.sort((a, b) => a - b),
+    cpu,
+  };
 }
 
 /** Times one dependency call `count` times in a row; returns sorted milliseconds. */
@@ -121,17 +135,38 @@ async function main(): Promise<void> {
       httpVersion: '1.1',
       interceptors: [(next) => (req) => (req.header.set('authorization', `Bearer ${adminToken}`), next(req))],
     });
-    const workspaceId = (await createClient(WorkspaceService, transport).createWorkspace({ name: 'bench' })).workspace!.id;
-    const key = await createClient(ApiKeyService, transport).createApiKey({ workspaceId, name: 'bench', scopes: ['generations:trigger', 'generations:read'] });
+    const workspaceId = (await createClient(WorkspaceService, transport).createWorkspace({ name: 'bench' })).workspace!
+      .id;
+    const key = await createClient(ApiKeyService, transport).createApiKey({
+      workspaceId,
+      name: 'bench',
+      scopes: ['generations:trigger', 'generations:read'],
+    });
     const template = await createClient(TemplateService, transport).createTemplate({
       workspaceId,
       name: 'bench',
-      content: { body: '<p>{{ customer }} owes {{ total }}</p>', variables: [{ name: 'customer', required: true }, { name: 'total', required: true }] },
+      content: {
+        body: '<p>{{ customer }} owes {{ total }}</p>',
+        variables: [
+          { name: 'customer', required: true },
+          { name: 'total', required: true },
+        ],
+      },
       publish: true,
     });
     const templateId = template.template!.id;
     const auth = { Authorization: `Bearer ${key.secret}` };
-    const createBody = JSON.stringify({ templateId, variables: { customer: 'Ada Lovelace', total: 42.5, lines: [{ sku: 'A-1', qty: 2 }, { sku: 'B-7', qty: 1 }] } });
+    const createBody = JSON.stringify({
+      templateId,
+      variables: {
+        customer: 'Ada Lovelace',
+        total: 42.5,
+        lines: [
+          { sku: 'A-1', qty: 2 },
+          { sku: 'B-7', qty: 1 },
+        ],
+      },
+    });
     const createHeaders = { ...auth, 'Content-Type': 'application/json' };
 
     // A COMPLETED generation to read (so that GET includes minting the presigned URL).
@@ -140,26 +175,46 @@ async function main(): Promise<void> {
     const db = client.db('docgen_bench');
     const generations = new GenerationsRepository(db);
     const seedAgent = new http.Agent({ keepAlive: true });
-    const seeded = JSON.parse((await loopbackRequest(seedAgent, ports.publicPort, 'POST', '/v1/generations', createHeaders, createBody)).text) as { id: string };
+    const seeded = JSON.parse(
+      (await loopbackRequest(seedAgent, ports.publicPort, 'POST', '/v1/generations', createHeaders, createBody)).text,
+    ) as { id: string };
     seedAgent.destroy();
     const seededId = parseId('generation', seeded.id)!;
     await generations.claim(seededId, 'bench', 60_000);
-    const objects = createObjectStore({ endpoint: new URL(s3.endpoint), publicEndpoint: new URL(s3.endpoint), accessKey: s3.accessKey, secretKey: s3.secretKey, bucket: 'docgen', region: s3.region });
+    const objects = createObjectStore({
+      endpoint: new URL(s3.endpoint),
+      publicEndpoint: new URL(s3.endpoint),
+      accessKey: s3.accessKey,
+      secretKey: s3.secretKey,
+      bucket: 'docgen',
+      region: s3.region,
+    });
     await objects.putPdf(`bench/${seeded.id}.pdf`, Buffer.from('%PDF-1.4\n%%EOF\n'), { downloadFilename: 'bench.pdf' });
     await generations.complete(seededId, 'bench', `bench/${seeded.id}.pdf`, 1);
 
     const results: RunResult[] = [];
     const calls = (agent: http.Agent) => ({
-      create: () => loopbackRequest(agent, ports.publicPort, 'POST', '/v1/generations', createHeaders, createBody).then((r) => r.status),
-      get: () => loopbackRequest(agent, ports.publicPort, 'GET', `/v1/generations/${seeded.id}`, auth).then((r) => r.status),
+      create: () =>
+        loopbackRequest(agent, ports.publicPort, 'POST', '/v1/generations', createHeaders, createBody).then(
+          (r) => r.status,
+        ),
+      get: () =>
+        loopbackRequest(agent, ports.publicPort, 'GET', `/v1/generations/${seeded.id}`, auth).then((r) => r.status),
     });
-    for (const [name, concurrency] of [['create', 1], ['create', 50], ['get', 1], ['get', 50]] as const) {
+    for (const [name, concurrency] of [
+      ['create', 1],
+      ['create', 50],
+      ['get', 1],
+      ['get', 50],
+    ] as const) {
       const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
       process.stderr.write(`running ${name} at ${concurrency} connection(s)…\n`);
       const call = calls(agent)[name];
       // Warm the connections and the JIT before measuring.
       await Promise.all(Array.from({ length: concurrency }, () => call()));
-      results.push(await run(name, concurrency, call, name === 'create' ? 201 : 200, { docgen: child.pid, nats: nats.pid }));
+      results.push(
+        await run(name, concurrency, call, name === 'create' ? 201 : 200, { docgen: child.pid, nats: nats.pid }),
+      );
       agent.destroy();
     }
 
@@ -187,34 +242,93 @@ async function main(): Promise<void> {
     const N = 500;
     const steps: [string, number[]][] = [
       ['api key lookup (MongoDB; cached 500 ms per key)', await timeStep(N, () => apiKeys.findByHash(hash))],
-      ['rate limit (GCRA: two atomic updates)', await timeStep(N, () => rateLimits.take(benchKeyId, { perSecond: 1e6, burst: 1e6 }))],
+      [
+        'rate limit (GCRA: two atomic updates)',
+        await timeStep(N, () => rateLimits.take(benchKeyId, { perSecond: 1e6, burst: 1e6 })),
+      ],
       ['create: template lookup', await timeStep(N, () => templates.get(templateObjectId))],
       [
         'create: insert generation',
         await timeStep(N, async (i) => {
-          const doc = generations.newDoc({ workspaceId: workspaceObjectId, templateId: templateObjectId, templateRef: templateId, templateName: 'bench', data: { customer: 'x', total: 1 } });
+          const doc = generations.newDoc({
+            workspaceId: workspaceObjectId,
+            templateId: templateObjectId,
+            templateRef: templateId,
+            templateName: 'bench',
+            data: { customer: 'x', total: 1 },
+          });
           await generations.insert(doc);
           pending.set(i, doc._id);
         }),
       ],
-      ['create: publish render job (JetStream ack)', await timeStep(N, () => queue.publish(queue.names.subjects.renderJobs, { generationId: 'gen_bench' }, randomBytes(8).toString('hex')))],
-      ['create: mark job published', await timeStep(N, (i) => generations.markJobPublished(pending.get(i) ?? seededId))],
+      [
+        'create: publish render job (JetStream ack)',
+        await timeStep(N, () =>
+          queue.publish(queue.names.subjects.renderJobs, { generationId: 'gen_bench' }, randomBytes(8).toString('hex')),
+        ),
+      ],
+      [
+        'create: mark job published',
+        await timeStep(N, (i) => generations.markJobPublished(pending.get(i) ?? seededId)),
+      ],
       ['get: read generation', await timeStep(N, () => generations.get(seededId))],
-      ['get: presign output URL (CPU only)', await timeStep(N, () => objects.presignGet(`bench/${seeded.id}.pdf`, 3600))],
+      [
+        'get: presign output URL (CPU only)',
+        await timeStep(N, () => objects.presignGet(`bench/${seeded.id}.pdf`, 3600)),
+      ],
     ];
 
     // ---- report ----
-    const rows = results.map((r) => [r.name, r.concurrency, r.completed, r.errors, r.completed / r.seconds, percentile(r.latencies, 50), percentile(r.latencies, 99), Math.round(r.cpu.docgen), Math.round(r.cpu.bench), Math.round(r.cpu.nats)]);
-    console.log('\ndocgen public API on the embedded stack (api role as a child process; MongoDB stand-in in memory, nats-server, s3rver)');
+    const rows = results.map((r) => [
+      r.name,
+      r.concurrency,
+      r.completed,
+      r.errors,
+      r.completed / r.seconds,
+      percentile(r.latencies, 50),
+      percentile(r.latencies, 99),
+      Math.round(r.cpu.docgen),
+      Math.round(r.cpu.bench),
+      Math.round(r.cpu.nats),
+    ]);
+    console.log(
+      '\ndocgen public API on the embedded stack (api role as a child process; MongoDB stand-in in memory, nats-server, s3rver)',
+    );
     console.log(`bounded to ${SECONDS} s or ${MAX_REQUESTS} requests per run; keep-alive connections\n`);
-    console.log(formatTable(['operation', 'connections', 'requests', 'errors', 'req/s', 'p50 ms', 'p99 ms', 'docgen CPU %', 'stand-ins+load CPU %', 'nats CPU %'], rows));
-    for (const r of results) if (r.errors > 0) console.log(`  ${r.name}@${r.concurrency}: first error: ${r.firstError}`);
+    console.log(
+      formatTable(
+        [
+          'operation',
+          'connections',
+          'requests',
+          'errors',
+          'req/s',
+          'p50 ms',
+          'p99 ms',
+          'docgen CPU %',
+          'stand-ins+load CPU %',
+          'nats CPU %',
+        ],
+        rows,
+      ),
+    );
+    for (const r of results)
+      if (r.errors > 0) console.log(`  ${r.name}@${r.concurrency}: first error: ${r.firstError}`);
 
     const p50 = (s: number[]) => percentile(s, 50);
-    const stepRows: Array<Array<string | number>> = steps.map(([name, samples]) => [name, p50(samples), percentile(samples, 99)]);
+    const stepRows: Array<Array<string | number>> = steps.map(([name, samples]) => [
+      name,
+      p50(samples),
+      percentile(samples, 99),
+    ]);
     const median = (name: string) => p50(steps.find(([n]) => n.startsWith(name))![1]);
     // A request finds its key in the cache almost always: the lookup is not on the median path.
-    const createSteps = median('rate limit') + median('create: template') + median('create: insert') + median('create: publish') + median('create: mark');
+    const createSteps =
+      median('rate limit') +
+      median('create: template') +
+      median('create: insert') +
+      median('create: publish') +
+      median('create: mark');
     const getSteps = median('rate limit') + median('get: read') + median('get: presign');
     const create1 = p50(reference.create);
     const get1 = p50(reference.get);
@@ -224,8 +338,19 @@ async function main(): Promise<void> {
     stepRows.push(['get, 1 connection (same data size)', get1, percentile(reference.get, 99)]);
     stepRows.push(['  of which its dependency steps', getSteps, NaN]);
     stepRows.push(['  of which HTTP, JSON, pipeline', get1 - getSteps, NaN]);
-    console.log(`\nwhere the time goes: each step alone, sequential, from the benchmark process (${generationCount} generations stored)`);
-    console.log(formatTable(['step', 'p50 ms', 'p99 ms'], stepRows.map((r) => r.map((c) => (typeof c === 'number' && Number.isNaN(c) ? '' : typeof c === 'number' ? Number(c.toFixed(2)) : c)))));
+    console.log(
+      `\nwhere the time goes: each step alone, sequential, from the benchmark process (${generationCount} generations stored)`,
+    );
+    console.log(
+      formatTable(
+        ['step', 'p50 ms', 'p99 ms'],
+        stepRows.map((r) =>
+          r.map((c) =>
+            typeof c === 'number' && Number.isNaN(c) ? '' : typeof c === 'number' ? Number(c.toFixed(2)) : c,
+          ),
+        ),
+      ),
+    );
   } finally {
     for (const stop of stopList) await stop().catch(() => {});
     await stack.stop();

@@ -128,11 +128,15 @@ async function main(): Promise<void> {
 
     const start = (p: Supervised) => {
       p.starts++;
-      const child = spawn(join(DOCGEN_ROOT, 'node_modules', '.bin', 'node'), [join(DOCGEN_ROOT, 'bin', 'docgen.js'), 'serve', '--role', p.role], {
-        cwd: DOCGEN_ROOT,
-        env: { ...baseEnv, TMPDIR: p.tmpDir },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        join(DOCGEN_ROOT, 'node_modules', '.bin', 'node'),
+        [join(DOCGEN_ROOT, 'bin', 'docgen.js'), 'serve', '--role', p.role],
+        {
+          cwd: DOCGEN_ROOT,
+          env: { ...baseEnv, TMPDIR: p.tmpDir },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       p.child = child;
       const out = createWriteStream(join(logDir, `${p.id}.log`), { flags: 'a' });
       child.stdout!.pipe(out, { end: false });
@@ -166,7 +170,16 @@ async function main(): Promise<void> {
       const id = `${role}-${processes.filter((p) => p.role === role).length + 1}`;
       const tmp = join(dir, 'tmp', id);
       mkdirSync(tmp, { recursive: true });
-      const p: Supervised = { id, role, tmpDir: tmp, child: undefined, publicPort: undefined, adminPort: undefined, starts: 0, stopped: false };
+      const p: Supervised = {
+        id,
+        role,
+        tmpDir: tmp,
+        child: undefined,
+        publicPort: undefined,
+        adminPort: undefined,
+        starts: 0,
+        stopped: false,
+      };
       processes.push(p);
       start(p);
     }
@@ -187,7 +200,10 @@ async function main(): Promise<void> {
     cleanups.push(stopAll);
     const apiPorts = () => processes.filter((p) => p.role === 'api' && p.publicPort !== undefined);
     const deadline = Date.now() + 120_000;
-    while (processes.some((p) => p.publicPort === undefined && p.role === 'api') || processes.some((p) => p.child === undefined)) {
+    while (
+      processes.some((p) => p.publicPort === undefined && p.role === 'api') ||
+      processes.some((p) => p.child === undefined)
+    ) {
       if (Date.now() > deadline) throw new Error('the roles did not start within 120 s');
       await sleep(200);
     }
@@ -201,15 +217,30 @@ async function main(): Promise<void> {
       httpVersion: '1.1',
       interceptors: [(next) => (req) => (req.header.set('authorization', `Bearer ${adminToken}`), next(req))],
     });
-    const workspaceId = (await createClient(WorkspaceService, transport).createWorkspace({ name: 'chaos' })).workspace!.id;
-    const key = await createClient(ApiKeyService, transport).createApiKey({ workspaceId, name: 'chaos', scopes: ['generations:trigger', 'generations:read'] });
+    const workspaceId = (await createClient(WorkspaceService, transport).createWorkspace({ name: 'chaos' })).workspace!
+      .id;
+    const key = await createClient(ApiKeyService, transport).createApiKey({
+      workspaceId,
+      name: 'chaos',
+      scopes: ['generations:trigger', 'generations:read'],
+    });
     const template = await createClient(TemplateService, transport).createTemplate({
       workspaceId,
       name: 'chaos',
-      content: { body: '<h1>Invoice {{ number }}</h1>{% for l in lines %}<p>{{ l.sku }} × {{ l.qty }}</p>{% endfor %}', variables: [{ name: 'number', required: true }, { name: 'lines', required: true }] },
+      content: {
+        body: '<h1>Invoice {{ number }}</h1>{% for l in lines %}<p>{{ l.sku }} × {{ l.qty }}</p>{% endfor %}',
+        variables: [
+          { name: 'number', required: true },
+          { name: 'lines', required: true },
+        ],
+      },
       publish: true,
     });
-    await createClient(WebhookEndpointService, transport).createWebhookEndpoint({ workspaceId, url: receiverUrl, events: ['generation.completed', 'generation.failed'] });
+    await createClient(WebhookEndpointService, transport).createWebhookEndpoint({
+      workspaceId,
+      url: receiverUrl,
+      events: ['generation.completed', 'generation.failed'],
+    });
     const templateId = template.template!.id;
 
     // Creators: 4 at a time, each create retried (same Idempotency-Key) until an api process answers 201.
@@ -218,7 +249,10 @@ async function main(): Promise<void> {
     let kills = 0;
     let lastKillAt = 0;
     const createOne = async (i: number) => {
-      const body = JSON.stringify({ templateId, variables: { number: `C-${i}`, lines: Array.from({ length: 20 }, (_, n) => ({ sku: `S-${n}`, qty: n + 1 })) } });
+      const body = JSON.stringify({
+        templateId,
+        variables: { number: `C-${i}`, lines: Array.from({ length: 20 }, (_, n) => ({ sku: `S-${n}`, qty: n + 1 })) },
+      });
       const idempotencyKey = `chaos-${i}-${randomBytes(4).toString('hex')}`;
       for (;;) {
         const apis = apiPorts();
@@ -227,7 +261,11 @@ async function main(): Promise<void> {
           try {
             const res = await fetch(`http://127.0.0.1:${api.publicPort}/v1/generations`, {
               method: 'POST',
-              headers: { Authorization: `Bearer ${key.secret}`, 'Content-Type': 'application/json', 'Idempotency-Key': idempotencyKey },
+              headers: {
+                Authorization: `Bearer ${key.secret}`,
+                'Content-Type': 'application/json',
+                'Idempotency-Key': idempotencyKey,
+              },
               body,
               signal: AbortSignal.timeout(10_000),
             });
@@ -264,7 +302,8 @@ async function main(): Promise<void> {
     const creatorsDone = Promise.all(creators).then(() => {
       creating = false;
     });
-    const enoughDelivered = async () => (await db.collection('deliveries').countDocuments({ status: 'SUCCEEDED' })) >= GENERATIONS * KILL_UNTIL;
+    const enoughDelivered = async () =>
+      (await db.collection('deliveries').countDocuments({ status: 'SUCCEEDED' })) >= GENERATIONS * KILL_UNTIL;
     while ((creating || !(await enoughDelivered())) && Date.now() - chaosStart < MAX_CHAOS_MS) {
       await sleep(KILL_EVERY_MS);
       if (!creating && (await enoughDelivered())) break;
@@ -287,7 +326,9 @@ async function main(): Promise<void> {
       kills++;
     }
     await creatorsDone;
-    log(`all ${created.size} generations created, ${kills} kills in ${((Date.now() - chaosStart) / 1000).toFixed(1)} s; waiting for quiescence`);
+    log(
+      `all ${created.size} generations created, ${kills} kills in ${((Date.now() - chaosStart) / 1000).toFixed(1)} s; waiting for quiescence`,
+    );
 
     // Quiescence: every generation COMPLETED and its delivery SUCCEEDED.
     let quiescentAt: number | undefined;
@@ -310,8 +351,14 @@ async function main(): Promise<void> {
     }
 
     // What happened, counted.
-    const statuses = await db.collection('generations').aggregate<{ _id: string; n: number }>([{ $group: { _id: '$status', n: { $sum: 1 } } }]).toArray();
-    const deliveryStatuses = await db.collection('deliveries').aggregate<{ _id: string; n: number }>([{ $group: { _id: '$status', n: { $sum: 1 } } }]).toArray();
+    const statuses = await db
+      .collection('generations')
+      .aggregate<{ _id: string; n: number }>([{ $group: { _id: '$status', n: { $sum: 1 } } }])
+      .toArray();
+    const deliveryStatuses = await db
+      .collection('deliveries')
+      .aggregate<{ _id: string; n: number }>([{ $group: { _id: '$status', n: { $sum: 1 } } }])
+      .toArray();
     const deliveries = await db.collection('deliveries').countDocuments();
     const queue = await connectNats({ servers: [nats.url], streamPrefix: 'DOCGEN', name: 'chaos-count' });
     cleanups.unshift(() => queue.close());
@@ -330,21 +377,34 @@ async function main(): Promise<void> {
     // Counted once every process has stopped (SIGTERM: each removes its own profiles), so
     // what is left was left by killed processes and never cleaned up.
     await stopAll();
-    const profilesLeft = processes.reduce((sum, p) => sum + readdirSync(p.tmpDir).filter((f) => f.startsWith('docgen-chromium-')).length, 0);
+    const profilesLeft = processes.reduce(
+      (sum, p) => sum + readdirSync(p.tmpDir).filter((f) => f.startsWith('docgen-chromium-')).length,
+      0,
+    );
 
     const seconds = (ms: number | undefined) => (ms === undefined ? 'timed out' : (ms / 1000).toFixed(1));
-    console.log(`\ndocgen chaos run: ${GENERATIONS} generations, roles as separate processes (2 api, 2 render, 2 webhooks), loopback`);
-    console.log(`roles from ${DOCGEN_ROOT}; SIGKILL of a random role every ${KILL_EVERY_MS / 1000} s until all are created and ${KILL_UNTIL * 100} % delivered, nats-server killed once\n`);
+    console.log(
+      `\ndocgen chaos run: ${GENERATIONS} generations, roles as separate processes (2 api, 2 render, 2 webhooks), loopback`,
+    );
+    console.log(
+      `roles from ${DOCGEN_ROOT}; SIGKILL of a random role every ${KILL_EVERY_MS / 1000} s until all are created and ${KILL_UNTIL * 100} % delivered, nats-server killed once\n`,
+    );
     console.log(
       formatTable(
         ['measure', 'value'],
         [
           ['kills (role processes + nats-server)', kills],
           ['process starts (incl. restarts)', processes.reduce((s, p) => s + p.starts, 0)],
-          ['time from last kill to quiescence (s)', seconds(quiescentAt === undefined ? undefined : quiescentAt - lastKillAt)],
+          [
+            'time from last kill to quiescence (s)',
+            seconds(quiescentAt === undefined ? undefined : quiescentAt - lastKillAt),
+          ],
           ['generations created', created.size],
           ['generation rows by status', statuses.map((s) => `${s._id} ${s.n}`).join(', ')],
-          ['deliveries (rows) by status', `${deliveries}: ${deliveryStatuses.map((s) => `${s._id} ${s.n}`).join(', ')}`],
+          [
+            'deliveries (rows) by status',
+            `${deliveries}: ${deliveryStatuses.map((s) => `${s._id} ${s.n}`).join(', ')}`,
+          ],
           ['final events on the EVENTS stream', [...eventsPerGeneration.values()].reduce((a, b) => a + b, 0)],
           ['generations with more than one final event', duplicateEvents],
           ['generations without a final event', missingEvents],

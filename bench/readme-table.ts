@@ -7,7 +7,9 @@ import { readmeTables, type BenchResult } from './lib/readme-table.ts';
 
 const files = process.argv.slice(2);
 if (files.length === 0) {
-  console.error('usage: npm run -s bench:readme -- run-1.json [run-2.json ...] (each the output of npm run -s bench -- --json)');
+  console.error(
+    'usage: npm run -s bench:readme -- run-1.json [run-2.json ...] (each the output of npm run -s bench -- --json)',
+  );
   process.exit(2);
 }
 const runs = files.map((file) => JSON.parse(readFileSync(file, 'utf8')) as BenchResult);

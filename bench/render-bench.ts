@@ -53,7 +53,16 @@ import { TemplatesRepository } from '../src/store/templates-repository.ts';
 import { WorkspacesRepository } from '../src/store/workspaces-repository.ts';
 import { startBenchStack, type BenchStack } from './lib/bench-stack.ts';
 import { baselineChromium, docgenChromium, runLoad, sampleTreeMemory } from './lib/measure.ts';
-import { failedRow, growthTable, guarded, parseBenchOptions, progress, round1, stageTable, throughputTable } from './lib/report.ts';
+import {
+  failedRow,
+  growthTable,
+  guarded,
+  parseBenchOptions,
+  progress,
+  round1,
+  stageTable,
+  throughputTable,
+} from './lib/report.ts';
 import type { BenchRow } from './lib/report.ts';
 import { tableReport } from './lib/workloads.ts';
 import { connectEndToEnd, createToCompleted, endToEndStages, type EndToEndTarget } from './lib/end-to-end-client.ts';
@@ -63,13 +72,21 @@ const PAGES = process.env.DOCGEN_RENDER_CONCURRENCY ?? '4';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 // A stray rejection (a client call nobody awaits any more) is reported, never the end of the run.
-process.on('unhandledRejection', (reason) => progress(`unhandled rejection: ${reason instanceof Error ? reason.message : String(reason)}`));
+process.on('unhandledRejection', (reason) =>
+  progress(`unhandled rejection: ${reason instanceof Error ? reason.message : String(reason)}`),
+);
 
 async function runEngineBench(target: EndToEndTarget | null): Promise<BenchRow[]> {
   // A temporary file, not in the checkout: a run that is killed leaves it behind.
   const out = join(tmpdir(), `docgen-bench-engine-${process.pid}.json`);
-  progress(`running bench/render-engine-bench.ts ((a) bare puppeteer, (b) puppeteer-cluster, (c) docgen engine${target ? ', (d) docgen end to end' : ''})…`);
-  const args = [join(ROOT, 'bench/render-engine-bench.ts'), `--concurrency=${OPTIONS.concurrencies.join(',')}`, ...(OPTIONS.quick ? ['--quick'] : [])];
+  progress(
+    `running bench/render-engine-bench.ts ((a) bare puppeteer, (b) puppeteer-cluster, (c) docgen engine${target ? ', (d) docgen end to end' : ''})…`,
+  );
+  const args = [
+    join(ROOT, 'bench/render-engine-bench.ts'),
+    `--concurrency=${OPTIONS.concurrencies.join(',')}`,
+    ...(OPTIONS.quick ? ['--quick'] : []),
+  ];
   // Not spawnSync: the embedded stack (database stand-in, object store) lives in this process
   // and must go on answering docgen while the child drives it.
   const child = spawn(process.execPath, args, {
@@ -86,7 +103,9 @@ async function runEngineBench(target: EndToEndTarget | null): Promise<BenchRow[]
   rmSync(out, { force: true });
   if (ended.code !== 0) {
     const why = ended.error?.message ?? (ended.signal ? `killed by ${ended.signal}` : `exited with ${ended.code}`);
-    rows.push(failedRow('render-engine-bench', 0, `bench/render-engine-bench.ts ${why}; rows above are what it finished`));
+    rows.push(
+      failedRow('render-engine-bench', 0, `bench/render-engine-bench.ts ${why}; rows above are what it finished`),
+    );
   }
   return rows;
 }
@@ -124,7 +143,11 @@ async function seed(stack: BenchStack, contents: Record<string, TemplateVersionC
 }
 
 /** Cost as work grows, end to end: the 20-page report, one generation at a time. */
-async function endToEndGrowth(target: EndToEndTarget, reportBody: string, report: ReturnType<typeof tableReport>): Promise<BenchRow> {
+async function endToEndGrowth(
+  target: EndToEndTarget,
+  reportBody: string,
+  report: ReturnType<typeof tableReport>,
+): Promise<BenchRow> {
   const variant = `docgen end to end, ${report.name}`;
   const client = await connectEndToEnd(target);
   try {
@@ -132,7 +155,11 @@ async function endToEndGrowth(target: EndToEndTarget, reportBody: string, report
     const before = await client.metrics();
     const memory = sampleTreeMemory(target.docgenPid);
     const ids: string[] = [];
-    const load = await runLoad(async () => ids.push(await client.generate(reportBody)), { concurrency: 1, total: OPTIONS.quick ? 3 : 8, warmup: 0 });
+    const load = await runLoad(async () => ids.push(await client.generate(reportBody)), {
+      concurrency: 1,
+      total: OPTIONS.quick ? 3 : 8,
+      warmup: 0,
+    });
     const peak = memory.stop();
     const stagesMs = endToEndStages(before, await client.metrics(), await createToCompleted(client, ids));
     const p50 = round1(load.p50Ms);
@@ -162,7 +189,9 @@ const DOCGEN_FONTS = fontChoice.ok ? (fontChoice.file ?? 'system') : fontChoice.
 const DOCGEN_CHROMIUM = docgenChromium();
 // The engine bench (c, e) reads these two as well: docgen end to end gets the same.
 const passedOn = Object.fromEntries(
-  ['DOCGEN_CHROMIUM_PATH', 'DOCGEN_CHROMIUM_FONTCONFIG'].flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])),
+  ['DOCGEN_CHROMIUM_PATH', 'DOCGEN_CHROMIUM_FONTCONFIG'].flatMap((name) =>
+    process.env[name] ? [[name, process.env[name]!]] : [],
+  ),
 );
 const report = tableReport(20, 25);
 const rows: BenchRow[] = [];
@@ -173,7 +202,9 @@ const stack = await guarded('docgen end to end: starting the embedded stack', ()
 try {
   let target: EndToEndTarget | null = null;
   if (stack.ok) {
-    const seeded = await guarded('docgen end to end: seeding', () => seed(stack.value, { invoice: sampleInvoiceContent(), report: report.content }));
+    const seeded = await guarded('docgen end to end: seeding', () =>
+      seed(stack.value, { invoice: sampleInvoiceContent(), report: report.content }),
+    );
     if (seeded.ok) {
       const { key, templateIds } = seeded.value;
       target = {
@@ -188,7 +219,16 @@ try {
       if (process.env.BENCH_GROWTH !== '0') {
         const reportBody = JSON.stringify({ templateId: templateIds.report, variables: report.variables });
         const grown = await guarded('docgen end to end, growth', () => endToEndGrowth(target!, reportBody, report));
-        rows.push(grown.ok ? grown.value : { ...failedRow(`docgen end to end, ${report.name}`, 1, grown.message), pages: report.pages, rowsPerPage: report.rowsPerPage, msPerPage: null });
+        rows.push(
+          grown.ok
+            ? grown.value
+            : {
+                ...failedRow(`docgen end to end, ${report.name}`, 1, grown.message),
+                pages: report.pages,
+                rowsPerPage: report.rowsPerPage,
+                msPerPage: null,
+              },
+        );
       }
     } else rows.push(failedRow('docgen end to end', 0, seeded.message));
   } else rows.push(failedRow('docgen end to end', 0, stack.message));
@@ -212,12 +252,20 @@ if (OPTIONS.json) {
   );
 } else {
   const byConcurrency = (a: BenchRow, b: BenchRow) => a.concurrency - b.concurrency;
-  console.log(`\nsample invoice, ${PAGES} docgen browser pages, embedded stack, one machine (${availableParallelism()} CPUs)`);
-  console.log(`docgen's Chromium: ${DOCGEN_CHROMIUM}, fonts: ${DOCGEN_FONTS}; (a) and (b): ${baselineChromium()}, the system's fonts`);
+  console.log(
+    `\nsample invoice, ${PAGES} docgen browser pages, embedded stack, one machine (${availableParallelism()} CPUs)`,
+  );
+  console.log(
+    `docgen's Chromium: ${DOCGEN_CHROMIUM}, fonts: ${DOCGEN_FONTS}; (a) and (b): ${baselineChromium()}, the system's fonts`,
+  );
   console.log(throughputTable(rows.filter((r) => r.pages === undefined).sort(byConcurrency)));
   const grownRows = rows.filter((r) => r.pages !== undefined);
-  if (grownRows.length > 0) console.log(`\nCost as work grows (one at a time; ms per page = p50 / pages):\n${growthTable(grownRows)}`);
+  if (grownRows.length > 0)
+    console.log(`\nCost as work grows (one at a time; ms per page = p50 / pages):\n${growthTable(grownRows)}`);
   console.log(`\nWhere the time goes (mean ms per PDF; end to end from docgen's own histograms):\n${stageTable(rows)}`);
   const failed = rows.filter((r) => r.errors > 0);
-  if (failed.length > 0) console.log(`\n${failed.length} row(s) with errors; the first message of each is in the errors column (full text with --json).`);
+  if (failed.length > 0)
+    console.log(
+      `\n${failed.length} row(s) with errors; the first message of each is in the errors column (full text with --json).`,
+    );
 }

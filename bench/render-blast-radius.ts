@@ -35,8 +35,15 @@ function content(body: string, header = '', footer = ''): TemplateVersionContent
 const CASES: Record<string, TemplateVersionContent> = {
   'header-stylesheet': content('<p>body</p>', `<link rel="stylesheet" href="${HOST}/h.css"><span>header</span>`),
   'header-import': content('<p>body</p>', `<style>@import url("${HOST}/h.css");</style><span>header</span>`),
-  'header-font-face': content('<p>body</p>', `<style>@font-face{font-family:X;src:url("${HOST}/f.woff")} span{font-family:X}</style><span>header</span>`),
-  'footer-preload': content('<p>body</p>', '', `<link rel="preload" as="image" href="${HOST}/p.png"><span>footer</span>`),
+  'header-font-face': content(
+    '<p>body</p>',
+    `<style>@font-face{font-family:X;src:url("${HOST}/f.woff")} span{font-family:X}</style><span>header</span>`,
+  ),
+  'footer-preload': content(
+    '<p>body</p>',
+    '',
+    `<link rel="preload" as="image" href="${HOST}/p.png"><span>footer</span>`,
+  ),
   'footer-base-img': content('<p>body</p>', '', `<base href="${HOST}/"><img src="x.png"><span>footer</span>`),
   'svg-use-remote': content(`<svg width="10" height="10"><use href="${HOST}/s.svg#a"/></svg><p>body</p>`),
   'one-line-300k-rows': {
@@ -48,9 +55,16 @@ const CASES: Record<string, TemplateVersionContent> = {
     variables: [{ name: 'rows', required: true, description: '' }],
   },
 };
-const VARIABLES: Record<string, Record<string, unknown>> = { 'one-line-300k-rows': { rows: Array(300_000).fill(1) }, 'one-line-300k-join': { rows: Array(300_000).fill('row') } };
+const VARIABLES: Record<string, Record<string, unknown>> = {
+  'one-line-300k-rows': { rows: Array(300_000).fill(1) },
+  'one-line-300k-join': { rows: Array(300_000).fill('row') },
+};
 
-const good = content('<h1>Invoice</h1><p>{{ "good" }}</p>', '<span style="font-size:8px">head</span>', '<span style="font-size:8px">page <span class="pageNumber"></span></span>');
+const good = content(
+  '<h1>Invoice</h1><p>{{ "good" }}</p>',
+  '<span style="font-size:8px">head</span>',
+  '<span style="font-size:8px">page <span class="pageNumber"></span></span>',
+);
 
 const names = env.BLAST_CASES ? env.BLAST_CASES.split(',') : Object.keys(CASES);
 const engine = await createRenderEngine({
@@ -75,13 +89,19 @@ for (const name of names) {
     const started = Date.now();
     const hostile = engine.renderer.render(CASES[name]!, (VARIABLES[name] ?? {}) as never).then(
       () => ({ outcome: 'ok', ms: Date.now() - started }),
-      (err: { code?: string; kind?: string; message?: string }) => ({ outcome: `${err.code}`, ms: Date.now() - started, message: err.message }),
+      (err: { code?: string; kind?: string; message?: string }) => ({
+        outcome: `${err.code}`,
+        ms: Date.now() - started,
+        message: err.message,
+      }),
     );
     const goods = await Promise.allSettled(Array.from({ length: GOOD }, () => engine.renderer.render(good, {})));
     const h = await hostile;
     const failed = goods.filter((g) => g.status === 'rejected').length;
     const crashes = engine.pool.stats().crashes - crashesBefore;
-    console.log(`${name.padEnd(22)}${String(round).padEnd(7)}${h.outcome.padEnd(19)}${String(h.ms).padEnd(7)}${String(failed).padEnd(17)}${crashes}`);
+    console.log(
+      `${name.padEnd(22)}${String(round).padEnd(7)}${h.outcome.padEnd(19)}${String(h.ms).padEnd(7)}${String(failed).padEnd(17)}${crashes}`,
+    );
     if (env.BLAST_VERBOSE && 'message' in h) console.log(`   ${h.message}`);
   }
 }

@@ -42,9 +42,28 @@ import { toPrintParams } from '../src/render/pdf-options.ts';
 import { createRenderEngine } from '../src/render/render-engine.ts';
 import { resolveChromiumFontconfig } from '../src/render/fonts/chromium-fontconfig.ts';
 import type { JsonObject, TemplateVersionContent } from '../src/domain/template.ts';
-import { baselineChromium, CHROMIUM_PROCESS, docgenChromium, formatTable, loadInvoiceFixture, percentile, processName, runLoad, sampleMemory } from './lib/measure.ts';
+import {
+  baselineChromium,
+  CHROMIUM_PROCESS,
+  docgenChromium,
+  formatTable,
+  loadInvoiceFixture,
+  percentile,
+  processName,
+  runLoad,
+  sampleMemory,
+} from './lib/measure.ts';
 import type { LoadResult, MemoryPeak } from './lib/measure.ts';
-import { failedRow, growthTable, guarded, parseBenchOptions, progress, round1, stageTable, throughputTable } from './lib/report.ts';
+import {
+  failedRow,
+  growthTable,
+  guarded,
+  parseBenchOptions,
+  progress,
+  round1,
+  stageTable,
+  throughputTable,
+} from './lib/report.ts';
 import type { BenchRow } from './lib/report.ts';
 import { growthWorkloads, pdfPageCount } from './lib/workloads.ts';
 import { connectEndToEnd, createToCompleted, endToEndStages, type EndToEndTarget } from './lib/end-to-end-client.ts';
@@ -61,15 +80,18 @@ const CHROMIUM = resolveChromiumExecutable(docgenChromium());
 const VARIANTS = (env.BENCH_VARIANTS ?? (END_TO_END ? 'a,b,e,c,d' : 'a,b,e,c'))
   .split(',')
   .filter((v) => v !== 'e' || CHROMIUM !== BASELINE_CHROMIUM);
-if (VARIANTS.some((v) => !['a', 'b', 'c', 'd', 'e'].includes(v))) throw new Error(`BENCH_VARIANTS takes a, b, c, d and e; got ${env.BENCH_VARIANTS}`);
-if (VARIANTS.includes('d') && !END_TO_END) throw new Error('variant d (docgen end to end) needs BENCH_END_TO_END: run it through npm run bench');
+if (VARIANTS.some((v) => !['a', 'b', 'c', 'd', 'e'].includes(v)))
+  throw new Error(`BENCH_VARIANTS takes a, b, c, d and e; got ${env.BENCH_VARIANTS}`);
+if (VARIANTS.includes('d') && !END_TO_END)
+  throw new Error('variant d (docgen end to end) needs BENCH_END_TO_END: run it through npm run bench');
 const RENDERS = env.BENCH_RENDERS ? Number(env.BENCH_RENDERS) : undefined;
 const POOL_PAGES = Number(env.DOCGEN_RENDER_CONCURRENCY ?? 4);
 // What a typical service passes: the sandbox cannot run as root in a container.
 const TYPICAL_ARGS = process.getuid?.() === 0 ? ['--no-sandbox'] : [];
 
 const ROUNDS = Number(env.BENCH_ROUNDS ?? (OPTIONS.quick ? 2 : 6));
-const renders = (concurrency: number) => RENDERS ?? (OPTIONS.quick ? Math.max(8, concurrency * 2) : Math.max(24, concurrency * 3));
+const renders = (concurrency: number) =>
+  RENDERS ?? (OPTIONS.quick ? Math.max(8, concurrency * 2) : Math.max(24, concurrency * 3));
 // One render that takes longer than this counts as an error (a wedged pool must not hang the run).
 const REQUEST_TIMEOUT_MS = Number(env.BENCH_REQUEST_TIMEOUT_MS ?? 60_000);
 
@@ -92,7 +114,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   ]).finally(() => clearTimeout(timer));
 }
 
-
 const fixture = loadInvoiceFixture();
 
 // The HTML (a) and (b) print: exactly what docgen's Liquid step produces for the fixture.
@@ -110,14 +131,22 @@ async function renderFixtureHtml(): Promise<{ html: string; pdf: PDFOptions }> {
       variables: resolveVariables(c.variables, fixture.variables),
     });
     // The same print parameters docgen passes, in puppeteer's terms (tagged, as docgen prints).
-    const p = toPrintParams({ ...c.pdfOptions, headerTemplate: out.headerTemplate, footerTemplate: out.footerTemplate }, { tagged: true });
+    const p = toPrintParams(
+      { ...c.pdfOptions, headerTemplate: out.headerTemplate, footerTemplate: out.footerTemplate },
+      { tagged: true },
+    );
     const inches = (n: number) => `${n}in`;
     const pdf: PDFOptions = {
       width: inches(p.paperWidth),
       height: inches(p.paperHeight),
       landscape: p.landscape,
       printBackground: p.printBackground,
-      margin: { top: inches(p.marginTop), right: inches(p.marginRight), bottom: inches(p.marginBottom), left: inches(p.marginLeft) },
+      margin: {
+        top: inches(p.marginTop),
+        right: inches(p.marginRight),
+        bottom: inches(p.marginBottom),
+        left: inches(p.marginLeft),
+      },
       displayHeaderFooter: p.displayHeaderFooter,
       headerTemplate: p.headerTemplate,
       footerTemplate: p.footerTemplate,
@@ -277,7 +306,10 @@ function docgenEndToEnd(target: EndToEndTarget): Variant {
         request: async () => ids.push(await client.generate(target.invoiceBody)),
         close: () => client.close(),
         // docgen's Chromium: the browsers docgen started (each leads its process group).
-        browserPids: () => listProcesses().filter((p) => p.ppid === target.docgenPid && p.pgid === p.pid && CHROMIUM_PROCESS.test(processName(p.pid))).map((p) => p.pid),
+        browserPids: () =>
+          listProcesses()
+            .filter((p) => p.ppid === target.docgenPid && p.pgid === p.pid && CHROMIUM_PROCESS.test(processName(p.pid)))
+            .map((p) => p.pid),
         stageReport: {
           reset: async () => {
             ids = [];
@@ -296,7 +328,13 @@ function sampleInstanceMemory(instance: Instance): { stop(): MemoryPeak } {
 }
 
 /** The rounds of one cell as a row: median throughput, percentiles over all latencies, peak memory. */
-function combine(variant: string, concurrency: number, rounds: LoadResult[], memory: MemoryPeak, extraErrors: string[]): BenchRow {
+function combine(
+  variant: string,
+  concurrency: number,
+  rounds: LoadResult[],
+  memory: MemoryPeak,
+  extraErrors: string[],
+): BenchRow {
   const perSecond = rounds.map((r) => r.perSecond).sort((a, b) => a - b);
   const latencies = rounds.flatMap((r) => r.latenciesMs).sort((a, b) => a - b);
   const firstError = rounds.find((r) => r.firstError !== undefined)?.firstError ?? extraErrors[0] ?? null;
@@ -329,12 +367,20 @@ async function closeInstance(name: string, instance: Instance): Promise<void> {
 }
 
 /** One concurrency: all variants side by side, taking turns in rounds. */
-async function throughputCell(concurrency: number, variants: Record<string, [string, Variant]>, rows: BenchRow[]): Promise<void> {
+async function throughputCell(
+  concurrency: number,
+  variants: Record<string, [string, Variant]>,
+  rows: BenchRow[],
+): Promise<void> {
   // All variants run side by side (idle browsers cost next to nothing) and take turns in short
   // rounds (a b c a b c ...): on a shared machine, load from elsewhere then hits every variant
   // alike instead of whichever happened to run during a busy minute.
-  const cells = new Map<string, { name: string; instance: Instance; memory: { stop(): MemoryPeak }; rounds: LoadResult[]; unawaited: string[] }>();
-  const request = (instance: Instance, name: string) => () => withTimeout(Promise.resolve(instance.request()), REQUEST_TIMEOUT_MS, `${name} render`);
+  const cells = new Map<
+    string,
+    { name: string; instance: Instance; memory: { stop(): MemoryPeak }; rounds: LoadResult[]; unawaited: string[] }
+  >();
+  const request = (instance: Instance, name: string) => () =>
+    withTimeout(Promise.resolve(instance.request()), REQUEST_TIMEOUT_MS, `${name} render`);
   for (const key of VARIANTS) {
     const [name, variant] = variants[key]!;
     const unawaited: string[] = [];
@@ -348,7 +394,13 @@ async function throughputCell(concurrency: number, variants: Record<string, [str
       rows.push(failedRow(name, concurrency, started.message));
       continue;
     }
-    cells.set(key, { name, instance: started.value, memory: sampleInstanceMemory(started.value), rounds: [], unawaited });
+    cells.set(key, {
+      name,
+      instance: started.value,
+      memory: sampleInstanceMemory(started.value),
+      rounds: [],
+      unawaited,
+    });
   }
   try {
     for (let round = 0; round < ROUNDS; round++) {
@@ -384,7 +436,12 @@ async function throughputCell(concurrency: number, variants: Record<string, [str
 async function growth(rows: BenchRow[]): Promise<void> {
   const started = await guarded('(c) docgen engine start for growth', () => startDocgenEngine());
   if (!started.ok) {
-    rows.push({ ...failedRow('(c) docgen engine, growth', 1, started.message), pages: 0, rowsPerPage: 0, msPerPage: null });
+    rows.push({
+      ...failedRow('(c) docgen engine, growth', 1, started.message),
+      pages: 0,
+      rowsPerPage: 0,
+      msPerPage: null,
+    });
     return;
   }
   const engine = started.value;
@@ -392,14 +449,20 @@ async function growth(rows: BenchRow[]): Promise<void> {
   try {
     for (const workload of growthWorkloads(OPTIONS.quick)) {
       const variant = `(c) docgen engine, ${workload.name}`;
-      const render = () => withTimeout(engine.render(workload.content, workload.variables), REQUEST_TIMEOUT_MS, variant);
+      const render = () =>
+        withTimeout(engine.render(workload.content, workload.variables), REQUEST_TIMEOUT_MS, variant);
       // Warm-up, and a check that the document has the pages it claims.
       const first = await guarded(variant, async () => {
         const pages = await pdfPageCount(await render());
         if (pages !== workload.pages) throw new Error(`printed ${pages} pages, expected ${workload.pages}`);
       });
       if (!first.ok) {
-        rows.push({ ...failedRow(variant, 1, first.message), pages: workload.pages, rowsPerPage: workload.rowsPerPage, msPerPage: null });
+        rows.push({
+          ...failedRow(variant, 1, first.message),
+          pages: workload.pages,
+          rowsPerPage: workload.rowsPerPage,
+          msPerPage: null,
+        });
         continue;
       }
       engine.stages.reset();
@@ -449,7 +512,9 @@ async function main(): Promise<void> {
   }
   // Inside bench/render-bench.ts this goes to stderr with the rest of the progress.
   const out = env.BENCH_JSON_OUT ? progress : console.log;
-  out(`\nRender engine benchmark: sample invoice (${fixture.content.variables.length} variables, 10 lines, footer with page numbers)`);
+  out(
+    `\nRender engine benchmark: sample invoice (${fixture.content.variables.length} variables, 10 lines, footer with page numbers)`,
+  );
   out(
     `Chromium: (a), (b) ${BASELINE_CHROMIUM}; docgen and (e) ${CHROMIUM}; ${ROUNDS} interleaved rounds per cell, ${renders(1)}+ renders per round after warm-up ((b): half);\n` +
       'PDF/s = median round; p50/p95 over all rounds; memory = peak over all Chromium processes of the variant\n',
@@ -460,7 +525,11 @@ async function main(): Promise<void> {
   out(`\nWhere the time goes ((c), mean ms per PDF):\n${stageTable(rows)}`);
   const ratios: Array<Array<string | number>> = [];
   for (const concurrency of CONCURRENCIES) {
-    const at = (prefix: string) => rows.find((r) => r.variant.startsWith(prefix) && r.concurrency === concurrency && r.pages === undefined && r.completed > 0)?.pdfPerSecond;
+    const at = (prefix: string) =>
+      rows.find(
+        (r) =>
+          r.variant.startsWith(prefix) && r.concurrency === concurrency && r.pages === undefined && r.completed > 0,
+      )?.pdfPerSecond;
     const a = at('(a)');
     const b = at('(b)');
     const e = at('(e)');

@@ -22,7 +22,10 @@ function row(i: number) {
     templateName: 'invoice',
     format: 'PDF',
     status: 'COMPLETED',
-    data: { customer: { name: `Customer ${i}`, street: 'Hauptstraße 1', city: 'Hamburg' }, items: Array.from({ length: 8 }, (_, n) => ({ sku: `SKU-${n}`, qty: n, price: n * 9.5 })) },
+    data: {
+      customer: { name: `Customer ${i}`, street: 'Hauptstraße 1', city: 'Hamburg' },
+      items: Array.from({ length: 8 }, (_, n) => ({ sku: `SKU-${n}`, qty: n, price: n * 9.5 })),
+    },
     templateVersion: 1,
     outputKey: `workspaces/ws/generations/${i}.pdf`,
     error: null,
@@ -37,7 +40,8 @@ function row(i: number) {
   };
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 const mongo = await startEmbeddedMongo();
 const client = new MongoClient(mongo.url);

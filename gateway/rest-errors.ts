@@ -57,7 +57,9 @@ export function sendError(
     body = { error: { code: 'METHOD_NOT_ALLOWED', message: err.message } };
   } else if (err instanceof BodyError) {
     status = err.status;
-    body = { error: { code: err.status === 413 ? 'PAYLOAD_TOO_LARGE' : 'UNSUPPORTED_MEDIA_TYPE', message: err.message } };
+    body = {
+      error: { code: err.status === 413 ? 'PAYLOAD_TOO_LARGE' : 'UNSUPPORTED_MEDIA_TYPE', message: err.message },
+    };
   } else {
     const domain = classifyError(err);
     status = STATUS[domain.code];

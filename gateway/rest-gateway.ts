@@ -8,7 +8,11 @@ import type { CallContext, PublicApi } from '../src/api/public-api.ts';
 import { writeRateLimitHeaders } from '../src/api/rate-limit-headers.ts';
 import { requestIdFrom } from '../src/api/request-id.ts';
 import { DomainError, validationError, type FieldIssue } from '../src/domain/errors.ts';
-import { VARIABLES_TOO_DEEP, parseCreateGenerationBody, validateIdempotencyKey } from '../src/generations/create-input.ts';
+import {
+  VARIABLES_TOO_DEEP,
+  parseCreateGenerationBody,
+  validateIdempotencyKey,
+} from '../src/generations/create-input.ts';
 import type { ListGenerationsInput } from '../src/generations/generation-service.ts';
 import type { GenerationView } from '../src/generations/generation-view.ts';
 import { BodyError, MethodNotAllowed, sendError } from './rest-errors.ts';
@@ -53,9 +57,11 @@ interface Route {
 }
 
 function matchRoute(path: string): { route: Route; id?: string } | undefined {
-  if (path === '/v1/generations' || path === '/v1/generations/') return { route: { name: '/v1/generations', methods: ['GET', 'POST'] } };
+  if (path === '/v1/generations' || path === '/v1/generations/')
+    return { route: { name: '/v1/generations', methods: ['GET', 'POST'] } };
   const match = /^\/v1\/generations\/([^/]+)$/.exec(path);
-  if (match) return { route: { name: '/v1/generations/{id}', methods: ['GET'] }, id: decodeURIComponentSafe(match[1]!) };
+  if (match)
+    return { route: { name: '/v1/generations/{id}', methods: ['GET'] }, id: decodeURIComponentSafe(match[1]!) };
   return undefined;
 }
 
@@ -122,8 +128,11 @@ export function createRestGateway(options: RestGatewayOptions) {
         answer(200, { generations: page.generations.map(generationJson), nextPageToken: page.nextPageToken });
       }
     } catch (err) {
-      status = sendError(res, err, (cause) => options.onError?.(cause, requestId), () =>
-        writeRateLimitHeaders(ctx.rateLimit, (name, value) => res.setHeader(name, value)),
+      status = sendError(
+        res,
+        err,
+        (cause) => options.onError?.(cause, requestId),
+        () => writeRateLimitHeaders(ctx.rateLimit, (name, value) => res.setHeader(name, value)),
       );
     } finally {
       options.onResponse?.({ route: routeName, method, status, durationMs: performance.now() - started, requestId });
@@ -263,7 +272,8 @@ function exceedsDepth(text: string, limit: number): string | undefined {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped character
+      if (c === 92)
+        i++; // backslash: skip the escaped character
       else if (c === 34) {
         inString = false;
         if (depth === 1) lastString = text.slice(stringStart, i);
@@ -315,9 +325,17 @@ export function parseListQuery(params: URLSearchParams): ListGenerationsInput {
 export function parseRfc3339(value: string): Date | undefined {
   const m = RFC3339.exec(value);
   if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 60) return undefined;
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 60)
+    return undefined;
   const date = new Date(value.toUpperCase());
   return Number.isNaN(date.getTime()) ? undefined : date;
 }

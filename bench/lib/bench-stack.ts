@@ -28,7 +28,11 @@ export function embeddedStackEnv(stack: {
 }): Record<string, string> {
   const strip = ['DOCGEN_', ...(stack.strip ?? [])];
   return {
-    ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => !strip.some((p) => e[0].startsWith(p)) && e[1] !== undefined)),
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(
+        (e): e is [string, string] => !strip.some((p) => e[0].startsWith(p)) && e[1] !== undefined,
+      ),
+    ),
     DOCGEN_PUBLIC_ADDR: '127.0.0.1:0',
     DOCGEN_ADMIN_ADDR: '127.0.0.1:0',
     DOCGEN_OPS_ADDR: '127.0.0.1:0',
@@ -63,7 +67,11 @@ export interface BenchStack {
   stop(): Promise<void>;
 }
 
-export async function startBenchStack(options: { roles: string; env?: Record<string, string>; label: string }): Promise<BenchStack> {
+export async function startBenchStack(options: {
+  roles: string;
+  env?: Record<string, string>;
+  label: string;
+}): Promise<BenchStack> {
   const dir = mkdtempSync(join(tmpdir(), `docgen-${options.label}-`));
   const adminToken = randomBytes(16).toString('hex');
   const stops: (() => Promise<unknown>)[] = [];
@@ -103,7 +111,8 @@ export async function startBenchStack(options: { roles: string; env?: Record<str
         const lines = buffered.split('\n');
         buffered = lines.pop() ?? '';
         for (const line of lines) {
-          if (line.includes('"docgen started"')) resolve(JSON.parse(line) as { publicPort: number; adminPort: number; opsPort: number });
+          if (line.includes('"docgen started"'))
+            resolve(JSON.parse(line) as { publicPort: number; adminPort: number; opsPort: number });
           else if (/"level":"(warn|error)"/.test(line)) process.stderr.write(`docgen: ${line}\n`);
         }
       });

@@ -49,7 +49,8 @@ export async function connectEndToEnd(target: EndToEndTarget): Promise<EndToEndC
     },
   });
   const headers = { authorization: `Bearer ${target.key}`, 'content-type': 'application/json' };
-  const request = (port: number, method: string, path: string, payload?: string) => loopbackRequest(agent, port, method, path, headers, payload);
+  const request = (port: number, method: string, path: string, payload?: string) =>
+    loopbackRequest(agent, port, method, path, headers, payload);
 
   return {
     async generate(body) {
@@ -79,7 +80,10 @@ export async function connectEndToEnd(target: EndToEndTarget): Promise<EndToEndC
       return histogramTotals((await request(target.opsPort, 'GET', '/metrics')).text);
     },
     async get(id) {
-      return JSON.parse((await request(target.publicPort, 'GET', `/v1/generations/${id}`)).text) as Record<string, unknown>;
+      return JSON.parse((await request(target.publicPort, 'GET', `/v1/generations/${id}`)).text) as Record<
+        string,
+        unknown
+      >;
     },
     async close() {
       agent.destroy();
@@ -94,7 +98,11 @@ export async function connectEndToEnd(target: EndToEndTarget): Promise<EndToEndC
  * (src/render/render-stages.ts), and create->completed, the mean of the generations' own
  * timestamps (createdAt to updatedAt) when `createToCompletedMs` are given.
  */
-export function endToEndStages(before: HistogramTotals, after: HistogramTotals, createToCompletedMs: readonly number[] = []): Record<string, number> {
+export function endToEndStages(
+  before: HistogramTotals,
+  after: HistogramTotals,
+  createToCompletedMs: readonly number[] = [],
+): Record<string, number> {
   const mean = (name: string) => {
     const sum = (after.get(name)?.sum ?? 0) - (before.get(name)?.sum ?? 0);
     const count = (after.get(name)?.count ?? 0) - (before.get(name)?.count ?? 0);
@@ -108,7 +116,8 @@ export function endToEndStages(before: HistogramTotals, after: HistogramTotals, 
   put('render job', mean('docgen_render_duration_seconds{outcome="completed"}'));
   for (const stage of RENDER_STAGES) put(stage, mean(`docgen_render_stage_duration_seconds{stage="${stage}"}`));
   // Not "latency minus render job": the job's clock runs on past updatedAt (event, ack).
-  if (createToCompletedMs.length > 0) put('create->completed', createToCompletedMs.reduce((a, b) => a + b, 0) / createToCompletedMs.length);
+  if (createToCompletedMs.length > 0)
+    put('create->completed', createToCompletedMs.reduce((a, b) => a + b, 0) / createToCompletedMs.length);
   return stagesMs;
 }
 

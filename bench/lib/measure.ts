@@ -149,8 +149,14 @@ export function baselineChromium(): string {
  * Samples the memory of the processes below `rootPid` (not the root itself) whose name matches
  * `names` (default: Chromium's), until stopped.
  */
-export function sampleTreeMemory(rootPid: number = process.pid, names: RegExp = CHROMIUM_PROCESS): { stop(): MemoryPeak; peek(): MemoryPeak } {
-  return sampleMemory(() => [rootPid], { rootIsGroupLeader: false, include: (pid) => pid !== rootPid && names.test(processName(pid)) });
+export function sampleTreeMemory(
+  rootPid: number = process.pid,
+  names: RegExp = CHROMIUM_PROCESS,
+): { stop(): MemoryPeak; peek(): MemoryPeak } {
+  return sampleMemory(() => [rootPid], {
+    rootIsGroupLeader: false,
+    include: (pid) => pid !== rootPid && names.test(processName(pid)),
+  });
 }
 
 export interface InvoiceFixture {
@@ -167,9 +173,11 @@ export const mb = (bytes: number): string => `${Math.round(bytes / (1024 * 1024)
 
 /** Plain-text table with right-aligned numeric columns. */
 export function formatTable(headers: string[], rows: Array<Array<string | number>>): string {
-  const cells = [headers, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? (Number.isInteger(c) ? String(c) : c.toFixed(1)) : c)))];
+  const cells = [
+    headers,
+    ...rows.map((r) => r.map((c) => (typeof c === 'number' ? (Number.isInteger(c) ? String(c) : c.toFixed(1)) : c))),
+  ];
   const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]) =>
-    r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
 }

@@ -30,7 +30,11 @@ function median(values: number[]): number | null {
 /** The throughput row of a variant at a concurrency (not a growth row), if it completed anything. */
 function rowOf(run: BenchResult, prefix: string, concurrency: number): BenchRow | undefined {
   return run.rows.find(
-    (r) => r.pages === undefined && r.concurrency === concurrency && r.completed > 0 && (r.variant === prefix || r.variant.startsWith(`${prefix} `)),
+    (r) =>
+      r.pages === undefined &&
+      r.concurrency === concurrency &&
+      r.completed > 0 &&
+      (r.variant === prefix || r.variant.startsWith(`${prefix} `)),
   );
 }
 
@@ -40,21 +44,46 @@ export function readmeTables(runs: readonly BenchResult[]): string {
   if (runs.length === 0) throw new Error('no benchmark runs given');
   const concurrencies = runs[0]!.concurrencies;
   const across = (prefix: string, pick: (r: BenchRow) => number | null) =>
-    concurrencies.map((c) => median(runs.map((run) => rowOf(run, prefix, c)).filter((r): r is BenchRow => r !== undefined).map(pick).filter((v): v is number => v !== null)));
+    concurrencies.map((c) =>
+      median(
+        runs
+          .map((run) => rowOf(run, prefix, c))
+          .filter((r): r is BenchRow => r !== undefined)
+          .map(pick)
+          .filter((v): v is number => v !== null),
+      ),
+    );
   const lines = [
     '| variant | concurrency | PDF/s | p50 ms | p95 ms | Chromium peak RSS |',
     '|---|---|---|---|---|---|',
   ];
   // (e) exists only in runs where docgen's Chromium differs from the baselines'.
-  const measured = (prefix: string) => runs.some((run) => concurrencies.some((c) => rowOf(run, prefix, c) !== undefined));
+  const measured = (prefix: string) =>
+    runs.some((run) => concurrencies.some((c) => rowOf(run, prefix, c) !== undefined));
   for (const [label, prefix] of VARIANTS.filter(([, prefix]) => prefix !== '(e)' || measured(prefix))) {
     const join = (values: Array<number | null>, digits: number) => values.map((v) => fixed(v, digits)).join(' / ');
     lines.push(
-      `| ${label} | ${concurrencies.join(' / ')} | ${join(across(prefix, (r) => r.pdfPerSecond), 1)} | ${join(across(prefix, (r) => r.p50Ms), 0)} | ` +
-        `${join(across(prefix, (r) => r.p95Ms), 0)} | ${join(across(prefix, (r) => r.peakRssMb), 0)} MB |`,
+      `| ${label} | ${concurrencies.join(' / ')} | ${join(
+        across(prefix, (r) => r.pdfPerSecond),
+        1,
+      )} | ${join(
+        across(prefix, (r) => r.p50Ms),
+        0,
+      )} | ` +
+        `${join(
+          across(prefix, (r) => r.p95Ms),
+          0,
+        )} | ${join(
+          across(prefix, (r) => r.peakRssMb),
+          0,
+        )} MB |`,
     );
   }
-  lines.push('', `| PDF/s ratio, each run | ${concurrencies.map((c) => `conc. ${c}`).join(' | ')} |`, `|---|${concurrencies.map(() => '---').join('|')}|`);
+  lines.push(
+    '',
+    `| PDF/s ratio, each run | ${concurrencies.map((c) => `conc. ${c}`).join(' | ')} |`,
+    `|---|${concurrencies.map(() => '---').join('|')}|`,
+  );
   const ratio = (label: string, top: string, bottom: string, digits: number) => {
     if (bottom === '(e)' && !measured(bottom)) return;
     const cells = concurrencies.map((c) =>
@@ -73,7 +102,9 @@ export function readmeTables(runs: readonly BenchResult[]): string {
   ratio('engine ÷ (a)', '(c)', '(a)', 2);
   ratio('end to end ÷ (e)', 'docgen end to end', '(e)', 2);
   ratio('engine ÷ (e)', '(c)', '(e)', 2);
-  const stages = runs.map((run) => rowOf(run, 'docgen end to end', concurrencies[0]!)?.stagesMs).filter((s): s is Record<string, number> => s !== undefined);
+  const stages = runs
+    .map((run) => rowOf(run, 'docgen end to end', concurrencies[0]!)?.stagesMs)
+    .filter((s): s is Record<string, number> => s !== undefined);
   const names = [...new Set(stages.flatMap((s) => Object.keys(s)))];
   if (names.length > 0) {
     lines.push(
@@ -85,9 +116,15 @@ export function readmeTables(runs: readonly BenchResult[]): string {
   }
   const growth = runs[0]!.rows.filter((r) => r.pages !== undefined);
   if (growth.length > 0) {
-    lines.push('', '| cost as work grows (one at a time) | pages | rows/page | p50 ms | ms per page |', '|---|---|---|---|---|');
+    lines.push(
+      '',
+      '| cost as work grows (one at a time) | pages | rows/page | p50 ms | ms per page |',
+      '|---|---|---|---|---|',
+    );
     for (const g of growth) {
-      const same = runs.map((run) => run.rows.find((r) => r.variant === g.variant)).filter((r): r is BenchRow => r !== undefined);
+      const same = runs
+        .map((run) => run.rows.find((r) => r.variant === g.variant))
+        .filter((r): r is BenchRow => r !== undefined);
       const p50 = median(same.map((r) => r.p50Ms).filter((v): v is number => v !== null));
       const perPage = median(same.map((r) => r.msPerPage ?? null).filter((v): v is number => v !== null));
       lines.push(`| ${g.variant} | ${g.pages} | ${g.rowsPerPage ?? '-'} | ${fixed(p50, 0)} | ${fixed(perPage, 1)} |`);

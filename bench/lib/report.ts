@@ -39,9 +39,11 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
       throw new Error(`unknown option ${arg}; options: --json, --quick, --concurrency=1,4,16`);
     }
   }
-  const listed = argv.find((a) => a.startsWith('--concurrency='))?.slice('--concurrency='.length) ?? env.BENCH_CONCURRENCY;
+  const listed =
+    argv.find((a) => a.startsWith('--concurrency='))?.slice('--concurrency='.length) ?? env.BENCH_CONCURRENCY;
   const concurrencies = (listed ?? (quick ? '1,4' : '1,4,16')).split(',').map(Number);
-  if (concurrencies.some((c) => !Number.isInteger(c) || c < 1)) throw new Error(`--concurrency wants positive integers, got ${listed}`);
+  if (concurrencies.some((c) => !Number.isInteger(c) || c < 1))
+    throw new Error(`--concurrency wants positive integers, got ${listed}`);
   return { json, quick, concurrencies };
 }
 
@@ -50,10 +52,14 @@ export function progress(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
-export const round1 = (n: number | null): number | null => (n === null || !Number.isFinite(n) ? null : Math.round(n * 10) / 10);
+export const round1 = (n: number | null): number | null =>
+  n === null || !Number.isFinite(n) ? null : Math.round(n * 10) / 10;
 
 /** Runs `step`; a throw becomes an error row instead of ending the benchmark. */
-export async function guarded<T>(what: string, step: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; message: string }> {
+export async function guarded<T>(
+  what: string,
+  step: () => Promise<T>,
+): Promise<{ ok: true; value: T } | { ok: false; message: string }> {
   try {
     return { ok: true, value: await step() };
   } catch (err) {
@@ -64,7 +70,17 @@ export async function guarded<T>(what: string, step: () => Promise<T>): Promise<
 }
 
 export function failedRow(variant: string, concurrency: number, message: string): BenchRow {
-  return { variant, concurrency, pdfPerSecond: 0, p50Ms: null, p95Ms: null, peakRssMb: null, completed: 0, errors: 1, errorMessage: message };
+  return {
+    variant,
+    concurrency,
+    pdfPerSecond: 0,
+    p50Ms: null,
+    p95Ms: null,
+    peakRssMb: null,
+    completed: 0,
+    errors: 1,
+    errorMessage: message,
+  };
 }
 
 const cell = (n: number | null | undefined, digits = 0): string =>

@@ -56,7 +56,13 @@ export function tableReport(pages: number, rowsPerPage: number): Workload {
   const pageList = Array.from({ length: pages }, () => ({
     rows: Array.from({ length: rowsPerPage }, () => {
       n += 1;
-      return { n, item: `Line item ${n} <${n % 7}> & co`, account: `ACC-${1000 + (n % 97)}`, quantity: n % 13, amount: (n * 37) % 1000 };
+      return {
+        n,
+        item: `Line item ${n} <${n % 7}> & co`,
+        account: `ACC-${1000 + (n % 97)}`,
+        quantity: n % 13,
+        amount: (n * 37) % 1000,
+      };
     }),
   }));
   return {
@@ -71,8 +77,19 @@ export function tableReport(pages: number, rowsPerPage: number): Workload {
 /** The growth series the benchmarks run: pages 1, 5, 20 at 25 rows; 1 and 20 pages at 200 rows. */
 export function growthWorkloads(quick: boolean): Workload[] {
   const shapes: Array<[number, number]> = quick
-    ? [[1, 25], [20, 25], [1, 200], [20, 200]]
-    : [[1, 25], [5, 25], [20, 25], [1, 200], [20, 200]];
+    ? [
+        [1, 25],
+        [20, 25],
+        [1, 200],
+        [20, 200],
+      ]
+    : [
+        [1, 25],
+        [5, 25],
+        [20, 25],
+        [1, 200],
+        [20, 200],
+      ];
   return shapes.map(([pages, rows]) => tableReport(pages, rows));
 }
 

@@ -58,7 +58,8 @@ export function errorText(err: unknown): string {
     if (err.code === Code.Unauthenticated && err.rawMessage) return err.rawMessage;
     return err.rawMessage ? `${words}: ${err.rawMessage}` : `${words}.`;
   }
-  if (err instanceof Error) return err.message === 'Failed to fetch' ? 'Cannot reach the server; check your connection.' : err.message;
+  if (err instanceof Error)
+    return err.message === 'Failed to fetch' ? 'Cannot reach the server; check your connection.' : err.message;
   return String(err);
 }
 

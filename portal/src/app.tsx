@@ -39,7 +39,10 @@ function SessionGate() {
     try {
       const res = await api.sessions.getCurrentSession({});
       if (!res.user) return setState({ kind: 'visitor' });
-      setState({ kind: 'member', session: { user: res.user, memberships: res.memberships, workspace: pickWorkspace(res.memberships) } });
+      setState({
+        kind: 'member',
+        session: { user: res.user, memberships: res.memberships, workspace: pickWorkspace(res.memberships) },
+      });
     } catch (err) {
       const unauthenticated = err instanceof ConnectError && err.code === Code.Unauthenticated;
       setState({ kind: 'visitor', ...(unauthenticated ? {} : { error: errorText(err) }) });
@@ -48,20 +51,30 @@ function SessionGate() {
 
   useEffect(() => {
     void load();
-    setSignedOutHandler(() => setState((s) => (s.kind === 'member' ? { kind: 'visitor', error: 'Your session ended; sign in again.' } : s)));
+    setSignedOutHandler(() =>
+      setState((s) => (s.kind === 'member' ? { kind: 'visitor', error: 'Your session ended; sign in again.' } : s)),
+    );
   }, [load]);
 
   if (location.path.startsWith('/invite/')) {
     return <InvitationPage token={decodeURIComponent(location.path.slice('/invite/'.length))} onSignedIn={load} />;
   }
-  if (state.kind === 'loading') return <p class="loading" role="status">Loading…</p>;
+  if (state.kind === 'loading')
+    return (
+      <p class="loading" role="status">
+        Loading…
+      </p>
+    );
   if (state.kind === 'visitor') return <SignInPage notice={state.error} onSignedIn={load} />;
 
   const value = {
     session: state.session,
     selectWorkspace(workspaceId: string) {
       rememberWorkspace(workspaceId);
-      setState({ kind: 'member', session: { ...state.session, workspace: state.session.memberships.find((m) => m.workspaceId === workspaceId) } });
+      setState({
+        kind: 'member',
+        session: { ...state.session, workspace: state.session.memberships.find((m) => m.workspaceId === workspaceId) },
+      });
     },
     signedOut() {
       setState({ kind: 'visitor' });

@@ -15,7 +15,10 @@ export function ErrorMessage({ error }: { error: unknown }) {
 }
 
 /** Loads on mount and whenever deps change; `reload` fetches again. */
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | undefined; error: unknown; loading: boolean; reload: () => void } {
+export function useLoad<T>(
+  load: () => Promise<T>,
+  deps: unknown[],
+): { data: T | undefined; error: unknown; loading: boolean; reload: () => void } {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
   const [loading, setLoading] = useState(true);
@@ -39,13 +42,18 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
     return () => {
       current = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the caller's deps stand for what load reads
   }, [...deps, tick]);
   return { data, error, loading, reload: useCallback(() => setTick((t) => t + 1), []) };
 }
 
 /** Runs an action, keeping its error and a busy flag for the button that started it. */
-export function useAction(): { busy: boolean; error: unknown; run: (action: () => Promise<void>) => Promise<void>; clear: () => void } {
+export function useAction(): {
+  busy: boolean;
+  error: unknown;
+  run: (action: () => Promise<void>) => Promise<void>;
+  clear: () => void;
+} {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
   const run = useCallback(async (action: () => Promise<void>) => {
@@ -109,7 +117,14 @@ export function SecretOnce({ label, secret, onDone }: { label: string; secret: s
 }
 
 /** A button that asks before doing something that cannot be undone. */
-export function ConfirmButton(props: { label: string; question: string; confirmLabel: string; onConfirm: () => Promise<void>; danger?: boolean; secondary?: boolean }) {
+export function ConfirmButton(props: {
+  label: string;
+  question: string;
+  confirmLabel: string;
+  onConfirm: () => Promise<void>;
+  danger?: boolean;
+  secondary?: boolean;
+}) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [busy, setBusy] = useState(false);
   const confirm = async () => {
@@ -123,7 +138,11 @@ export function ConfirmButton(props: { label: string; question: string; confirmL
   };
   return (
     <>
-      <button type="button" class={props.danger ? 'danger' : props.secondary ? 'secondary' : ''} onClick={() => dialog.current?.showModal()}>
+      <button
+        type="button"
+        class={props.danger ? 'danger' : props.secondary ? 'secondary' : ''}
+        onClick={() => dialog.current?.showModal()}
+      >
         {props.label}
       </button>
       <dialog ref={dialog} aria-label={props.question}>
@@ -141,7 +160,15 @@ export function ConfirmButton(props: { label: string; question: string; confirmL
   );
 }
 
-export function Page({ title, actions, children }: { title: string; actions?: ComponentChildren; children: ComponentChildren }) {
+export function Page({
+  title,
+  actions,
+  children,
+}: {
+  title: string;
+  actions?: ComponentChildren;
+  children: ComponentChildren;
+}) {
   useEffect(() => {
     document.title = `${title} · docgen`;
   }, [title]);

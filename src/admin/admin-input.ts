@@ -23,7 +23,8 @@ export interface PageOf<T> {
 export function requireName(value: unknown, field = 'name'): string {
   const name = typeof value === 'string' ? value.trim() : '';
   if (name.length === 0) throw validationError([{ field, issue: 'is required' }]);
-  if (name.length > MAX_NAME_LENGTH) throw validationError([{ field, issue: `must be at most ${MAX_NAME_LENGTH} characters` }]);
+  if (name.length > MAX_NAME_LENGTH)
+    throw validationError([{ field, issue: `must be at most ${MAX_NAME_LENGTH} characters` }]);
   return name;
 }
 
@@ -40,11 +41,16 @@ export function requireId(kind: IdKind, value: unknown, field: string, what: str
 
 export function checkPage(page: PageInput | undefined): PageInput {
   const pageSize = page?.pageSize ?? 0;
-  if (!Number.isInteger(pageSize) || pageSize < 0) throw validationError([{ field: 'pageSize', issue: 'must be a non-negative integer' }]);
+  if (!Number.isInteger(pageSize) || pageSize < 0)
+    throw validationError([{ field: 'pageSize', issue: 'must be a non-negative integer' }]);
   return { pageSize, pageToken: page?.pageToken || undefined };
 }
 
-export async function requireWorkspace(workspaces: WorkspacesRepository, value: unknown, field = 'workspaceId'): Promise<WorkspaceDoc> {
+export async function requireWorkspace(
+  workspaces: WorkspacesRepository,
+  value: unknown,
+  field = 'workspaceId',
+): Promise<WorkspaceDoc> {
   const id = requireId('workspace', value, field, 'Workspace');
   const workspace = await workspaces.get(id);
   if (!workspace) throw notFound(`Workspace ${quoteId(value as string)}`);

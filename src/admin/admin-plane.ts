@@ -50,7 +50,9 @@ export interface AdminPlaneDeps {
   onEnqueueError?: ((deliveryId: string, err: unknown) => void) | undefined;
   /** Workspace assets: rows, bytes (the object store) and config.assets. Without it the
    * AssetService is not served and publishing does not check asset names. */
-  assets?: { repository: AssetsRepository; objects: AssetBytesStore; maxBytes: number; workspaceQuotaBytes: number } | undefined;
+  assets?:
+    | { repository: AssetsRepository; objects: AssetBytesStore; maxBytes: number; workspaceQuotaBytes: number }
+    | undefined;
   /** Host resolution for webhook URL checks; the system resolver by default. */
   lookup?: HostLookup | undefined;
 }
@@ -69,7 +71,15 @@ export interface AdminPlane {
 export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
   const { workspaces, apiKeys, templates, webhookEndpoints, deliveries, generations } = deps.repositories;
   const a = deps.assets;
-  const assets = a ? new AssetAdmin({ workspaces, assets: a.repository, objects: a.objects, maxBytes: a.maxBytes, workspaceQuotaBytes: a.workspaceQuotaBytes }) : undefined;
+  const assets = a
+    ? new AssetAdmin({
+        workspaces,
+        assets: a.repository,
+        objects: a.objects,
+        maxBytes: a.maxBytes,
+        workspaceQuotaBytes: a.workspaceQuotaBytes,
+      })
+    : undefined;
   return {
     workspaces: new WorkspaceAdmin({ workspaces }),
     apiKeys: new ApiKeyAdmin({ workspaces, apiKeys }),
@@ -88,9 +98,23 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
       allowInsecureUrls: deps.allowInsecureWebhookUrls,
       lookup: deps.lookup,
     }),
-    webhookTestEvents: new WebhookTestEvents({ endpoints: webhookEndpoints, deliveries, enqueueDelivery: deps.enqueueDelivery, onEnqueueError: deps.onEnqueueError }),
-    deliveries: new DeliveryAdmin({ workspaces, deliveries, enqueueDelivery: deps.enqueueDelivery, onEnqueueError: deps.onEnqueueError }),
+    webhookTestEvents: new WebhookTestEvents({
+      endpoints: webhookEndpoints,
+      deliveries,
+      enqueueDelivery: deps.enqueueDelivery,
+      onEnqueueError: deps.onEnqueueError,
+    }),
+    deliveries: new DeliveryAdmin({
+      workspaces,
+      deliveries,
+      enqueueDelivery: deps.enqueueDelivery,
+      onEnqueueError: deps.onEnqueueError,
+    }),
     assets,
-    generations: new GenerationAdmin({ workspaces, generations: deps.generationService, erasure: { generations, deliveries, objects: deps.objects } }),
+    generations: new GenerationAdmin({
+      workspaces,
+      generations: deps.generationService,
+      erasure: { generations, deliveries, objects: deps.objects },
+    }),
   };
 }

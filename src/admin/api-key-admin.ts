@@ -7,7 +7,15 @@ import { formatId } from '../domain/ids.ts';
 import type { ApiKeysRepository } from '../store/api-keys-repository.ts';
 import type { ApiKeyDoc } from '../store/documents.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
-import { checkPage, quoteId, requireId, requireName, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
+import {
+  checkPage,
+  quoteId,
+  requireId,
+  requireName,
+  requireWorkspace,
+  type PageInput,
+  type PageOf,
+} from './admin-input.ts';
 
 /** Same ceilings as DOCGEN_RATE_LIMIT_PER_SECOND / DOCGEN_RATE_LIMIT_BURST. */
 const MAX_RATE = 1_000_000;
@@ -104,7 +112,11 @@ function checkScopes(value: unknown): Scope[] {
   const scopes: Scope[] = [];
   for (const raw of list) {
     const scope = typeof raw === 'string' ? raw.trim() : '';
-    if (!isScope(scope)) issues.push({ field: 'scopes', issue: `unknown scope ${JSON.stringify(raw)}; known scopes: ${SCOPES.join(', ')}` });
+    if (!isScope(scope))
+      issues.push({
+        field: 'scopes',
+        issue: `unknown scope ${JSON.stringify(raw)}; known scopes: ${SCOPES.join(', ')}`,
+      });
     else if (!scopes.includes(scope)) scopes.push(scope);
   }
   if (issues.length === 0 && scopes.length === 0) {
@@ -114,7 +126,10 @@ function checkScopes(value: unknown): Scope[] {
   return scopes;
 }
 
-function checkRateLimit(perSecond: number | undefined, burst: number | undefined): { perSecond: number | null; burst: number | null } {
+function checkRateLimit(
+  perSecond: number | undefined,
+  burst: number | undefined,
+): { perSecond: number | null; burst: number | null } {
   const issues: FieldIssue[] = [];
   const rate = perSecond ?? 0;
   const size = burst ?? 0;

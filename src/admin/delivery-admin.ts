@@ -55,7 +55,14 @@ export interface DeliveryAdminDeps {
 }
 
 function toAttemptView(a: DeliveryAttemptDoc): DeliveryAttemptView {
-  return { number: a.number, attemptedAt: a.attemptedAt, statusCode: a.statusCode, error: a.error, durationMs: a.durationMs, responseExcerpt: a.responseExcerpt ?? '' };
+  return {
+    number: a.number,
+    attemptedAt: a.attemptedAt,
+    statusCode: a.statusCode,
+    error: a.error,
+    durationMs: a.durationMs,
+    responseExcerpt: a.responseExcerpt ?? '',
+  };
 }
 
 export function toDeliveryView(doc: DeliveryDoc): DeliveryView {
@@ -86,18 +93,32 @@ export class DeliveryAdmin {
     const { pageSize, pageToken } = checkPage(input);
     const filter: DeliveryFilter = {};
     if (!input.workspaceId && !input.generationId && !input.endpointId) {
-      throw validationError([{ field: 'workspaceId', issue: 'give a workspace, a generation or an endpoint (or several)' }]);
+      throw validationError([
+        { field: 'workspaceId', issue: 'give a workspace, a generation or an endpoint (or several)' },
+      ]);
     }
     if (input.endpointId) {
       const endpointId = parseId('webhookEndpoint', input.endpointId);
-      if (!endpointId) throw validationError([{ field: 'endpointId', issue: `${JSON.stringify(quoteId(input.endpointId))} is not a webhook endpoint id (whe_…)` }]);
+      if (!endpointId)
+        throw validationError([
+          {
+            field: 'endpointId',
+            issue: `${JSON.stringify(quoteId(input.endpointId))} is not a webhook endpoint id (whe_…)`,
+          },
+        ]);
       filter.endpointId = endpointId;
     }
     if (input.status) filter.status = input.status;
     if (input.workspaceId) filter.workspaceId = (await requireWorkspace(this.deps.workspaces, input.workspaceId))._id;
     if (input.generationId) {
       const generationId = parseId('generation', input.generationId);
-      if (!generationId) throw validationError([{ field: 'generationId', issue: `${JSON.stringify(quoteId(input.generationId))} is not a generation id (gen_…)` }]);
+      if (!generationId)
+        throw validationError([
+          {
+            field: 'generationId',
+            issue: `${JSON.stringify(quoteId(input.generationId))} is not a generation id (gen_…)`,
+          },
+        ]);
       filter.generationId = generationId;
     }
     const result = await this.deps.deliveries.list(filter, pageSize, pageToken);
@@ -121,7 +142,10 @@ export class DeliveryAdmin {
     }
     const publicId = formatId('delivery', doc._id);
     try {
-      await this.deps.enqueueDelivery({ deliveryId: publicId, endpointId: formatId('webhookEndpoint', doc.endpointId) }, redeliverJobMsgId(publicId, doc.round));
+      await this.deps.enqueueDelivery(
+        { deliveryId: publicId, endpointId: formatId('webhookEndpoint', doc.endpointId) },
+        redeliverJobMsgId(publicId, doc.round),
+      );
     } catch (err) {
       this.deps.onEnqueueError?.(publicId, err);
     }

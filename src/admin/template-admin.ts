@@ -8,7 +8,15 @@ import type { JsonObject, Template, TemplateVersion, TemplateVersionContent } fr
 import type { TemplateDoc, TemplateVersionDoc } from '../store/documents.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
-import { checkPage, quoteId, requireId, requireName, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
+import {
+  checkPage,
+  quoteId,
+  requireId,
+  requireName,
+  requireWorkspace,
+  type PageInput,
+  type PageOf,
+} from './admin-input.ts';
 import { literalAssetNamesOf } from '../render/liquid/asset-url.ts';
 import { normalizeContent, type TemplateContentInput } from './template-content.ts';
 import type { DiagnosticSource, TemplateDiagnostic } from '../domain/template-diagnostics.ts';
@@ -17,7 +25,9 @@ import type { DiagnosticSource, TemplateDiagnostic } from '../domain/template-di
 export type TemplateProblem = string | { message: string };
 
 /** Parses the Liquid and checks declarations and PDF options; empty when publishable. */
-export type AnalyzeTemplate = (content: TemplateVersionContent) => readonly TemplateProblem[] | Promise<readonly TemplateProblem[]>;
+export type AnalyzeTemplate = (
+  content: TemplateVersionContent,
+) => readonly TemplateProblem[] | Promise<readonly TemplateProblem[]>;
 
 /** The same checks, placed, with warnings and the variables to declare (src/render/liquid/analyze-template.ts). */
 export type DiagnoseTemplate = (content: TemplateVersionContent) => ContentCheck;
@@ -87,7 +97,12 @@ export function toTemplateView(doc: TemplateDoc): Template {
 }
 
 export function toTemplateVersionView(doc: TemplateVersionDoc): TemplateVersion {
-  return { templateId: formatId('template', doc.templateId), version: doc.version, content: doc.content, createdAt: doc.createdAt };
+  return {
+    templateId: formatId('template', doc.templateId),
+    version: doc.version,
+    content: doc.content,
+    createdAt: doc.createdAt,
+  };
 }
 
 export class TemplateAdmin {
@@ -120,7 +135,11 @@ export class TemplateAdmin {
   }
 
   /** Adds the next version; refused for archived templates. */
-  async addVersion(templateId: string, contentInput: TemplateContentInput | undefined, publish = false): Promise<TemplateWithVersion> {
+  async addVersion(
+    templateId: string,
+    contentInput: TemplateContentInput | undefined,
+    publish = false,
+  ): Promise<TemplateWithVersion> {
     const existing = await this.requireTemplate(templateId, 'templateId');
     const content = normalizeContent(contentInput);
     if (existing.status === 'ARCHIVED') throw archived(templateId);
@@ -132,7 +151,9 @@ export class TemplateAdmin {
       if (!now) throw notFound(`Template ${quoteId(templateId)}`);
       throw archived(templateId);
     }
-    const template = publish ? await this.publishChecked(existing._id, version.version) : await this.requireTemplateById(existing._id, templateId);
+    const template = publish
+      ? await this.publishChecked(existing._id, version.version)
+      : await this.requireTemplateById(existing._id, templateId);
     return { template: toTemplateView(template), version: toTemplateVersionView(version) };
   }
 
@@ -151,7 +172,10 @@ export class TemplateAdmin {
   async publish(templateId: string, version: number): Promise<Template> {
     const template = await this.requireTemplate(templateId, 'templateId');
     checkVersionNumber(version, false);
-    if (template.status === 'ARCHIVED') throw failedPrecondition(`Template ${quoteId(templateId)} is archived; archived templates cannot publish versions`);
+    if (template.status === 'ARCHIVED')
+      throw failedPrecondition(
+        `Template ${quoteId(templateId)} is archived; archived templates cannot publish versions`,
+      );
     const stored = await this.requireVersion(template, templateId, version);
     await this.requirePublishable(stored.content, version, template.workspaceId);
     return toTemplateView(await this.publishChecked(template._id, version));
@@ -173,7 +197,8 @@ export class TemplateAdmin {
     const template = await this.requireTemplate(templateId, 'templateId');
     checkVersionNumber(version, true);
     const number = version === 0 ? template.publishedVersion : version;
-    if (number === 0) throw failedPrecondition(`Template ${quoteId(templateId)} has no published version; pass the version to preview`);
+    if (number === 0)
+      throw failedPrecondition(`Template ${quoteId(templateId)} has no published version; pass the version to preview`);
     const stored = await this.requireVersion(template, templateId, number);
     try {
       const options = { workspaceId: formatId('workspace', template.workspaceId), templateName: template.name };
@@ -187,13 +212,19 @@ export class TemplateAdmin {
    * Renders unsaved content (the portal's live preview) with `variables` (undefined: the
    * content's sample data). Problems of the content come back as diagnostics, not errors.
    */
-  async previewContent(workspaceId: string, input: TemplateContentInput | undefined, variables: JsonObject | undefined): Promise<ContentPreview> {
+  async previewContent(
+    workspaceId: string,
+    input: TemplateContentInput | undefined,
+    variables: JsonObject | undefined,
+  ): Promise<ContentPreview> {
     await requireWorkspace(this.deps.workspaces, workspaceId);
     const normalized = normalizeOrDiagnose(input);
     if ('diagnostics' in normalized) return { pdf: new Uint8Array(), diagnostics: normalized.diagnostics, renderMs: 0 };
     const { content } = normalized;
     try {
-      const { pdf, renderMs } = await this.deps.renderPreview(content, variables ?? content.sampleData ?? {}, { workspaceId });
+      const { pdf, renderMs } = await this.deps.renderPreview(content, variables ?? content.sampleData ?? {}, {
+        workspaceId,
+      });
       return { pdf, diagnostics: [], renderMs };
     } catch (err) {
       const diagnostic = renderDiagnostic(err);
@@ -211,16 +242,32 @@ export class TemplateAdmin {
     const used = literalAssetNamesOf(normalized.content);
     const missing = this.deps.missingAssets && used.length > 0 ? await this.deps.missingAssets(workspaceId, used) : [];
     for (const name of missing) {
-      check.diagnostics.push({ source: 'body', line: 0, column: 0, message: `asset ${JSON.stringify(name)} is used but the workspace has no asset of that name; upload it first`, severity: 'error' });
+      check.diagnostics.push({
+        source: 'body',
+        line: 0,
+        column: 0,
+        message: `asset ${JSON.stringify(name)} is used but the workspace has no asset of that name; upload it first`,
+        severity: 'error',
+      });
     }
     return check;
   }
 
-  private async requirePublishable(content: TemplateVersionContent, version: number, workspaceId: ObjectId): Promise<void> {
+  private async requirePublishable(
+    content: TemplateVersionContent,
+    version: number,
+    workspaceId: ObjectId,
+  ): Promise<void> {
     const problems = (await this.deps.analyzeTemplate(content)).map((p) => (typeof p === 'string' ? p : p.message));
     const used = literalAssetNamesOf(content);
-    const missing = this.deps.missingAssets && used.length > 0 ? await this.deps.missingAssets(formatId('workspace', workspaceId), used) : [];
-    for (const name of missing) problems.push(`asset ${JSON.stringify(name)} is used but the workspace has no asset of that name; upload it first (docgen admin asset upload)`);
+    const missing =
+      this.deps.missingAssets && used.length > 0
+        ? await this.deps.missingAssets(formatId('workspace', workspaceId), used)
+        : [];
+    for (const name of missing)
+      problems.push(
+        `asset ${JSON.stringify(name)} is used but the workspace has no asset of that name; upload it first (docgen admin asset upload)`,
+      );
     if (problems.length === 0) return;
     throw validationError(
       problems.map((issue) => ({ field: 'content', issue })),
@@ -230,7 +277,10 @@ export class TemplateAdmin {
 
   private async publishChecked(id: ObjectId, version: number): Promise<TemplateDoc> {
     const template = await this.deps.templates.publish(id, version);
-    if (!template) throw failedPrecondition(`Template ${formatId('template', id)} is archived; archived templates cannot publish versions`);
+    if (!template)
+      throw failedPrecondition(
+        `Template ${formatId('template', id)} is archived; archived templates cannot publish versions`,
+      );
     return template;
   }
 
@@ -253,13 +303,23 @@ export class TemplateAdmin {
 }
 
 /** Content as it would be stored, or why it could not be, as diagnostics at the fields. */
-function normalizeOrDiagnose(input: TemplateContentInput | undefined): { content: TemplateVersionContent } | { diagnostics: TemplateDiagnostic[] } {
+function normalizeOrDiagnose(
+  input: TemplateContentInput | undefined,
+): { content: TemplateVersionContent } | { diagnostics: TemplateDiagnostic[] } {
   try {
     return { content: normalizeContent(input) };
   } catch (err) {
     if (!(err instanceof DomainError) || err.code !== 'VALIDATION_ERROR') throw err;
     const issues = err.details.length > 0 ? err.details : [{ field: 'content', issue: err.message }];
-    return { diagnostics: issues.map((i) => ({ source: sourceOfField(i.field), line: 0, column: 0, message: `${i.field}: ${i.issue}`, severity: 'error' })) };
+    return {
+      diagnostics: issues.map((i) => ({
+        source: sourceOfField(i.field),
+        line: 0,
+        column: 0,
+        message: `${i.field}: ${i.issue}`,
+        severity: 'error',
+      })),
+    };
   }
 }
 
@@ -280,18 +340,32 @@ function renderDiagnostic(err: unknown): TemplateDiagnostic | undefined {
   const e = err as { kind?: unknown; code?: unknown; message?: unknown; diagnostic?: TemplateDiagnostic } | null;
   if (e?.kind !== 'permanent' || typeof e.message !== 'string') return undefined;
   if (e.diagnostic) return e.diagnostic;
-  const source: DiagnosticSource = e.code === 'UNKNOWN_VARIABLE' || e.code === 'MISSING_VARIABLE' ? 'variables' : e.code === 'INVALID_TEMPLATE' ? 'pdf_options' : 'body';
+  const source: DiagnosticSource =
+    e.code === 'UNKNOWN_VARIABLE' || e.code === 'MISSING_VARIABLE'
+      ? 'variables'
+      : e.code === 'INVALID_TEMPLATE'
+        ? 'pdf_options'
+        : 'body';
   return { source, line: 0, column: 0, message: e.message, severity: 'error' };
 }
 
 function archived(templateId: string): DomainError {
-  return failedPrecondition(`Template ${quoteId(templateId)} is archived; archived templates do not accept new versions`);
+  return failedPrecondition(
+    `Template ${quoteId(templateId)} is archived; archived templates do not accept new versions`,
+  );
 }
 
 function checkVersionNumber(version: number, zeroAllowed: boolean): void {
   const min = zeroAllowed ? 0 : 1;
   if (!Number.isInteger(version) || version < min) {
-    throw validationError([{ field: 'version', issue: zeroAllowed ? 'must be 0 (the published version) or a version number' : 'must be a version number (1 or more)' }]);
+    throw validationError([
+      {
+        field: 'version',
+        issue: zeroAllowed
+          ? 'must be 0 (the published version) or a version number'
+          : 'must be a version number (1 or more)',
+      },
+    ]);
   }
 }
 
@@ -303,7 +377,12 @@ function previewError(err: unknown): unknown {
   if (err instanceof DomainError) return err;
   const kind = (err as { kind?: unknown } | null)?.kind;
   const message = (err as { message?: unknown } | null)?.message;
-  if (kind === 'permanent' && typeof message === 'string') return validationError([{ field: 'content', issue: message }], `Preview failed: ${message}`);
-  if (kind === 'transient') return new DomainError('UNAVAILABLE', 'The renderer is unavailable; retry the preview shortly', { retryAfterSeconds: 1, cause: err });
+  if (kind === 'permanent' && typeof message === 'string')
+    return validationError([{ field: 'content', issue: message }], `Preview failed: ${message}`);
+  if (kind === 'transient')
+    return new DomainError('UNAVAILABLE', 'The renderer is unavailable; retry the preview shortly', {
+      retryAfterSeconds: 1,
+      cause: err,
+    });
   return err;
 }

@@ -41,7 +41,9 @@ export interface VariableDeclarationInput {
 export interface PdfOptionsInput {
   pageSize?: string | undefined;
   landscape?: boolean | undefined;
-  margins?: { top?: string | undefined; right?: string | undefined; bottom?: string | undefined; left?: string | undefined } | undefined;
+  margins?:
+    | { top?: string | undefined; right?: string | undefined; bottom?: string | undefined; left?: string | undefined }
+    | undefined;
   printBackground?: boolean | undefined;
   headerTemplate?: string | undefined;
   footerTemplate?: string | undefined;
@@ -72,15 +74,20 @@ export function normalizeContent(input: TemplateContentInput | undefined): Templ
   if (!input) throw validationError([{ field: 'content', issue: 'is required' }]);
 
   const body = typeof input.body === 'string' ? input.body : '';
-  if (body.trim() === '') issues.push({ field: 'content.body', issue: 'is required (the Liquid HTML of the template)' });
+  if (body.trim() === '')
+    issues.push({ field: 'content.body', issue: 'is required (the Liquid HTML of the template)' });
   const css = typeof input.css === 'string' ? input.css : '';
 
   const partials: Record<string, string> = {};
   const partialEntries = Object.entries(input.partials ?? {});
-  if (partialEntries.length > MAX_PARTIALS) issues.push({ field: 'content.partials', issue: `at most ${MAX_PARTIALS} partials` });
+  if (partialEntries.length > MAX_PARTIALS)
+    issues.push({ field: 'content.partials', issue: `at most ${MAX_PARTIALS} partials` });
   for (const [name, text] of partialEntries) {
     if (!PARTIAL_NAME.test(name)) {
-      issues.push({ field: `content.partials`, issue: `partial name ${JSON.stringify(name)} must be 1-100 characters of A-Z, a-z, 0-9, '_', '.', '-'` });
+      issues.push({
+        field: `content.partials`,
+        issue: `partial name ${JSON.stringify(name)} must be 1-100 characters of A-Z, a-z, 0-9, '_', '.', '-'`,
+      });
     } else if (typeof text !== 'string') {
       issues.push({ field: `content.partials.${name}`, issue: 'must be a string' });
     } else {
@@ -95,8 +102,13 @@ export function normalizeContent(input: TemplateContentInput | undefined): Templ
   let bytes = Buffer.byteLength(body) + Buffer.byteLength(css);
   for (const text of Object.values(partials)) bytes += Buffer.byteLength(text);
   bytes += Buffer.byteLength(pdfOptions.headerTemplate) + Buffer.byteLength(pdfOptions.footerTemplate);
-  bytes += Buffer.byteLength(pdfOptions.firstPageHeaderTemplate) + Buffer.byteLength(pdfOptions.firstPageFooterTemplate);
-  if (bytes > MAX_CONTENT_BYTES) issues.push({ field: 'content', issue: `body, CSS, partials and header/footer together must be at most ${MAX_CONTENT_BYTES} bytes` });
+  bytes +=
+    Buffer.byteLength(pdfOptions.firstPageHeaderTemplate) + Buffer.byteLength(pdfOptions.firstPageFooterTemplate);
+  if (bytes > MAX_CONTENT_BYTES)
+    issues.push({
+      field: 'content',
+      issue: `body, CSS, partials and header/footer together must be at most ${MAX_CONTENT_BYTES} bytes`,
+    });
 
   const sampleData = normalizeSampleData(input.sampleData, issues);
 
@@ -112,9 +124,13 @@ const MAX_METADATA_FIELD = 1000;
 // BCP 47 in its common shapes: "de", "pt-BR", "zh-Hant-TW".
 const LANGUAGE_TAG = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
 
-function normalizeDocumentSettings(input: TemplateContentInput, issues: FieldIssue[]): { title: string; metadata: DocumentMetadata } {
+function normalizeDocumentSettings(
+  input: TemplateContentInput,
+  issues: FieldIssue[],
+): { title: string; metadata: DocumentMetadata } {
   const title = typeof input.title === 'string' ? input.title : '';
-  if (title.length > MAX_TITLE) issues.push({ field: 'content.title', issue: `must be at most ${MAX_TITLE} characters` });
+  if (title.length > MAX_TITLE)
+    issues.push({ field: 'content.title', issue: `must be at most ${MAX_TITLE} characters` });
   const m = input.metadata ?? {};
   const metadata: DocumentMetadata = { author: '', subject: '', keywords: '', language: '' };
   for (const field of ['author', 'subject', 'keywords', 'language'] as const) {
@@ -125,11 +141,15 @@ function normalizeDocumentSettings(input: TemplateContentInput, issues: FieldIss
       continue;
     }
     const text = value.trim();
-    if (text.length > MAX_METADATA_FIELD) issues.push({ field: `content.metadata.${field}`, issue: `must be at most ${MAX_METADATA_FIELD} characters` });
+    if (text.length > MAX_METADATA_FIELD)
+      issues.push({ field: `content.metadata.${field}`, issue: `must be at most ${MAX_METADATA_FIELD} characters` });
     metadata[field] = text;
   }
   if (metadata.language !== '' && !LANGUAGE_TAG.test(metadata.language)) {
-    issues.push({ field: 'content.metadata.language', issue: `${JSON.stringify(metadata.language)} is not a language tag; use e.g. "en", "de-CH" or "ja"` });
+    issues.push({
+      field: 'content.metadata.language',
+      issue: `${JSON.stringify(metadata.language)} is not a language tag; use e.g. "en", "de-CH" or "ja"`,
+    });
   }
   return { title, metadata };
 }
@@ -137,15 +157,26 @@ function normalizeDocumentSettings(input: TemplateContentInput, issues: FieldIss
 // What Chromium accepts: "1-5, 8, 11-13"; an open end ("3-") means to the last page.
 const PAGE_RANGES = /^\s*\d+\s*(-\s*\d*\s*)?(,\s*\d+\s*(-\s*\d*\s*)?)*$/;
 
-function normalizePrintExtras(input: PdfOptionsInput, issues: FieldIssue[]): Pick<Required<PdfOptions>, 'scale' | 'pageRanges' | 'preferCssPageSize'> & Pick<PdfOptions, 'protection'> {
+function normalizePrintExtras(
+  input: PdfOptionsInput,
+  issues: FieldIssue[],
+): Pick<Required<PdfOptions>, 'scale' | 'pageRanges' | 'preferCssPageSize'> & Pick<PdfOptions, 'protection'> {
   let scale = 1;
   if (input.scale !== undefined && input.scale !== 0) {
-    if (typeof input.scale === 'number' && Number.isFinite(input.scale) && input.scale >= 0.1 && input.scale <= 2) scale = input.scale;
-    else issues.push({ field: 'content.pdfOptions.scale', issue: `${JSON.stringify(input.scale)} is out of range; use 0.1 to 2 (1 is 100 %)` });
+    if (typeof input.scale === 'number' && Number.isFinite(input.scale) && input.scale >= 0.1 && input.scale <= 2)
+      scale = input.scale;
+    else
+      issues.push({
+        field: 'content.pdfOptions.scale',
+        issue: `${JSON.stringify(input.scale)} is out of range; use 0.1 to 2 (1 is 100 %)`,
+      });
   }
   const pageRanges = typeof input.pageRanges === 'string' ? input.pageRanges.trim() : '';
   if (pageRanges !== '' && (!PAGE_RANGES.test(pageRanges) || /(^|[^\d])0+(?!\d)/.test(pageRanges))) {
-    issues.push({ field: 'content.pdfOptions.pageRanges', issue: `${JSON.stringify(input.pageRanges)} is not a page range list; use e.g. "1-3, 5" (pages count from 1)` });
+    issues.push({
+      field: 'content.pdfOptions.pageRanges',
+      issue: `${JSON.stringify(input.pageRanges)} is not a page range list; use e.g. "1-3, 5" (pages count from 1)`,
+    });
   }
   let protection: PdfProtection | undefined;
   const p = input.protection;
@@ -158,16 +189,25 @@ function normalizePrintExtras(input: PdfOptionsInput, issues: FieldIssue[]): Pic
       allowModifying: p.allowModifying === true,
     };
     if (protection.ownerPassword.length < 6) {
-      issues.push({ field: 'content.pdfOptions.protection.ownerPassword', issue: 'is required when protecting a PDF (at least 6 characters; it lifts the restrictions)' });
+      issues.push({
+        field: 'content.pdfOptions.protection.ownerPassword',
+        issue: 'is required when protecting a PDF (at least 6 characters; it lifts the restrictions)',
+      });
     }
     for (const field of ['userPassword', 'ownerPassword'] as const) {
       // qpdf takes passwords as arguments: printable characters only, and a sane length.
       if (!/^[\x20-\x7e]{0,127}$/.test(protection[field])) {
-        issues.push({ field: `content.pdfOptions.protection.${field}`, issue: 'must be at most 127 printable ASCII characters' });
+        issues.push({
+          field: `content.pdfOptions.protection.${field}`,
+          issue: 'must be at most 127 printable ASCII characters',
+        });
       }
     }
     if (protection.userPassword !== '' && protection.userPassword === protection.ownerPassword) {
-      issues.push({ field: 'content.pdfOptions.protection.userPassword', issue: 'must differ from ownerPassword (otherwise every reader can lift the restrictions)' });
+      issues.push({
+        field: 'content.pdfOptions.protection.userPassword',
+        issue: 'must differ from ownerPassword (otherwise every reader can lift the restrictions)',
+      });
     }
   }
   const extras = { scale, pageRanges, preferCssPageSize: input.preferCssPageSize === true };
@@ -182,7 +222,11 @@ function normalizeSampleData(value: unknown, issues: FieldIssue[]): JsonObject |
     return undefined;
   }
   const bytes = Buffer.byteLength(JSON.stringify(value));
-  if (bytes > MAX_SAMPLE_DATA_BYTES) issues.push({ field: 'content.sampleData', issue: `must be at most ${MAX_SAMPLE_DATA_BYTES} bytes as JSON (it is ${bytes})` });
+  if (bytes > MAX_SAMPLE_DATA_BYTES)
+    issues.push({
+      field: 'content.sampleData',
+      issue: `must be at most ${MAX_SAMPLE_DATA_BYTES} bytes as JSON (it is ${bytes})`,
+    });
   return value as JsonObject;
 }
 
@@ -191,14 +235,18 @@ function normalizeVariables(list: VariableDeclarationInput[], issues: FieldIssue
     issues.push({ field: 'content.variables', issue: 'must be a list' });
     return [];
   }
-  if (list.length > MAX_VARIABLES) issues.push({ field: 'content.variables', issue: `at most ${MAX_VARIABLES} variables` });
+  if (list.length > MAX_VARIABLES)
+    issues.push({ field: 'content.variables', issue: `at most ${MAX_VARIABLES} variables` });
   const seen = new Set<string>();
   const out: VariableDeclaration[] = [];
   list.forEach((v, i) => {
     const field = `content.variables[${i}]`;
     const name = typeof v?.name === 'string' ? v.name : '';
     if (!VARIABLE_NAME.test(name)) {
-      issues.push({ field: `${field}.name`, issue: `${JSON.stringify(name)} is not a valid variable name (a letter or '_', then letters, digits, '_' or '-'; at most 64)` });
+      issues.push({
+        field: `${field}.name`,
+        issue: `${JSON.stringify(name)} is not a valid variable name (a letter or '_', then letters, digits, '_' or '-'; at most 64)`,
+      });
       return;
     }
     if (seen.has(name)) {
@@ -207,7 +255,8 @@ function normalizeVariables(list: VariableDeclarationInput[], issues: FieldIssue
     }
     seen.add(name);
     const description = typeof v.description === 'string' ? v.description : '';
-    if (description.length > MAX_DESCRIPTION) issues.push({ field: `${field}.description`, issue: `must be at most ${MAX_DESCRIPTION} characters` });
+    if (description.length > MAX_DESCRIPTION)
+      issues.push({ field: `${field}.description`, issue: `must be at most ${MAX_DESCRIPTION} characters` });
     // Build without undefined keys: the driver would store undefined as null, turning
     // "no default" into "default null".
     const declaration: VariableDeclaration = { name, required: v.required === true, description };
@@ -217,14 +266,21 @@ function normalizeVariables(list: VariableDeclarationInput[], issues: FieldIssue
   return out;
 }
 
-function normalizePdfOptions(input: PdfOptionsInput | undefined, issues: FieldIssue[]): Required<Omit<PdfOptions, 'protection'>> & Pick<PdfOptions, 'protection'> {
+function normalizePdfOptions(
+  input: PdfOptionsInput | undefined,
+  issues: FieldIssue[],
+): Required<Omit<PdfOptions, 'protection'>> & Pick<PdfOptions, 'protection'> {
   const d = DEFAULT_PDF_OPTIONS;
   if (!input) return { ...d, margins: { ...d.margins } };
   let pageSize: PageSize = d.pageSize;
   if (input.pageSize !== undefined && input.pageSize !== '') {
     const match = PAGE_SIZES.find((s) => s.toLowerCase() === String(input.pageSize).toLowerCase());
     if (match) pageSize = match;
-    else issues.push({ field: 'content.pdfOptions.pageSize', issue: `${JSON.stringify(input.pageSize)} is not a page size; use one of ${PAGE_SIZES.join(', ')}` });
+    else
+      issues.push({
+        field: 'content.pdfOptions.pageSize',
+        issue: `${JSON.stringify(input.pageSize)} is not a page size; use one of ${PAGE_SIZES.join(', ')}`,
+      });
   }
   const margins = { ...d.margins };
   for (const side of ['top', 'right', 'bottom', 'left'] as const) {
@@ -232,7 +288,11 @@ function normalizePdfOptions(input: PdfOptionsInput | undefined, issues: FieldIs
     if (value === undefined || value === '') continue;
     const text = String(value).trim();
     if (CSS_LENGTH.test(text)) margins[side] = text;
-    else issues.push({ field: `content.pdfOptions.margins.${side}`, issue: `${JSON.stringify(value)} is not a length; use e.g. "10mm", "0.5in", "1cm" or "20px"` });
+    else
+      issues.push({
+        field: `content.pdfOptions.margins.${side}`,
+        issue: `${JSON.stringify(value)} is not a length; use e.g. "10mm", "0.5in", "1cm" or "20px"`,
+      });
   }
   const headerTemplate = input.headerTemplate ?? d.headerTemplate;
   const footerTemplate = input.footerTemplate ?? d.footerTemplate;
@@ -245,7 +305,8 @@ function normalizePdfOptions(input: PdfOptionsInput | undefined, issues: FieldIs
     ['firstPageFooterTemplate', firstPageFooterTemplate],
   ] as const;
   for (const [field, text] of templates) {
-    if (Buffer.byteLength(text) > MAX_HEADER_FOOTER_BYTES) issues.push({ field: `content.pdfOptions.${field}`, issue: `must be at most ${MAX_HEADER_FOOTER_BYTES} bytes` });
+    if (Buffer.byteLength(text) > MAX_HEADER_FOOTER_BYTES)
+      issues.push({ field: `content.pdfOptions.${field}`, issue: `must be at most ${MAX_HEADER_FOOTER_BYTES} bytes` });
   }
   return {
     pageSize,

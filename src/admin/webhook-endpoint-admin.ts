@@ -63,11 +63,15 @@ export class WebhookEndpointAdmin {
     const issues: FieldIssue[] = [];
     const events = checkEvents(input.events, issues);
     const description = typeof input.description === 'string' ? input.description.trim() : '';
-    if (description.length > MAX_DESCRIPTION) issues.push({ field: 'description', issue: `must be at most ${MAX_DESCRIPTION} characters` });
+    if (description.length > MAX_DESCRIPTION)
+      issues.push({ field: 'description', issue: `must be at most ${MAX_DESCRIPTION} characters` });
     const url = typeof input.url === 'string' ? input.url.trim() : '';
     if (url === '') issues.push({ field: 'url', issue: 'is required' });
     else {
-      const problems = await checkWebhookUrl(url, { allowInsecure: this.deps.allowInsecureUrls, lookup: this.deps.lookup });
+      const problems = await checkWebhookUrl(url, {
+        allowInsecure: this.deps.allowInsecureUrls,
+        lookup: this.deps.lookup,
+      });
       for (const problem of problems) issues.push({ field: 'url', issue: problem });
     }
     if (issues.length > 0) throw validationError(issues);
@@ -120,7 +124,10 @@ export class WebhookEndpointAdmin {
     );
     if (!after) {
       if (!(await this.deps.endpoints.get(objectId))) throw notFound(`Webhook endpoint ${quoteId(id)}`);
-      throw new DomainError('CONFLICT', 'The secret was rotated concurrently by another request; rotate again if needed');
+      throw new DomainError(
+        'CONFLICT',
+        'The secret was rotated concurrently by another request; rotate again if needed',
+      );
     }
     return { endpoint: toWebhookEndpointView(after), secret };
   }
@@ -131,7 +138,10 @@ function checkEvents(value: unknown, issues: FieldIssue[]): string[] {
   for (const raw of Array.isArray(value) ? value : []) {
     const event = typeof raw === 'string' ? raw.trim() : '';
     if (!(WEBHOOK_EVENTS as readonly string[]).includes(event)) {
-      issues.push({ field: 'events', issue: `unknown event ${JSON.stringify(raw)}; known events: ${WEBHOOK_EVENTS.join(', ')}` });
+      issues.push({
+        field: 'events',
+        issue: `unknown event ${JSON.stringify(raw)}; known events: ${WEBHOOK_EVENTS.join(', ')}`,
+      });
     } else if (!events.includes(event)) events.push(event);
   }
   if (events.length === 0 && !issues.some((i) => i.field === 'events')) {

@@ -47,7 +47,10 @@ export class WebhookTestEvents {
     await this.deps.deliveries.insertOnce(doc);
     const deliveryId = formatId('delivery', doc._id);
     try {
-      await this.deps.enqueueDelivery({ deliveryId, endpointId: formatId('webhookEndpoint', endpoint._id) }, firstDeliveryJobMsgId(deliveryId));
+      await this.deps.enqueueDelivery(
+        { deliveryId, endpointId: formatId('webhookEndpoint', endpoint._id) },
+        firstDeliveryJobMsgId(deliveryId),
+      );
     } catch (err) {
       // The delivery is PENDING and due: the webhooks sweeper sends it anyway.
       this.deps.onEnqueueError?.(deliveryId, err);

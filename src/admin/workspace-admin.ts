@@ -16,7 +16,12 @@ export interface WorkspaceView {
 }
 
 export function toWorkspaceView(doc: WorkspaceDoc): WorkspaceView {
-  return { id: formatId('workspace', doc._id), name: doc.name, createdAt: doc.createdAt, retentionSeconds: doc.retentionSeconds ?? null };
+  return {
+    id: formatId('workspace', doc._id),
+    name: doc.name,
+    createdAt: doc.createdAt,
+    retentionSeconds: doc.retentionSeconds ?? null,
+  };
 }
 
 export interface WorkspaceChanges {

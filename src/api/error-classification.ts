@@ -16,7 +16,10 @@ export function classifyError(err: unknown): DomainError {
   if (isDomainError(err)) return err;
   const name = (err as { name?: string } | null)?.name ?? '';
   if (UNAVAILABLE_ERROR_NAMES.has(name)) {
-    return new DomainError('UNAVAILABLE', 'A dependency of the service is unavailable; retry shortly', { retryAfterSeconds: 1, cause: err });
+    return new DomainError('UNAVAILABLE', 'A dependency of the service is unavailable; retry shortly', {
+      retryAfterSeconds: 1,
+      cause: err,
+    });
   }
   return new DomainError('INTERNAL', 'Internal error', { cause: err });
 }

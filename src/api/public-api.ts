@@ -8,7 +8,11 @@ import { DomainError } from '../domain/errors.ts';
 import type { CreateGenerationInput } from '../generations/create-input.ts';
 import type { GenerationPage, GenerationService, ListGenerationsInput } from '../generations/generation-service.ts';
 import type { GenerationView } from '../generations/generation-view.ts';
-import { unmeteredDecision, type RateLimitDecision, type RateLimitsRepository } from '../store/rate-limits-repository.ts';
+import {
+  unmeteredDecision,
+  type RateLimitDecision,
+  type RateLimitsRepository,
+} from '../store/rate-limits-repository.ts';
 
 export interface CallContext {
   authorization: string | null | undefined;
@@ -26,14 +30,20 @@ export class PublicApi {
   private readonly rateLimits: RateLimitsRepository;
   private readonly generations: GenerationService;
 
-  constructor(deps: { authenticator: ApiKeyAuthenticator; rateLimits: RateLimitsRepository; generations: GenerationService }) {
+  constructor(deps: {
+    authenticator: ApiKeyAuthenticator;
+    rateLimits: RateLimitsRepository;
+    generations: GenerationService;
+  }) {
     this.authenticator = deps.authenticator;
     this.rateLimits = deps.rateLimits;
     this.generations = deps.generations;
   }
 
   createGeneration(ctx: CallContext, parse: () => CreateRequest): Promise<GenerationView> {
-    return this.run(ctx, 'generations:trigger', parse, (principal, req) => this.generations.create(principal, req.input, req.idempotencyKey));
+    return this.run(ctx, 'generations:trigger', parse, (principal, req) =>
+      this.generations.create(principal, req.input, req.idempotencyKey),
+    );
   }
 
   getGeneration(ctx: CallContext, parse: () => string): Promise<GenerationView> {
@@ -52,7 +62,12 @@ export class PublicApi {
     return unmeteredDecision(this.authenticator.defaultRateLimit);
   }
 
-  private async run<I, O>(ctx: CallContext, scope: Scope, parse: () => I, operation: (principal: Principal, input: I) => Promise<O>): Promise<O> {
+  private async run<I, O>(
+    ctx: CallContext,
+    scope: Scope,
+    parse: () => I,
+    operation: (principal: Principal, input: I) => Promise<O>,
+  ): Promise<O> {
     ctx.rateLimit ??= this.unmeteredRateLimit();
     const principal = await this.authenticator.authenticate(ctx.authorization);
     if (!principal.scopes.includes(scope)) {
@@ -63,7 +78,9 @@ export class PublicApi {
     const decision = await this.rateLimits.take(principal.keyId, principal.rateLimit);
     ctx.rateLimit = decision;
     if (!decision.allowed) {
-      throw new DomainError('RATE_LIMITED', 'Rate limit exceeded for this API key', { retryAfterSeconds: decision.retryAfterSeconds });
+      throw new DomainError('RATE_LIMITED', 'Rate limit exceeded for this API key', {
+        retryAfterSeconds: decision.retryAfterSeconds,
+      });
     }
     return operation(principal, parse());
   }

@@ -1,7 +1,10 @@
 import type { RateLimitDecision } from '../store/rate-limits-repository.ts';
 
 /** RateLimit-* headers (IETF draft) plus Retry-After when refused; same for REST and RPC. */
-export function writeRateLimitHeaders(decision: RateLimitDecision | undefined, set: (name: string, value: string) => void): void {
+export function writeRateLimitHeaders(
+  decision: RateLimitDecision | undefined,
+  set: (name: string, value: string) => void,
+): void {
   if (!decision) return;
   set('RateLimit-Limit', String(decision.limit));
   set('RateLimit-Remaining', String(decision.remaining));

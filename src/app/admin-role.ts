@@ -61,7 +61,11 @@ export function buildAdminRouter(
         renderPreview,
         assets: { repository: infrastructure.repositories.assets, objects: infrastructure.objects, ...config.assets },
         enqueueDelivery: (job, msgId) => infrastructure.queue.publishDeliveryJob(job, msgId),
-        onEnqueueError: (deliveryId, err) => logger.warn('redelivery enqueue failed; the delivery sweeper will pick it up', { deliveryId, err: String(err) }),
+        onEnqueueError: (deliveryId, err) =>
+          logger.warn('redelivery enqueue failed; the delivery sweeper will pick it up', {
+            deliveryId,
+            err: String(err),
+          }),
         onInternal: (cause) => logger.error('admin request failed', { err: String(cause) }),
         interceptors: [observeConnectCalls(ctx.metrics, logger)],
         identity: {
@@ -79,7 +83,8 @@ export function buildAdminRouter(
   });
   // The portal (web app) shares the admin listener: GETs outside the RPC paths are its files.
   const portal = createPortalAssets();
-  if (!portal.available) logger.warn('the portal is not built, so the admin listener serves no web app: run `npm run build:portal`');
+  if (!portal.available)
+    logger.warn('the portal is not built, so the admin listener serves no web app: run `npm run build:portal`');
   const rpc = handler as RequestHandler;
   return {
     handler: (req, res) => {
@@ -88,9 +93,12 @@ export function buildAdminRouter(
     bound(port) {
       boundPort = port;
       if (!config.portal.baseUrl && !['127.0.0.1', '::1', 'localhost'].includes(config.adminAddress.host)) {
-        logger.warn('DOCGEN_PORTAL_BASE_URL is not set: invitation links point at the admin listener\'s own address; set it to the address people open the portal at', {
-          portalBaseUrl: portalBaseUrl(config, port),
-        });
+        logger.warn(
+          "DOCGEN_PORTAL_BASE_URL is not set: invitation links point at the admin listener's own address; set it to the address people open the portal at",
+          {
+            portalBaseUrl: portalBaseUrl(config, port),
+          },
+        );
       }
     },
     async close() {},

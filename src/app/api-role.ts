@@ -41,7 +41,8 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
     jobs: { publishRenderJob: (id) => infrastructure.queue.publishRenderJob(id, renderJobMsgId(id)) },
     urls: infrastructure.objects,
     pageTokens: new PageTokenCodec(config.secretKey),
-    onPublishError: (generationId, err) => logger.warn('render job publish failed; the outbox sweeper will publish it', { generationId, err: String(err) }),
+    onPublishError: (generationId, err) =>
+      logger.warn('render job publish failed; the outbox sweeper will publish it', { generationId, err: String(err) }),
     afterInsert: options.afterGenerationInsert,
   });
   const api = new PublicApi({
@@ -72,7 +73,8 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
       metrics.observeHttpRequest(route, method, status, durationMs / 1000);
       if (status >= 500) logger.warn('request answered with a server error', { requestId, route, method, status });
       // The access log: debug only, one line per request would drown the rest at volume.
-      else if (logger.isLevelEnabled('debug')) logger.debug('request', { requestId, route, method, status, durationMs: Math.round(durationMs) });
+      else if (logger.isLevelEnabled('debug'))
+        logger.debug('request', { requestId, route, method, status, durationMs: Math.round(durationMs) });
       if (route === '/v1/generations' && method === 'POST' && status === 201) metrics.generationsCreated.inc();
     },
   });
@@ -81,7 +83,8 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
       const path = req.url ?? '';
       if (path.startsWith('/docgen.')) {
         // The generation handler sets its own; other Connect answers (unknown procedure) get one here.
-        if (!path.startsWith('/docgen.v1.GenerationService/')) res.setHeader('X-Request-Id', requestIdFrom(req.headers['x-request-id']));
+        if (!path.startsWith('/docgen.v1.GenerationService/'))
+          res.setHeader('X-Request-Id', requestIdFrom(req.headers['x-request-id']));
         connect(req, res);
       } else {
         void rest(req, res);
@@ -130,4 +133,3 @@ function countCreatedGenerations(metrics: Metrics): Interceptor {
     return res;
   };
 }
-

@@ -70,14 +70,22 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
   try {
     for (const name of ALL_ROLES.filter((r) => config.roles.includes(r))) {
       const role =
-        name === 'api' ? await startApiRole(ctx, { afterGenerationInsert: options.afterGenerationInsert })
-        : name === 'render' ? await startRenderRole(ctx)
-        : await startWebhooksRole(ctx);
+        name === 'api'
+          ? await startApiRole(ctx, { afterGenerationInsert: options.afterGenerationInsert })
+          : name === 'render'
+            ? await startRenderRole(ctx)
+            : await startWebhooksRole(ctx);
       roles.push(role);
       for (const [check, run] of Object.entries(role.readiness)) ops.addReadinessCheck(check, run);
       for (const [gauge, collect] of role.gauges) unregister.push(metrics.registerGaugeCollector(gauge, collect));
     }
-    unregister.push(registerConsumerLagMetrics(metrics, infrastructure.queue.nats, roles.flatMap((r) => r.consumers)));
+    unregister.push(
+      registerConsumerLagMetrics(
+        metrics,
+        infrastructure.queue.nats,
+        roles.flatMap((r) => r.consumers),
+      ),
+    );
   } catch (err) {
     for (const role of roles.reverse()) await role.close().catch(() => {});
     for (const u of unregister) u();
@@ -118,7 +126,11 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
         await app.drain(AbortSignal.timeout(config.shutdownGraceMs));
         for (const u of unregister) u();
         for (const role of [...roles].reverse()) {
-          await role.close().catch((err: unknown) => logger.warn('error while closing', { module: role.name, err: describeError(err) }));
+          await role
+            .close()
+            .catch((err: unknown) =>
+              logger.warn('error while closing', { module: role.name, err: describeError(err) }),
+            );
         }
         await ops.close().catch(() => {});
         await infrastructure.close();

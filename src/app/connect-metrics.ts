@@ -17,7 +17,8 @@ export function observeConnectCalls(metrics: Metrics, logger?: Logger): Intercep
       const seconds = (performance.now() - started) / 1000;
       metrics.observeGrpcRequest(service, method, code, seconds);
       // Never the headers or the message: they carry API keys, tokens and webhook secrets.
-      if (logger?.isLevelEnabled('debug')) logger.debug('rpc', { service, method, code, durationMs: Math.round(seconds * 1000) });
+      if (logger?.isLevelEnabled('debug'))
+        logger.debug('rpc', { service, method, code, durationMs: Math.round(seconds * 1000) });
     };
     try {
       const res = await next(req);

@@ -160,7 +160,9 @@ export async function startDualProtocolServer(
       socket.setTimeout(0);
       socket.pause();
       socket.unshift(first);
-      const isHttp2 = first.subarray(0, Math.min(first.length, HTTP2_PREFACE.length)).equals(HTTP2_PREFACE.subarray(0, Math.min(first.length, HTTP2_PREFACE.length)));
+      const isHttp2 = first
+        .subarray(0, Math.min(first.length, HTTP2_PREFACE.length))
+        .equals(HTTP2_PREFACE.subarray(0, Math.min(first.length, HTTP2_PREFACE.length)));
       if (isHttp2) {
         // The HTTP/2 session reads the socket itself (natively) and takes the buffered bytes;
         // resuming the JS stream here would race it for the next bytes and break the session.

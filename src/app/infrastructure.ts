@@ -65,7 +65,8 @@ export async function connectInfrastructure(config: Config, ctx: InfrastructureC
     const connection = await connectMongo({ url: config.mongodb.url, database: config.mongodb.database, appName });
     try {
       const refused = await ensureIndexes(connection.db);
-      if (refused.length > 0) logger.warn('the database refused some indexes (expected only on the embedded stand-in)', { refused });
+      if (refused.length > 0)
+        logger.warn('the database refused some indexes (expected only on the embedded stand-in)', { refused });
     } catch (err) {
       await connection.close().catch(() => {});
       throw err;
@@ -73,7 +74,11 @@ export async function connectInfrastructure(config: Config, ctx: InfrastructureC
     return connection;
   });
   const natsWait = new DependencyWaiter('NATS', config.nats.servers.join(', '), async () => {
-    const queue = await connectNats({ servers: config.nats.servers, streamPrefix: config.nats.streamPrefix, name: appName });
+    const queue = await connectNats({
+      servers: config.nats.servers,
+      streamPrefix: config.nats.streamPrefix,
+      name: appName,
+    });
     try {
       await queue.ensureStreams();
     } catch (err) {

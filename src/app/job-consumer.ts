@@ -52,15 +52,16 @@ export async function startJobConsumer<T>(nats: NatsQueue, options: JobConsumerO
     signal: controller.signal,
     stopTimeoutMs: options.stopTimeoutMs,
     handler:
-      options.heartbeatMs === undefined ? options.handler
-      : async (job) => {
-          const heartbeat = setInterval(() => job.working(), options.heartbeatMs);
-          try {
-            await options.handler(job);
-          } finally {
-            clearInterval(heartbeat);
-          }
-        },
+      options.heartbeatMs === undefined
+        ? options.handler
+        : async (job) => {
+            const heartbeat = setInterval(() => job.working(), options.heartbeatMs);
+            try {
+              await options.handler(job);
+            } finally {
+              clearInterval(heartbeat);
+            }
+          },
     ...(options.onError ? { onError: options.onError } : {}),
   });
   const info = () => nats.jsm.consumers.info(options.stream, options.consumer);

@@ -37,10 +37,17 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
   const logger = ctx.logger.child({ module: 'render' });
   const { repositories, queue, objects } = infrastructure;
   const assets = createAssetLoader({ assets: repositories.assets, objects });
-  if (config.render.fontconfigFile) logger.info('chromium prints with the CJK everyday subsets', { fontconfig: config.render.fontconfigFile });
-  else logger.info('chromium prints with the system fonts; CJK text prints faster after `docgen fonts build` (docs/templates.md#fonts)');
+  if (config.render.fontconfigFile)
+    logger.info('chromium prints with the CJK everyday subsets', { fontconfig: config.render.fontconfigFile });
+  else
+    logger.info(
+      'chromium prints with the system fonts; CJK text prints faster after `docgen fonts build` (docs/templates.md#fonts)',
+    );
   // Previews get pages (and Liquid workers) of their own on top of production's.
-  const engine = await createRenderEngine({ ...config.render, concurrency: config.render.concurrency + config.previews.concurrency }, { logger, metrics, assets });
+  const engine = await createRenderEngine(
+    { ...config.render, concurrency: config.render.concurrency + config.previews.concurrency },
+    { logger, metrics, assets },
+  );
   const previews = startPreviewService(queue.nats.connection, {
     subject: previewSubject(config.nats.streamPrefix),
     concurrency: config.previews.concurrency,
@@ -76,7 +83,8 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
       if (outcome !== 'skipped') metrics.observeRender(outcome, info.durationMs / 1000);
       const fields = { generationId: info.generationId, durationMs: Math.round(info.durationMs), error: info.error };
       if (outcome === 'failed' || outcome === 'retried') logger.warn(`render ${outcome}`, fields);
-      else if (outcome === 'skipped') logger.debug('render skipped: final already or claimed by another worker', fields);
+      else if (outcome === 'skipped')
+        logger.debug('render skipped: final already or claimed by another worker', fields);
       else logger.info(`render ${outcome}`, fields);
     },
     onStage: (stage, ms) => metrics.observeRenderStage(stage, ms / 1000),
@@ -107,7 +115,11 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
       try {
         await withSpan(
           'render generation',
-          { kind: SpanKind.CONSUMER, parent: contextFromHeaders(job.headers), attributes: { 'docgen.generation.id': generationId, 'messaging.message.delivery_count': job.deliveryCount } },
+          {
+            kind: SpanKind.CONSUMER,
+            parent: contextFromHeaders(job.headers),
+            attributes: { 'docgen.generation.id': generationId, 'messaging.message.delivery_count': job.deliveryCount },
+          },
           () => pipeline.process(job.data, control),
         );
       } finally {
@@ -128,9 +140,12 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
       jobs.map(async ([job, info]) => {
         const id = parseId('generation', info.generationId);
         if (id) {
-          await repositories.generations
-            .handBack(id, pipeline.workerId)
-            .catch((err: unknown) => logger.warn('could not release a handed-back generation; it is retried when its lease expires', { generationId: info.generationId, err: String(err) }));
+          await repositories.generations.handBack(id, pipeline.workerId).catch((err: unknown) =>
+            logger.warn('could not release a handed-back generation; it is retried when its lease expires', {
+              generationId: info.generationId,
+              err: String(err),
+            }),
+          );
         }
         // Also when the release found the row final or released already: a redelivery of a
         // final generation is acknowledged as skipped, so nak-ing is always safe.
@@ -160,13 +175,18 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
   const retention = new RetentionSweeper({
     workspaces: repositories.workspaces,
     generations: repositories.generations,
-    erase: (doc) => eraseGeneration({ generations: repositories.generations, deliveries: repositories.deliveries, objects }, doc),
+    erase: (doc) =>
+      eraseGeneration({ generations: repositories.generations, deliveries: repositories.deliveries, objects }, doc),
     intervalMs: config.retention.sweepIntervalMs,
     onErased: (doc) => {
       metrics.generationsExpired.inc();
       logger.debug('generation past its retention deleted', { generationId: formatId('generation', doc._id) });
     },
-    onError: (err, at) => logger.warn('retention sweep failed; the next sweep retries', { generationId: at.generationId && formatId('generation', at.generationId), err: String(err) }),
+    onError: (err, at) =>
+      logger.warn('retention sweep failed; the next sweep retries', {
+        generationId: at.generationId && formatId('generation', at.generationId),
+        err: String(err),
+      }),
   });
   retention.start();
 
@@ -180,7 +200,10 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
     readiness: { 'browser-pool': () => engine.isReady() },
     consumers: [jobs],
     gauges: [
-      ['docgen_render_queue_depth', async () => (await queue.nats.jsm.streams.info(names.streams.render)).state.messages],
+      [
+        'docgen_render_queue_depth',
+        async () => (await queue.nats.jsm.streams.info(names.streams.render)).state.messages,
+      ],
       ['docgen_render_consumer_pending', () => jobs.backlog()],
       ['docgen_render_consumer_redelivered', () => jobs.redelivered()],
     ],

@@ -64,14 +64,25 @@ export class DependencyWaiter<T> implements DependencyWait {
         const value = await this.attempt();
         this.connected = true;
         this.lastError = undefined;
-        if (attempts > 1) options.logger.info(`connected to ${this.name}`, { dependency: this.name, target: this.target, attempts, waitedMs: Date.now() - started });
+        if (attempts > 1)
+          options.logger.info(`connected to ${this.name}`, {
+            dependency: this.name,
+            target: this.target,
+            attempts,
+            waitedMs: Date.now() - started,
+          });
         return value;
       } catch (err) {
         if (options.isPermanent?.(err)) throw err;
         this.lastError = describeError(err);
         const now = Date.now();
         if (this.lastError !== loggedError || now - loggedAt >= REPEAT_LOG_MS) {
-          options.logger.warn(`waiting for ${this.name}`, { dependency: this.name, target: this.target, attempts, error: this.lastError });
+          options.logger.warn(`waiting for ${this.name}`, {
+            dependency: this.name,
+            target: this.target,
+            attempts,
+            error: this.lastError,
+          });
           loggedAt = now;
           loggedError = this.lastError;
         }

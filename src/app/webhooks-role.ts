@@ -55,7 +55,10 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
 
   // One endpoint never gets more than half of this process's slots, whatever the two
   // settings are: the other half keeps serving every other endpoint.
-  const endpointLimit = Math.max(1, Math.min(config.webhooks.endpointConcurrency, Math.floor(config.webhooks.concurrency / 2)));
+  const endpointLimit = Math.max(
+    1,
+    Math.min(config.webhooks.endpointConcurrency, Math.floor(config.webhooks.concurrency / 2)),
+  );
   if (endpointLimit < config.webhooks.endpointConcurrency) {
     logger.warn('DOCGEN_WEBHOOK_ENDPOINT_CONCURRENCY is more than half of DOCGEN_WEBHOOK_CONCURRENCY; using half', {
       endpointConcurrency: config.webhooks.endpointConcurrency,
@@ -90,7 +93,11 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
     handler: async (job) => {
       const event = parseFinalEvent(job.data);
       if (typeof event === 'string') {
-        logger.error('dropping a malformed event', { subject: job.subject, streamSequence: job.streamSequence, problem: event });
+        logger.error('dropping a malformed event', {
+          subject: job.subject,
+          streamSequence: job.streamSequence,
+          problem: event,
+        });
         job.term();
         return;
       }
@@ -98,10 +105,19 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
       try {
         const result = await withSpan(
           'dispatch final event',
-          { kind: SpanKind.CONSUMER, parent: contextFromHeaders(job.headers), attributes: { 'docgen.generation.id': event.generationId, 'docgen.event': event.event } },
+          {
+            kind: SpanKind.CONSUMER,
+            parent: contextFromHeaders(job.headers),
+            attributes: { 'docgen.generation.id': event.generationId, 'docgen.event': event.event },
+          },
           () => dispatcher.dispatch(event),
         );
-        logger.debug('event fanned out', { eventId: event.eventId, event: event.event, generationId: event.generationId, ...result });
+        logger.debug('event fanned out', {
+          eventId: event.eventId,
+          event: event.event,
+          generationId: event.generationId,
+          ...result,
+        });
       } finally {
         dispatching.delete(job);
       }
@@ -125,7 +141,14 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
     handler: async (job) => {
       await withSpan(
         'webhook delivery job',
-        { kind: SpanKind.CONSUMER, parent: contextFromHeaders(job.headers), attributes: { 'docgen.delivery.id': String(job.data?.deliveryId ?? ''), 'messaging.message.delivery_count': job.deliveryCount } },
+        {
+          kind: SpanKind.CONSUMER,
+          parent: contextFromHeaders(job.headers),
+          attributes: {
+            'docgen.delivery.id': String(job.data?.deliveryId ?? ''),
+            'messaging.message.delivery_count': job.deliveryCount,
+          },
+        },
         async (span) => {
           const step = await worker.handle(job);
           span?.setAttribute('docgen.delivery.step', step);
@@ -154,7 +177,10 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
     readiness: {},
     consumers: [events, sends],
     gauges: [
-      ['docgen_webhook_queue_depth', async () => (await nats.jsm.streams.info(names.streams.deliveries)).state.messages],
+      [
+        'docgen_webhook_queue_depth',
+        async () => (await nats.jsm.streams.info(names.streams.deliveries)).state.messages,
+      ],
       // Both consumers: events not yet fanned out, and delivery jobs not yet settled
       // (retries waiting for their delay included).
       ['docgen_webhook_consumer_pending', async () => (await events.backlog()) + (await sends.backlog())],
@@ -178,7 +204,10 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
       const [dispatched, sent] = await Promise.all([events.done, sends.done]);
       signal.removeEventListener('abort', handBack);
       if (dispatched.abandoned + sent.abandoned > 0) {
-        logger.warn('shutdown left work running; JetStream redelivers it after ack_wait', { events: dispatched.abandoned, deliveries: sent.abandoned });
+        logger.warn('shutdown left work running; JetStream redelivers it after ack_wait', {
+          events: dispatched.abandoned,
+          deliveries: sent.abandoned,
+        });
       }
     },
     async close() {},

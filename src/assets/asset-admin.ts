@@ -59,7 +59,11 @@ export class AssetAdmin {
     this.deps = deps;
   }
 
-  async upload(input: { workspaceId: string; name: string; content: Uint8Array }): Promise<{ asset: AssetView; warnings: string[] }> {
+  async upload(input: {
+    workspaceId: string;
+    name: string;
+    content: Uint8Array;
+  }): Promise<{ asset: AssetView; warnings: string[] }> {
     const workspace = await requireWorkspace(this.deps.workspaces, input.workspaceId);
     const bytes = Buffer.from(input.content.buffer, input.content.byteOffset, input.content.byteLength);
     let checked;
@@ -100,7 +104,11 @@ export class AssetAdmin {
   async list(workspaceId: string): Promise<{ assets: AssetView[]; usedBytes: number; quotaBytes: number }> {
     const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
     const docs = await this.deps.assets.list(workspace._id);
-    return { assets: docs.map(toAssetView), usedBytes: docs.reduce((s, d) => s + d.sizeBytes, 0), quotaBytes: this.deps.workspaceQuotaBytes };
+    return {
+      assets: docs.map(toAssetView),
+      usedBytes: docs.reduce((s, d) => s + d.sizeBytes, 0),
+      quotaBytes: this.deps.workspaceQuotaBytes,
+    };
   }
 
   async delete(id: string): Promise<void> {
@@ -121,5 +129,8 @@ export class AssetAdmin {
 }
 
 function nameTaken(name: string): DomainError {
-  return new DomainError('CONFLICT', `An asset named ${JSON.stringify(name)} already exists in this workspace; assets are immutable, so delete it first or upload under another name`);
+  return new DomainError(
+    'CONFLICT',
+    `An asset named ${JSON.stringify(name)} already exists in this workspace; assets are immutable, so delete it first or upload under another name`,
+  );
 }

@@ -59,13 +59,19 @@ function typeForExtension(name: string): AssetType | undefined {
 /** Checks the name, detects the type from the bytes and sanitises SVG; throws AssetRejected. */
 export async function checkAssetFile(name: string, bytes: Buffer, maxBytes: number): Promise<CheckedAsset> {
   if (!ASSET_NAME.test(name) || !name.includes('.')) {
-    throw new AssetRejected('name', `${JSON.stringify(name)} is not a valid asset name; use 1-100 characters of A-Z, a-z, 0-9, '_', '.', '-' with an extension (e.g. logo.png)`);
+    throw new AssetRejected(
+      'name',
+      `${JSON.stringify(name)} is not a valid asset name; use 1-100 characters of A-Z, a-z, 0-9, '_', '.', '-' with an extension (e.g. logo.png)`,
+    );
   }
   const claimed = typeForExtension(name);
   if (!claimed) throw new AssetRejected('name', `${name}: the extension is not one of a supported type (${SUPPORTED})`);
   if (bytes.length === 0) throw new AssetRejected('content', `${name} is empty`);
   if (bytes.length > maxBytes) {
-    throw new AssetRejected('content', `${name} is ${bytes.length} bytes; assets may be at most ${maxBytes} bytes (DOCGEN_ASSET_MAX_BYTES)`);
+    throw new AssetRejected(
+      'content',
+      `${name} is ${bytes.length} bytes; assets may be at most ${maxBytes} bytes (DOCGEN_ASSET_MAX_BYTES)`,
+    );
   }
   // file-type calls any XML "application/xml"; SVG is XML whose root is <svg>.
   const sniffed = await fileTypeFromBuffer(bytes);
@@ -78,15 +84,27 @@ export async function checkAssetFile(name: string, bytes: Buffer, maxBytes: numb
   }
   if (detected !== claimed) {
     const ext = detected.extensions[0]!;
-    throw new AssetRejected('content', `${name} is named as a ${claimed.label} but its content is: ${detected.label} (${detected.contentType}); rename it to .${ext}`);
+    throw new AssetRejected(
+      'content',
+      `${name} is named as a ${claimed.label} but its content is: ${detected.label} (${detected.contentType}); rename it to .${ext}`,
+    );
   }
-  if (detected.contentType !== 'image/svg+xml') return { contentType: detected.contentType, kind: detected.kind, bytes, warnings: [] };
+  if (detected.contentType !== 'image/svg+xml')
+    return { contentType: detected.contentType, kind: detected.kind, bytes, warnings: [] };
   const svg = sanitizeSvg(name, bytes.toString('utf8'));
-  return { contentType: detected.contentType, kind: 'image', bytes: Buffer.from(svg.svg, 'utf8'), warnings: svg.warnings };
+  return {
+    contentType: detected.contentType,
+    kind: 'image',
+    bytes: Buffer.from(svg.svg, 'utf8'),
+    warnings: svg.warnings,
+  };
 }
 
 function looksLikeSvg(bytes: Buffer): boolean {
-  const head = bytes.subarray(0, 4096).toString('utf8').replace(/^\uFEFF/, '');
+  const head = bytes
+    .subarray(0, 4096)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
   // An XML declaration, comments and a doctype may come first.
   const rest = head.replace(/^\s*(<\?xml[^>]*\?>\s*)?((<!--[\s\S]*?-->|<!DOCTYPE[^>]*>)\s*)*/i, '');
   return /^<svg[\s>]/i.test(rest);
@@ -129,12 +147,16 @@ function externalReferences(root: DomElement): string[] {
   for (const el of [root, ...root.querySelectorAll('*')]) {
     for (const attr of el.attributes) {
       const local = attr.localName.toLowerCase();
-      if ((local === 'href' || local === 'src') && !LOCAL_REFERENCE.test(attr.value)) found.push(`${el.localName} ${attr.name}="${attr.value.slice(0, 100)}"`);
+      if ((local === 'href' || local === 'src') && !LOCAL_REFERENCE.test(attr.value))
+        found.push(`${el.localName} ${attr.name}="${attr.value.slice(0, 100)}"`);
       const css = local === 'style' ? attr.value : '';
-      for (const m of css.matchAll(URL_IN_CSS)) if (m[0] === '@import' || !LOCAL_REFERENCE.test(m[2] ?? '')) found.push(`${el.localName} style ${m[0].slice(0, 100)}`);
+      for (const m of css.matchAll(URL_IN_CSS))
+        if (m[0] === '@import' || !LOCAL_REFERENCE.test(m[2] ?? ''))
+          found.push(`${el.localName} style ${m[0].slice(0, 100)}`);
     }
     if (el.localName === 'style') {
-      for (const m of (el.textContent ?? '').matchAll(URL_IN_CSS)) if (m[0] === '@import' || !LOCAL_REFERENCE.test(m[2] ?? '')) found.push(`<style> ${m[0].slice(0, 100)}`);
+      for (const m of (el.textContent ?? '').matchAll(URL_IN_CSS))
+        if (m[0] === '@import' || !LOCAL_REFERENCE.test(m[2] ?? '')) found.push(`<style> ${m[0].slice(0, 100)}`);
     }
   }
   return found;
@@ -152,11 +174,16 @@ export function sanitizeSvg(name: string, text: string): SanitizedSvg {
       ADD_TAGS: ['use'],
     }) as unknown as DomElement;
     const root = body.querySelector('svg');
-    if (!root) throw new AssetRejected('content', `${name} is not an SVG image (no <svg> element left after sanitising)`);
+    if (!root)
+      throw new AssetRejected('content', `${name} is not an SVG image (no <svg> element left after sanitising)`);
     const removed = purify.removed as unknown as RemovedNode[];
     const warnings = [
       ...new Set(
-        removed.map((r) => (r.element ? `removed <${r.element.localName ?? 'node'}>` : `removed attribute ${r.attribute?.name ?? ''} from <${r.from?.localName ?? ''}>`)),
+        removed.map((r) =>
+          r.element
+            ? `removed <${r.element.localName ?? 'node'}>`
+            : `removed attribute ${r.attribute?.name ?? ''} from <${r.from?.localName ?? ''}>`,
+        ),
       ),
     ].filter((w) => !/removed <(undefined|node|body|html|head)>/.test(w));
     const external = externalReferences(root);

@@ -3,7 +3,12 @@
 // finds the result in build/fonts/.
 import { resolve } from 'node:path';
 import { DEFAULT_FONTS_DIR } from '../render/fonts/chromium-fontconfig.ts';
-import { buildCjkSubsets, cjkSubsetsUpToDate, installedCjkCollections, NOTO_CJK_DIR } from '../render/fonts/cjk-subsets-build.ts';
+import {
+  buildCjkSubsets,
+  cjkSubsetsUpToDate,
+  installedCjkCollections,
+  NOTO_CJK_DIR,
+} from '../render/fonts/cjk-subsets-build.ts';
 
 const USAGE = `Usage: docgen fonts build [--out DIR] [--if-stale]
   Cuts the everyday characters of each installed Noto CJK face (${NOTO_CJK_DIR}) into a
@@ -13,7 +18,11 @@ const USAGE = `Usage: docgen fonts build [--out DIR] [--if-stale]
   --out DIR     where to write (default ${DEFAULT_FONTS_DIR})
   --if-stale    do nothing when DIR already holds a build of the same collections`;
 
-export async function runFonts(argv: string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+export async function runFonts(
+  argv: string[],
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== 'build') {
     (sub === undefined || sub === 'help' || sub === '--help' ? out : err).write(`${USAGE}\n`);
@@ -34,7 +43,9 @@ export async function runFonts(argv: string[], out: NodeJS.WritableStream = proc
   outDir = resolve(outDir);
   const sources = installedCjkCollections();
   if (sources.length === 0) {
-    err.write(`docgen fonts build: no Noto CJK collections in ${NOTO_CJK_DIR}; install the Debian package fonts-noto-cjk\n`);
+    err.write(
+      `docgen fonts build: no Noto CJK collections in ${NOTO_CJK_DIR}; install the Debian package fonts-noto-cjk\n`,
+    );
     return 1;
   }
   if (ifStale && cjkSubsetsUpToDate(outDir, sources)) {

@@ -30,7 +30,9 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'version':
     case '--version': {
-      const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+      const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+        version: string;
+      };
       process.stdout.write(`docgen ${pkg.version} (node ${process.version})\n`);
       return 0;
     }

@@ -54,7 +54,11 @@ export async function runServe(argv: string[], hooks: ServeHooks = {}): Promise<
   const shutdown = createShutdownCoordinator({ graceMs: config.shutdownGraceMs, logger });
   const startup = new AbortController();
   let app: App | undefined;
-  shutdown.register('abort start-up', () => startup.abort(new Error('shutting down during start-up')), 'stop-accepting');
+  shutdown.register(
+    'abort start-up',
+    () => startup.abort(new Error('shutting down during start-up')),
+    'stop-accepting',
+  );
   shutdown.register('stop accepting work', () => app?.stopAccepting(), 'stop-accepting');
   shutdown.register('drain in-flight work', (ctx) => app?.drain(ctx.signal), 'drain');
   shutdown.register('close connections', () => app?.close(), 'close');

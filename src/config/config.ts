@@ -95,53 +95,194 @@ export interface ConfigVariable {
 
 /** Every variable docgen reads, with its default: the source of the README's table. */
 export const CONFIG_VARIABLES: ConfigVariable[] = [
-  { name: 'DOCGEN_ROLES', default: 'api,render,webhooks', description: 'Roles this process runs (`docgen serve --role` sets it).' },
-  { name: 'DOCGEN_PUBLIC_ADDR', default: '0.0.0.0:8080', description: 'Public listener: REST `/v1` and Connect/gRPC `docgen.v1`.' },
-  { name: 'DOCGEN_ADMIN_ADDR', default: '0.0.0.0:8081', description: 'Admin listener: Connect/gRPC `docgen.admin.v1`. Never expose publicly.' },
-  { name: 'DOCGEN_OPS_ADDR', default: '0.0.0.0:9090', description: 'Health (`/healthz`, `/readyz`) and `/metrics`, for every role.' },
-  { name: 'DOCGEN_ADMIN_TOKEN', default: undefined, description: 'Operator token for the admin API (at least 12 characters; use 32+ random ones). Required by the api role.' },
-  { name: 'DOCGEN_PORTAL_BASE_URL', default: undefined, description: 'Address people open the portal at (the admin listener), e.g. `https://docgen-admin.internal`; builds invitation links, and `http://` turns off Secure cookies. Default: the admin listener\'s address.' },
-  { name: 'DOCGEN_PORTAL_TRUSTED_PROXY_HOPS', default: '0', description: 'Proxies (e.g. the internal ingress) in front of the admin listener: sign-in limits take the client address from `X-Forwarded-For` that many hops from the right. 0: the TCP peer.' },
-  { name: 'DOCGEN_SECRET_KEY', default: undefined, description: '32 bytes as 64 hex characters or base64: encrypts webhook secrets and signs page tokens. Required.' },
+  {
+    name: 'DOCGEN_ROLES',
+    default: 'api,render,webhooks',
+    description: 'Roles this process runs (`docgen serve --role` sets it).',
+  },
+  {
+    name: 'DOCGEN_PUBLIC_ADDR',
+    default: '0.0.0.0:8080',
+    description: 'Public listener: REST `/v1` and Connect/gRPC `docgen.v1`.',
+  },
+  {
+    name: 'DOCGEN_ADMIN_ADDR',
+    default: '0.0.0.0:8081',
+    description: 'Admin listener: Connect/gRPC `docgen.admin.v1`. Never expose publicly.',
+  },
+  {
+    name: 'DOCGEN_OPS_ADDR',
+    default: '0.0.0.0:9090',
+    description: 'Health (`/healthz`, `/readyz`) and `/metrics`, for every role.',
+  },
+  {
+    name: 'DOCGEN_ADMIN_TOKEN',
+    default: undefined,
+    description:
+      'Operator token for the admin API (at least 12 characters; use 32+ random ones). Required by the api role.',
+  },
+  {
+    name: 'DOCGEN_PORTAL_BASE_URL',
+    default: undefined,
+    description:
+      "Address people open the portal at (the admin listener), e.g. `https://docgen-admin.internal`; builds invitation links, and `http://` turns off Secure cookies. Default: the admin listener's address.",
+  },
+  {
+    name: 'DOCGEN_PORTAL_TRUSTED_PROXY_HOPS',
+    default: '0',
+    description:
+      'Proxies (e.g. the internal ingress) in front of the admin listener: sign-in limits take the client address from `X-Forwarded-For` that many hops from the right. 0: the TCP peer.',
+  },
+  {
+    name: 'DOCGEN_SECRET_KEY',
+    default: undefined,
+    description: '32 bytes as 64 hex characters or base64: encrypts webhook secrets and signs page tokens. Required.',
+  },
   { name: 'DOCGEN_MONGODB_URL', default: undefined, description: 'MongoDB connection string (MongoDB 7+). Required.' },
   { name: 'DOCGEN_MONGODB_DATABASE', default: 'docgen', description: 'Database name.' },
-  { name: 'DOCGEN_NATS_URL', default: undefined, description: 'NATS server URL(s), comma-separated; JetStream must be enabled. Required.' },
-  { name: 'DOCGEN_NATS_STREAM_PREFIX', default: 'DOCGEN', description: 'Prefix of JetStream stream and subject names (lets several installs share one NATS).' },
-  { name: 'DOCGEN_S3_ENDPOINT', default: undefined, description: 'S3/MinIO endpoint URL used by docgen, e.g. `http://minio:9000`. Required.' },
-  { name: 'DOCGEN_S3_PUBLIC_ENDPOINT', default: undefined, description: 'Endpoint URL that clients download `outputUrl` from. Optional: defaults to DOCGEN_S3_ENDPOINT.' },
+  {
+    name: 'DOCGEN_NATS_URL',
+    default: undefined,
+    description: 'NATS server URL(s), comma-separated; JetStream must be enabled. Required.',
+  },
+  {
+    name: 'DOCGEN_NATS_STREAM_PREFIX',
+    default: 'DOCGEN',
+    description: 'Prefix of JetStream stream and subject names (lets several installs share one NATS).',
+  },
+  {
+    name: 'DOCGEN_S3_ENDPOINT',
+    default: undefined,
+    description: 'S3/MinIO endpoint URL used by docgen, e.g. `http://minio:9000`. Required.',
+  },
+  {
+    name: 'DOCGEN_S3_PUBLIC_ENDPOINT',
+    default: undefined,
+    description: 'Endpoint URL that clients download `outputUrl` from. Optional: defaults to DOCGEN_S3_ENDPOINT.',
+  },
   { name: 'DOCGEN_S3_ACCESS_KEY', default: undefined, description: 'S3 access key. Required.' },
   { name: 'DOCGEN_S3_SECRET_KEY', default: undefined, description: 'S3 secret key. Required.' },
   { name: 'DOCGEN_S3_BUCKET', default: 'docgen', description: 'Bucket for generated documents (created if missing).' },
   { name: 'DOCGEN_S3_REGION', default: 'us-east-1', description: 'S3 region used for signing.' },
-  { name: 'DOCGEN_CHROMIUM_PATH', default: '/usr/bin/chromium-headless-shell', description: 'Chromium executable. The default is Debian\'s `chromium-headless-shell`, which prints about twice as fast as the full browser (`/usr/bin/chromium`, which also works).' },
-  { name: 'DOCGEN_CHROMIUM_FONTCONFIG', default: 'auto', description: 'Fonts Chromium prints with. `auto`: the CJK everyday subsets that `docgen fonts build` made in build/fonts/ (setup and the image make them; CJK text prints faster (a fifth in the headless shell, two to three times in the full browser), looking the same), else the system\'s fonts; `system`: the system\'s fonts only; or the absolute path of a fontconfig file.' },
-  { name: 'DOCGEN_RENDER_CONCURRENCY', default: '4', description: 'Pages rendering at once per render process (also the number of jobs pulled).' },
+  {
+    name: 'DOCGEN_CHROMIUM_PATH',
+    default: '/usr/bin/chromium-headless-shell',
+    description:
+      "Chromium executable. The default is Debian's `chromium-headless-shell`, which prints about twice as fast as the full browser (`/usr/bin/chromium`, which also works).",
+  },
+  {
+    name: 'DOCGEN_CHROMIUM_FONTCONFIG',
+    default: 'auto',
+    description:
+      "Fonts Chromium prints with. `auto`: the CJK everyday subsets that `docgen fonts build` made in build/fonts/ (setup and the image make them; CJK text prints faster (a fifth in the headless shell, two to three times in the full browser), looking the same), else the system's fonts; `system`: the system's fonts only; or the absolute path of a fontconfig file.",
+  },
+  {
+    name: 'DOCGEN_RENDER_CONCURRENCY',
+    default: '4',
+    description: 'Pages rendering at once per render process (also the number of jobs pulled).',
+  },
   { name: 'DOCGEN_RENDER_TIMEOUT_MS', default: '10000', description: 'Hard time-out of one render (Liquid and PDF).' },
-  { name: 'DOCGEN_LIQUID_TIMEOUT_MS', default: '2000', description: 'Hard time-out of the Liquid step; its worker process is killed and replaced past it.' },
+  {
+    name: 'DOCGEN_LIQUID_TIMEOUT_MS',
+    default: '2000',
+    description: 'Hard time-out of the Liquid step; its worker process is killed and replaced past it.',
+  },
   { name: 'DOCGEN_LIQUID_MEMORY_MB', default: '64', description: 'Heap limit of a Liquid worker process.' },
   { name: 'DOCGEN_BROWSER_RECYCLE_RENDERS', default: '1000', description: 'Restart Chromium after this many renders.' },
-  { name: 'DOCGEN_BROWSER_MAX_RSS_MB', default: '1500', description: 'Restart Chromium when its processes use more memory than this.' },
-  { name: 'DOCGEN_RENDER_LOAD_TIMEOUT_MS', default: '5000', description: 'Time a document (and its header/footer) has to finish loading in Chromium; past it the render fails permanently (it waits for something that never arrives).' },
-  { name: 'DOCGEN_RENDER_MAX_HTML_BYTES', default: '2097152', description: 'Largest HTML document Chromium is asked to print; a bigger one fails permanently at once.' },
-  { name: 'DOCGEN_HTTP_HEADERS_TIMEOUT_MS', default: '10000', description: 'Every listener: time a client has to send a request\'s headers (a silent connection is closed after it).' },
-  { name: 'DOCGEN_HTTP_REQUEST_TIMEOUT_MS', default: '30000', description: 'Every listener: time a client has to send a whole request, body included.' },
-  { name: 'DOCGEN_HTTP_KEEP_ALIVE_TIMEOUT_MS', default: '65000', description: 'Every listener: how long an idle keep-alive connection stays open.' },
-  { name: 'DOCGEN_HTTP_MAX_CONNECTIONS', default: '1000', description: 'Every listener: open connections accepted at once; more are refused until some close.' },
-  { name: 'DOCGEN_RENDER_MAX_ATTEMPTS', default: '3', description: 'Attempts in all for transient render failures before FAILED.' },
-  { name: 'DOCGEN_PREVIEW_CONCURRENCY', default: '2', description: 'Template previews rendering at once per render process, on pages of their own (production renders keep theirs).' },
-  { name: 'DOCGEN_RATE_LIMIT_PER_SECOND', default: '20', description: 'Default sustained requests/s per API key (keys may override).' },
+  {
+    name: 'DOCGEN_BROWSER_MAX_RSS_MB',
+    default: '1500',
+    description: 'Restart Chromium when its processes use more memory than this.',
+  },
+  {
+    name: 'DOCGEN_RENDER_LOAD_TIMEOUT_MS',
+    default: '5000',
+    description:
+      'Time a document (and its header/footer) has to finish loading in Chromium; past it the render fails permanently (it waits for something that never arrives).',
+  },
+  {
+    name: 'DOCGEN_RENDER_MAX_HTML_BYTES',
+    default: '2097152',
+    description: 'Largest HTML document Chromium is asked to print; a bigger one fails permanently at once.',
+  },
+  {
+    name: 'DOCGEN_HTTP_HEADERS_TIMEOUT_MS',
+    default: '10000',
+    description:
+      "Every listener: time a client has to send a request's headers (a silent connection is closed after it).",
+  },
+  {
+    name: 'DOCGEN_HTTP_REQUEST_TIMEOUT_MS',
+    default: '30000',
+    description: 'Every listener: time a client has to send a whole request, body included.',
+  },
+  {
+    name: 'DOCGEN_HTTP_KEEP_ALIVE_TIMEOUT_MS',
+    default: '65000',
+    description: 'Every listener: how long an idle keep-alive connection stays open.',
+  },
+  {
+    name: 'DOCGEN_HTTP_MAX_CONNECTIONS',
+    default: '1000',
+    description: 'Every listener: open connections accepted at once; more are refused until some close.',
+  },
+  {
+    name: 'DOCGEN_RENDER_MAX_ATTEMPTS',
+    default: '3',
+    description: 'Attempts in all for transient render failures before FAILED.',
+  },
+  {
+    name: 'DOCGEN_PREVIEW_CONCURRENCY',
+    default: '2',
+    description:
+      'Template previews rendering at once per render process, on pages of their own (production renders keep theirs).',
+  },
+  {
+    name: 'DOCGEN_RATE_LIMIT_PER_SECOND',
+    default: '20',
+    description: 'Default sustained requests/s per API key (keys may override).',
+  },
   { name: 'DOCGEN_RATE_LIMIT_BURST', default: '40', description: 'Default burst per API key.' },
   { name: 'DOCGEN_MAX_BODY_BYTES', default: '1048576', description: 'Largest accepted request body.' },
-  { name: 'DOCGEN_API_KEY_CACHE_MS', default: '500', description: 'How long an API key lookup is cached (a revoke takes effect within this).' },
-  { name: 'DOCGEN_ASSET_MAX_BYTES', default: '10485760', description: 'Largest workspace asset (image or font) accepted by upload.' },
-  { name: 'DOCGEN_ASSET_WORKSPACE_QUOTA_BYTES', default: '268435456', description: 'Total size of the assets one workspace may store.' },
-  { name: 'DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS', default: 'false', description: 'Allow `http://` and private/loopback webhook addresses (local development only).' },
+  {
+    name: 'DOCGEN_API_KEY_CACHE_MS',
+    default: '500',
+    description: 'How long an API key lookup is cached (a revoke takes effect within this).',
+  },
+  {
+    name: 'DOCGEN_ASSET_MAX_BYTES',
+    default: '10485760',
+    description: 'Largest workspace asset (image or font) accepted by upload.',
+  },
+  {
+    name: 'DOCGEN_ASSET_WORKSPACE_QUOTA_BYTES',
+    default: '268435456',
+    description: 'Total size of the assets one workspace may store.',
+  },
+  {
+    name: 'DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS',
+    default: 'false',
+    description: 'Allow `http://` and private/loopback webhook addresses (local development only).',
+  },
   { name: 'DOCGEN_WEBHOOK_TIMEOUT_MS', default: '10000', description: 'Time a receiver has to answer an attempt.' },
   { name: 'DOCGEN_WEBHOOK_CONCURRENCY', default: '256', description: 'Attempts in flight per webhooks process.' },
-  { name: 'DOCGEN_WEBHOOK_ENDPOINT_CONCURRENCY', default: '64', description: 'Attempts in flight to any one endpoint per webhooks process.' },
-  { name: 'DOCGEN_RETENTION_SWEEP_INTERVAL_MS', default: '30000', description: 'How often each render process deletes generations past their workspace\'s retention (`docgen admin workspace update WS --retention 30d`).' },
+  {
+    name: 'DOCGEN_WEBHOOK_ENDPOINT_CONCURRENCY',
+    default: '64',
+    description: 'Attempts in flight to any one endpoint per webhooks process.',
+  },
+  {
+    name: 'DOCGEN_RETENTION_SWEEP_INTERVAL_MS',
+    default: '30000',
+    description:
+      "How often each render process deletes generations past their workspace's retention (`docgen admin workspace update WS --retention 30d`).",
+  },
   { name: 'DOCGEN_LOG_LEVEL', default: 'info', description: '`debug`, `info`, `warn` or `error`.' },
-  { name: 'DOCGEN_SHUTDOWN_GRACE_MS', default: '25000', description: 'On SIGTERM: time to finish in-flight work before handing it back and exiting.' },
+  {
+    name: 'DOCGEN_SHUTDOWN_GRACE_MS',
+    default: '25000',
+    description: 'On SIGTERM: time to finish in-flight work before handing it back and exiting.',
+  },
 ];
 
 export class ConfigError extends Error {
@@ -188,7 +329,9 @@ class Reader {
     const value = this.raw(name) ?? '';
     const n = Number(value);
     if (!/^-?\d+$/.test(value) || n < min || n > max) {
-      this.problems.push(`${name}=${JSON.stringify(value)} is not valid. Set it to a whole number from ${min} to ${max}.`);
+      this.problems.push(
+        `${name}=${JSON.stringify(value)} is not valid. Set it to a whole number from ${min} to ${max}.`,
+      );
       return min;
     }
     return n;
@@ -217,7 +360,9 @@ class Reader {
     const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s]+):(\d{1,5})$/.exec(value);
     const port = match ? Number(match[2]) : NaN;
     if (!match || port > 65535) {
-      this.problems.push(`${name}=${JSON.stringify(value)} is not valid. Set it to HOST:PORT, e.g. 0.0.0.0:8080 (port 0 picks a free one).`);
+      this.problems.push(
+        `${name}=${JSON.stringify(value)} is not valid. Set it to HOST:PORT, e.g. 0.0.0.0:8080 (port 0 picks a free one).`,
+      );
       return { host: '127.0.0.1', port: 0 };
     }
     return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
@@ -241,10 +386,15 @@ class Reader {
 }
 
 function parseRoles(value: string, problems: string[]): Role[] {
-  const roles = value.split(',').map((r) => r.trim()).filter(Boolean);
+  const roles = value
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
   const bad = roles.filter((r) => !(ALL_ROLES as string[]).includes(r));
   if (bad.length > 0 || roles.length === 0) {
-    problems.push(`DOCGEN_ROLES=${JSON.stringify(value)} is not valid. Use a comma-separated subset of ${ALL_ROLES.join(', ')}.`);
+    problems.push(
+      `DOCGEN_ROLES=${JSON.stringify(value)} is not valid. Use a comma-separated subset of ${ALL_ROLES.join(', ')}.`,
+    );
     return [];
   }
   return [...new Set(roles)] as Role[];
@@ -264,12 +414,23 @@ export function loadConfig(env: Env = process.env): Config {
   const r = new Reader(env);
   const roles = parseRoles(r.raw('DOCGEN_ROLES') ?? '', r.problems);
 
-  const adminToken = r.string('DOCGEN_ADMIN_TOKEN', 'Set it to a long random string, e.g. `openssl rand -hex 32`.', roles.includes('api'));
+  const adminToken = r.string(
+    'DOCGEN_ADMIN_TOKEN',
+    'Set it to a long random string, e.g. `openssl rand -hex 32`.',
+    roles.includes('api'),
+  );
   if (adminToken !== '' && adminToken.length < 12) {
-    r.problems.push('DOCGEN_ADMIN_TOKEN is shorter than 12 characters. Use a long random string, e.g. `openssl rand -hex 32`.');
+    r.problems.push(
+      'DOCGEN_ADMIN_TOKEN is shorter than 12 characters. Use a long random string, e.g. `openssl rand -hex 32`.',
+    );
   }
 
-  const portalBaseUrl = r.url('DOCGEN_PORTAL_BASE_URL', ['http:', 'https:'], false, 'Set it to the address people open the portal at, e.g. https://docgen-admin.internal.');
+  const portalBaseUrl = r.url(
+    'DOCGEN_PORTAL_BASE_URL',
+    ['http:', 'https:'],
+    false,
+    'Set it to the address people open the portal at, e.g. https://docgen-admin.internal.',
+  );
   if (portalBaseUrl && (portalBaseUrl.search || portalBaseUrl.hash || portalBaseUrl.username)) {
     r.problems.push('DOCGEN_PORTAL_BASE_URL must be a plain http(s) address without query, fragment or credentials.');
   }
@@ -279,16 +440,30 @@ export function loadConfig(env: Env = process.env): Config {
   if (secretKeyText !== '') {
     const parsed = parseSecretKey(secretKeyText);
     if (parsed) secretKey = parsed;
-    else r.problems.push('DOCGEN_SECRET_KEY must be 32 bytes: 64 hex characters or 44 base64 characters. Generate one with `openssl rand -hex 32`.');
+    else
+      r.problems.push(
+        'DOCGEN_SECRET_KEY must be 32 bytes: 64 hex characters or 44 base64 characters. Generate one with `openssl rand -hex 32`.',
+      );
   }
 
-  const mongoUrl = r.string('DOCGEN_MONGODB_URL', 'Set it to a connection string, e.g. mongodb://mongo:27017/?replicaSet=rs0.', true);
+  const mongoUrl = r.string(
+    'DOCGEN_MONGODB_URL',
+    'Set it to a connection string, e.g. mongodb://mongo:27017/?replicaSet=rs0.',
+    true,
+  );
   if (mongoUrl !== '' && !/^mongodb(\+srv)?:\/\//.test(mongoUrl)) {
     r.problems.push(`DOCGEN_MONGODB_URL must start with mongodb:// or mongodb+srv://.`);
   }
 
-  const natsText = r.string('DOCGEN_NATS_URL', 'Set it to the NATS server, e.g. nats://nats:4222 (JetStream enabled).', true);
-  const natsServers = natsText.split(',').map((s) => s.trim()).filter(Boolean);
+  const natsText = r.string(
+    'DOCGEN_NATS_URL',
+    'Set it to the NATS server, e.g. nats://nats:4222 (JetStream enabled).',
+    true,
+  );
+  const natsServers = natsText
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const server of natsServers) {
     if (!/^(nats|tls):\/\/[^\s/]+$/.test(server) && !/^[^\s/:]+:\d+$/.test(server)) {
       r.problems.push(`DOCGEN_NATS_URL entry ${JSON.stringify(server)} is not valid. Use nats://HOST:PORT.`);
@@ -301,12 +476,19 @@ export function loadConfig(env: Env = process.env): Config {
 
   const s3Fix = 'Set it to your MinIO/S3 endpoint, e.g. http://minio:9000.';
   const s3Endpoint = r.url('DOCGEN_S3_ENDPOINT', ['http:', 'https:'], true, s3Fix);
-  const s3Public = r.url('DOCGEN_S3_PUBLIC_ENDPOINT', ['http:', 'https:'], false, 'Set it to the URL clients reach the object store at.');
+  const s3Public = r.url(
+    'DOCGEN_S3_PUBLIC_ENDPOINT',
+    ['http:', 'https:'],
+    false,
+    'Set it to the URL clients reach the object store at.',
+  );
   const s3AccessKey = r.string('DOCGEN_S3_ACCESS_KEY', 'Set it to the S3 access key.', true);
   const s3SecretKey = r.string('DOCGEN_S3_SECRET_KEY', 'Set it to the S3 secret key.', true);
   const bucket = r.string('DOCGEN_S3_BUCKET', '', false);
   if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
-    r.problems.push(`DOCGEN_S3_BUCKET=${JSON.stringify(bucket)} is not a valid bucket name (3-63 of a-z, 0-9, '.', '-').`);
+    r.problems.push(
+      `DOCGEN_S3_BUCKET=${JSON.stringify(bucket)} is not a valid bucket name (3-63 of a-z, 0-9, '.', '-').`,
+    );
   }
 
   const logLevel = r.string('DOCGEN_LOG_LEVEL', '', false);

@@ -38,7 +38,9 @@ function devSecretKey(dataDir: string): string {
 
 export async function runDev(argv: string[]): Promise<number> {
   if (argv.includes('--help')) {
-    process.stdout.write('Usage: docgen dev\n  Runs docgen with embedded MongoDB stand-in, NATS and S3; data in ./.docgen (DOCGEN_DATA_DIR).\n');
+    process.stdout.write(
+      'Usage: docgen dev\n  Runs docgen with embedded MongoDB stand-in, NATS and S3; data in ./.docgen (DOCGEN_DATA_DIR).\n',
+    );
     return 0;
   }
   const dataDir = path.resolve(process.env.DOCGEN_DATA_DIR ?? '.docgen');
@@ -58,7 +60,11 @@ export async function runDev(argv: string[]): Promise<number> {
   let graceMs = DEV_SHUTDOWN_GRACE_MS;
   const shutdown = createShutdownCoordinator({ graceMs: () => graceMs, logger });
   const startup = new AbortController();
-  shutdown.register('abort start-up', () => startup.abort(new Error('shutting down during start-up')), 'stop-accepting');
+  shutdown.register(
+    'abort start-up',
+    () => startup.abort(new Error('shutting down during start-up')),
+    'stop-accepting',
+  );
   shutdown.register('stop accepting work', () => app?.stopAccepting(), 'stop-accepting');
   shutdown.register('drain in-flight work', (ctx) => app?.drain(ctx.signal), 'drain');
   shutdown.register('close docgen', () => app?.close(), 'close');

@@ -18,7 +18,16 @@ export interface DevOwner {
 export async function devOwnerInvitation(app: App, workspaceId: string): Promise<DevOwner> {
   const { repositories } = app.infrastructure;
   const portalUrl = portalBaseUrl(app.config, app.adminPort);
-  const people = new People({ ...repositories.identity, workspaces: repositories.workspaces, portalBaseUrl: () => portalUrl });
-  const { member, invitation } = await people.invite({ workspaceId, email: DEV_OWNER_EMAIL, role: 'owner', displayName: 'Dev owner' });
+  const people = new People({
+    ...repositories.identity,
+    workspaces: repositories.workspaces,
+    portalBaseUrl: () => portalUrl,
+  });
+  const { member, invitation } = await people.invite({
+    workspaceId,
+    email: DEV_OWNER_EMAIL,
+    role: 'owner',
+    displayName: 'Dev owner',
+  });
   return { email: DEV_OWNER_EMAIL, userId: member.user.id, inviteUrl: invitation.url, portalUrl };
 }

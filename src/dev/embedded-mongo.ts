@@ -225,7 +225,12 @@ class SnapshottingStorage extends MemoryStorageAdapter {
     await this.checkSize(dbName, collName);
     return result;
   }
-  override async updateById(dbName: string, collName: string, id: congoPlugins.bson.ObjectId, doc: IStoredDocument): Promise<boolean> {
+  override async updateById(
+    dbName: string,
+    collName: string,
+    id: congoPlugins.bson.ObjectId,
+    doc: IStoredDocument,
+  ): Promise<boolean> {
     const result = await super.updateById(dbName, collName, id, doc);
     this.markDirty();
     return result;

@@ -64,7 +64,13 @@ function installExitHook(): void {
 
 /** Finds nats-server: PATH first, then where Debian and manual installs put it. */
 export function findNatsServer(): string {
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin', '/usr/local/bin', '/usr/bin'];
+  const dirs = [
+    ...(process.env.PATH ?? '').split(delimiter),
+    '/usr/sbin',
+    '/usr/local/sbin',
+    '/usr/local/bin',
+    '/usr/bin',
+  ];
   for (const dir of dirs) {
     if (dir === '') continue;
     const candidate = join(dir, 'nats-server');
@@ -75,7 +81,9 @@ export function findNatsServer(): string {
       // not here
     }
   }
-  throw new Error('nats-server was not found on PATH or in /usr/sbin. Install it (Debian: `apt-get install nats-server`, or run the setup script).');
+  throw new Error(
+    'nats-server was not found on PATH or in /usr/sbin. Install it (Debian: `apt-get install nats-server`, or run the setup script).',
+  );
 }
 
 // Polls the parent and the server; when the parent is gone, asks the server to stop, then forces it.
@@ -86,10 +94,14 @@ const WATCHDOG_SCRIPT =
   'kill -KILL "$2" 2>/dev/null; exit 0';
 
 function startWatchdog(serverPid: number): ChildProcess {
-  const watchdog = spawn('/bin/sh', ['-c', WATCHDOG_SCRIPT, 'docgen-nats-watchdog', String(process.pid), String(serverPid)], {
-    stdio: 'ignore',
-    detached: true, // its own process group: a Ctrl-C meant for us must not take the watchdog first
-  });
+  const watchdog = spawn(
+    '/bin/sh',
+    ['-c', WATCHDOG_SCRIPT, 'docgen-nats-watchdog', String(process.pid), String(serverPid)],
+    {
+      stdio: 'ignore',
+      detached: true, // its own process group: a Ctrl-C meant for us must not take the watchdog first
+    },
+  );
   watchdog.unref();
   watchdog.on('error', () => {});
   return watchdog;

@@ -96,12 +96,17 @@ export interface TemplateVersionContent {
  * A version's content with every document setting present: versions stored before a setting
  * existed read as its default.
  */
-export function withDocumentDefaults(content: TemplateVersionContent): TemplateVersionContent & { title: string; metadata: DocumentMetadata } {
+export function withDocumentDefaults(
+  content: TemplateVersionContent,
+): TemplateVersionContent & { title: string; metadata: DocumentMetadata } {
   return {
     ...content,
     title: typeof content.title === 'string' ? content.title : '',
     metadata: { ...EMPTY_METADATA, ...(content.metadata ?? {}) },
-    pdfOptions: content.pdfOptions && typeof content.pdfOptions === 'object' ? { ...DEFAULT_PDF_OPTIONS, ...content.pdfOptions } : content.pdfOptions,
+    pdfOptions:
+      content.pdfOptions && typeof content.pdfOptions === 'object'
+        ? { ...DEFAULT_PDF_OPTIONS, ...content.pdfOptions }
+        : content.pdfOptions,
   };
 }
 

@@ -42,7 +42,10 @@ export function jsonDepth(value: unknown, limit: number, depth = 0): number {
   return deepest;
 }
 
-export const VARIABLES_TOO_DEEP: FieldIssue = { field: 'variables', issue: `must not be nested deeper than ${MAX_VARIABLES_DEPTH} levels` };
+export const VARIABLES_TOO_DEEP: FieldIssue = {
+  field: 'variables',
+  issue: `must not be nested deeper than ${MAX_VARIABLES_DEPTH} levels`,
+};
 
 function describeChar(text: string, pattern: RegExp): string {
   const c = pattern.exec(text)?.[0];
@@ -67,7 +70,10 @@ function textIssues(value: unknown, path: string, issues: FieldIssue[]): void {
     for (const [key, child] of Object.entries(value)) {
       if (issues.length >= MAX_ISSUES) return;
       if (CONTROL_IN_NAME.test(key) || !key.isWellFormed()) {
-        issues.push({ field: childPath(path, key), issue: `has a name that contains ${describeChar(key, CONTROL_IN_NAME)}` });
+        issues.push({
+          field: childPath(path, key),
+          issue: `has a name that contains ${describeChar(key, CONTROL_IN_NAME)}`,
+        });
       } else textIssues(child, childPath(path, key), issues);
     }
   }
@@ -84,7 +90,8 @@ export function createInputIssues(templateId: string, variables: Record<string, 
 function templateIdIssues(templateId: string): FieldIssue[] {
   const issues: FieldIssue[] = [];
   if (templateId.length < 1) issues.push({ field: 'templateId', issue: 'must be at least 1 character' });
-  else if (templateId.length > MAX_TEMPLATE_ID_LENGTH) issues.push({ field: 'templateId', issue: `must be at most ${MAX_TEMPLATE_ID_LENGTH} characters` });
+  else if (templateId.length > MAX_TEMPLATE_ID_LENGTH)
+    issues.push({ field: 'templateId', issue: `must be at most ${MAX_TEMPLATE_ID_LENGTH} characters` });
   return issues;
 }
 
@@ -118,14 +125,19 @@ export function parseCreateGenerationBody(body: unknown): CreateGenerationInput 
 function canonical(value: JsonValue): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k] as JsonValue)}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(value[k] as JsonValue)}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }
 
 /** Identifies "the same body" for Idempotency-Key: key order and whitespace do not matter. */
 export function createInputHash(input: CreateGenerationInput): string {
-  return createHash('sha256').update(canonical({ templateId: input.templateId, variables: input.variables, format: input.format })).digest('hex');
+  return createHash('sha256')
+    .update(canonical({ templateId: input.templateId, variables: input.variables, format: input.format }))
+    .digest('hex');
 }
 
 export function validateIdempotencyKey(key: string | undefined | null): string | undefined {

@@ -39,7 +39,10 @@ export function generationObjectKey(doc: Pick<GenerationDoc, '_id' | 'workspaceI
  * (e.g. to check its workspace); null when there is nothing to erase. Throws when a step fails
  * (S3 or MongoDB unreachable); repeating the call then finishes the job.
  */
-export async function eraseGeneration(deps: GenerationErasureDeps, generation: ObjectId | GenerationDoc): Promise<ErasedGeneration | null> {
+export async function eraseGeneration(
+  deps: GenerationErasureDeps,
+  generation: ObjectId | GenerationDoc,
+): Promise<ErasedGeneration | null> {
   const doc = 'status' in generation ? generation : await deps.generations.get(generation);
   if (!doc) return null;
   let deliveriesDeleted = await deps.deliveries.deleteByGeneration(doc._id);

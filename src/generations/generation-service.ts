@@ -92,12 +92,19 @@ export class GenerationService {
       });
       if (existing) {
         if (existing.bodyHash !== bodyHash) {
-          throw new DomainError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body');
+          throw new DomainError(
+            'IDEMPOTENCY_KEY_REUSED',
+            'This Idempotency-Key was used with a different request body',
+          );
         }
         const earlier = await this.awaitGeneration(existing.generationId);
         if (earlier) return this.view(earlier);
         if (!(await generations.takeOverIdempotencyKey(recordId, existing.generationId, doc._id))) {
-          throw new DomainError('UNAVAILABLE', 'A request with this Idempotency-Key is still being processed; retry shortly', { retryAfterSeconds: 1 });
+          throw new DomainError(
+            'UNAVAILABLE',
+            'A request with this Idempotency-Key is still being processed; retry shortly',
+            { retryAfterSeconds: 1 },
+          );
         }
       }
     }
@@ -176,12 +183,18 @@ export class GenerationService {
     });
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
-    const nextPageToken = rows.length > limit && last ? this.deps.pageTokens.encode({ createdAt: last.createdAt, id: last._id }, queryHash) : null;
+    const nextPageToken =
+      rows.length > limit && last
+        ? this.deps.pageTokens.encode({ createdAt: last.createdAt, id: last._id }, queryHash)
+        : null;
     return { generations: await Promise.all(page.map((doc) => this.view(doc))), nextPageToken };
   }
 
   private async view(doc: GenerationDoc): Promise<GenerationView> {
-    const url = doc.status === 'COMPLETED' && doc.outputKey ? await this.deps.urls.presignGet(doc.outputKey, OUTPUT_URL_TTL_SECONDS) : null;
+    const url =
+      doc.status === 'COMPLETED' && doc.outputKey
+        ? await this.deps.urls.presignGet(doc.outputKey, OUTPUT_URL_TTL_SECONDS)
+        : null;
     return toGenerationView(doc, url);
   }
 
@@ -197,7 +210,8 @@ export class GenerationService {
       const doc = id ? await this.deps.templates.get(id) : null;
       if (!doc) return null;
       template = { _id: doc._id, workspaceId: doc.workspaceId, name: doc.name };
-      if (this.templateIdentities.size >= TEMPLATE_CACHE_SIZE) this.templateIdentities.delete(this.templateIdentities.keys().next().value!);
+      if (this.templateIdentities.size >= TEMPLATE_CACHE_SIZE)
+        this.templateIdentities.delete(this.templateIdentities.keys().next().value!);
       this.templateIdentities.set(templateRef, template);
     }
     // Another workspace's template is as unknown as a missing one.

@@ -16,12 +16,17 @@ export class PageTokenCodec {
   }
 
   static queryHash(parts: Record<string, string | undefined>): string {
-    const canonical = Object.keys(parts).sort().map((k) => `${k}=${parts[k] ?? ''}`).join('&');
+    const canonical = Object.keys(parts)
+      .sort()
+      .map((k) => `${k}=${parts[k] ?? ''}`)
+      .join('&');
     return createHash('sha256').update(canonical).digest('base64url').slice(0, 22);
   }
 
   encode(cursor: Cursor, queryHash: string): string {
-    const payload = Buffer.from(JSON.stringify({ t: cursor.createdAt.getTime(), i: cursor.id.toHexString(), q: queryHash })).toString('base64url');
+    const payload = Buffer.from(
+      JSON.stringify({ t: cursor.createdAt.getTime(), i: cursor.id.toHexString(), q: queryHash }),
+    ).toString('base64url');
     return `${payload}.${this.mac(payload)}`;
   }
 
@@ -33,8 +38,13 @@ export class PageTokenCodec {
     const given = Buffer.from(mac);
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
     try {
-      const { t, i, q } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { t: unknown; i: unknown; q: unknown };
-      if (q !== queryHash || typeof t !== 'number' || typeof i !== 'string' || !/^[0-9a-f]{24}$/.test(i)) return undefined;
+      const { t, i, q } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
+        t: unknown;
+        i: unknown;
+        q: unknown;
+      };
+      if (q !== queryHash || typeof t !== 'number' || typeof i !== 'string' || !/^[0-9a-f]{24}$/.test(i))
+        return undefined;
       return { createdAt: new Date(t), id: new ObjectId(i) };
     } catch {
       return undefined;

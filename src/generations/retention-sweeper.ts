@@ -42,7 +42,12 @@ export class RetentionSweeper {
 
   constructor(deps: RetentionSweeperDeps) {
     this.deps = deps;
-    this.loop = new PeriodicTask({ intervalMs: deps.intervalMs, jitter: 0.2, run: () => this.sweepOnce(), onError: (err) => deps.onError?.(err, {}) });
+    this.loop = new PeriodicTask({
+      intervalMs: deps.intervalMs,
+      jitter: 0.2,
+      run: () => this.sweepOnce(),
+      onError: (err) => deps.onError?.(err, {}),
+    });
   }
 
   start(): void {
@@ -72,7 +77,12 @@ export class RetentionSweeper {
     }
   }
 
-  private async sweepWorkspace(workspace: WorkspaceDoc, batchSize: number, deadline: number, result: SweepResult): Promise<void> {
+  private async sweepWorkspace(
+    workspace: WorkspaceDoc,
+    batchSize: number,
+    deadline: number,
+    result: SweepResult,
+  ): Promise<void> {
     const now = this.deps.now ?? Date.now;
     const retentionMs = (workspace.retentionSeconds ?? 0) * 1000;
     if (retentionMs <= 0) return;

@@ -43,8 +43,17 @@ const obj = (kind: ObjectKind, field = 'id'): WorkspaceSource => ({ from: 'objec
 const mine: WorkspaceSource = { from: 'memberships' };
 const none: WorkspaceSource = { from: 'none' };
 
-const read = (workspace: WorkspaceSource, access: RpcPolicy['access'] = 'read'): RpcPolicy => ({ access, workspace, changes: false });
-const change = (access: RpcPolicy['access'], workspace: WorkspaceSource, target: string, detail?: RpcPolicy['detail']): RpcPolicy => ({
+const read = (workspace: WorkspaceSource, access: RpcPolicy['access'] = 'read'): RpcPolicy => ({
+  access,
+  workspace,
+  changes: false,
+});
+const change = (
+  access: RpcPolicy['access'],
+  workspace: WorkspaceSource,
+  target: string,
+  detail?: RpcPolicy['detail'],
+): RpcPolicy => ({
   access,
   workspace,
   changes: true,
@@ -71,21 +80,39 @@ export const ADMIN_POLICY: Readonly<Record<string, RpcPolicy>> = {
   [`${S}TemplateService/CreateTemplate`]: change('templates.edit', ws(), 'response.template.id'),
   [`${S}TemplateService/GetTemplate`]: read(obj('template')),
   [`${S}TemplateService/ListTemplates`]: read(ws()),
-  [`${S}TemplateService/CreateTemplateVersion`]: change('templates.edit', obj('template', 'templateId'), 'request.templateId', (r) =>
-    r.publish ? 'published' : '',
+  [`${S}TemplateService/CreateTemplateVersion`]: change(
+    'templates.edit',
+    obj('template', 'templateId'),
+    'request.templateId',
+    (r) => (r.publish ? 'published' : ''),
   ),
   [`${S}TemplateService/GetTemplateVersion`]: read(obj('template', 'templateId')),
   [`${S}TemplateService/ListTemplateVersions`]: read(obj('template', 'templateId')),
-  [`${S}TemplateService/PublishTemplateVersion`]: change('templates.edit', obj('template', 'templateId'), 'request.templateId', (r) => `version ${String(r.version)}`),
+  [`${S}TemplateService/PublishTemplateVersion`]: change(
+    'templates.edit',
+    obj('template', 'templateId'),
+    'request.templateId',
+    (r) => `version ${String(r.version)}`,
+  ),
   [`${S}TemplateService/ArchiveTemplate`]: change('templates.edit', obj('template'), 'request.id'),
   [`${S}TemplateService/PreviewTemplateVersion`]: read(obj('template', 'templateId'), 'templates.edit'),
   [`${S}TemplateService/PreviewTemplateContent`]: read(ws(), 'templates.edit'),
   [`${S}TemplateService/CheckTemplateContent`]: read(ws(), 'templates.edit'),
 
-  [`${S}WebhookEndpointService/CreateWebhookEndpoint`]: change('endpoints.manage', ws(), 'response.endpoint.id', (r) => String(r.url ?? '')),
+  [`${S}WebhookEndpointService/CreateWebhookEndpoint`]: change('endpoints.manage', ws(), 'response.endpoint.id', (r) =>
+    String(r.url ?? ''),
+  ),
   [`${S}WebhookEndpointService/ListWebhookEndpoints`]: read(ws()),
-  [`${S}WebhookEndpointService/DeleteWebhookEndpoint`]: change('endpoints.manage', obj('webhookEndpoint'), 'request.id'),
-  [`${S}WebhookEndpointService/RotateWebhookEndpointSecret`]: change('endpoints.manage', obj('webhookEndpoint'), 'request.id'),
+  [`${S}WebhookEndpointService/DeleteWebhookEndpoint`]: change(
+    'endpoints.manage',
+    obj('webhookEndpoint'),
+    'request.id',
+  ),
+  [`${S}WebhookEndpointService/RotateWebhookEndpointSecret`]: change(
+    'endpoints.manage',
+    obj('webhookEndpoint'),
+    'request.id',
+  ),
   [`${S}WebhookEndpointService/SendTestEvent`]: change('endpoints.manage', obj('webhookEndpoint'), 'request.id'),
 
   [`${S}DeliveryService/ListDeliveries`]: read(ws()),

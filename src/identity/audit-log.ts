@@ -33,7 +33,12 @@ export class AuditLog {
   }
 
   async record(event: AuditRecord): Promise<void> {
-    await this.events.insert({ _id: new ObjectId(), ...event, detail: event.detail.slice(0, 300), occurredAt: new Date() });
+    await this.events.insert({
+      _id: new ObjectId(),
+      ...event,
+      detail: event.detail.slice(0, 300),
+      occurredAt: new Date(),
+    });
   }
 
   /** Newest first; every event when no workspace is given (operator only, by policy). */

@@ -11,8 +11,7 @@ import { policyFor, type ObjectKind, type RpcPolicy } from './admin-policy.ts';
 import { PERMISSIONS, roleAllows, type Permission } from './roles.ts';
 
 export type Principal =
-  | { kind: 'operator' }
-  | { kind: 'member'; user: UserDoc; sessionKey: ObjectId; memberships: MembershipDoc[] };
+  { kind: 'operator' } | { kind: 'member'; user: UserDoc; sessionKey: ObjectId; memberships: MembershipDoc[] };
 
 /** The workspace of an object, or null when there is no such object. */
 export type WorkspaceLookup = (id: ObjectId) => Promise<{ workspaceId: ObjectId } | null>;
@@ -41,15 +40,23 @@ export class Authorizer {
   }
 
   /** Allows the call or throws UNAUTHORIZED, FORBIDDEN, NOT_FOUND (or a validation error for a missing id). */
-  async authorize(principal: Principal | undefined, rpc: string, request: Record<string, unknown>): Promise<Authorization> {
+  async authorize(
+    principal: Principal | undefined,
+    rpc: string,
+    request: Record<string, unknown>,
+  ): Promise<Authorization> {
     const policy = policyFor(rpc);
     if (policy.access === 'public') return { policy, workspaceId: null };
-    if (!principal) throw unauthorized('Admin token missing: send "authorization: Bearer <DOCGEN_ADMIN_TOKEN>", or sign in to the portal');
+    if (!principal)
+      throw unauthorized(
+        'Admin token missing: send "authorization: Bearer <DOCGEN_ADMIN_TOKEN>", or sign in to the portal',
+      );
     if (principal.kind === 'operator') {
       // Everything is allowed; the workspace is only wanted for the audit trail.
       return { policy, workspaceId: policy.changes ? await this.workspaceForAudit(policy, request) : null };
     }
-    if (policy.access === 'operator') throw forbidden('This call needs the operator token; signed-in members cannot make it');
+    if (policy.access === 'operator')
+      throw forbidden('This call needs the operator token; signed-in members cannot make it');
     if (policy.access === 'signed-in' || policy.workspace.from === 'none' || policy.workspace.from === 'memberships') {
       if (policy.access !== 'signed-in' && policy.access !== 'read') {
         // A right that is only ever held per workspace cannot be checked without one.
@@ -61,12 +68,17 @@ export class Authorizer {
     const membership = workspaceId ? principal.memberships.find((m) => m.workspaceId.equals(workspaceId)) : undefined;
     if (!workspaceId || !membership) throw notFoundError;
     if (!roleAllows(membership.role, policy.access)) {
-      throw forbidden(`Your role in this workspace (${membership.role}) does not allow this: it needs the right to ${PERMISSIONS[policy.access as Permission].covers}`);
+      throw forbidden(
+        `Your role in this workspace (${membership.role}) does not allow this: it needs the right to ${PERMISSIONS[policy.access as Permission].covers}`,
+      );
     }
     return { policy, workspaceId };
   }
 
-  private async locate(source: RpcPolicy['workspace'], request: Record<string, unknown>): Promise<{ workspaceId: ObjectId | null; notFoundError: DomainError }> {
+  private async locate(
+    source: RpcPolicy['workspace'],
+    request: Record<string, unknown>,
+  ): Promise<{ workspaceId: ObjectId | null; notFoundError: DomainError }> {
     if (source.from === 'request') {
       const value = request[source.field];
       const id = requireId('workspace', value, source.field, 'Workspace');

@@ -41,15 +41,24 @@ export function toUserView(doc: UserDoc): UserView {
 }
 
 export function toMemberView(user: UserDoc, membership: MembershipDoc): MemberView {
-  return { user: toUserView(user), workspaceId: formatId('workspace', membership.workspaceId), role: membership.role, createdAt: membership.createdAt };
+  return {
+    user: toUserView(user),
+    workspaceId: formatId('workspace', membership.workspaceId),
+    role: membership.role,
+    createdAt: membership.createdAt,
+  };
 }
 
 /** The memberships with their workspace names (a workspace that is gone is left out). */
-export async function membershipViews(workspaces: WorkspacesRepository, memberships: MembershipDoc[]): Promise<MembershipView[]> {
+export async function membershipViews(
+  workspaces: WorkspacesRepository,
+  memberships: MembershipDoc[],
+): Promise<MembershipView[]> {
   const views: MembershipView[] = [];
   for (const m of memberships) {
     const workspace = await workspaces.get(m.workspaceId);
-    if (workspace) views.push({ workspaceId: formatId('workspace', m.workspaceId), workspaceName: workspace.name, role: m.role });
+    if (workspace)
+      views.push({ workspaceId: formatId('workspace', m.workspaceId), workspaceName: workspace.name, role: m.role });
   }
   return views.sort((a, b) => a.workspaceName.localeCompare(b.workspaceName));
 }
@@ -62,6 +71,7 @@ export function normaliseEmail(value: unknown): string {
 export function requireEmail(value: unknown, field = 'email'): string {
   const email = normaliseEmail(value);
   if (email === '') throw validationError([{ field, issue: 'is required' }]);
-  if (email.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw validationError([{ field, issue: 'is not an email address' }]);
+  if (email.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
+    throw validationError([{ field, issue: 'is not an email address' }]);
   return email;
 }

@@ -56,7 +56,14 @@ export function createIdentity(deps: IdentityDeps): Identity {
   const { users, memberships, sessions, invitations, auditEvents } = deps.repositories;
   const workspaces = deps.workspaces;
   return {
-    sessions: new SessionManager({ users, memberships, sessions, invitations, workspaces, limiter: new SignInLimiter(deps.rateLimits, deps.signInLimits) }),
+    sessions: new SessionManager({
+      users,
+      memberships,
+      sessions,
+      invitations,
+      workspaces,
+      limiter: new SignInLimiter(deps.rateLimits, deps.signInLimits),
+    }),
     people: new People({ users, memberships, sessions, invitations, workspaces, portalBaseUrl: deps.portalBaseUrl }),
     audit: new AuditLog({ events: auditEvents, workspaces }),
     authorizer: new Authorizer(deps.lookups),

@@ -14,8 +14,12 @@ const KEY_LENGTH = 32;
 function derive(password: string, salt: Buffer, options: ScryptOptions, length: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     // maxmem: scrypt needs 128 * N * r bytes; the default 32 MiB is just short for N = 2^15.
-    scrypt(password.normalize('NFKC'), salt, length, { ...options, maxmem: 256 * (options.N ?? 0) * (options.r ?? 8) }, (err, key) =>
-      err ? reject(err) : resolve(key),
+    scrypt(
+      password.normalize('NFKC'),
+      salt,
+      length,
+      { ...options, maxmem: 256 * (options.N ?? 0) * (options.r ?? 8) },
+      (err, key) => (err ? reject(err) : resolve(key)),
     );
   });
 }
@@ -31,7 +35,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [scheme, logN, r, p, saltText, hashText] = stored.split('$');
   if (scheme !== 'scrypt' || !saltText || !hashText) return false;
   const expected = Buffer.from(hashText, 'base64');
-  const key = await derive(password, Buffer.from(saltText, 'base64'), { N: 2 ** Number(logN), r: Number(r), p: Number(p) }, expected.length);
+  const key = await derive(
+    password,
+    Buffer.from(saltText, 'base64'),
+    { N: 2 ** Number(logN), r: Number(r), p: Number(p) },
+    expected.length,
+  );
   return timingSafeEqual(key, expected);
 }
 
@@ -59,7 +68,13 @@ function passwordIssue(password: string, email: string): string | undefined {
   if (password.length > MAX_PASSWORD_LENGTH) return `must be at most ${MAX_PASSWORD_LENGTH} characters`;
   const folded = password.toLowerCase();
   const local = email.split('@')[0] ?? '';
-  if (COMMON_PASSWORDS.has(folded) || new Set(folded).size <= 2 || folded.includes(email) || (local.length >= 3 && folded.replace(local, '').length < 8) || isRun(folded)) {
+  if (
+    COMMON_PASSWORDS.has(folded) ||
+    new Set(folded).size <= 2 ||
+    folded.includes(email) ||
+    (local.length >= 3 && folded.replace(local, '').length < 8) ||
+    isRun(folded)
+  ) {
     return 'is too easy to guess (a common password, a repetition or a sequence, or little more than your email); choose another';
   }
   return undefined;

@@ -57,7 +57,8 @@ export class People {
     if (displayName && !user.displayName) await this.deps.users.setDisplayNameIfEmpty(user._id, displayName);
     await this.guardLastOwner(workspace._id, user._id, role);
     const membership = await this.deps.memberships.put(user._id, workspace._id, role);
-    const invitation = user.passwordHash === null ? await this.issueInvitation(user._id, workspace._id) : { url: '', expiresAt: null };
+    const invitation =
+      user.passwordHash === null ? await this.issueInvitation(user._id, workspace._id) : { url: '', expiresAt: null };
     const fresh = (await this.deps.users.get(user._id)) ?? user;
     return { member: toMemberView(fresh, membership), invitation };
   }
@@ -101,7 +102,9 @@ export class People {
   async listMembers(workspaceId: string): Promise<MemberView[]> {
     const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
     const memberships = await this.deps.memberships.listByWorkspace(workspace._id);
-    const users = new Map((await this.deps.users.getMany(memberships.map((m) => m.userId))).map((u) => [u._id.toHexString(), u]));
+    const users = new Map(
+      (await this.deps.users.getMany(memberships.map((m) => m.userId))).map((u) => [u._id.toHexString(), u]),
+    );
     return memberships.flatMap((m) => {
       const user = users.get(m.userId.toHexString());
       return user ? [toMemberView(user, m)] : [];
@@ -126,12 +129,16 @@ export class People {
   }
 
   /** A workspace keeps at least one owner (the operator can always add another first). */
-  private async guardLastOwner(workspaceId: ObjectId, userId: ObjectId, newRole: MemberRole | undefined): Promise<void> {
+  private async guardLastOwner(
+    workspaceId: ObjectId,
+    userId: ObjectId,
+    newRole: MemberRole | undefined,
+  ): Promise<void> {
     if (newRole === 'owner') return;
     const current = await this.deps.memberships.get(userId, workspaceId);
     if (current?.role !== 'owner') return;
     if ((await this.deps.memberships.countOwners(workspaceId)) <= 1) {
-      throw failedPrecondition('This is the workspace\'s last owner; make someone else owner first');
+      throw failedPrecondition("This is the workspace's last owner; make someone else owner first");
     }
   }
 
@@ -170,6 +177,7 @@ export class People {
 }
 
 function requireRole(value: unknown): MemberRole {
-  if (!isMemberRole(value)) throw validationError([{ field: 'role', issue: `must be one of ${MEMBER_ROLES.join(', ')}` }]);
+  if (!isMemberRole(value))
+    throw validationError([{ field: 'role', issue: `must be one of ${MEMBER_ROLES.join(', ')}` }]);
   return value;
 }

@@ -19,8 +19,14 @@ export type Permission =
 
 /** Who holds each right, and what it covers (the docs' roles table says the same). */
 export const PERMISSIONS: Record<Permission, { roles: readonly MemberRole[]; covers: string }> = {
-  read: { roles: ['owner', 'editor', 'viewer'], covers: 'read the workspace, templates and versions, generations, deliveries, key and endpoint lists, members' },
-  'templates.edit': { roles: ['owner', 'editor'], covers: 'create templates and versions, preview, check, publish, archive; upload and delete assets' },
+  read: {
+    roles: ['owner', 'editor', 'viewer'],
+    covers: 'read the workspace, templates and versions, generations, deliveries, key and endpoint lists, members',
+  },
+  'templates.edit': {
+    roles: ['owner', 'editor'],
+    covers: 'create templates and versions, preview, check, publish, archive; upload and delete assets',
+  },
   'keys.manage': { roles: ['owner'], covers: 'create and revoke API keys' },
   'endpoints.manage': { roles: ['owner'], covers: 'create, delete, rotate and test webhook endpoints' },
   'deliveries.manage': { roles: ['owner'], covers: 'redeliver webhook deliveries' },

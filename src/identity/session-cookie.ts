@@ -4,7 +4,14 @@
 export const SESSION_COOKIE = 'docgen_session';
 
 export function sessionCookie(value: string, options: { secure: boolean; maxAgeSeconds: number }): string {
-  return [`${SESSION_COOKIE}=${value}`, 'HttpOnly', 'SameSite=Lax', 'Path=/', `Max-Age=${options.maxAgeSeconds}`, ...(options.secure ? ['Secure'] : [])].join('; ');
+  return [
+    `${SESSION_COOKIE}=${value}`,
+    'HttpOnly',
+    'SameSite=Lax',
+    'Path=/',
+    `Max-Age=${options.maxAgeSeconds}`,
+    ...(options.secure ? ['Secure'] : []),
+  ].join('; ');
 }
 
 /** Tells the browser to drop the cookie. */
@@ -29,7 +36,11 @@ export function readSessionCookie(header: string | null | undefined): string | u
  * own (DOCGEN_PORTAL_BASE_URL) or the origin the request was addressed to (its Host). A
  * cross-site page sends its own origin, which matches neither.
  */
-export function isAllowedOrigin(origin: string | null | undefined, host: string | null | undefined, portalBaseUrl: string): boolean {
+export function isAllowedOrigin(
+  origin: string | null | undefined,
+  host: string | null | undefined,
+  portalBaseUrl: string,
+): boolean {
   if (!origin || origin === 'null') return false;
   let originUrl: URL;
   try {

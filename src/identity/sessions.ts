@@ -12,7 +12,13 @@ import type { UsersRepository } from '../store/users-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import type { Principal } from './authorizer.ts';
 import { membershipViews, normaliseEmail, toUserView, type MembershipView, type UserView } from './identity-views.ts';
-import { checkNewPassword, hashPassword, MAX_PASSWORD_LENGTH, verifyAgainstDummy, verifyPassword } from './passwords.ts';
+import {
+  checkNewPassword,
+  hashPassword,
+  MAX_PASSWORD_LENGTH,
+  verifyAgainstDummy,
+  verifyPassword,
+} from './passwords.ts';
 import { hashSecretToken, isWellFormedToken, newSecretToken, tokenDocumentId } from './secret-tokens.ts';
 import type { SignInLimiter } from './sign-in-limiter.ts';
 
@@ -40,7 +46,8 @@ export interface SessionDeps {
   absoluteMs?: number;
 }
 
-export const invalidInvitation = () => unauthorized('This invitation link is invalid, expired or already used; ask for a new one');
+export const invalidInvitation = () =>
+  unauthorized('This invitation link is invalid, expired or already used; ask for a new one');
 const wrongCredentials = () => unauthorized('Email or password is wrong');
 
 export class SessionManager {
@@ -60,7 +67,10 @@ export class SessionManager {
     const attempt = await this.deps.limiter.begin(email, clientAddress);
     if (email === '' || password === '' || password.length > MAX_PASSWORD_LENGTH) throw wrongCredentials();
     const user = await this.deps.users.getByEmail(email);
-    const ok = user && !user.disabled && user.passwordHash ? await verifyPassword(password, user.passwordHash) : await verifyAgainstDummy(password);
+    const ok =
+      user && !user.disabled && user.passwordHash
+        ? await verifyPassword(password, user.passwordHash)
+        : await verifyAgainstDummy(password);
     if (!ok || !user) throw wrongCredentials();
     await attempt.succeeded();
     return this.open(user._id);
@@ -72,7 +82,14 @@ export class SessionManager {
     const idHash = hashSecretToken(sessionId);
     const session = await this.deps.sessions.get(tokenDocumentId('session', idHash));
     const now = new Date();
-    if (!session || session.idHash !== idHash || session.revokedAt || session.idleExpiresAt <= now || session.absoluteExpiresAt <= now) return undefined;
+    if (
+      !session ||
+      session.idHash !== idHash ||
+      session.revokedAt ||
+      session.idleExpiresAt <= now ||
+      session.absoluteExpiresAt <= now
+    )
+      return undefined;
     const user = await this.deps.users.get(session.userId);
     if (!user || user.disabled) return undefined;
     const memberships = await this.deps.memberships.listByUser(user._id);
@@ -87,8 +104,13 @@ export class SessionManager {
     await this.deps.sessions.revoke(sessionKey);
   }
 
-  async describe(principal: Principal & { kind: 'member' }): Promise<{ user: UserView; memberships: MembershipView[] }> {
-    return { user: toUserView(principal.user), memberships: await membershipViews(this.deps.workspaces, principal.memberships) };
+  async describe(
+    principal: Principal & { kind: 'member' },
+  ): Promise<{ user: UserView; memberships: MembershipView[] }> {
+    return {
+      user: toUserView(principal.user),
+      memberships: await membershipViews(this.deps.workspaces, principal.memberships),
+    };
   }
 
   /** Sets the password from a single-use invitation and signs the person in. */
@@ -98,7 +120,14 @@ export class SessionManager {
     const id = tokenDocumentId('invitation', tokenHash);
     const invitation = await this.deps.invitations.get(id);
     const now = new Date();
-    if (!invitation || invitation.tokenHash !== tokenHash || invitation.usedAt || invitation.revokedAt || invitation.expiresAt <= now) throw invalidInvitation();
+    if (
+      !invitation ||
+      invitation.tokenHash !== tokenHash ||
+      invitation.usedAt ||
+      invitation.revokedAt ||
+      invitation.expiresAt <= now
+    )
+      throw invalidInvitation();
     const user = await this.deps.users.get(invitation.userId);
     if (!user || user.disabled || !user.invitationId?.equals(id)) throw invalidInvitation();
     // Checked before the token is used up, so a refused password can be corrected.
@@ -106,7 +135,8 @@ export class SessionManager {
     const displayName = typeof displayNameInput === 'string' ? displayNameInput.trim().slice(0, 200) : '';
     const passwordHash = await hashPassword(password);
     if (!(await this.deps.invitations.consume(id, new Date()))) throw invalidInvitation();
-    if (!(await this.deps.users.setPasswordByInvitation(user._id, id, passwordHash, displayName || undefined))) throw invalidInvitation();
+    if (!(await this.deps.users.setPasswordByInvitation(user._id, id, passwordHash, displayName || undefined)))
+      throw invalidInvitation();
     return this.open(user._id);
   }
 

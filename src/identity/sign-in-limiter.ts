@@ -32,15 +32,22 @@ export class SignInLimiter {
 
   /** Spends one attempt for the email and the address, or throws RATE_LIMITED with Retry-After. */
   async begin(email: string, clientAddress: string): Promise<SignInAttempt> {
-    const buckets: ObjectId[] = [deterministicObjectId('sign-in:address', clientAddress), deterministicObjectId('sign-in:email', email)];
+    const buckets: ObjectId[] = [
+      deterministicObjectId('sign-in:address', clientAddress),
+      deterministicObjectId('sign-in:email', email),
+    ];
     const spent: ObjectId[] = [];
     for (const bucket of buckets) {
       const decision = await this.rateLimits.take(bucket, this.policy);
       if (!decision.allowed) {
         await Promise.all(spent.map((b) => this.rateLimits.refund(b, this.policy)));
-        throw new DomainError('RATE_LIMITED', `Too many failed sign-ins; try again in ${decision.retryAfterSeconds} s`, {
-          retryAfterSeconds: decision.retryAfterSeconds,
-        });
+        throw new DomainError(
+          'RATE_LIMITED',
+          `Too many failed sign-ins; try again in ${decision.retryAfterSeconds} s`,
+          {
+            retryAfterSeconds: decision.retryAfterSeconds,
+          },
+        );
       }
       spent.push(bucket);
     }

@@ -111,14 +111,15 @@ function redactValue(value: unknown, depth: number, seen: WeakSet<object>): unkn
   try {
     if (value instanceof Error) return redactError(value, depth, seen);
     if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString();
-    if (Buffer.isBuffer(value) || ArrayBuffer.isView(value)) return `[${value.constructor.name} ${value.byteLength} bytes]`;
+    if (Buffer.isBuffer(value) || ArrayBuffer.isView(value))
+      return `[${value.constructor.name} ${value.byteLength} bytes]`;
     if (value instanceof URL) return redactString(value.href);
     if (value instanceof Map) return redactObject(Object.fromEntries(value), depth, seen);
     if (value instanceof Set) return [...value].map((v) => redactValue(v, depth + 1, seen));
     if (Array.isArray(value)) return value.map((v) => redactValue(v, depth + 1, seen));
     // Headers objects (fetch) iterate as [name, value] pairs.
     if (typeof (value as { entries?: unknown }).entries === 'function' && value.constructor?.name === 'Headers') {
-      return redactObject(Object.fromEntries((value as unknown as Iterable<[string, string]>)), depth, seen);
+      return redactObject(Object.fromEntries(value as unknown as Iterable<[string, string]>), depth, seen);
     }
     return redactObject(value as Record<string, unknown>, depth, seen);
   } finally {

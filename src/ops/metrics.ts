@@ -167,11 +167,15 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       labelNames,
       registers,
       collect() {
+        // prom-client calls collect with the gauge as `this`; the async body below sets it.
+        // eslint-disable-next-line @typescript-eslint/no-this-alias -- see above
         const gauge = this;
         const run = (async () => {
           const fns = collectors.get(name);
           if (!fns || fns.size === 0) return;
-          const results = await Promise.allSettled([...fns].map((fn) => withTimeout(Promise.resolve().then(fn), collectorTimeoutMs)));
+          const results = await Promise.allSettled(
+            [...fns].map((fn) => withTimeout(Promise.resolve().then(fn), collectorTimeoutMs)),
+          );
           const totals = new Map<string, { labels: Record<string, string>; value: number }>();
           let failed = false;
           for (const result of results) {
@@ -287,7 +291,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     'docgen_render_consumer_redelivered',
     'Render jobs currently pending that were delivered more than once.',
   );
-  const browserPages = collectedGauge('docgen_browser_pages', 'Chromium pages in the render pool, by state (busy or free).', ['state']);
+  const browserPages = collectedGauge(
+    'docgen_browser_pages',
+    'Chromium pages in the render pool, by state (busy or free).',
+    ['state'],
+  );
   const browserRestarts = new Counter<'reason'>({
     name: 'docgen_browser_restarts_total',
     help: 'Chromium restarts by reason: crash, recycle (render count), memory (RSS limit), unresponsive.',

@@ -95,7 +95,9 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
 
   async function checkReadiness(): Promise<ReadinessReport> {
     if (shuttingDown) return { status: 'shutting_down', checks: {} };
-    const entries = await Promise.all([...checks].map(async ([name, check]) => [name, await runCheck(name, check)] as const));
+    const entries = await Promise.all(
+      [...checks].map(async ([name, check]) => [name, await runCheck(name, check)] as const),
+    );
     const results = Object.fromEntries(entries);
     // Shutdown may have begun while the checks ran.
     if (shuttingDown) return { status: 'shutting_down', checks: results };

@@ -13,7 +13,17 @@
 //   OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_MAX_QUEUE_SIZE, OTEL_BSP_MAX_EXPORT_BATCH_SIZE, OTEL_BSP_EXPORT_TIMEOUT
 //   OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none   turn it off although an endpoint is set
 import type { IncomingHttpHeaders } from 'node:http';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  propagation,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
 import pkg from '../../package.json' with { type: 'json' };
 import type { Logger } from './logger.ts';
 
@@ -36,24 +46,42 @@ export class TracingConfigError extends Error {}
  * Starts tracing for this process when the OTEL_* environment asks for it. Call once, before
  * the app is built. Throws TracingConfigError naming the variable to fix.
  */
-export async function startTracing(options: { serviceName: string; env?: NodeJS.ProcessEnv; logger: Logger }): Promise<Tracing> {
+export async function startTracing(options: {
+  serviceName: string;
+  env?: NodeJS.ProcessEnv;
+  logger: Logger;
+}): Promise<Tracing> {
   const env = options.env ?? process.env;
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
-  if (!endpoint || env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' || env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none') return OFF;
-  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf').trim();
+  if (
+    !endpoint ||
+    env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' ||
+    env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none'
+  )
+    return OFF;
+  const protocol = (
+    env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ||
+    env.OTEL_EXPORTER_OTLP_PROTOCOL ||
+    'http/protobuf'
+  ).trim();
   if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
-    throw new TracingConfigError(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported by docgen: use http/protobuf (the default) or http/json.`);
+    throw new TracingConfigError(
+      `OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported by docgen: use http/protobuf (the default) or http/json.`,
+    );
   }
   const sampler = await samplerFromEnv(env);
 
   // Loaded only now: a process without tracing never pays for the SDK.
-  const [{ TracerProvider, BatchSpanProcessor }, { AsyncLocalStorageContextManager }, core, resources, exporterModule] = await Promise.all([
-    import('@opentelemetry/sdk-trace'),
-    import('@opentelemetry/context-async-hooks'),
-    import('@opentelemetry/core'),
-    import('@opentelemetry/resources'),
-    protocol === 'http/json' ? import('@opentelemetry/exporter-trace-otlp-http') : import('@opentelemetry/exporter-trace-otlp-proto'),
-  ]);
+  const [{ TracerProvider, BatchSpanProcessor }, { AsyncLocalStorageContextManager }, core, resources, exporterModule] =
+    await Promise.all([
+      import('@opentelemetry/sdk-trace'),
+      import('@opentelemetry/context-async-hooks'),
+      import('@opentelemetry/core'),
+      import('@opentelemetry/resources'),
+      protocol === 'http/json'
+        ? import('@opentelemetry/exporter-trace-otlp-http')
+        : import('@opentelemetry/exporter-trace-otlp-proto'),
+    ]);
   const exporter = new exporterModule.OTLPTraceExporter();
   const resource = resources
     .defaultResource()
@@ -70,14 +98,20 @@ export async function startTracing(options: { serviceName: string; env?: NodeJS.
   });
   const provider = new TracerProvider({ resource, sampler, spanProcessors: [processor] });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new core.CompositePropagator({ propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()] }));
+  propagation.setGlobalPropagator(
+    new core.CompositePropagator({
+      propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()],
+    }),
+  );
   trace.setGlobalTracerProvider(provider);
   enabled = true;
   options.logger.info('tracing on: exporting spans over OTLP', { endpoint, protocol });
   return {
     enabled: true,
     async shutdown() {
-      await provider.shutdown().catch((err: unknown) => options.logger.warn('could not export the last spans', { err: String(err) }));
+      await provider
+        .shutdown()
+        .catch((err: unknown) => options.logger.warn('could not export the last spans', { err: String(err) }));
     },
   };
 }
@@ -87,12 +121,14 @@ function defined<K extends string>(key: K, value: number | undefined): Partial<R
 }
 
 async function samplerFromEnv(env: NodeJS.ProcessEnv) {
-  const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler } = await import('@opentelemetry/sdk-trace');
+  const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler } =
+    await import('@opentelemetry/sdk-trace');
   const name = (env.OTEL_TRACES_SAMPLER || 'parentbased_always_on').trim().toLowerCase();
   const ratio = () => {
     const raw = env.OTEL_TRACES_SAMPLER_ARG;
     const value = raw === undefined || raw === '' ? 1 : Number(raw);
-    if (!(value >= 0 && value <= 1)) throw new TracingConfigError(`OTEL_TRACES_SAMPLER_ARG=${raw} is not a ratio between 0 and 1.`);
+    if (!(value >= 0 && value <= 1))
+      throw new TracingConfigError(`OTEL_TRACES_SAMPLER_ARG=${raw} is not a ratio between 0 and 1.`);
     return value;
   };
   switch (name) {
@@ -126,20 +162,29 @@ export interface SpanOptions {
 }
 
 /** Runs fn inside a new span (active for everything fn awaits); records a thrown error. */
-export async function withSpan<T>(name: string, options: SpanOptions, fn: (span: Span | undefined) => Promise<T>): Promise<T> {
+export async function withSpan<T>(
+  name: string,
+  options: SpanOptions,
+  fn: (span: Span | undefined) => Promise<T>,
+): Promise<T> {
   if (!enabled) return fn(undefined);
   const parent = options.parent ?? context.active();
-  return tracer.startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, ...(options.attributes ? { attributes: options.attributes } : {}) }, parent, async (span) => {
-    try {
-      return await fn(span);
-    } catch (err) {
-      span.recordException(err instanceof Error ? err : String(err));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
+  return tracer.startActiveSpan(
+    name,
+    { kind: options.kind ?? SpanKind.INTERNAL, ...(options.attributes ? { attributes: options.attributes } : {}) },
+    parent,
+    async (span) => {
+      try {
+        return await fn(span);
+      } catch (err) {
+        span.recordException(err instanceof Error ? err : String(err));
+        span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+        throw err;
+      } finally {
+        span.end();
+      }
+    },
+  );
 }
 
 /** The active trace context as message headers (`traceparent`, …), or undefined when off. */

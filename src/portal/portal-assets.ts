@@ -21,18 +21,18 @@ export const DEFAULT_PORTAL_DIR = fileURLToPath(new URL('../../portal/dist/', im
  */
 export function portalCsp(styleNonce?: string): string {
   return [
-  "default-src 'self'",
-  "script-src 'self'",
-  styleNonce ? `style-src 'self' 'nonce-${styleNonce}'` : "style-src 'self'",
-  "img-src 'self' blob: data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "worker-src 'self'",
-  "frame-src 'none'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
+    "default-src 'self'",
+    "script-src 'self'",
+    styleNonce ? `style-src 'self' 'nonce-${styleNonce}'` : "style-src 'self'",
+    "img-src 'self' blob: data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "worker-src 'self'",
+    "frame-src 'none'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
   ].join('; ');
 }
 
@@ -110,7 +110,13 @@ export function createPortalAssets(options: { dir?: string } = {}): PortalAssets
   };
 
   const send = (req: Request, res: Writer, status: number, asset: Asset, cacheControl: string) => {
-    const headers: Record<string, string> = { ...SECURITY_HEADERS, 'content-type': asset.type, 'cache-control': cacheControl, etag: asset.etag, vary: 'accept-encoding' };
+    const headers: Record<string, string> = {
+      ...SECURITY_HEADERS,
+      'content-type': asset.type,
+      'cache-control': cacheControl,
+      etag: asset.etag,
+      vary: 'accept-encoding',
+    };
     if (req.headers['if-none-match'] === asset.etag) {
       res.writeHead(304, headers);
       res.end();
@@ -125,7 +131,11 @@ export function createPortalAssets(options: { dir?: string } = {}): PortalAssets
   };
 
   const sendText = (res: Writer, status: number, text: string) => {
-    res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+    res.writeHead(status, {
+      ...SECURITY_HEADERS,
+      'content-type': 'text/plain; charset=utf-8',
+      'cache-control': 'no-store',
+    });
     res.end(text);
   };
 
@@ -142,7 +152,11 @@ export function createPortalAssets(options: { dir?: string } = {}): PortalAssets
         return true;
       }
       if (!available) {
-        sendText(res, 503, 'The portal is not built. Run `npm run build:portal` (scripts/setup.sh does it), then restart docgen.\n');
+        sendText(
+          res,
+          503,
+          'The portal is not built. Run `npm run build:portal` (scripts/setup.sh does it), then restart docgen.\n',
+        );
         return true;
       }
       if (path.startsWith('/assets/')) {

@@ -58,13 +58,17 @@ export interface ConsumeJobsResult {
 
 export async function consumeJobs<T>(js: JetStreamClient, opts: ConsumeJobsOptions<T>): Promise<ConsumeJobsResult> {
   const { signal, handler } = opts;
-  if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) throw new RangeError('consumeJobs: concurrency must be a whole number >= 1');
+  if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1)
+    throw new RangeError('consumeJobs: concurrency must be a whole number >= 1');
   const pullExpiresMs = Math.max(1_000, opts.pullExpiresMs ?? 10_000);
   const errorNakDelayMs = opts.errorNakDelayMs ?? 1_000;
   const stopTimeoutMs = opts.stopTimeoutMs ?? 25_000;
   const reportError = (err: unknown, msg?: JsMsg) => {
     try {
-      opts.onError?.(err, msg && { subject: msg.subject, streamSequence: msg.seq, deliveryCount: msg.info.deliveryCount });
+      opts.onError?.(
+        err,
+        msg && { subject: msg.subject, streamSequence: msg.seq, deliveryCount: msg.info.deliveryCount },
+      );
     } catch {
       // an error reporter must not stop the loop
     }

@@ -13,7 +13,11 @@ export interface WatchedConsumer {
 }
 
 /** Registers the gauges' collectors; returns a function that unregisters them. */
-export function registerConsumerLagMetrics(metrics: Metrics, nats: Pick<NatsQueue, 'jsm'>, consumers: WatchedConsumer[]): () => void {
+export function registerConsumerLagMetrics(
+  metrics: Metrics,
+  nats: Pick<NatsQueue, 'jsm'>,
+  consumers: WatchedConsumer[],
+): () => void {
   if (consumers.length === 0) return () => {};
   // One consumer-info request per consumer serves both gauges of a scrape.
   let current: Promise<{ labels: Record<string, string>; pending: number; ackPending: number }[]> | undefined;
@@ -27,8 +31,12 @@ export function registerConsumerLagMetrics(metrics: Metrics, nats: Pick<NatsQueu
     return current;
   };
   const unregister = [
-    metrics.registerGaugeCollector('docgen_jetstream_consumer_pending', async () => (await read()).map((c) => ({ labels: c.labels, value: c.pending }))),
-    metrics.registerGaugeCollector('docgen_jetstream_consumer_ack_pending', async () => (await read()).map((c) => ({ labels: c.labels, value: c.ackPending }))),
+    metrics.registerGaugeCollector('docgen_jetstream_consumer_pending', async () =>
+      (await read()).map((c) => ({ labels: c.labels, value: c.pending })),
+    ),
+    metrics.registerGaugeCollector('docgen_jetstream_consumer_ack_pending', async () =>
+      (await read()).map((c) => ({ labels: c.labels, value: c.ackPending })),
+    ),
   ];
   return () => {
     for (const u of unregister) u();

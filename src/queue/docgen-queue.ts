@@ -3,7 +3,14 @@
 // the active trace context in the message headers.
 import { SpanKind, traceHeaders, withSpan } from '../ops/tracing.ts';
 import type { NatsQueue } from './jetstream.ts';
-import { deliveryJobsSubject, finalEventMsgId, finalEventSubject, renderJobsSubject, type DeliveryJob, type FinalEvent } from './messages.ts';
+import {
+  deliveryJobsSubject,
+  finalEventMsgId,
+  finalEventSubject,
+  renderJobsSubject,
+  type DeliveryJob,
+  type FinalEvent,
+} from './messages.ts';
 
 export interface DocgenQueue {
   nats: NatsQueue;
@@ -18,21 +25,35 @@ export function createDocgenQueue(nats: NatsQueue): DocgenQueue {
   // Each publish is a PRODUCER span; the message carries its context, so the consumer's span
   // is its child (one trace per generation across processes).
   const publish = (what: string, subject: string, data: object, msgId: string, attributes: Record<string, string>) =>
-    withSpan(`publish ${what}`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject, ...attributes } }, async () => {
-      await nats.publish(subject, data, msgId, traceHeaders());
-    });
+    withSpan(
+      `publish ${what}`,
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject, ...attributes },
+      },
+      async () => {
+        await nats.publish(subject, data, msgId, traceHeaders());
+      },
+    );
   return {
     nats,
     async publishRenderJob(generationId, msgId) {
-      await publish('render job', renderJobsSubject(prefix), { generationId }, msgId, { 'docgen.generation.id': generationId });
+      await publish('render job', renderJobsSubject(prefix), { generationId }, msgId, {
+        'docgen.generation.id': generationId,
+      });
     },
     async publishFinalEvent(event) {
-      await publish('final event', finalEventSubject(prefix, event.event), event, finalEventMsgId(event), { 'docgen.generation.id': event.generationId, 'docgen.event': event.event });
+      await publish('final event', finalEventSubject(prefix, event.event), event, finalEventMsgId(event), {
+        'docgen.generation.id': event.generationId,
+        'docgen.event': event.event,
+      });
     },
     async publishDeliveryJob(job, msgId) {
       const message: DeliveryJob = { deliveryId: job.deliveryId };
       if (job.endpointId !== undefined) message.endpointId = job.endpointId;
-      await publish('delivery job', deliveryJobsSubject(prefix), message, msgId, { 'docgen.delivery.id': job.deliveryId });
+      await publish('delivery job', deliveryJobsSubject(prefix), message, msgId, {
+        'docgen.delivery.id': job.deliveryId,
+      });
     },
   };
 }

@@ -48,9 +48,27 @@ const EVENTS_MAX_AGE_MS = 7 * 24 * 3_600_000;
 function desiredStreams(prefix: string): Array<Partial<StreamConfig> & { name: string }> {
   const base = { storage: StorageType.File, duplicate_window: nanos(DUPLICATE_WINDOW_MS), num_replicas: 1 };
   return [
-    { ...base, name: renderStreamName(prefix), subjects: [renderJobsSubject(prefix)], retention: RetentionPolicy.Workqueue, max_age: 0 },
-    { ...base, name: eventsStreamName(prefix), subjects: [eventsWildcardSubject(prefix)], retention: RetentionPolicy.Limits, max_age: nanos(EVENTS_MAX_AGE_MS) },
-    { ...base, name: deliveriesStreamName(prefix), subjects: [deliveryJobsSubject(prefix)], retention: RetentionPolicy.Workqueue, max_age: 0 },
+    {
+      ...base,
+      name: renderStreamName(prefix),
+      subjects: [renderJobsSubject(prefix)],
+      retention: RetentionPolicy.Workqueue,
+      max_age: 0,
+    },
+    {
+      ...base,
+      name: eventsStreamName(prefix),
+      subjects: [eventsWildcardSubject(prefix)],
+      retention: RetentionPolicy.Limits,
+      max_age: nanos(EVENTS_MAX_AGE_MS),
+    },
+    {
+      ...base,
+      name: deliveriesStreamName(prefix),
+      subjects: [deliveryJobsSubject(prefix)],
+      retention: RetentionPolicy.Workqueue,
+      max_age: 0,
+    },
   ];
 }
 
@@ -140,7 +158,10 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
     });
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    throw unavailable(`Cannot reach NATS at ${options.servers.join(', ')}: ${reason}. Check DOCGEN_NATS_URL and that JetStream is enabled.`, err);
+    throw unavailable(
+      `Cannot reach NATS at ${options.servers.join(', ')}: ${reason}. Check DOCGEN_NATS_URL and that JetStream is enabled.`,
+      err,
+    );
   }
 
   let connected = true;
@@ -195,7 +216,11 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
     }
   }
 
-  async function ensureConsumer(stream: string, durableName: string, consumerOptions: EnsureConsumerOptions): Promise<StreamAction> {
+  async function ensureConsumer(
+    stream: string,
+    durableName: string,
+    consumerOptions: EnsureConsumerOptions,
+  ): Promise<StreamAction> {
     const desired: Partial<ConsumerConfig> = {
       durable_name: durableName,
       ack_policy: AckPolicy.Explicit,
@@ -220,7 +245,9 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
     }
     const c = current.config;
     if (c.ack_policy !== AckPolicy.Explicit || c.deliver_subject) {
-      throw failedPrecondition(`JetStream consumer ${stream}/${durableName} exists but is not an explicit-ack pull consumer; delete it (nats consumer rm ${stream} ${durableName}).`);
+      throw failedPrecondition(
+        `JetStream consumer ${stream}/${durableName} exists but is not an explicit-ack pull consumer; delete it (nats consumer rm ${stream} ${durableName}).`,
+      );
     }
     const upToDate =
       c.ack_wait === desired.ack_wait &&
@@ -267,7 +294,10 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
           hdrs = natsHeaders();
           for (const [name, value] of Object.entries(headers)) hdrs.set(name, value);
         }
-        const ack = await js.publish(subject, JSON.stringify(data), { msgID: msgId, ...(hdrs ? { headers: hdrs } : {}) });
+        const ack = await js.publish(subject, JSON.stringify(data), {
+          msgID: msgId,
+          ...(hdrs ? { headers: hdrs } : {}),
+        });
         return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);

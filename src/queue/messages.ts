@@ -28,7 +28,11 @@ export interface QueueNames {
 
 export function queueNames(prefix: string): QueueNames {
   return {
-    streams: { render: renderStreamName(prefix), events: eventsStreamName(prefix), deliveries: deliveriesStreamName(prefix) },
+    streams: {
+      render: renderStreamName(prefix),
+      events: eventsStreamName(prefix),
+      deliveries: deliveriesStreamName(prefix),
+    },
     subjects: {
       renderJobs: renderJobsSubject(prefix),
       eventsWildcard: eventsWildcardSubject(prefix),
@@ -103,8 +107,10 @@ export function parseFinalEvent(data: unknown): FinalEvent | string {
   if (!isPlainObject(data)) return 'the event is not a JSON object';
   const e = data as Record<string, unknown>;
   if (typeof e.eventId !== 'string' || !parseId('event', e.eventId)) return 'eventId is not an evt_… id';
-  if (typeof e.event !== 'string' || !(FINAL_EVENTS as readonly string[]).includes(e.event)) return `unknown event ${JSON.stringify(e.event)}`;
-  if (typeof e.generationId !== 'string' || !parseId('generation', e.generationId)) return 'generationId is not a gen_… id';
+  if (typeof e.event !== 'string' || !(FINAL_EVENTS as readonly string[]).includes(e.event))
+    return `unknown event ${JSON.stringify(e.event)}`;
+  if (typeof e.generationId !== 'string' || !parseId('generation', e.generationId))
+    return 'generationId is not a gen_… id';
   if (typeof e.workspaceId !== 'string' || !parseId('workspace', e.workspaceId)) return 'workspaceId is not a ws_… id';
   if (!Number.isSafeInteger(e.timestamp) || (e.timestamp as number) < 0) return 'timestamp is not whole Unix seconds';
   if (e.error !== undefined && typeof e.error !== 'string') return 'error is not a string';

@@ -57,12 +57,21 @@ export interface RequestPreviewOptions {
  * render process is subscribed or none answers in time, VALIDATION_ERROR when the request
  * cannot be sent (too large). Render failures are returned, not thrown.
  */
-export function requestPreview(nc: NatsConnection, request: PreviewRequest, options: RequestPreviewOptions): Promise<PreviewReply> {
+export function requestPreview(
+  nc: NatsConnection,
+  request: PreviewRequest,
+  options: RequestPreviewOptions,
+): Promise<PreviewReply> {
   const payload = gzipSync(JSON.stringify(request));
   const maxPayload = nc.info?.max_payload ?? 1024 * 1024;
   if (payload.length > maxPayload - PART_HEADROOM) {
     return Promise.reject(
-      validationError([{ field: 'content', issue: `is too large to preview (${payload.length} bytes compressed; NATS carries at most ${maxPayload - PART_HEADROOM})` }]),
+      validationError([
+        {
+          field: 'content',
+          issue: `is too large to preview (${payload.length} bytes compressed; NATS carries at most ${maxPayload - PART_HEADROOM})`,
+        },
+      ]),
     );
   }
   const inbox = createInbox();
@@ -75,14 +84,27 @@ export function requestPreview(nc: NatsConnection, request: PreviewRequest, opti
       outcome();
     };
     const timer = setTimeout(
-      () => finish(() => reject(unavailable(`No render worker answered the preview within ${Math.round(options.timeoutMs / 1000)} s; the render role may be overloaded or stopping`))),
+      () =>
+        finish(() =>
+          reject(
+            unavailable(
+              `No render worker answered the preview within ${Math.round(options.timeoutMs / 1000)} s; the render role may be overloaded or stopping`,
+            ),
+          ),
+        ),
       options.timeoutMs,
     );
     const sub = nc.subscribe(inbox, {
       callback: (err, msg) => {
         if (err) return finish(() => reject(unavailable(`Preview request failed: ${err.message}`, err)));
         if (msg.data.length === 0 && (msg.headers?.status === '503' || msg.headers?.code === 503)) {
-          return finish(() => reject(unavailable('No render worker is running: previews render on the render role (docgen serve --role render); start one and retry')));
+          return finish(() =>
+            reject(
+              unavailable(
+                'No render worker is running: previews render on the render role (docgen serve --role render); start one and retry',
+              ),
+            ),
+          );
         }
         const [index, count] = (msg.headers?.get(PART_HEADER) ?? '1/1').split('/').map(Number) as [number, number];
         if (!(index >= 1 && count >= index) || parts[index - 1]) return;
@@ -110,7 +132,11 @@ export function requestPreview(nc: NatsConnection, request: PreviewRequest, opti
 
 function decodeReply(buffer: Buffer): PreviewReply {
   const length = buffer.readUInt32BE(0);
-  const head = JSON.parse(buffer.subarray(4, 4 + length).toString('utf8')) as { ok: boolean; renderMs?: number; error?: PreviewFailure };
+  const head = JSON.parse(buffer.subarray(4, 4 + length).toString('utf8')) as {
+    ok: boolean;
+    renderMs?: number;
+    error?: PreviewFailure;
+  };
   if (head.ok) return { ok: true, pdf: new Uint8Array(buffer.subarray(4 + length)), renderMs: head.renderMs ?? 0 };
   return { ok: false, error: head.error ?? { code: 'INTERNAL', message: 'Preview failed' } };
 }
@@ -210,7 +236,10 @@ export function servePreviews(nc: NatsConnection, options: ServePreviewsOptions)
       if (err) return options.onError?.(err);
       if (!msg.reply) return;
       if (active >= options.concurrency && waiting.length >= maxWaiting) {
-        reply(msg, { ok: false, error: { code: 'BUSY', message: 'The render workers are busy with other previews; retry shortly' } });
+        reply(msg, {
+          ok: false,
+          error: { code: 'BUSY', message: 'The render workers are busy with other previews; retry shortly' },
+        });
         options.onOutcome?.('busy', 0);
         return;
       }

@@ -50,7 +50,10 @@ export function createAssetLoader(deps: AssetLoaderDeps): AssetSource {
       const missing = names.filter((_, i) => !docs[i]);
       if (missing.length > 0) {
         const list = missing.map((n) => JSON.stringify(n)).join(', ');
-        throw new RenderError('MISSING_ASSET', `The template uses asset ${list}, which the workspace does not have; upload it (docgen admin asset upload) or fix the name`);
+        throw new RenderError(
+          'MISSING_ASSET',
+          `The template uses asset ${list}, which the workspace does not have; upload it (docgen admin asset upload) or fix the name`,
+        );
       }
       const result = new Map<string, LoadedAsset>();
       await Promise.all(

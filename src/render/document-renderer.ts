@@ -90,13 +90,15 @@ function pageFurniture(template: string, style: string, assets: RenderAssets): s
 
 function checkContent(content: TemplateVersionContent): void {
   const problems: string[] = [];
-  if (content === null || typeof content !== 'object') throw new RenderError('INVALID_TEMPLATE', 'The template version has no content');
+  if (content === null || typeof content !== 'object')
+    throw new RenderError('INVALID_TEMPLATE', 'The template version has no content');
   if (typeof content.body !== 'string') problems.push('body is not a string');
   if (typeof content.css !== 'string') problems.push('css is not a string');
   if (content.partials === null || typeof content.partials !== 'object') problems.push('partials is not an object');
   if (!Array.isArray(content.variables)) problems.push('variables is not a list');
   problems.push(...validatePdfOptions(content.pdfOptions));
-  if (problems.length > 0) throw new RenderError('INVALID_TEMPLATE', `The template version is invalid: ${problems.join('; ')}`);
+  if (problems.length > 0)
+    throw new RenderError('INVALID_TEMPLATE', `The template version is invalid: ${problems.join('; ')}`);
 }
 
 export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRenderer {
@@ -111,39 +113,56 @@ export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRend
         const values = resolveVariables(c.variables, variables);
         const onStage = options.onStage;
         const liquid = await withSpan('liquid render', {}, () =>
-          timeStage(onStage, 'liquid', () => deps.liquid.render(
-            {
-              body: c.body,
-              css: c.css,
-              partials: c.partials,
-              headerTemplate: o.headerTemplate,
-              footerTemplate: o.footerTemplate,
-              firstPageHeaderTemplate: o.firstPageHeaderTemplate,
-              firstPageFooterTemplate: o.firstPageFooterTemplate,
-              title: c.title,
-              defaultTitle: options.templateName ?? '',
-              language: c.metadata.language,
-              variables: values,
-            },
-            { deadline },
-          )),
+          timeStage(onStage, 'liquid', () =>
+            deps.liquid.render(
+              {
+                body: c.body,
+                css: c.css,
+                partials: c.partials,
+                headerTemplate: o.headerTemplate,
+                footerTemplate: o.footerTemplate,
+                firstPageHeaderTemplate: o.firstPageHeaderTemplate,
+                firstPageFooterTemplate: o.firstPageFooterTemplate,
+                title: c.title,
+                defaultTitle: options.templateName ?? '',
+                language: c.metadata.language,
+                variables: values,
+              },
+              { deadline },
+            ),
+          ),
         );
         let assets: RenderAssets = new Map();
         if (liquid.assets.length > 0) {
-          if (!deps.assets || !options.workspaceId) throw new RenderError('MISSING_ASSET', 'This renderer has no workspace assets; asset_url cannot be used here');
+          if (!deps.assets || !options.workspaceId)
+            throw new RenderError(
+              'MISSING_ASSET',
+              'This renderer has no workspace assets; asset_url cannot be used here',
+            );
           const workspaceId = options.workspaceId;
           assets = await timeStage(onStage, 'assets', () => deps.assets!.load(workspaceId, liquid.assets));
         }
-        const headerFooter = o.headerTemplate !== '' || o.footerTemplate !== '' || o.firstPageHeaderTemplate !== '' || o.firstPageFooterTemplate !== '';
+        const headerFooter =
+          o.headerTemplate !== '' ||
+          o.footerTemplate !== '' ||
+          o.firstPageHeaderTemplate !== '' ||
+          o.firstPageFooterTemplate !== '';
         const style = headerFooter ? styleElement(furnitureCss(inlineAssets(liquid.css, assets))) : '';
         const furniture = (t: string) => pageFurniture(t, style, assets);
-        const pdfOptions: PdfOptions = { ...o, headerTemplate: furniture(liquid.headerTemplate), footerTemplate: furniture(liquid.footerTemplate) };
+        const pdfOptions: PdfOptions = {
+          ...o,
+          headerTemplate: furniture(liquid.headerTemplate),
+          footerTemplate: furniture(liquid.footerTemplate),
+        };
         const remaining = () => {
           const left = deadline - Date.now();
           if (left <= 0) throw new RenderError('RENDER_TIMEOUT', `Rendering did not finish within ${timeoutMs} ms`);
           return left;
         };
-        const print = (opts: PdfOptions) => withSpan('chromium print pdf', {}, () => deps.pool.printPdf(liquid.html, opts, { timeoutMs: remaining(), assets, onStage }));
+        const print = (opts: PdfOptions) =>
+          withSpan('chromium print pdf', {}, () =>
+            deps.pool.printPdf(liquid.html, opts, { timeoutMs: remaining(), assets, onStage }),
+          );
         let firstPage: Buffer | undefined;
         let pdf: Buffer;
         if (o.firstPageHeaderTemplate !== '' || o.firstPageFooterTemplate !== '') {
@@ -151,8 +170,14 @@ export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRend
           // whole (so totalPages stays right), and take its first page.
           const firstOptions: PdfOptions = {
             ...pdfOptions,
-            headerTemplate: liquid.firstPageHeaderTemplate === '' ? pdfOptions.headerTemplate : furniture(liquid.firstPageHeaderTemplate),
-            footerTemplate: liquid.firstPageFooterTemplate === '' ? pdfOptions.footerTemplate : furniture(liquid.firstPageFooterTemplate),
+            headerTemplate:
+              liquid.firstPageHeaderTemplate === ''
+                ? pdfOptions.headerTemplate
+                : furniture(liquid.firstPageHeaderTemplate),
+            footerTemplate:
+              liquid.firstPageFooterTemplate === ''
+                ? pdfOptions.footerTemplate
+                : furniture(liquid.firstPageFooterTemplate),
           };
           [pdf, firstPage] = await Promise.all([print(pdfOptions), print(firstOptions)]);
         } else {

@@ -47,11 +47,17 @@ export class OutboxSweeper {
     for (const doc of stranded) {
       const id = formatId('generation', doc._id);
       // The API's own publish used the bare id: if it did reach JetStream, this one is dropped.
-      const msgId = doc.status === 'PENDING' && doc.jobPublishedAt === null ? renderJobMsgId(id) : renderJobRepublishMsgId(id, doc.attempts, now);
+      const msgId =
+        doc.status === 'PENDING' && doc.jobPublishedAt === null
+          ? renderJobMsgId(id)
+          : renderJobRepublishMsgId(id, doc.attempts, now);
       await this.deps.publishJob(id, msgId);
       await generations.markJobPublished(doc._id, now);
     }
-    const unpublished = await generations.findUnpublishedEvents(new Date(now.getTime() - this.deps.publishGraceMs), 200);
+    const unpublished = await generations.findUnpublishedEvents(
+      new Date(now.getTime() - this.deps.publishGraceMs),
+      200,
+    );
     for (const doc of unpublished) await this.deps.publishEvent(doc);
   }
 }

@@ -20,7 +20,13 @@ export interface FinishOptions {
 
 export function needsFinishing(options: FinishOptions): boolean {
   const m = options.metadata;
-  return options.firstPage !== undefined || Boolean(options.protection) || m.author !== '' || m.subject !== '' || m.keywords !== '';
+  return (
+    options.firstPage !== undefined ||
+    Boolean(options.protection) ||
+    m.author !== '' ||
+    m.subject !== '' ||
+    m.keywords !== ''
+  );
 }
 
 export async function finishPdf(pdf: Buffer, options: FinishOptions): Promise<Buffer> {
@@ -41,7 +47,13 @@ export async function finishPdf(pdf: Buffer, options: FinishOptions): Promise<Bu
     }
     if (m.author !== '') doc.setAuthor(m.author);
     if (m.subject !== '') doc.setSubject(m.subject);
-    if (m.keywords !== '') doc.setKeywords(m.keywords.split(',').map((k) => k.trim()).filter(Boolean));
+    if (m.keywords !== '')
+      doc.setKeywords(
+        m.keywords
+          .split(',')
+          .map((k) => k.trim())
+          .filter(Boolean),
+      );
     out = Buffer.from(await doc.save({ updateFieldAppearances: false }));
   }
   if (options.protection) out = await encryptPdf(out, options.protection);
@@ -74,9 +86,16 @@ export async function encryptPdf(pdf: Buffer, p: PdfProtection): Promise<Buffer>
       execFile('qpdf', [`@${args}`], { timeout: 30_000 }, (err, _stdout, stderr) => {
         if (!err) return resolve();
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-          return reject(new RenderError('INTERNAL', 'PDF protection needs qpdf, which is not installed on the render host (Debian package qpdf)'));
+          return reject(
+            new RenderError(
+              'INTERNAL',
+              'PDF protection needs qpdf, which is not installed on the render host (Debian package qpdf)',
+            ),
+          );
         }
-        reject(new RenderError('INTERNAL', 'Encrypting the PDF failed', { cause: new Error(String(stderr).slice(0, 500)) }));
+        reject(
+          new RenderError('INTERNAL', 'Encrypting the PDF failed', { cause: new Error(String(stderr).slice(0, 500)) }),
+        );
       });
     });
     return await readFile(output);

@@ -78,21 +78,33 @@ export function validatePdfOptions(options: unknown, { rendered = false }: { ren
       const paper = PAPER_INCHES[size as PageSize];
       const width = o.landscape ? paper.height : paper.width;
       const height = o.landscape ? paper.width : paper.height;
-      if (inches.left! + inches.right! >= width) problems.push('pdfOptions.margins: left + right leave no room on the page');
-      if (inches.top! + inches.bottom! >= height) problems.push('pdfOptions.margins: top + bottom leave no room on the page');
+      if (inches.left! + inches.right! >= width)
+        problems.push('pdfOptions.margins: left + right leave no room on the page');
+      if (inches.top! + inches.bottom! >= height)
+        problems.push('pdfOptions.margins: top + bottom leave no room on the page');
     }
   }
-  for (const field of ['headerTemplate', 'footerTemplate', 'firstPageHeaderTemplate', 'firstPageFooterTemplate'] as const) {
+  for (const field of [
+    'headerTemplate',
+    'footerTemplate',
+    'firstPageHeaderTemplate',
+    'firstPageFooterTemplate',
+  ] as const) {
     const value = o[field];
     if (value === undefined && field.startsWith('firstPage')) continue;
     if (typeof value !== 'string') problems.push(`pdfOptions.${field} must be a string ('' for none)`);
-    else if (!rendered && value.length > MAX_HEADER_FOOTER_CHARS) problems.push(`pdfOptions.${field} is longer than ${MAX_HEADER_FOOTER_CHARS} characters`);
+    else if (!rendered && value.length > MAX_HEADER_FOOTER_CHARS)
+      problems.push(`pdfOptions.${field} is longer than ${MAX_HEADER_FOOTER_CHARS} characters`);
   }
   // Absent on versions stored before these options existed: the defaults apply.
   if (o.scale !== undefined && !(typeof o.scale === 'number' && o.scale >= 0.1 && o.scale <= 2)) {
     problems.push(`pdfOptions.scale ${JSON.stringify(o.scale)} is out of range; use 0.1 to 2`);
   }
-  if (o.pageRanges !== undefined && o.pageRanges !== '' && !(typeof o.pageRanges === 'string' && PAGE_RANGES.test(o.pageRanges))) {
+  if (
+    o.pageRanges !== undefined &&
+    o.pageRanges !== '' &&
+    !(typeof o.pageRanges === 'string' && PAGE_RANGES.test(o.pageRanges))
+  ) {
     problems.push(`pdfOptions.pageRanges ${JSON.stringify(o.pageRanges)} is not a page range list; use e.g. "1-3, 5"`);
   }
   return problems;

@@ -6,7 +6,13 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../ops/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { unavailable } from '../domain/errors.ts';
-import { requestPreview, servePreviews, type PreviewFailure, type PreviewRequest, type PreviewServer } from '../queue/preview-channel.ts';
+import {
+  requestPreview,
+  servePreviews,
+  type PreviewFailure,
+  type PreviewRequest,
+  type PreviewServer,
+} from '../queue/preview-channel.ts';
 import type { DocumentRenderer } from './document-renderer.ts';
 import { isRenderErrorCode, RenderError } from './render-error.ts';
 
@@ -22,7 +28,10 @@ export interface PreviewServiceOptions {
 /** What the requester learns of a failed preview: the render error's code and words, never internals. */
 export function previewFailureOf(err: unknown): PreviewFailure {
   if (err instanceof RenderError) {
-    const failure: PreviewFailure = { code: err.code, message: err.kind === 'permanent' ? err.message : `${err.message}; retry the preview` };
+    const failure: PreviewFailure = {
+      code: err.code,
+      message: err.kind === 'permanent' ? err.message : `${err.message}; retry the preview`,
+    };
     if (err.diagnostic) failure.diagnostic = err.diagnostic;
     return failure;
   }
@@ -31,7 +40,9 @@ export function previewFailureOf(err: unknown): PreviewFailure {
 
 /** RenderError again on the requesting side, so callers handle one error type. */
 export function renderErrorOf(failure: PreviewFailure): RenderError {
-  return new RenderError(isRenderErrorCode(failure.code) ? failure.code : 'INTERNAL', failure.message, { diagnostic: failure.diagnostic });
+  return new RenderError(isRenderErrorCode(failure.code) ? failure.code : 'INTERNAL', failure.message, {
+    diagnostic: failure.diagnostic,
+  });
 }
 
 export function startPreviewService(nc: NatsConnection, options: PreviewServiceOptions): PreviewServer {
@@ -39,9 +50,11 @@ export function startPreviewService(nc: NatsConnection, options: PreviewServiceO
   return servePreviews(nc, {
     subject: options.subject,
     concurrency: options.concurrency,
-    render: async (request) => (await options.renderer.render(request.content, request.variables, request.options ?? {})).pdf,
+    render: async (request) =>
+      (await options.renderer.render(request.content, request.variables, request.options ?? {})).pdf,
     describeFailure: (err) => {
-      if (!(err instanceof RenderError) || err.kind === 'transient') logger.warn('preview render failed', { err: String(err) });
+      if (!(err instanceof RenderError) || err.kind === 'transient')
+        logger.warn('preview render failed', { err: String(err) });
       return previewFailureOf(err);
     },
     onOutcome: (outcome, ms) => {
@@ -65,11 +78,18 @@ export type PreviewRenderer = (
  * or all are busy, and the render's own RenderError when it failed (the same codes, messages
  * and Liquid positions a generation would get).
  */
-export function createPreviewClient(nc: NatsConnection, options: { subject: string; timeoutMs: number }): PreviewRenderer {
+export function createPreviewClient(
+  nc: NatsConnection,
+  options: { subject: string; timeoutMs: number },
+): PreviewRenderer {
   return async (content, variables, renderOptions) => {
     // The sample data travels as the variables when it is what the preview uses; not twice.
     const { sampleData: _unused, ...rest } = content;
-    const reply = await requestPreview(nc, { content: rest, variables, ...(renderOptions ? { options: renderOptions } : {}) }, options);
+    const reply = await requestPreview(
+      nc,
+      { content: rest, variables, ...(renderOptions ? { options: renderOptions } : {}) },
+      options,
+    );
     if (reply.ok) return { pdf: reply.pdf, renderMs: reply.renderMs };
     if (reply.error.code === 'BUSY') throw unavailable(reply.error.message);
     throw renderErrorOf(reply.error);

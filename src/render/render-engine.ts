@@ -61,7 +61,10 @@ function eventHandler(deps: RenderEngineDeps): (event: BrowserPoolEvent) => void
         logger?.warn('chromium crashed; replacing it', { pid: event.pid });
         break;
       case 'stale-profiles-removed':
-        logger?.info('removed Chromium profiles left by processes that died', { count: event.names.length, dirs: event.names });
+        logger?.info('removed Chromium profiles left by processes that died', {
+          count: event.names.length,
+          dirs: event.names,
+        });
         break;
       case 'sandbox-unavailable':
         logger?.warn('chromium sandbox unavailable (no user namespaces); running without it');
@@ -75,7 +78,10 @@ function eventHandler(deps: RenderEngineDeps): (event: BrowserPoolEvent) => void
   };
 }
 
-export async function createRenderEngine(config: RenderEngineConfig, deps: RenderEngineDeps = {}): Promise<RenderEngine> {
+export async function createRenderEngine(
+  config: RenderEngineConfig,
+  deps: RenderEngineDeps = {},
+): Promise<RenderEngine> {
   if (config.userDataDir) mkdirSync(config.userDataDir, { recursive: true });
   // Liquid is ~1 ms of a render: a process per core is plenty, more only costs memory (~40 MB each).
   const liquid = new LiquidRenderer({

@@ -65,7 +65,11 @@ export class RenderError extends Error {
   /** Where in the template a Liquid error happened, when known (previews show it at its line). */
   readonly diagnostic: TemplateDiagnostic | undefined;
 
-  constructor(code: RenderErrorCode, message: string, options: { cause?: unknown; diagnostic?: TemplateDiagnostic | undefined } = {}) {
+  constructor(
+    code: RenderErrorCode,
+    message: string,
+    options: { cause?: unknown; diagnostic?: TemplateDiagnostic | undefined } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'RenderError';
     this.code = code;
@@ -96,7 +100,11 @@ export function isPermanentCode(code: RenderErrorCode): boolean {
 /** Wraps anything thrown inside the engine; RenderErrors pass through unchanged. */
 export function toRenderError(err: unknown, fallback: RenderErrorCode = 'INTERNAL'): RenderError {
   if (err instanceof RenderError) return err;
-  return new RenderError(fallback, fallback === 'INTERNAL' ? 'Internal render error' : String((err as Error)?.message ?? err), {
-    cause: err,
-  });
+  return new RenderError(
+    fallback,
+    fallback === 'INTERNAL' ? 'Internal render error' : String((err as Error)?.message ?? err),
+    {
+      cause: err,
+    },
+  );
 }

@@ -26,7 +26,11 @@ export interface JobControl {
 }
 
 export interface DocumentRendererLike {
-  render(content: TemplateVersionContent, variables: JsonObject, options?: { workspaceId?: string; templateName?: string; onStage?: StageObserver | undefined }): Promise<{ pdf: Buffer }>;
+  render(
+    content: TemplateVersionContent,
+    variables: JsonObject,
+    options?: { workspaceId?: string; templateName?: string; onStage?: StageObserver | undefined },
+  ): Promise<{ pdf: Buffer }>;
 }
 
 export interface PdfStore {
@@ -40,7 +44,10 @@ export interface FinalEventPublisher {
 }
 
 export interface RenderOutcomeListener {
-  (outcome: 'completed' | 'failed' | 'retried' | 'skipped', info: { generationId: string; durationMs: number; error?: string }): void;
+  (
+    outcome: 'completed' | 'failed' | 'retried' | 'skipped',
+    info: { generationId: string; durationMs: number; error?: string },
+  ): void;
 }
 
 /** Transient failures are retried after these delays (attempt 1 -> 2, 2 -> 3). */
@@ -139,21 +146,28 @@ export class RenderPipeline {
     this.deps.onStart?.({ generationId: job.generationId, attempt: doc.attempts });
     // Retries wait out their back-off on purpose: only a first attempt's wait is queueing.
     if (doc.attempts === 1) onStage?.('queue_wait', Math.max(0, Date.now() - doc.createdAt.getTime()));
-    const heartbeat = setInterval(() => {
-      control.working();
-      const sentAt = performance.now();
-      generations
-        .extendLease(id, this.workerId, this.deps.leaseMs)
-        .then((held) => {
-          if (held) leaseConfirmedAt = Math.max(leaseConfirmedAt, sentAt);
-        })
-        .catch(() => {});
-    }, Math.max(1000, Math.floor(this.deps.leaseMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        control.working();
+        const sentAt = performance.now();
+        generations
+          .extendLease(id, this.workerId, this.deps.leaseMs)
+          .then((held) => {
+            if (held) leaseConfirmedAt = Math.max(leaseConfirmedAt, sentAt);
+          })
+          .catch(() => {});
+      },
+      Math.max(1000, Math.floor(this.deps.leaseMs / 3)),
+    );
     let templateVersion: number | undefined;
     try {
       const { content, version, templateName } = await timeStage(onStage, 'template', () => this.publishedVersion(doc));
       templateVersion = version;
-      const { pdf } = await this.deps.renderer.render(content, doc.data, { workspaceId: formatId('workspace', doc.workspaceId), templateName, onStage });
+      const { pdf } = await this.deps.renderer.render(content, doc.data, {
+        workspaceId: formatId('workspace', doc.workspaceId),
+        templateName,
+        onStage,
+      });
       const key = outputKeyFor(doc);
       // A worker whose lease was taken over must not overwrite the new owner's PDF (the key
       // is the generation's). Nobody can take the generation over before the lease written last
@@ -161,15 +175,25 @@ export class RenderPipeline {
       // other half is the margin for the upload and for clocks); an older one is confirmed again
       // before writing. Most renders take far less than half a lease: no database round trip.
       const leaseIsFresh = performance.now() - leaseConfirmedAt < this.deps.leaseMs / 2;
-      if (!leaseIsFresh && !(await timeStage(onStage, 'lease_check', () => generations.extendLease(id, this.workerId, this.deps.leaseMs)))) {
+      if (
+        !leaseIsFresh &&
+        !(await timeStage(onStage, 'lease_check', () => generations.extendLease(id, this.workerId, this.deps.leaseMs)))
+      ) {
         await control.ack();
         this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
         return;
       }
-      await withSpan('object store put pdf', { kind: SpanKind.CLIENT, attributes: { 'docgen.object.key': key, 'docgen.object.bytes': pdf.length } }, () =>
-        timeStage(onStage, 'upload', () => this.deps.store.putPdf(key, pdf, { downloadFilename: `${formatId('generation', doc._id)}.pdf` })),
+      await withSpan(
+        'object store put pdf',
+        { kind: SpanKind.CLIENT, attributes: { 'docgen.object.key': key, 'docgen.object.bytes': pdf.length } },
+        () =>
+          timeStage(onStage, 'upload', () =>
+            this.deps.store.putPdf(key, pdf, { downloadFilename: `${formatId('generation', doc._id)}.pdf` }),
+          ),
       );
-      const completed = await timeStage(onStage, 'complete', () => generations.complete(id, this.workerId, key, version));
+      const completed = await timeStage(onStage, 'complete', () =>
+        generations.complete(id, this.workerId, key, version),
+      );
       if (completed) {
         await timeStage(onStage, 'event', () => this.publishEvent(completed));
         this.deps.onOutcome?.('completed', { generationId: job.generationId, durationMs: performance.now() - started });
@@ -199,7 +223,11 @@ export class RenderPipeline {
         const code = isRenderError(err) ? err.code : null;
         await generations.releaseForRetry(id, this.workerId, message, new Date(Date.now() + delayMs), code);
         await control.nak(delayMs);
-        this.deps.onOutcome?.('retried', { generationId: job.generationId, durationMs: performance.now() - started, error: message });
+        this.deps.onOutcome?.('retried', {
+          generationId: job.generationId,
+          durationMs: performance.now() - started,
+          error: message,
+        });
       }
     } finally {
       clearInterval(heartbeat);
@@ -213,7 +241,14 @@ export class RenderPipeline {
     await this.deps.generations.markEventPublished(doc._id);
   }
 
-  private async finishFailed(id: ObjectId, error: string, templateVersion: number | undefined, control: JobControl, started: number, generationId: string) {
+  private async finishFailed(
+    id: ObjectId,
+    error: string,
+    templateVersion: number | undefined,
+    control: JobControl,
+    started: number,
+    generationId: string,
+  ) {
     const failed = await this.deps.generations.fail(id, this.workerId, error, templateVersion);
     if (failed) {
       await this.publishEvent(failed);
@@ -223,7 +258,9 @@ export class RenderPipeline {
   }
 
   /** The version published now (docs/interface.md#lifecycle: at processing time), or a permanent failure. */
-  private async publishedVersion(doc: GenerationDoc): Promise<{ content: TemplateVersionContent; version: number; templateName: string }> {
+  private async publishedVersion(
+    doc: GenerationDoc,
+  ): Promise<{ content: TemplateVersionContent; version: number; templateName: string }> {
     const template = doc.templateId ? await this.deps.templates.get(doc.templateId) : null;
     if (!template || !template.workspaceId.equals(doc.workspaceId)) {
       throw new RenderError('TEMPLATE_UNAVAILABLE', `Template "${doc.templateRef}" does not exist`);
@@ -232,7 +269,10 @@ export class RenderPipeline {
       throw new RenderError('TEMPLATE_UNAVAILABLE', `Template "${doc.templateRef}" (${template.name}) is archived`);
     }
     if (template.publishedVersion === 0) {
-      throw new RenderError('TEMPLATE_UNAVAILABLE', `Template "${doc.templateRef}" (${template.name}) has no published version`);
+      throw new RenderError(
+        'TEMPLATE_UNAVAILABLE',
+        `Template "${doc.templateRef}" (${template.name}) has no published version`,
+      );
     }
     const cacheKey = `${template._id.toHexString()}:${template.publishedVersion}`;
     let content = this.versions.get(cacheKey);

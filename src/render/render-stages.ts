@@ -41,7 +41,11 @@ export type RenderStage = (typeof RENDER_STAGES)[number];
 export type StageObserver = (stage: RenderStage, ms: number) => void;
 
 /** Runs `step`, telling `observer` how long it took (also when it fails). */
-export async function timeStage<T>(observer: StageObserver | undefined, stage: RenderStage, step: () => Promise<T>): Promise<T> {
+export async function timeStage<T>(
+  observer: StageObserver | undefined,
+  stage: RenderStage,
+  step: () => Promise<T>,
+): Promise<T> {
   if (!observer) return step();
   const started = performance.now();
   try {

@@ -26,16 +26,28 @@ export const clientAddressKey = createContextKey<string>('unknown', { descriptio
  * X-Forwarded-For, the entry that many hops from the right (entries further left are the
  * client's own claims and prove nothing).
  */
-export function adminContextValues(trustedProxyHops: number): (req: IncomingMessage | Http2ServerRequest) => ContextValues {
+export function adminContextValues(
+  trustedProxyHops: number,
+): (req: IncomingMessage | Http2ServerRequest) => ContextValues {
   return (req) => {
     const values = createContextValues();
-    values.set(clientAddressKey, clientAddress(req.socket?.remoteAddress, req.headers['x-forwarded-for'], trustedProxyHops));
+    values.set(
+      clientAddressKey,
+      clientAddress(req.socket?.remoteAddress, req.headers['x-forwarded-for'], trustedProxyHops),
+    );
     return values;
   };
 }
 
-export function clientAddress(peer: string | undefined, forwardedFor: string | string[] | undefined, trustedProxyHops: number): string {
-  const forwarded = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : (forwardedFor ?? '')).split(',').map((a) => a.trim()).filter(Boolean);
+export function clientAddress(
+  peer: string | undefined,
+  forwardedFor: string | string[] | undefined,
+  trustedProxyHops: number,
+): string {
+  const forwarded = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : (forwardedFor ?? ''))
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
   const chain = [...forwarded, peer ?? 'unknown'];
   return chain[Math.max(0, chain.length - 1 - trustedProxyHops)]!;
 }
@@ -63,12 +75,24 @@ export function adminAccessInterceptor(deps: AdminAccessDeps): Interceptor {
         caller = { kind: 'operator' };
       } else {
         // Browsers send Origin on every POST; a state change from a browser must come from the portal.
-        if (policy.changes && (sessionId || origin) && !isAllowedOrigin(origin, req.header.get('host') ?? req.header.get(':authority'), deps.identity.portalBaseUrl())) {
-          throw new DomainError('FORBIDDEN', 'Cross-origin request refused: state-changing calls with a session must come from the portal (Origin header)');
+        if (
+          policy.changes &&
+          (sessionId || origin) &&
+          !isAllowedOrigin(
+            origin,
+            req.header.get('host') ?? req.header.get(':authority'),
+            deps.identity.portalBaseUrl(),
+          )
+        ) {
+          throw new DomainError(
+            'FORBIDDEN',
+            'Cross-origin request refused: state-changing calls with a session must come from the portal (Origin header)',
+          );
         }
         if (sessionId) {
           caller = await deps.identity.sessions.authenticate(sessionId);
-          if (!caller && policy.access !== 'public') throw unauthorized('Your session has ended (signed out, expired or disabled); sign in again');
+          if (!caller && policy.access !== 'public')
+            throw unauthorized('Your session has ended (signed out, expired or disabled); sign in again');
         }
       }
       const message = req.message as unknown as Record<string, unknown>;
@@ -76,7 +100,15 @@ export function adminAccessInterceptor(deps: AdminAccessDeps): Interceptor {
       req.contextValues.set(callerKey, caller);
       const res = await next(req);
       if (policy.changes && !res.stream) {
-        await recordAudit(deps, policy, rpc, caller, message, res.message as unknown as Record<string, unknown>, workspaceId);
+        await recordAudit(
+          deps,
+          policy,
+          rpc,
+          caller,
+          message,
+          res.message as unknown as Record<string, unknown>,
+          workspaceId,
+        );
       }
       return res;
     } catch (err) {
@@ -94,13 +126,20 @@ async function recordAudit(
   response: Record<string, unknown>,
   workspace: ObjectId | null,
 ): Promise<void> {
-  const callerId = caller?.kind === 'member' ? formatId('user', caller.user._id) : caller?.kind === 'operator' ? 'operator' : '';
+  const callerId =
+    caller?.kind === 'member' ? formatId('user', caller.user._id) : caller?.kind === 'operator' ? 'operator' : '';
   const target = policy.target === 'caller' ? callerId : pick(policy.target ?? '', request, response);
   // Sign-in and accepting an invitation have no caller yet: the person who signed in acted.
   const actor = callerId || (target.startsWith('usr_') ? target : 'anonymous');
   const workspaceId = workspace ?? (target.startsWith('ws_') ? (parseId('workspace', target) ?? null) : null);
   try {
-    await deps.identity.audit.record({ workspaceId, actor, action: rpc.replace(/^docgen\.admin\.v1\./, '').replace('/', '.'), targetId: target, detail: policy.detail?.(request) ?? '' });
+    await deps.identity.audit.record({
+      workspaceId,
+      actor,
+      action: rpc.replace(/^docgen\.admin\.v1\./, '').replace('/', '.'),
+      targetId: target,
+      detail: policy.detail?.(request) ?? '',
+    });
   } catch (err) {
     // The change is made; failing the call now would invite a retry that repeats it.
     deps.onAuditError?.(err);
@@ -111,6 +150,7 @@ async function recordAudit(
 function pick(path: string, request: Record<string, unknown>, response: Record<string, unknown>): string {
   const [root, ...rest] = path.split('.');
   let value: unknown = root === 'request' ? request : root === 'response' ? response : undefined;
-  for (const key of rest) value = value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+  for (const key of rest)
+    value = value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
   return typeof value === 'string' ? value : '';
 }

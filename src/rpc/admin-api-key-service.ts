@@ -35,7 +35,10 @@ export class ApiKeyServiceHandler implements ServiceImpl<typeof ApiKeyService> {
 
   async listApiKeys(req: ListApiKeysRequest): Promise<ListApiKeysResponse> {
     const page = await this.admin.list(req.workspaceId, { pageSize: req.pageSize, pageToken: req.pageToken });
-    return create(ListApiKeysResponseSchema, { apiKeys: page.items.map(apiKeyToProto), nextPageToken: page.nextPageToken });
+    return create(ListApiKeysResponseSchema, {
+      apiKeys: page.items.map(apiKeyToProto),
+      nextPageToken: page.nextPageToken,
+    });
   }
 
   async revokeApiKey(req: RevokeApiKeyRequest): Promise<RevokeApiKeyResponse> {

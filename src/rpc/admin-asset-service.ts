@@ -38,13 +38,21 @@ export class AssetServiceHandler implements ServiceImpl<typeof AssetService> {
   }
 
   async uploadAsset(req: UploadAssetRequest): Promise<UploadAssetResponse> {
-    const { asset, warnings } = await this.admin.upload({ workspaceId: req.workspaceId, name: req.name, content: req.content });
+    const { asset, warnings } = await this.admin.upload({
+      workspaceId: req.workspaceId,
+      name: req.name,
+      content: req.content,
+    });
     return create(UploadAssetResponseSchema, { asset: assetToProto(asset), warnings });
   }
 
   async listAssets(req: ListAssetsRequest): Promise<ListAssetsResponse> {
     const { assets, usedBytes, quotaBytes } = await this.admin.list(req.workspaceId);
-    return create(ListAssetsResponseSchema, { assets: assets.map(assetToProto), usedBytes: BigInt(usedBytes), quotaBytes: BigInt(quotaBytes) });
+    return create(ListAssetsResponseSchema, {
+      assets: assets.map(assetToProto),
+      usedBytes: BigInt(usedBytes),
+      quotaBytes: BigInt(quotaBytes),
+    });
   }
 
   async deleteAsset(req: DeleteAssetRequest): Promise<DeleteAssetResponse> {

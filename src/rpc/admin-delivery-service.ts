@@ -40,7 +40,10 @@ export class DeliveryServiceHandler implements ServiceImpl<typeof DeliveryServic
       pageSize: req.pageSize,
       pageToken: req.pageToken,
     });
-    return create(ListDeliveriesResponseSchema, { deliveries: page.items.map(deliveryToProto), nextPageToken: page.nextPageToken });
+    return create(ListDeliveriesResponseSchema, {
+      deliveries: page.items.map(deliveryToProto),
+      nextPageToken: page.nextPageToken,
+    });
   }
 
   async getDelivery(req: GetDeliveryRequest): Promise<GetDeliveryResponse> {

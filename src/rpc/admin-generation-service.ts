@@ -25,7 +25,10 @@ export class GenerationAdminServiceHandler implements ServiceImpl<typeof Generat
 
   async listGenerations(req: ListGenerationsRequest): Promise<ListGenerationsResponse> {
     const page = await this.admin.list(req.workspaceId, listInputFromProto(req));
-    return create(ListGenerationsResponseSchema, { generations: page.generations.map(generationToProto), nextPageToken: page.nextPageToken ?? '' });
+    return create(ListGenerationsResponseSchema, {
+      generations: page.generations.map(generationToProto),
+      nextPageToken: page.nextPageToken ?? '',
+    });
   }
 
   async getGeneration(req: GetGenerationRequest): Promise<GetGenerationResponse> {

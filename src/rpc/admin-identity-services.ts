@@ -14,8 +14,16 @@ import { MemberRole } from '../gen/docgen/admin/v1/identity_pb.js';
 import { callerKey, clientAddressKey } from './admin-access.ts';
 import { ts } from './admin-proto.ts';
 
-const ROLE_TO_PROTO: Record<DomainRole, MemberRole> = { owner: MemberRole.OWNER, editor: MemberRole.EDITOR, viewer: MemberRole.VIEWER };
-const ROLE_FROM_PROTO: Partial<Record<MemberRole, DomainRole>> = { [MemberRole.OWNER]: 'owner', [MemberRole.EDITOR]: 'editor', [MemberRole.VIEWER]: 'viewer' };
+const ROLE_TO_PROTO: Record<DomainRole, MemberRole> = {
+  owner: MemberRole.OWNER,
+  editor: MemberRole.EDITOR,
+  viewer: MemberRole.VIEWER,
+};
+const ROLE_FROM_PROTO: Partial<Record<MemberRole, DomainRole>> = {
+  [MemberRole.OWNER]: 'owner',
+  [MemberRole.EDITOR]: 'editor',
+  [MemberRole.VIEWER]: 'viewer',
+};
 
 /** The domain role for a proto enum value; undefined (refused by the domain) for UNSPECIFIED or unknown. */
 export function roleFromProto(role: MemberRole): DomainRole | undefined {
@@ -35,11 +43,20 @@ export function userToProto(u: UserView): pb.User {
 }
 
 function membershipToProto(m: MembershipView): pb.Membership {
-  return create(pb.MembershipSchema, { workspaceId: m.workspaceId, workspaceName: m.workspaceName, role: ROLE_TO_PROTO[m.role] });
+  return create(pb.MembershipSchema, {
+    workspaceId: m.workspaceId,
+    workspaceName: m.workspaceName,
+    role: ROLE_TO_PROTO[m.role],
+  });
 }
 
 function memberToProto(m: MemberView): pb.Member {
-  return create(pb.MemberSchema, { user: userToProto(m.user), workspaceId: m.workspaceId, role: ROLE_TO_PROTO[m.role], createdAt: ts(m.createdAt) });
+  return create(pb.MemberSchema, {
+    user: userToProto(m.user),
+    workspaceId: m.workspaceId,
+    role: ROLE_TO_PROTO[m.role],
+    createdAt: ts(m.createdAt),
+  });
 }
 
 function auditEventToProto(e: AuditEventView): pb.AuditEvent {
@@ -52,7 +69,10 @@ function secureCookies(identity: Identity): boolean {
 }
 
 function setSessionCookie(identity: Identity, ctx: HandlerContext, signedIn: SignedIn): void {
-  ctx.responseHeader.append('set-cookie', sessionCookie(signedIn.sessionId, { secure: secureCookies(identity), maxAgeSeconds: signedIn.maxAgeSeconds }));
+  ctx.responseHeader.append(
+    'set-cookie',
+    sessionCookie(signedIn.sessionId, { secure: secureCookies(identity), maxAgeSeconds: signedIn.maxAgeSeconds }),
+  );
 }
 
 export class SessionServiceHandler implements ServiceImpl<typeof pb.SessionService> {
@@ -64,7 +84,10 @@ export class SessionServiceHandler implements ServiceImpl<typeof pb.SessionServi
   async signIn(req: pb.SignInRequest, ctx: HandlerContext): Promise<pb.SignInResponse> {
     const signedIn = await this.identity.sessions.signIn(req.email, req.password, ctx.values.get(clientAddressKey));
     setSessionCookie(this.identity, ctx, signedIn);
-    return create(pb.SignInResponseSchema, { user: userToProto(signedIn.user), memberships: signedIn.memberships.map(membershipToProto) });
+    return create(pb.SignInResponseSchema, {
+      user: userToProto(signedIn.user),
+      memberships: signedIn.memberships.map(membershipToProto),
+    });
   }
 
   async signOut(_req: pb.SignOutRequest, ctx: HandlerContext): Promise<pb.SignOutResponse> {
@@ -74,17 +97,28 @@ export class SessionServiceHandler implements ServiceImpl<typeof pb.SessionServi
     return create(pb.SignOutResponseSchema, {});
   }
 
-  async getCurrentSession(_req: pb.GetCurrentSessionRequest, ctx: HandlerContext): Promise<pb.GetCurrentSessionResponse> {
+  async getCurrentSession(
+    _req: pb.GetCurrentSessionRequest,
+    ctx: HandlerContext,
+  ): Promise<pb.GetCurrentSessionResponse> {
     const caller = ctx.values.get(callerKey);
-    if (caller?.kind !== 'member') return create(pb.GetCurrentSessionResponseSchema, { operator: caller?.kind === 'operator' });
+    if (caller?.kind !== 'member')
+      return create(pb.GetCurrentSessionResponseSchema, { operator: caller?.kind === 'operator' });
     const { user, memberships } = await this.identity.sessions.describe(caller);
-    return create(pb.GetCurrentSessionResponseSchema, { user: userToProto(user), memberships: memberships.map(membershipToProto), operator: false });
+    return create(pb.GetCurrentSessionResponseSchema, {
+      user: userToProto(user),
+      memberships: memberships.map(membershipToProto),
+      operator: false,
+    });
   }
 
   async acceptInvitation(req: pb.AcceptInvitationRequest, ctx: HandlerContext): Promise<pb.AcceptInvitationResponse> {
     const signedIn = await this.identity.sessions.acceptInvitation(req.token, req.password, req.displayName);
     setSessionCookie(this.identity, ctx, signedIn);
-    return create(pb.AcceptInvitationResponseSchema, { user: userToProto(signedIn.user), memberships: signedIn.memberships.map(membershipToProto) });
+    return create(pb.AcceptInvitationResponseSchema, {
+      user: userToProto(signedIn.user),
+      memberships: signedIn.memberships.map(membershipToProto),
+    });
   }
 }
 
@@ -101,12 +135,22 @@ export class UserServiceHandler implements ServiceImpl<typeof pb.UserService> {
       role: roleFromProto(req.role),
       displayName: req.displayName,
     });
-    return create(pb.InviteUserResponseSchema, { user: userToProto(member.user), inviteUrl: invitation.url, inviteExpiresAt: ts(invitation.expiresAt) });
+    return create(pb.InviteUserResponseSchema, {
+      user: userToProto(member.user),
+      inviteUrl: invitation.url,
+      inviteExpiresAt: ts(invitation.expiresAt),
+    });
   }
 
   async listUsers(req: pb.ListUsersRequest): Promise<pb.ListUsersResponse> {
-    const page = await this.identity.people.listUsers(req.workspaceId || undefined, { pageSize: req.pageSize, pageToken: req.pageToken });
-    return create(pb.ListUsersResponseSchema, { users: page.items.map(userToProto), nextPageToken: page.nextPageToken });
+    const page = await this.identity.people.listUsers(req.workspaceId || undefined, {
+      pageSize: req.pageSize,
+      pageToken: req.pageToken,
+    });
+    return create(pb.ListUsersResponseSchema, {
+      users: page.items.map(userToProto),
+      nextPageToken: page.nextPageToken,
+    });
   }
 
   async disableUser(req: pb.DisableUserRequest): Promise<pb.DisableUserResponse> {
@@ -119,7 +163,11 @@ export class UserServiceHandler implements ServiceImpl<typeof pb.UserService> {
 
   async resetUser(req: pb.ResetUserRequest): Promise<pb.ResetUserResponse> {
     const { user, invitation } = await this.identity.people.reset(req.id);
-    return create(pb.ResetUserResponseSchema, { user: userToProto(user), inviteUrl: invitation.url, inviteExpiresAt: ts(invitation.expiresAt) });
+    return create(pb.ResetUserResponseSchema, {
+      user: userToProto(user),
+      inviteUrl: invitation.url,
+      inviteExpiresAt: ts(invitation.expiresAt),
+    });
   }
 }
 
@@ -130,7 +178,9 @@ export class MemberServiceHandler implements ServiceImpl<typeof pb.MemberService
   }
 
   async listMembers(req: pb.ListMembersRequest): Promise<pb.ListMembersResponse> {
-    return create(pb.ListMembersResponseSchema, { members: (await this.identity.people.listMembers(req.workspaceId)).map(memberToProto) });
+    return create(pb.ListMembersResponseSchema, {
+      members: (await this.identity.people.listMembers(req.workspaceId)).map(memberToProto),
+    });
   }
 
   async inviteMember(req: pb.InviteMemberRequest): Promise<pb.InviteMemberResponse> {
@@ -140,7 +190,11 @@ export class MemberServiceHandler implements ServiceImpl<typeof pb.MemberService
       role: roleFromProto(req.role),
       displayName: req.displayName,
     });
-    return create(pb.InviteMemberResponseSchema, { member: memberToProto(member), inviteUrl: invitation.url, inviteExpiresAt: ts(invitation.expiresAt) });
+    return create(pb.InviteMemberResponseSchema, {
+      member: memberToProto(member),
+      inviteUrl: invitation.url,
+      inviteExpiresAt: ts(invitation.expiresAt),
+    });
   }
 
   async updateMemberRole(req: pb.UpdateMemberRoleRequest): Promise<pb.UpdateMemberRoleResponse> {
@@ -161,7 +215,13 @@ export class AuditServiceHandler implements ServiceImpl<typeof pb.AuditService> 
   }
 
   async listAuditEvents(req: pb.ListAuditEventsRequest): Promise<pb.ListAuditEventsResponse> {
-    const page = await this.identity.audit.list(req.workspaceId || undefined, { pageSize: req.pageSize, pageToken: req.pageToken });
-    return create(pb.ListAuditEventsResponseSchema, { events: page.items.map(auditEventToProto), nextPageToken: page.nextPageToken });
+    const page = await this.identity.audit.list(req.workspaceId || undefined, {
+      pageSize: req.pageSize,
+      pageToken: req.pageToken,
+    });
+    return create(pb.ListAuditEventsResponseSchema, {
+      events: page.items.map(auditEventToProto),
+      nextPageToken: page.nextPageToken,
+    });
   }
 }

@@ -9,7 +9,12 @@ import type { WebhookEndpointView } from '../admin/webhook-endpoint-admin.ts';
 import type { WorkspaceView } from '../admin/workspace-admin.ts';
 import type { JsonObject, JsonValue, Template, TemplateVersion, TemplateVersionContent } from '../domain/template.ts';
 import { ApiKeySchema, type ApiKey } from '../gen/docgen/admin/v1/api_key_pb.js';
-import { DeliveryAttemptSchema, DeliverySchema, DeliveryStatus, type Delivery } from '../gen/docgen/admin/v1/delivery_pb.js';
+import {
+  DeliveryAttemptSchema,
+  DeliverySchema,
+  DeliveryStatus,
+  type Delivery,
+} from '../gen/docgen/admin/v1/delivery_pb.js';
 import type { TemplateDiagnostic } from '../domain/template-diagnostics.ts';
 import {
   DocumentMetadataSchema,
@@ -39,7 +44,8 @@ export function workspaceToProto(w: WorkspaceView): Workspace {
     id: w.id,
     name: w.name,
     createdAt: ts(w.createdAt),
-    retention: w.retentionSeconds === null ? undefined : create(DurationSchema, { seconds: BigInt(w.retentionSeconds) }),
+    retention:
+      w.retentionSeconds === null ? undefined : create(DurationSchema, { seconds: BigInt(w.retentionSeconds) }),
   });
 }
 
@@ -108,7 +114,13 @@ export function contentToProto(c: TemplateVersionContent): ProtoTemplateVersionC
 }
 
 export function diagnosticToProto(d: TemplateDiagnostic): ProtoTemplateDiagnostic {
-  return create(TemplateDiagnosticSchema, { source: d.source, line: d.line, column: d.column, message: d.message, severity: d.severity });
+  return create(TemplateDiagnosticSchema, {
+    source: d.source,
+    line: d.line,
+    column: d.column,
+    message: d.message,
+    severity: d.severity,
+  });
 }
 
 export function templateVersionToProto(v: TemplateVersion): ProtoTemplateVersion {
@@ -132,7 +144,9 @@ export function contentFromProto(c: ProtoTemplateVersionContent | undefined): Te
     pdfOptions = {
       pageSize: p.pageSize,
       landscape: p.landscape,
-      margins: p.margins ? { top: p.margins.top, right: p.margins.right, bottom: p.margins.bottom, left: p.margins.left } : undefined,
+      margins: p.margins
+        ? { top: p.margins.top, right: p.margins.right, bottom: p.margins.bottom, left: p.margins.left }
+        : undefined,
       printBackground: p.printBackground,
       headerTemplate: p.headerTemplate,
       footerTemplate: p.footerTemplate,
@@ -161,11 +175,21 @@ export function contentFromProto(c: ProtoTemplateVersionContent | undefined): Te
       required: v.required,
       description: v.description,
       // A Value with no kind set carries nothing: treat it as "no default".
-      default: v.defaultValue && v.defaultValue.kind.case !== undefined ? (toJson(ValueSchema, v.defaultValue) as JsonValue) : undefined,
+      default:
+        v.defaultValue && v.defaultValue.kind.case !== undefined
+          ? (toJson(ValueSchema, v.defaultValue) as JsonValue)
+          : undefined,
     })),
     pdfOptions,
     title: c.title,
-    metadata: c.metadata ? { author: c.metadata.author, subject: c.metadata.subject, keywords: c.metadata.keywords, language: c.metadata.language } : undefined,
+    metadata: c.metadata
+      ? {
+          author: c.metadata.author,
+          subject: c.metadata.subject,
+          keywords: c.metadata.keywords,
+          language: c.metadata.language,
+        }
+      : undefined,
     // A Struct arrives as a plain JSON object; unset means none.
     sampleData: c.sampleData as JsonObject | undefined,
   };

@@ -14,7 +14,12 @@ import { createIdentity, type Identity, type IdentityRepositories } from '../ide
 import type { SignInLimits } from '../identity/sign-in-limiter.ts';
 import type { RateLimitsRepository } from '../store/rate-limits-repository.ts';
 import { adminAccessInterceptor } from './admin-access.ts';
-import { AuditServiceHandler, MemberServiceHandler, SessionServiceHandler, UserServiceHandler } from './admin-identity-services.ts';
+import {
+  AuditServiceHandler,
+  MemberServiceHandler,
+  SessionServiceHandler,
+  UserServiceHandler,
+} from './admin-identity-services.ts';
 import { ApiKeyServiceHandler } from './admin-api-key-service.ts';
 import { AssetServiceHandler } from './admin-asset-service.ts';
 import { DeliveryServiceHandler } from './admin-delivery-service.ts';
@@ -50,7 +55,10 @@ export interface AdminServicesDeps extends AdminPlaneDeps {
  * Registers every admin service behind the access interceptor (operator token or session,
  * checked against src/identity/admin-policy.ts); returns the domain services.
  */
-export function registerAdminServices(router: ConnectRouter, deps: AdminServicesDeps): AdminPlane & { identity: Identity } {
+export function registerAdminServices(
+  router: ConnectRouter,
+  deps: AdminServicesDeps,
+): AdminPlane & { identity: Identity } {
   const plane = createAdminPlane(deps);
   const { repositories } = deps;
   const identity = createIdentity({
@@ -68,16 +76,29 @@ export function registerAdminServices(router: ConnectRouter, deps: AdminServices
       asset: async (id) => (deps.assets ? deps.assets.repository.get(id) : null),
     },
   });
-  const access = adminAccessInterceptor({ adminToken: deps.adminToken, identity, onAuditError: deps.identity.onAuditError, onInternal: deps.onInternal });
+  const access = adminAccessInterceptor({
+    adminToken: deps.adminToken,
+    identity,
+    onAuditError: deps.identity.onAuditError,
+    onInternal: deps.onInternal,
+  });
   const options = { interceptors: [...(deps.interceptors ?? []), access] };
   const onInternal = deps.onInternal;
   router.service(WorkspaceService, mapErrors(new WorkspaceServiceHandler(plane.workspaces), onInternal), options);
   router.service(ApiKeyService, mapErrors(new ApiKeyServiceHandler(plane.apiKeys), onInternal), options);
   router.service(TemplateService, mapErrors(new TemplateServiceHandler(plane.templates), onInternal), options);
-  router.service(WebhookEndpointService, mapErrors(new WebhookEndpointServiceHandler(plane.webhookEndpoints, plane.webhookTestEvents), onInternal), options);
+  router.service(
+    WebhookEndpointService,
+    mapErrors(new WebhookEndpointServiceHandler(plane.webhookEndpoints, plane.webhookTestEvents), onInternal),
+    options,
+  );
   router.service(DeliveryService, mapErrors(new DeliveryServiceHandler(plane.deliveries), onInternal), options);
   if (plane.assets) router.service(AssetService, mapErrors(new AssetServiceHandler(plane.assets), onInternal), options);
-  router.service(GenerationAdminService, mapErrors(new GenerationAdminServiceHandler(plane.generations), onInternal), options);
+  router.service(
+    GenerationAdminService,
+    mapErrors(new GenerationAdminServiceHandler(plane.generations), onInternal),
+    options,
+  );
   router.service(SessionService, mapErrors(new SessionServiceHandler(identity), onInternal), options);
   router.service(UserService, mapErrors(new UserServiceHandler(identity), onInternal), options);
   router.service(MemberService, mapErrors(new MemberServiceHandler(identity), onInternal), options);

@@ -54,7 +54,10 @@ export class TemplateServiceHandler implements ServiceImpl<typeof TemplateServic
       content: contentFromProto(req.content),
       publish: req.publish,
     });
-    return create(CreateTemplateResponseSchema, { template: templateToProto(template), version: templateVersionToProto(version) });
+    return create(CreateTemplateResponseSchema, {
+      template: templateToProto(template),
+      version: templateVersionToProto(version),
+    });
   }
 
   async getTemplate(req: GetTemplateRequest): Promise<GetTemplateResponse> {
@@ -63,16 +66,28 @@ export class TemplateServiceHandler implements ServiceImpl<typeof TemplateServic
 
   async listTemplates(req: ListTemplatesRequest): Promise<ListTemplatesResponse> {
     const page = await this.admin.list(req.workspaceId, { pageSize: req.pageSize, pageToken: req.pageToken });
-    return create(ListTemplatesResponseSchema, { templates: page.items.map(templateToProto), nextPageToken: page.nextPageToken });
+    return create(ListTemplatesResponseSchema, {
+      templates: page.items.map(templateToProto),
+      nextPageToken: page.nextPageToken,
+    });
   }
 
   async createTemplateVersion(req: CreateTemplateVersionRequest): Promise<CreateTemplateVersionResponse> {
-    const { template, version } = await this.admin.addVersion(req.templateId, contentFromProto(req.content), req.publish);
-    return create(CreateTemplateVersionResponseSchema, { template: templateToProto(template), version: templateVersionToProto(version) });
+    const { template, version } = await this.admin.addVersion(
+      req.templateId,
+      contentFromProto(req.content),
+      req.publish,
+    );
+    return create(CreateTemplateVersionResponseSchema, {
+      template: templateToProto(template),
+      version: templateVersionToProto(version),
+    });
   }
 
   async getTemplateVersion(req: GetTemplateVersionRequest): Promise<GetTemplateVersionResponse> {
-    return create(GetTemplateVersionResponseSchema, { version: templateVersionToProto(await this.admin.getVersion(req.templateId, req.version)) });
+    return create(GetTemplateVersionResponseSchema, {
+      version: templateVersionToProto(await this.admin.getVersion(req.templateId, req.version)),
+    });
   }
 
   async listTemplateVersions(req: ListTemplateVersionsRequest): Promise<ListTemplateVersionsResponse> {
@@ -81,7 +96,9 @@ export class TemplateServiceHandler implements ServiceImpl<typeof TemplateServic
   }
 
   async publishTemplateVersion(req: PublishTemplateVersionRequest): Promise<PublishTemplateVersionResponse> {
-    return create(PublishTemplateVersionResponseSchema, { template: templateToProto(await this.admin.publish(req.templateId, req.version)) });
+    return create(PublishTemplateVersionResponseSchema, {
+      template: templateToProto(await this.admin.publish(req.templateId, req.version)),
+    });
   }
 
   async archiveTemplate(req: ArchiveTemplateRequest): Promise<ArchiveTemplateResponse> {
@@ -96,12 +113,23 @@ export class TemplateServiceHandler implements ServiceImpl<typeof TemplateServic
   }
 
   async previewTemplateContent(req: PreviewTemplateContentRequest): Promise<PreviewTemplateContentResponse> {
-    const result = await this.admin.previewContent(req.workspaceId, contentFromProto(req.content), req.variables as JsonObject | undefined);
-    return create(PreviewTemplateContentResponseSchema, { pdf: result.pdf, diagnostics: result.diagnostics.map(diagnosticToProto), renderMs: result.renderMs });
+    const result = await this.admin.previewContent(
+      req.workspaceId,
+      contentFromProto(req.content),
+      req.variables as JsonObject | undefined,
+    );
+    return create(PreviewTemplateContentResponseSchema, {
+      pdf: result.pdf,
+      diagnostics: result.diagnostics.map(diagnosticToProto),
+      renderMs: result.renderMs,
+    });
   }
 
   async checkTemplateContent(req: CheckTemplateContentRequest): Promise<CheckTemplateContentResponse> {
     const result = await this.admin.checkContent(req.workspaceId, contentFromProto(req.content));
-    return create(CheckTemplateContentResponseSchema, { diagnostics: result.diagnostics.map(diagnosticToProto), suggestedVariables: result.suggestedVariables });
+    return create(CheckTemplateContentResponseSchema, {
+      diagnostics: result.diagnostics.map(diagnosticToProto),
+      suggestedVariables: result.suggestedVariables,
+    });
   }
 }

@@ -43,7 +43,10 @@ export class WebhookEndpointServiceHandler implements ServiceImpl<typeof Webhook
 
   async listWebhookEndpoints(req: ListWebhookEndpointsRequest): Promise<ListWebhookEndpointsResponse> {
     const page = await this.admin.list(req.workspaceId, { pageSize: req.pageSize, pageToken: req.pageToken });
-    return create(ListWebhookEndpointsResponseSchema, { endpoints: page.items.map(webhookEndpointToProto), nextPageToken: page.nextPageToken });
+    return create(ListWebhookEndpointsResponseSchema, {
+      endpoints: page.items.map(webhookEndpointToProto),
+      nextPageToken: page.nextPageToken,
+    });
   }
 
   async deleteWebhookEndpoint(req: DeleteWebhookEndpointRequest): Promise<DeleteWebhookEndpointResponse> {
@@ -51,7 +54,9 @@ export class WebhookEndpointServiceHandler implements ServiceImpl<typeof Webhook
     return create(DeleteWebhookEndpointResponseSchema, {});
   }
 
-  async rotateWebhookEndpointSecret(req: RotateWebhookEndpointSecretRequest): Promise<RotateWebhookEndpointSecretResponse> {
+  async rotateWebhookEndpointSecret(
+    req: RotateWebhookEndpointSecretRequest,
+  ): Promise<RotateWebhookEndpointSecretResponse> {
     const { endpoint, secret } = await this.admin.rotate(req.id);
     return create(RotateWebhookEndpointSecretResponseSchema, { endpoint: webhookEndpointToProto(endpoint), secret });
   }

@@ -41,7 +41,10 @@ export class WorkspaceServiceHandler implements ServiceImpl<typeof WorkspaceServ
     const caller = ctx.values.get(callerKey);
     const only = caller?.kind === 'member' ? caller.memberships.map((m) => m.workspaceId) : undefined;
     const page = await this.admin.list({ pageSize: req.pageSize, pageToken: req.pageToken }, only);
-    return create(ListWorkspacesResponseSchema, { workspaces: page.items.map(workspaceToProto), nextPageToken: page.nextPageToken });
+    return create(ListWorkspacesResponseSchema, {
+      workspaces: page.items.map(workspaceToProto),
+      nextPageToken: page.nextPageToken,
+    });
   }
 
   async updateWorkspace(req: UpdateWorkspaceRequest): Promise<UpdateWorkspaceResponse> {

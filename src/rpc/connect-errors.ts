@@ -29,7 +29,13 @@ export function toConnectError(err: unknown, onInternal?: (cause: unknown) => vo
   if (domain.code === 'INTERNAL' || domain.code === 'UNAVAILABLE') onInternal?.(domain.cause ?? err);
   const metadata = new Headers({ [ERROR_CODE_HEADER]: domain.code });
   if (domain.retryAfterSeconds !== undefined) metadata.set('retry-after', String(domain.retryAfterSeconds));
-  return new ConnectError(domain.message, CODES[domain.code], metadata, undefined, domain.code === 'INTERNAL' ? undefined : err);
+  return new ConnectError(
+    domain.message,
+    CODES[domain.code],
+    metadata,
+    undefined,
+    domain.code === 'INTERNAL' ? undefined : err,
+  );
 }
 
 /** Wraps a service implementation so every method's errors go through toConnectError. */

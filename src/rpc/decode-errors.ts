@@ -34,10 +34,19 @@ async function* replay(chunks: Uint8Array[]): AsyncIterable<Uint8Array> {
 }
 
 /** Connect protocol: a unary error is a JSON body {code, message} with an HTTP status. */
-async function rewriteConnectError(res: UniversalServerResponse, handler: UniversalHandler): Promise<UniversalServerResponse> {
+async function rewriteConnectError(
+  res: UniversalServerResponse,
+  handler: UniversalHandler,
+): Promise<UniversalServerResponse> {
   const header = res.header ?? new Headers();
   const encoded = header.get('content-encoding');
-  if (res.status < 400 || header.has(ERROR_CODE_HEADER) || !header.get('content-type')?.startsWith('application/json') || encoded) return res;
+  if (
+    res.status < 400 ||
+    header.has(ERROR_CODE_HEADER) ||
+    !header.get('content-type')?.startsWith('application/json') ||
+    encoded
+  )
+    return res;
   const bytes = await readAll(res.body);
   let error: { code?: unknown; message?: unknown } | undefined;
   try {
@@ -48,7 +57,9 @@ async function rewriteConnectError(res: UniversalServerResponse, handler: Univer
   if (typeof error?.code !== 'string' || !isDecodeFailure(error.code, String(error.message ?? ''))) {
     return { ...res, body: replay([bytes]) };
   }
-  const body = Buffer.from(JSON.stringify({ code: 'invalid_argument', message: ourMessage(String(error.message ?? ''), handler) }));
+  const body = Buffer.from(
+    JSON.stringify({ code: 'invalid_argument', message: ourMessage(String(error.message ?? ''), handler) }),
+  );
   header.set('content-length', String(body.length));
   header.set(ERROR_CODE_HEADER, 'VALIDATION_ERROR');
   return { ...res, status: 400, header, body: replay([body]) };
@@ -59,7 +70,8 @@ function rewriteGrpcStatus(headers: Headers | undefined, handler: UniversalHandl
   const status = headers?.get('grpc-status');
   if (!headers || status === null || status === undefined || headers.has(ERROR_CODE_HEADER)) return;
   const message = decodeURIComponent(headers.get('grpc-message') ?? '');
-  const code = status === String(Code.Internal) ? 'internal' : status === String(Code.InvalidArgument) ? 'invalid_argument' : '';
+  const code =
+    status === String(Code.Internal) ? 'internal' : status === String(Code.InvalidArgument) ? 'invalid_argument' : '';
   if (!isDecodeFailure(code, message)) return;
   headers.set('grpc-status', String(Code.InvalidArgument));
   headers.set('grpc-message', encodeURIComponent(ourMessage(message, handler)));
@@ -69,7 +81,10 @@ function rewriteGrpcStatus(headers: Headers | undefined, handler: UniversalHandl
 const GRPC_WEB_TRAILER_FLAG = 0x80;
 
 /** gRPC-web: the trailer is the body's last frame (flag 0x80), HTTP/1-style header lines. */
-async function rewriteGrpcWebError(res: UniversalServerResponse, handler: UniversalHandler): Promise<UniversalServerResponse> {
+async function rewriteGrpcWebError(
+  res: UniversalServerResponse,
+  handler: UniversalHandler,
+): Promise<UniversalServerResponse> {
   const bytes = await readAll(res.body);
   // Find the last frame: walk the 5-byte-prefixed frames from the start.
   let offset = 0;
@@ -78,9 +93,13 @@ async function rewriteGrpcWebError(res: UniversalServerResponse, handler: Univer
     last = offset;
     offset += 5 + bytes.readUInt32BE(offset + 1);
   }
-  if (last < 0 || offset !== bytes.length || (bytes[last]! & GRPC_WEB_TRAILER_FLAG) === 0) return { ...res, body: replay([bytes]) };
+  if (last < 0 || offset !== bytes.length || (bytes[last]! & GRPC_WEB_TRAILER_FLAG) === 0)
+    return { ...res, body: replay([bytes]) };
   const trailer = new Headers();
-  for (const line of bytes.subarray(last + 5).toString('latin1').split('\r\n')) {
+  for (const line of bytes
+    .subarray(last + 5)
+    .toString('latin1')
+    .split('\r\n')) {
     const colon = line.indexOf(':');
     if (colon > 0) trailer.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
   }

@@ -59,7 +59,12 @@ export function generationToProto(view: GenerationView): Generation {
 }
 
 /** The list filters as both the public and the admin ListGenerationsRequest carry them. */
-export function listInputFromProto(req: Pick<ListGenerationsRequest, 'pageSize' | 'pageToken' | 'status' | 'templateId' | 'createdAfter' | 'createdBefore'>): ListGenerationsInput {
+export function listInputFromProto(
+  req: Pick<
+    ListGenerationsRequest,
+    'pageSize' | 'pageToken' | 'status' | 'templateId' | 'createdAfter' | 'createdBefore'
+  >,
+): ListGenerationsInput {
   if (req.status !== GenerationStatus.UNSPECIFIED && !STATUS_FROM_PROTO[req.status]) {
     throw validationError([{ field: 'status', issue: 'is not a known status' }]);
   }
@@ -85,7 +90,8 @@ export class GenerationHandler {
       const view = await this.api.createGeneration(call, () => {
         const variables = (req.variables ?? {}) as JsonObject;
         const issues = createInputIssues(req.templateId, variables);
-        if (req.format !== DocumentFormat.UNSPECIFIED && req.format !== DocumentFormat.PDF) issues.push({ field: 'format', issue: 'must be PDF' });
+        if (req.format !== DocumentFormat.UNSPECIFIED && req.format !== DocumentFormat.PDF)
+          issues.push({ field: 'format', issue: 'must be PDF' });
         if (issues.length > 0) throw validationError(issues);
         return {
           input: { templateId: req.templateId, variables, format: 'pdf' },
@@ -132,7 +138,6 @@ function writeHeaders(call: CallContext, ctx: HandlerContext): void {
     if (name !== 'Retry-After') ctx.responseHeader.set(name, value);
   });
 }
-
 
 /** Also answers with X-Request-Id (echoed when given), as REST does. */
 function callContext(ctx: HandlerContext): CallContext {

@@ -63,7 +63,10 @@ function clientFor(url: URL, options: ObjectStoreOptions): Client {
 /** `attachment; filename="report.pdf"; filename*=UTF-8''r%C3%A9port.pdf` (RFC 6266). */
 export function contentDisposition(filename: string, disposition: 'attachment' | 'inline' = 'attachment'): string {
   const asciiFallback = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const encoded = encodeURIComponent(filename).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
   return `${disposition}; filename="${asciiFallback}"; filename*=UTF-8''${encoded}`;
 }
 
@@ -89,10 +92,14 @@ export function createObjectStore(options: ObjectStoreOptions): ObjectStore {
     } catch (err) {
       const code = errorCode(err);
       const reason = errorMessage(err);
-      throw new DomainError('UNAVAILABLE', `Object storage (${options.endpoint.host}, bucket ${bucket}): ${what} failed${code ? ` [${code}]` : ''}: ${reason}`, {
-        retryAfterSeconds: 1,
-        cause: err,
-      });
+      throw new DomainError(
+        'UNAVAILABLE',
+        `Object storage (${options.endpoint.host}, bucket ${bucket}): ${what} failed${code ? ` [${code}]` : ''}: ${reason}`,
+        {
+          retryAfterSeconds: 1,
+          cause: err,
+        },
+      );
     } finally {
       clearTimeout(timer);
     }
@@ -143,7 +150,9 @@ export function createObjectStore(options: ObjectStoreOptions): ObjectStore {
     },
 
     async putObject(key, bytes, contentType) {
-      await call(`storing ${key}`, () => client.putObject(bucket, key, bytes, bytes.length, { 'Content-Type': contentType }));
+      await call(`storing ${key}`, () =>
+        client.putObject(bucket, key, bytes, bytes.length, { 'Content-Type': contentType }),
+      );
     },
 
     async getObject(key) {

@@ -23,7 +23,13 @@ export class AssetsRepository {
 
   /** Inserts the asset; false when its name is taken in the workspace. */
   async create(doc: AssetDoc): Promise<boolean> {
-    const claim: AssetNameDoc = { _id: nameClaimId(doc.workspaceId, doc.name), assetId: doc._id, workspaceId: doc.workspaceId, name: doc.name, createdAt: doc.createdAt };
+    const claim: AssetNameDoc = {
+      _id: nameClaimId(doc.workspaceId, doc.name),
+      assetId: doc._id,
+      workspaceId: doc.workspaceId,
+      name: doc.name,
+      createdAt: doc.createdAt,
+    };
     for (let tries = 0; tries < 2; tries++) {
       try {
         await this.names.insertOne(claim);

@@ -63,7 +63,11 @@ export class DeliveriesRepository {
       {
         $push: { attempts: attempt },
         $inc: { roundAttempts: 1 },
-        $set: { status: next.status, nextAttemptAt: next.status === 'PENDING' ? next.nextAttemptAt : null, updatedAt: new Date() },
+        $set: {
+          status: next.status,
+          nextAttemptAt: next.status === 'PENDING' ? next.nextAttemptAt : null,
+          updatedAt: new Date(),
+        },
       },
       { returnDocument: 'after' },
     );
@@ -83,7 +87,10 @@ export class DeliveriesRepository {
 
   /** PENDING deliveries whose next attempt is overdue (their job was lost): the sweeper requeues them. */
   findOverdue(before: Date, limit: number): Promise<DeliveryDoc[]> {
-    return this.collection.find({ status: 'PENDING', nextAttemptAt: { $lt: before } }).limit(limit).toArray();
+    return this.collection
+      .find({ status: 'PENDING', nextAttemptAt: { $lt: before } })
+      .limit(limit)
+      .toArray();
   }
 
   /**
@@ -91,9 +98,19 @@ export class DeliveriesRepository {
    * `at`, unless the delivery changed meanwhile. False when another sweeper or a worker got
    * there first, so only one of several webhooks processes re-queues it.
    */
-  async markRequeued(id: ObjectId, seen: { round: number; roundAttempts: number; nextAttemptAt: Date }, at: Date): Promise<boolean> {
+  async markRequeued(
+    id: ObjectId,
+    seen: { round: number; roundAttempts: number; nextAttemptAt: Date },
+    at: Date,
+  ): Promise<boolean> {
     const result = await this.collection.updateOne(
-      { _id: id, status: 'PENDING', round: seen.round, roundAttempts: seen.roundAttempts, nextAttemptAt: seen.nextAttemptAt },
+      {
+        _id: id,
+        status: 'PENDING',
+        round: seen.round,
+        roundAttempts: seen.roundAttempts,
+        nextAttemptAt: seen.nextAttemptAt,
+      },
       { $set: { nextAttemptAt: at, updatedAt: new Date() } },
     );
     return result.modifiedCount === 1;

@@ -211,7 +211,11 @@ const INDEXES: Record<string, IndexDescription[]> = {
     { key: { workspaceId: 1, templateId: 1, createdAt: -1, _id: -1 }, name: 'workspace_template_created' },
     { key: { status: 1, jobPublishedAt: 1 }, name: 'outbox_jobs' },
     { key: { status: 1, leaseUntil: 1 }, name: 'stale_leases' },
-    { key: { eventPublished: 1, updatedAt: 1 }, name: 'outbox_events', partialFilterExpression: { eventPublished: false } },
+    {
+      key: { eventPublished: 1, updatedAt: 1 },
+      name: 'outbox_events',
+      partialFilterExpression: { eventPublished: false },
+    },
   ],
   [COLLECTIONS.idempotency]: [{ key: { expiresAt: 1 }, name: 'ttl', expireAfterSeconds: 0 }],
   [COLLECTIONS.rateLimits]: [{ key: { expiresAt: 1 }, name: 'ttl', expireAfterSeconds: 0 }],

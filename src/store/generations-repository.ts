@@ -101,13 +101,22 @@ export class GenerationsRepository {
    * worker's lease ran out (the worker died). The caller republishes; JetStream's msgID
    * de-duplication and the conditional claim make a duplicate harmless.
    */
-  async findStranded(now: Date, publishGraceMs: number, republishAfterMs: number, limit: number): Promise<GenerationDoc[]> {
+  async findStranded(
+    now: Date,
+    publishGraceMs: number,
+    republishAfterMs: number,
+    limit: number,
+  ): Promise<GenerationDoc[]> {
     return this.collection
       .find({
         $or: [
           { status: 'PENDING', jobPublishedAt: null, createdAt: { $lt: new Date(now.getTime() - publishGraceMs) } },
           { status: 'PENDING', jobPublishedAt: { $lt: new Date(now.getTime() - republishAfterMs) } },
-          { status: 'PROCESSING', leaseUntil: { $lt: now }, jobPublishedAt: { $lt: new Date(now.getTime() - publishGraceMs) } },
+          {
+            status: 'PROCESSING',
+            leaseUntil: { $lt: now },
+            jobPublishedAt: { $lt: new Date(now.getTime() - publishGraceMs) },
+          },
         ],
       })
       .limit(limit)
@@ -124,10 +133,19 @@ export class GenerationsRepository {
     const result = await this.collection.findOneAndUpdate(
       {
         _id: id,
-        $or: [{ status: 'PENDING' }, { status: 'PROCESSING', leaseUntil: { $lt: now } }, { status: 'PROCESSING', leaseOwner: null }],
+        $or: [
+          { status: 'PENDING' },
+          { status: 'PROCESSING', leaseUntil: { $lt: now } },
+          { status: 'PROCESSING', leaseOwner: null },
+        ],
       },
       {
-        $set: { status: 'PROCESSING', leaseOwner: owner, leaseUntil: new Date(now.getTime() + leaseMs), updatedAt: now },
+        $set: {
+          status: 'PROCESSING',
+          leaseOwner: owner,
+          leaseUntil: new Date(now.getTime() + leaseMs),
+          updatedAt: now,
+        },
         $inc: { attempts: 1 },
       },
       { returnDocument: 'after' },
@@ -148,7 +166,13 @@ export class GenerationsRepository {
    * (docs/interface.md#lifecycle has no way back to PENDING). Any worker may claim it (leaseOwner null); the
    * sweeper only steps in if nobody has by `retryAt` plus its grace.
    */
-  async releaseForRetry(id: ObjectId, owner: string, error: string, retryAt: Date, errorCode: string | null = null): Promise<boolean> {
+  async releaseForRetry(
+    id: ObjectId,
+    owner: string,
+    error: string,
+    retryAt: Date,
+    errorCode: string | null = null,
+  ): Promise<boolean> {
     const now = new Date();
     const result = await this.collection.updateOne(
       { _id: id, status: 'PROCESSING', leaseOwner: owner },
@@ -171,7 +195,12 @@ export class GenerationsRepository {
   }
 
   /** PROCESSING (held by owner) -> COMPLETED. False when the row was not ours any more. */
-  async complete(id: ObjectId, owner: string, outputKey: string, templateVersion: number): Promise<GenerationDoc | null> {
+  async complete(
+    id: ObjectId,
+    owner: string,
+    outputKey: string,
+    templateVersion: number,
+  ): Promise<GenerationDoc | null> {
     const now = new Date();
     const result = await this.collection.findOneAndUpdate(
       { _id: id, status: 'PROCESSING', leaseOwner: owner },
@@ -196,10 +225,17 @@ export class GenerationsRepository {
    * -> FAILED from PROCESSING held by owner, or (owner null) from any non-final state.
    * Null when the row is already final or held by someone else.
    */
-  async fail(id: ObjectId, owner: string | null, error: string, templateVersion?: number): Promise<GenerationDoc | null> {
+  async fail(
+    id: ObjectId,
+    owner: string | null,
+    error: string,
+    templateVersion?: number,
+  ): Promise<GenerationDoc | null> {
     const now = new Date();
     const filter: Filter<GenerationDoc> =
-      owner === null ? { _id: id, status: { $in: ['PENDING', 'PROCESSING'] } } : { _id: id, status: 'PROCESSING', leaseOwner: owner };
+      owner === null
+        ? { _id: id, status: { $in: ['PENDING', 'PROCESSING'] } }
+        : { _id: id, status: 'PROCESSING', leaseOwner: owner };
     const set: Partial<GenerationDoc> = {
       status: 'FAILED',
       error,
@@ -220,7 +256,10 @@ export class GenerationsRepository {
   }
 
   findUnpublishedEvents(olderThan: Date, limit: number): Promise<GenerationDoc[]> {
-    return this.collection.find({ eventPublished: false, updatedAt: { $lt: olderThan } }).limit(limit).toArray();
+    return this.collection
+      .find({ eventPublished: false, updatedAt: { $lt: olderThan } })
+      .limit(limit)
+      .toArray();
   }
 
   // ---- retention -------------------------------------------------------------------------
@@ -257,7 +296,14 @@ export class GenerationsRepository {
       if (existing.expiresAt > record.createdAt) return existing;
       const replaced = await this.idempotency.updateOne(
         { _id: record._id, expiresAt: existing.expiresAt, generationId: existing.generationId },
-        { $set: { bodyHash: record.bodyHash, generationId: record.generationId, createdAt: record.createdAt, expiresAt: record.expiresAt } },
+        {
+          $set: {
+            bodyHash: record.bodyHash,
+            generationId: record.generationId,
+            createdAt: record.createdAt,
+            expiresAt: record.expiresAt,
+          },
+        },
       );
       if (replaced.matchedCount === 1) return null;
     }
@@ -268,8 +314,15 @@ export class GenerationsRepository {
    * Re-points a claimed key whose generation never appeared (its request died between the
    * claim and the insert) at a new generation. True when this caller won the takeover.
    */
-  async takeOverIdempotencyKey(recordId: ObjectId, fromGenerationId: ObjectId, toGenerationId: ObjectId): Promise<boolean> {
-    const result = await this.idempotency.updateOne({ _id: recordId, generationId: fromGenerationId }, { $set: { generationId: toGenerationId } });
+  async takeOverIdempotencyKey(
+    recordId: ObjectId,
+    fromGenerationId: ObjectId,
+    toGenerationId: ObjectId,
+  ): Promise<boolean> {
+    const result = await this.idempotency.updateOne(
+      { _id: recordId, generationId: fromGenerationId },
+      { $set: { generationId: toGenerationId } },
+    );
     return result.modifiedCount === 1;
   }
 }

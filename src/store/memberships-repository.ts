@@ -20,7 +20,11 @@ export class MembershipsRepository {
   async put(userId: ObjectId, workspaceId: ObjectId, role: MemberRole, now = new Date()): Promise<MembershipDoc> {
     const _id = membershipId(userId, workspaceId);
     const write = () =>
-      this.collection.updateOne({ _id }, { $set: { role, updatedAt: now }, $setOnInsert: { userId, workspaceId, createdAt: now } }, { upsert: true });
+      this.collection.updateOne(
+        { _id },
+        { $set: { role, updatedAt: now }, $setOnInsert: { userId, workspaceId, createdAt: now } },
+        { upsert: true },
+      );
     try {
       await write();
     } catch (err) {
@@ -38,7 +42,12 @@ export class MembershipsRepository {
   }
 
   /** Changes the role of an existing membership; null when there is none. */
-  async setRole(userId: ObjectId, workspaceId: ObjectId, role: MemberRole, now = new Date()): Promise<MembershipDoc | null> {
+  async setRole(
+    userId: ObjectId,
+    workspaceId: ObjectId,
+    role: MemberRole,
+    now = new Date(),
+  ): Promise<MembershipDoc | null> {
     const _id = membershipId(userId, workspaceId);
     const result = await this.collection.updateOne({ _id }, { $set: { role, updatedAt: now } });
     return result.matchedCount === 1 ? this.collection.findOne({ _id }) : null;

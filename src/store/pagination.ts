@@ -26,10 +26,15 @@ export async function pageByIdDesc<T extends Document & { _id: ObjectId }>(
   let query = filter;
   if (pageToken) {
     const hex = Buffer.from(pageToken, 'base64url').toString('utf8');
-    if (!/^[0-9a-f]{24}$/.test(hex)) throw validationError([{ field: 'pageToken', issue: 'is not a valid page token' }]);
+    if (!/^[0-9a-f]{24}$/.test(hex))
+      throw validationError([{ field: 'pageToken', issue: 'is not a valid page token' }]);
     query = { $and: [filter, { _id: { $lt: new ObjectId(hex) } }] } as Filter<T>;
   }
-  const rows = await collection.find(query).sort({ _id: -1 }).limit(size + 1).toArray();
+  const rows = await collection
+    .find(query)
+    .sort({ _id: -1 })
+    .limit(size + 1)
+    .toArray();
   const items = rows.slice(0, size);
   const last = items[items.length - 1];
   const nextPageToken = rows.length > size && last ? Buffer.from(last._id.toHexString()).toString('base64url') : '';

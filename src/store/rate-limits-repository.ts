@@ -40,7 +40,11 @@ export function decisionAt(tat: number, now: number, policy: RateLimitPolicy, al
 }
 
 /** Pure GCRA step: what the new theoretical arrival time and the answer are. */
-export function gcra(tat: number | undefined, now: number, policy: RateLimitPolicy): { decision: RateLimitDecision; newTat: number } {
+export function gcra(
+  tat: number | undefined,
+  now: number,
+  policy: RateLimitPolicy,
+): { decision: RateLimitDecision; newTat: number } {
   const interval = 1000 / policy.perSecond;
   const tolerance = interval * policy.burst;
   const base = Math.max(tat ?? now, now);

@@ -17,7 +17,11 @@ export class TemplatesRepository {
     this.versions = db.collection<TemplateVersionDoc>(COLLECTIONS.templateVersions);
   }
 
-  async create(workspaceId: ObjectId, name: string, content: TemplateVersionContent): Promise<{ template: TemplateDoc; version: TemplateVersionDoc }> {
+  async create(
+    workspaceId: ObjectId,
+    name: string,
+    content: TemplateVersionContent,
+  ): Promise<{ template: TemplateDoc; version: TemplateVersionDoc }> {
     const now = new Date();
     const template: TemplateDoc = {
       _id: new ObjectId(),
@@ -30,7 +34,13 @@ export class TemplatesRepository {
       updatedAt: now,
     };
     // Version first: a template row never points at a version that does not exist.
-    const version: TemplateVersionDoc = { _id: templateVersionId(template._id, 1), templateId: template._id, version: 1, content, createdAt: now };
+    const version: TemplateVersionDoc = {
+      _id: templateVersionId(template._id, 1),
+      templateId: template._id,
+      version: 1,
+      content,
+      createdAt: now,
+    };
     await this.versions.insertOne(version);
     await this.templates.insertOne(template);
     return { template, version };
@@ -62,13 +72,22 @@ export class TemplatesRepository {
       const template = await this.get(templateId);
       if (!template || template.status !== 'ACTIVE') return null;
       const number = template.latestVersion + 1;
-      const version: TemplateVersionDoc = { _id: templateVersionId(templateId, number), templateId, version: number, content, createdAt: new Date() };
+      const version: TemplateVersionDoc = {
+        _id: templateVersionId(templateId, number),
+        templateId,
+        version: number,
+        content,
+        createdAt: new Date(),
+      };
       try {
         await this.versions.insertOne(version);
       } catch (err) {
         if (isDuplicateKey(err)) {
           // Another add took this number; make sure latestVersion reflects it, then retry.
-          await this.templates.updateOne({ _id: templateId, latestVersion: { $lt: number } }, { $set: { latestVersion: number } });
+          await this.templates.updateOne(
+            { _id: templateId, latestVersion: { $lt: number } },
+            { $set: { latestVersion: number } },
+          );
           continue;
         }
         throw err;
@@ -93,7 +112,10 @@ export class TemplatesRepository {
   }
 
   async archive(templateId: ObjectId): Promise<TemplateDoc | null> {
-    await this.templates.updateOne({ _id: templateId, status: 'ACTIVE' }, { $set: { status: 'ARCHIVED', updatedAt: new Date() } });
+    await this.templates.updateOne(
+      { _id: templateId, status: 'ACTIVE' },
+      { $set: { status: 'ARCHIVED', updatedAt: new Date() } },
+    );
     return this.get(templateId);
   }
 }

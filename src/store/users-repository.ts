@@ -19,12 +19,26 @@ export class UsersRepository {
   }
 
   /** The user with this email, created (without a password) when new. */
-  async getOrCreate(email: string, displayName: string, now = new Date()): Promise<{ user: UserDoc; created: boolean }> {
+  async getOrCreate(
+    email: string,
+    displayName: string,
+    now = new Date(),
+  ): Promise<{ user: UserDoc; created: boolean }> {
     const _id = userIdForEmail(email);
     try {
       const result = await this.collection.updateOne(
         { _id },
-        { $setOnInsert: { email, displayName, passwordHash: null, invitationId: null, disabled: false, createdAt: now, updatedAt: now } },
+        {
+          $setOnInsert: {
+            email,
+            displayName,
+            passwordHash: null,
+            invitationId: null,
+            disabled: false,
+            createdAt: now,
+            updatedAt: now,
+          },
+        },
         { upsert: true },
       );
       const user = await this.collection.findOne({ _id });
@@ -71,7 +85,13 @@ export class UsersRepository {
    * Sets the password hash (and the display name when given) of an enabled user whose current
    * invitation is `invitationId`, and retires that invitation; null when either no longer holds.
    */
-  async setPasswordByInvitation(id: ObjectId, invitationId: ObjectId, passwordHash: string, displayName: string | undefined, now = new Date()): Promise<UserDoc | null> {
+  async setPasswordByInvitation(
+    id: ObjectId,
+    invitationId: ObjectId,
+    passwordHash: string,
+    displayName: string | undefined,
+    now = new Date(),
+  ): Promise<UserDoc | null> {
     const set: Partial<UserDoc> = { passwordHash, invitationId: null, updatedAt: now };
     if (displayName) set.displayName = displayName;
     const result = await this.collection.updateOne({ _id: id, disabled: false, invitationId }, { $set: set });

@@ -31,12 +31,24 @@ export class WebhookEndpointsRepository {
     return result.matchedCount === 1;
   }
 
-  async rotateSecret(id: ObjectId, secret: EncryptedSecret, previous: EncryptedSecret, previousValidUntil: Date): Promise<WebhookEndpointDoc | null> {
+  async rotateSecret(
+    id: ObjectId,
+    secret: EncryptedSecret,
+    previous: EncryptedSecret,
+    previousValidUntil: Date,
+  ): Promise<WebhookEndpointDoc | null> {
     const result = await this.collection.findOneAndUpdate(
       // Conditional on the secret being replaced: of two concurrent rotations one wins, and
       // the loser gets null instead of handing out a secret that never becomes valid.
       { _id: id, deletedAt: null, 'secret.data': previous.data },
-      { $set: { secret, previousSecret: previous, previousSecretExpiresAt: previousValidUntil, secretRotatedAt: new Date() } },
+      {
+        $set: {
+          secret,
+          previousSecret: previous,
+          previousSecretExpiresAt: previousValidUntil,
+          secretRotatedAt: new Date(),
+        },
+      },
       { returnDocument: 'after' },
     );
     return result ?? null;

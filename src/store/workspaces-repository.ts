@@ -22,7 +22,10 @@ export class WorkspacesRepository {
    * Sets the name and/or the retention (null removes it); fields left undefined stay.
    * Returns the updated workspace, null when it does not exist.
    */
-  async update(id: ObjectId, changes: { name?: string; retentionSeconds?: number | null }): Promise<WorkspaceDoc | null> {
+  async update(
+    id: ObjectId,
+    changes: { name?: string; retentionSeconds?: number | null },
+  ): Promise<WorkspaceDoc | null> {
     const set: Partial<WorkspaceDoc> = {};
     const unset: Record<string, ''> = {};
     if (changes.name !== undefined) set.name = changes.name;

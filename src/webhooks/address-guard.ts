@@ -48,9 +48,7 @@ export interface GuardOptions {
   lookup?: HostLookup | undefined;
 }
 
-export type ResolveResult =
-  | { ok: true; host: string; addresses: ResolvedAddress[] }
-  | { ok: false; error: string };
+export type ResolveResult = { ok: true; host: string; addresses: ResolvedAddress[] } | { ok: false; error: string };
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
@@ -180,7 +178,8 @@ export async function resolveAndCheck(host: string, options: GuardOptions): Prom
   for (const answer of answers) {
     const v = classifyAddress(answer?.address ?? '');
     if (!permitted(v, options.allowInsecure)) return { ok: false, error: `${name} resolves to ${refusal(v)}` };
-    if (!addresses.some((a) => a.address === v.address)) addresses.push({ address: v.address, family: v.family === 6 ? 6 : 4 });
+    if (!addresses.some((a) => a.address === v.address))
+      addresses.push({ address: v.address, family: v.family === 6 ? 6 : 4 });
   }
   return { ok: true, host: name, addresses };
 }
@@ -250,11 +249,16 @@ function stripBrackets(host: string): string {
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
 }
 
-function parseRules<T extends ipaddr.IPv4 | ipaddr.IPv6>(rules: Rule[]): Array<[range: [T, number], category: AddressCategory]> {
+function parseRules<T extends ipaddr.IPv4 | ipaddr.IPv6>(
+  rules: Rule[],
+): Array<[range: [T, number], category: AddressCategory]> {
   return rules.map(([cidr, category]) => [ipaddr.parseCIDR(cidr) as [T, number], category]);
 }
 
-function match<T extends ipaddr.IPv4 | ipaddr.IPv6>(address: T, rules: Array<[range: [T, number], category: AddressCategory]>): AddressCategory | undefined {
+function match<T extends ipaddr.IPv4 | ipaddr.IPv6>(
+  address: T,
+  rules: Array<[range: [T, number], category: AddressCategory]>,
+): AddressCategory | undefined {
   for (const [range, category] of rules) {
     if (address.match(range)) return category;
   }

@@ -77,7 +77,8 @@ export class DeliveryDispatcher {
           // and publish): publish it again under the same msgId, which the broker drops if
           // it did get through recently. Once attempts ran, the job is alive: leave it be.
           const existing = await this.deps.deliveries.get(doc._id);
-          if (!existing || existing.status !== 'PENDING' || existing.round !== 1 || existing.roundAttempts !== 0) return false;
+          if (!existing || existing.status !== 'PENDING' || existing.round !== 1 || existing.roundAttempts !== 0)
+            return false;
         }
         await this.deps.publishJob(job, firstDeliveryJobMsgId(deliveryId));
         return inserted;

@@ -37,7 +37,11 @@ export class DeliverySweeper {
 
   constructor(options: DeliverySweeperOptions) {
     this.options = options;
-    this.loop = new PeriodicTask({ intervalMs: options.intervalMs, run: () => this.sweepOnce(), onError: options.onError });
+    this.loop = new PeriodicTask({
+      intervalMs: options.intervalMs,
+      run: () => this.sweepOnce(),
+      onError: options.onError,
+    });
   }
 
   start(): void {
@@ -51,7 +55,10 @@ export class DeliverySweeper {
   /** One pass; returns how many deliveries were re-queued. */
   async sweepOnce(): Promise<number> {
     const now = (this.options.now ?? Date.now)();
-    const overdue = await this.options.deliveries.findOverdue(new Date(now - this.options.graceMs), this.options.batchSize ?? 500);
+    const overdue = await this.options.deliveries.findOverdue(
+      new Date(now - this.options.graceMs),
+      this.options.batchSize ?? 500,
+    );
     let requeued = 0;
     for (const doc of overdue) {
       if (this.loop.stopped) break;

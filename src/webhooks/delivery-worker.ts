@@ -123,7 +123,10 @@ export class DeliveryWorker {
       return 'aborted';
     }
     // The job names its endpoint: a saturated one is paced without touching the database.
-    const hinted = typeof job.data.endpointId === 'string' && parseId('webhookEndpoint', job.data.endpointId) ? job.data.endpointId : undefined;
+    const hinted =
+      typeof job.data.endpointId === 'string' && parseId('webhookEndpoint', job.data.endpointId)
+        ? job.data.endpointId
+        : undefined;
     if (hinted && this.deps.limiter.isSaturated(hinted)) {
       job.nak(this.deps.limiter.retryDelayMs(hinted, job.deliveryCount - 1));
       return 'endpoint-busy';
@@ -141,7 +144,12 @@ export class DeliveryWorker {
     }
   }
 
-  private async attempt(job: DeliveryJobHandle, objectId: ObjectId, deliveryId: string, now: () => number): Promise<DeliveryStep> {
+  private async attempt(
+    job: DeliveryJobHandle,
+    objectId: ObjectId,
+    deliveryId: string,
+    now: () => number,
+  ): Promise<DeliveryStep> {
     const doc = await this.deps.deliveries.get(objectId);
     if (!doc) {
       job.term();
@@ -183,11 +191,13 @@ export class DeliveryWorker {
       if (excerpt) attempt.responseExcerpt = excerpt.slice(0, RESPONSE_EXCERPT_STORED_CHARS);
       const roundAttempts = doc.roundAttempts + 1;
       // After a failure: the schedule's next delay, or none (dropped) after the 6th attempt.
-      const delay = outcome.result?.ok || outcome.drop ? undefined : nextAttemptDelayMs(roundAttempts, this.deps.random);
-      const next =
-        outcome.result?.ok ? ({ status: 'SUCCEEDED' } as const)
-        : delay === undefined ? ({ status: 'DROPPED' } as const)
-        : ({ status: 'PENDING', nextAttemptAt: new Date(finishedAt + delay) } as const);
+      const delay =
+        outcome.result?.ok || outcome.drop ? undefined : nextAttemptDelayMs(roundAttempts, this.deps.random);
+      const next = outcome.result?.ok
+        ? ({ status: 'SUCCEEDED' } as const)
+        : delay === undefined
+          ? ({ status: 'DROPPED' } as const)
+          : ({ status: 'PENDING', nextAttemptAt: new Date(finishedAt + delay) } as const);
       // Conditional on the attempts seen before sending: a second worker on the same
       // delivery cannot record this attempt again.
       const updated = await this.deps.deliveries.recordAttempt(doc._id, doc.round, doc.roundAttempts, attempt, next);
@@ -218,7 +228,10 @@ export class DeliveryWorker {
     job: DeliveryJobHandle,
     doc: DeliveryDoc,
     deliveryId: string,
-  ): Promise<{ result: AttemptResult; notSent?: undefined; drop?: undefined } | { result: undefined; notSent: string; drop: boolean }> {
+  ): Promise<
+    | { result: AttemptResult; notSent?: undefined; drop?: undefined }
+    | { result: undefined; notSent: string; drop: boolean }
+  > {
     const endpoint = await this.deps.endpoints.get(doc.endpointId);
     if (!endpoint) return { result: undefined, notSent: 'not sent: the webhook endpoint was deleted', drop: true };
     let request;
@@ -239,20 +252,31 @@ export class DeliveryWorker {
     try {
       const attempt = doc.attempts.length + 1;
       this.deps.onAttemptStart?.({ deliveryId, attempt });
-      const result = await withSpan('webhook attempt', { kind: SpanKind.CLIENT, attributes: { 'docgen.delivery.id': deliveryId, 'docgen.delivery.attempt': attempt, 'server.address': hostOf(endpoint.url) } }, async (span) => {
-        const sent = await sendAttempt({
-          url: endpoint.url,
-          headers: request.headers,
-          body: request.body,
-          timeoutMs: this.deps.timeoutMs,
-          allowInsecure: this.deps.allowInsecure,
-          lookup: this.deps.lookup,
-          signal: this.abort.signal,
-        });
-        if (sent.statusCode) span?.setAttribute('http.response.status_code', sent.statusCode);
-        if (!sent.ok) markSpanError(span, sent.error ?? `HTTP ${sent.statusCode}`);
-        return sent;
-      });
+      const result = await withSpan(
+        'webhook attempt',
+        {
+          kind: SpanKind.CLIENT,
+          attributes: {
+            'docgen.delivery.id': deliveryId,
+            'docgen.delivery.attempt': attempt,
+            'server.address': hostOf(endpoint.url),
+          },
+        },
+        async (span) => {
+          const sent = await sendAttempt({
+            url: endpoint.url,
+            headers: request.headers,
+            body: request.body,
+            timeoutMs: this.deps.timeoutMs,
+            allowInsecure: this.deps.allowInsecure,
+            lookup: this.deps.lookup,
+            signal: this.abort.signal,
+          });
+          if (sent.statusCode) span?.setAttribute('http.response.status_code', sent.statusCode);
+          if (!sent.ok) markSpanError(span, sent.error ?? `HTTP ${sent.statusCode}`);
+          return sent;
+        },
+      );
       return { result };
     } finally {
       clearInterval(heartbeat);

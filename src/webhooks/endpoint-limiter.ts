@@ -26,7 +26,8 @@ export class EndpointLimiter {
   private readonly endpoints = new Map<string, EndpointState>();
 
   constructor(options: EndpointLimiterOptions) {
-    if (!Number.isInteger(options.limit) || options.limit < 1) throw new RangeError('EndpointLimiter: limit must be a whole number >= 1');
+    if (!Number.isInteger(options.limit) || options.limit < 1)
+      throw new RangeError('EndpointLimiter: limit must be a whole number >= 1');
     this.limit = options.limit;
     this.minRetryMs = options.minRetryMs ?? 250;
     this.maxRetryMs = options.maxRetryMs ?? 5_000;

@@ -57,7 +57,13 @@ export const RESPONSE_READ_LIMIT_BYTES = 64 * 1024;
 // 4 s, before the common 5 s server keep-alive, to avoid reusing one the peer is closing.
 // Separate pools per address policy: a pooled socket is only reused by a request that
 // passed the same check it was opened under.
-const AGENT_OPTIONS = { keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256, timeout: 4_000, scheduling: 'lifo' } as const;
+const AGENT_OPTIONS = {
+  keepAlive: true,
+  maxSockets: Infinity,
+  maxFreeSockets: 256,
+  timeout: 4_000,
+  scheduling: 'lifo',
+} as const;
 const agents = new Map<string, http.Agent>();
 
 function defaultAgent(secure: boolean, allowInsecure: boolean): http.Agent {
@@ -86,7 +92,12 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResult> {
       if (status >= 200 && status < 300) return { ok: true, kind: 'success', statusCode: status };
       if (status >= 300 && status < 400) {
         const location = String(response?.headers.location ?? '').slice(0, 200);
-        return { ok: false, kind: 'redirect', statusCode: status, error: `receiver answered ${status}, a redirect, which is not followed${location ? ` (Location: ${location})` : ''}` };
+        return {
+          ok: false,
+          kind: 'redirect',
+          statusCode: status,
+          error: `receiver answered ${status}, a redirect, which is not followed${location ? ` (Location: ${location})` : ''}`,
+        };
       }
       return { ok: false, kind: 'http_error', statusCode: status, error: `receiver answered ${status}` };
     };
@@ -111,7 +122,12 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResult> {
     const timer = setTimeout(() => {
       // Status already in: the outcome is decided; only the body was still coming.
       if (response?.statusCode !== undefined) finish(statusOutcome(response.statusCode));
-      else finish({ ok: false, kind: 'timeout', error: `timed out after ${timeoutMs} ms${request ? '' : ' resolving the host'}` });
+      else
+        finish({
+          ok: false,
+          kind: 'timeout',
+          error: `timed out after ${timeoutMs} ms${request ? '' : ' resolving the host'}`,
+        });
       request?.destroy();
     }, timeoutMs);
     if (req.signal?.aborted) onAbort();
@@ -125,9 +141,14 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResult> {
         return finish({ ok: false, kind: 'refused', error: 'invalid URL' });
       }
       if (url.protocol !== 'https:' && !(url.protocol === 'http:' && req.allowInsecure)) {
-        return finish({ ok: false, kind: 'refused', error: `refused: ${url.protocol}// URLs are not allowed (https only)` });
+        return finish({
+          ok: false,
+          kind: 'refused',
+          error: `refused: ${url.protocol}// URLs are not allowed (https only)`,
+        });
       }
-      if (url.username !== '' || url.password !== '') return finish({ ok: false, kind: 'refused', error: 'refused: the URL contains credentials' });
+      if (url.username !== '' || url.password !== '')
+        return finish({ ok: false, kind: 'refused', error: 'refused: the URL contains credentials' });
 
       const checked = await resolveAndCheck(url.hostname, { allowInsecure: req.allowInsecure, lookup: req.lookup });
       if (settled) return;
@@ -194,14 +215,19 @@ function pinnedLookup(addresses: ResolvedAddress[]) {
     options: LookupOptions,
     callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
   ): void => {
-    const wanted = options?.family === 4 || options?.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
+    const wanted =
+      options?.family === 4 || options?.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
     if (wanted.length === 0) {
       const err: NodeJS.ErrnoException = new Error('no checked address of the requested family');
       err.code = 'ENOTFOUND';
       callback(err, '', 0);
       return;
     }
-    if (options?.all) callback(null, wanted.map((a) => ({ address: a.address, family: a.family })));
+    if (options?.all)
+      callback(
+        null,
+        wanted.map((a) => ({ address: a.address, family: a.family })),
+      );
     else callback(null, wanted[0]!.address, wanted[0]!.family);
   };
 }

@@ -57,7 +57,12 @@ export function sealSecret(secret: string, key: Buffer, context = ''): SealedSec
   const cipher = createCipheriv('aes-256-gcm', deriveKey(key), iv, { authTagLength: TAG_BYTES });
   cipher.setAAD(aad(context));
   const data = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-  return { v: 1, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data.toString('base64') };
+  return {
+    v: 1,
+    iv: iv.toString('base64'),
+    tag: cipher.getAuthTag().toString('base64'),
+    data: data.toString('base64'),
+  };
 }
 
 /** Encrypts a secret into one compact string: `v1.<iv>.<tag>.<ciphertext>` (base64url). */

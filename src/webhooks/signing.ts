@@ -66,7 +66,10 @@ export function buildWebhookBody(data: WebhookEventData, timestamp: number): Buf
     if (typeof data.error !== 'string') throw invalid('generation.failed needs an error message');
     payload.error = data.error;
   }
-  const body = data.test === true ? { event: data.event, payload, timestamp, test: true } : { event: data.event, payload, timestamp };
+  const body =
+    data.test === true
+      ? { event: data.event, payload, timestamp, test: true }
+      : { event: data.event, payload, timestamp };
   return Buffer.from(JSON.stringify(body), 'utf8');
 }
 
@@ -126,7 +129,11 @@ export function activeSecrets(secrets: SigningSecrets, now: Date): string[] {
  * endpoint id). Throws DomainError INTERNAL when a secret cannot be decrypted.
  */
 export function openSigningSecrets(
-  stored: { secret: SealedSecret | string; previousSecret?: SealedSecret | string | null; previousSecretExpiresAt?: Date | null },
+  stored: {
+    secret: SealedSecret | string;
+    previousSecret?: SealedSecret | string | null;
+    previousSecretExpiresAt?: Date | null;
+  },
   key: Buffer,
   context: string,
   now: Date = new Date(),

@@ -11,7 +11,12 @@ import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } f
 import { ObjectId } from 'mongodb';
 import { parseId } from '../../src/domain/ids.ts';
 import { WorkspaceService } from '../../src/gen/docgen/admin/v1/workspace_pb.js';
-import { DocumentFormat, GenerationService, GenerationStatus, type Generation } from '../../src/gen/docgen/v1/generation_pb.js';
+import {
+  DocumentFormat,
+  GenerationService,
+  GenerationStatus,
+  type Generation,
+} from '../../src/gen/docgen/v1/generation_pb.js';
 import { loadOpenApi, type OpenApi } from './api-openapi.ts';
 import { bearer, publishedTemplate, request, startApiStack, type ApiStack, type HttpAnswer } from './api-stack.ts';
 
@@ -44,7 +49,19 @@ const RPC_CODE: Record<string, Code> = {
   RATE_LIMITED: Code.ResourceExhausted,
 };
 
-const ELEVEN = ['id', 'workspaceId', 'templateId', 'templateName', 'format', 'status', 'data', 'outputUrl', 'error', 'createdAt', 'updatedAt'];
+const ELEVEN = [
+  'id',
+  'workspaceId',
+  'templateId',
+  'templateName',
+  'format',
+  'status',
+  'data',
+  'outputUrl',
+  'error',
+  'createdAt',
+  'updatedAt',
+];
 const MS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 // ---- one client interface over four transports -------------------------------------------
@@ -70,7 +87,13 @@ interface Page {
 
 type Outcome<T> =
   | { ok: true; value: T; header(name: string): string | undefined }
-  | { ok: false; code: string | undefined; message: string; details: { field: string; issue: string }[]; header(name: string): string | undefined };
+  | {
+      ok: false;
+      code: string | undefined;
+      message: string;
+      details: { field: string; issue: string }[];
+      header(name: string): string | undefined;
+    };
 
 interface CreateBody {
   templateId: string;
@@ -90,7 +113,11 @@ interface ListQuery {
 
 interface ApiClient {
   name: string;
-  create(auth: string | undefined, body: CreateBody, headers?: Record<string, string>): Promise<Outcome<GenerationJson>>;
+  create(
+    auth: string | undefined,
+    body: CreateBody,
+    headers?: Record<string, string>,
+  ): Promise<Outcome<GenerationJson>>;
   get(auth: string | undefined, id: string): Promise<Outcome<GenerationJson>>;
   list(auth: string | undefined, query?: ListQuery): Promise<Outcome<Page>>;
 }
@@ -99,7 +126,11 @@ let stack: ApiStack;
 let openapi: OpenApi;
 
 /** One REST call; every answer is checked against the OpenAPI description and the tables. */
-async function rest(method: string, path: string, options: { auth?: string; body?: string; headers?: Record<string, string> } = {}): Promise<HttpAnswer> {
+async function rest(
+  method: string,
+  path: string,
+  options: { auth?: string; body?: string; headers?: Record<string, string> } = {},
+): Promise<HttpAnswer> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.auth !== undefined) headers.Authorization = options.auth;
   if (options.body !== undefined) headers['Content-Type'] ??= 'application/json';
@@ -123,7 +154,13 @@ function restOutcome<T>(answer: HttpAnswer, success: number): Outcome<T> {
     return Array.isArray(v) ? v[0] : v;
   };
   if (answer.status === success) return { ok: true, value: answer.body as T, header };
-  return { ok: false, code: answer.body?.error?.code, message: answer.body?.error?.message ?? '', details: answer.body?.error?.details ?? [], header };
+  return {
+    ok: false,
+    code: answer.body?.error?.code,
+    message: answer.body?.error?.message ?? '',
+    details: answer.body?.error?.details ?? [],
+    header,
+  };
 }
 
 function restClient(): ApiClient {
@@ -181,7 +218,11 @@ function fromProto(g: Generation | undefined): GenerationJson {
   };
 }
 
-async function rpc<T>(call: (options: CallOptions) => Promise<T>, auth: string | undefined, extra: Record<string, string> = {}): Promise<Outcome<T>> {
+async function rpc<T>(
+  call: (options: CallOptions) => Promise<T>,
+  auth: string | undefined,
+  extra: Record<string, string> = {},
+): Promise<Outcome<T>> {
   const received = new Headers();
   const headers: Record<string, string> = { ...extra };
   if (auth !== undefined) headers.authorization = auth;
@@ -212,7 +253,12 @@ function rpcClient(name: string, transport: Transport): ApiClient {
             {
               templateId: body.templateId,
               variables: body.variables as never,
-              format: body.format === undefined ? DocumentFormat.UNSPECIFIED : body.format === 'pdf' ? DocumentFormat.PDF : (7 as DocumentFormat),
+              format:
+                body.format === undefined
+                  ? DocumentFormat.UNSPECIFIED
+                  : body.format === 'pdf'
+                    ? DocumentFormat.PDF
+                    : (7 as DocumentFormat),
             },
             o,
           ),
@@ -232,7 +278,10 @@ function rpcClient(name: string, transport: Transport): ApiClient {
             {
               pageSize: query.pageSize ?? 0,
               pageToken: query.pageToken ?? '',
-              status: query.status === undefined ? GenerationStatus.UNSPECIFIED : (STATUS_VALUES[query.status] ?? (99 as GenerationStatus)),
+              status:
+                query.status === undefined
+                  ? GenerationStatus.UNSPECIFIED
+                  : (STATUS_VALUES[query.status] ?? (99 as GenerationStatus)),
               templateId: query.templateId ?? '',
               createdAfter: query.createdAfter ? timestampFromDate(new Date(query.createdAfter)) : undefined,
               createdBefore: query.createdBefore ? timestampFromDate(new Date(query.createdBefore)) : undefined,
@@ -241,7 +290,15 @@ function rpcClient(name: string, transport: Transport): ApiClient {
           ),
         auth,
       );
-      return out.ok ? { ...out, value: { generations: out.value.generations.map(fromProto), nextPageToken: out.value.nextPageToken || null } } : out;
+      return out.ok
+        ? {
+            ...out,
+            value: {
+              generations: out.value.generations.map(fromProto),
+              nextPageToken: out.value.nextPageToken || null,
+            },
+          }
+        : out;
     },
   };
 }
@@ -264,7 +321,11 @@ function expectRateLimitHeaders(out: Outcome<unknown>, what: string): void {
   }
 }
 
-function expectGeneration(g: GenerationJson, expected: { workspaceId: string; templateId: string; templateName: string; data: unknown; status?: string }, window?: { from: number; to: number }): void {
+function expectGeneration(
+  g: GenerationJson,
+  expected: { workspaceId: string; templateId: string; templateName: string; data: unknown; status?: string },
+  window?: { from: number; to: number },
+): void {
   expect(Object.keys(g).sort()).toEqual([...ELEVEN].sort());
   expect(g.id).toMatch(/^gen_[0-9a-f]{24}$/);
   expect(g.workspaceId).toBe(expected.workspaceId);
@@ -313,7 +374,10 @@ beforeAll(async () => {
   revoked = `Bearer ${r.secret}`;
   unknownKey = `Bearer svc_live_${'Q'.repeat(40)}`;
   templateA = await publishedTemplate(stack.admin, wsA, 'conformance template');
-  const foreign = await rest('POST', '/v1/generations', { auth: otherWorkspaceKey, body: JSON.stringify({ templateId: 'tpl_whatever' }) });
+  const foreign = await rest('POST', '/v1/generations', {
+    auth: otherWorkspaceKey,
+    body: JSON.stringify({ templateId: 'tpl_whatever' }),
+  });
   foreignGeneration = foreign.body.id;
 
   const base = `http://127.0.0.1:${stack.publicPort}`;
@@ -341,7 +405,11 @@ describe.each(TRANSPORTS)('%s', (name) => {
     const from = Date.now();
     const created = expectOk(await api.create(full, { templateId: templateA, variables, format: 'pdf' }), 'create');
     const to = Date.now();
-    expectGeneration(created, { workspaceId: wsA, templateId: templateA, templateName: 'conformance template', data: variables }, { from, to });
+    expectGeneration(
+      created,
+      { workspaceId: wsA, templateId: templateA, templateName: 'conformance template', data: variables },
+      { from, to },
+    );
     expect(created.createdAt).toBe(created.updatedAt);
 
     // format and variables are optional: data is {} then.
@@ -359,7 +427,7 @@ describe.each(TRANSPORTS)('%s', (name) => {
     }
   });
 
-  it('get: 200; unknown id, malformed id and another workspace\'s id are NOT_FOUND', async () => {
+  it("get: 200; unknown id, malformed id and another workspace's id are NOT_FOUND", async () => {
     const api = client(name);
     const created = expectOk(await api.create(triggerOnly, { templateId: templateA }), 'create');
     const got = await api.get(readOnly, created.id);
@@ -401,10 +469,18 @@ describe.each(TRANSPORTS)('%s', (name) => {
     }
     // The scheme is case-insensitive (RFC 9110); the key is not.
     expectOk(await api.list(`bearer ${full.slice('Bearer '.length)}`), 'lower-case scheme');
-    expectError(await api.list(`Bearer ${full.slice('Bearer '.length).toUpperCase()}`), 'UNAUTHORIZED', 'upper-cased key prefix');
+    expectError(
+      await api.list(`Bearer ${full.slice('Bearer '.length).toUpperCase()}`),
+      'UNAUTHORIZED',
+      'upper-cased key prefix',
+    );
 
     // Scopes: 403 FORBIDDEN, checked after authentication, for each endpoint.
-    const noTrigger = expectError(await api.create(readOnly, { templateId: templateA }), 'FORBIDDEN', 'create with a read-only key');
+    const noTrigger = expectError(
+      await api.create(readOnly, { templateId: templateA }),
+      'FORBIDDEN',
+      'create with a read-only key',
+    );
     expectRateLimitHeaders(noTrigger, 'create 403');
     expectError(await api.get(triggerOnly, foreignGeneration), 'FORBIDDEN', 'get with a trigger-only key');
     expectError(await api.list(triggerOnly), 'FORBIDDEN', 'list with a trigger-only key');
@@ -418,16 +494,33 @@ describe.each(TRANSPORTS)('%s', (name) => {
     const api = client(name);
     const empty = expectError(await api.create(full, { templateId: '' }), 'VALIDATION_ERROR', 'empty templateId');
     expectRateLimitHeaders(empty, '422');
-    if (name === 'REST') expect(empty.details).toEqual([{ field: 'templateId', issue: 'must be at least 1 character' }]);
+    if (name === 'REST')
+      expect(empty.details).toEqual([{ field: 'templateId', issue: 'must be at least 1 character' }]);
     else expect(empty.message).toContain('templateId');
-    const long = expectError(await api.create(full, { templateId: 'x'.repeat(257) }), 'VALIDATION_ERROR', 'long templateId');
+    const long = expectError(
+      await api.create(full, { templateId: 'x'.repeat(257) }),
+      'VALIDATION_ERROR',
+      'long templateId',
+    );
     expect(name === 'REST' ? long.details[0]?.field : long.message).toContain('templateId');
-    const format = expectError(await api.create(full, { templateId: templateA, format: 'docx' }), 'VALIDATION_ERROR', 'bad format');
+    const format = expectError(
+      await api.create(full, { templateId: templateA, format: 'docx' }),
+      'VALIDATION_ERROR',
+      'bad format',
+    );
     expect(name === 'REST' ? format.details.map((d) => d.field) : format.message).toContain('format');
     let deep: Record<string, unknown> = { leaf: 1 };
     for (let i = 0; i < 40; i++) deep = { deeper: deep };
-    expectError(await api.create(full, { templateId: templateA, variables: deep }), 'VALIDATION_ERROR', 'variables nested too deep');
-    const key = expectError(await api.create(full, { templateId: templateA }, { 'Idempotency-Key': 'k'.repeat(256) }), 'VALIDATION_ERROR', 'long Idempotency-Key');
+    expectError(
+      await api.create(full, { templateId: templateA, variables: deep }),
+      'VALIDATION_ERROR',
+      'variables nested too deep',
+    );
+    const key = expectError(
+      await api.create(full, { templateId: templateA }, { 'Idempotency-Key': 'k'.repeat(256) }),
+      'VALIDATION_ERROR',
+      'long Idempotency-Key',
+    );
     expect(name === 'REST' ? key.details[0]?.field : key.message).toContain('Idempotency-Key');
   });
 
@@ -450,7 +543,11 @@ describe.each(TRANSPORTS)('%s', (name) => {
     expectError(await api.create(auth, { templateId: '' }), 'RATE_LIMITED', 'invalid body over the limit');
     // The key's own limit, not the default, is shown on its 403s too.
     const own = await stack.key(wsA, ['generations:read'], { perSecond: 3, burst: 7 });
-    const forbidden = expectError(await api.create(`Bearer ${own.secret}`, { templateId: templateA }), 'FORBIDDEN', 'forbidden');
+    const forbidden = expectError(
+      await api.create(`Bearer ${own.secret}`, { templateId: templateA }),
+      'FORBIDDEN',
+      'forbidden',
+    );
     expect(forbidden.header('ratelimit-limit')).toBe('7');
   });
 
@@ -465,7 +562,9 @@ describe.each(TRANSPORTS)('%s', (name) => {
       return;
     }
     const api = client(name);
-    const ok = await rpc((o) => createClient(GenerationService, transportOf(name)).listGenerations({}, o), full, { 'x-request-id': 'rpc-req-1' });
+    const ok = await rpc((o) => createClient(GenerationService, transportOf(name)).listGenerations({}, o), full, {
+      'x-request-id': 'rpc-req-1',
+    });
     expect(ok.header('x-request-id')).toBe('rpc-req-1');
     const failed = await api.get(full, 'gen_missing');
     expect(failed.header('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
@@ -478,9 +577,15 @@ describe.each(TRANSPORTS)('%s', (name) => {
     const t1 = await publishedTemplate(stack.admin, ws, 'one');
     const t2 = await publishedTemplate(stack.admin, ws, 'two');
     const ids: string[] = [];
-    for (let i = 0; i < 25; i++) ids.push(expectOk(await api.create(key, { templateId: i % 5 === 0 ? t2 : t1, variables: { i } }), 'create').id);
+    for (let i = 0; i < 25; i++)
+      ids.push(expectOk(await api.create(key, { templateId: i % 5 === 0 ? t2 : t1, variables: { i } }), 'create').id);
     const failedIds = ids.slice(0, 3);
-    for (const id of failedIds) await stack.app.infrastructure.repositories.generations.fail(parseId('generation', id)!, null, 'made to fail by the test');
+    for (const id of failedIds)
+      await stack.app.infrastructure.repositories.generations.fail(
+        parseId('generation', id)!,
+        null,
+        'made to fail by the test',
+      );
 
     const first = expectOk(await api.list(key), 'list');
     expect(first.generations).toHaveLength(20);
@@ -520,13 +625,21 @@ describe.each(TRANSPORTS)('%s', (name) => {
     expect(expectOk(await api.list(key, { templateId: 'tpl_nope' }), 'unknown template').generations).toEqual([]);
     const pivot = all.generations[10]!.createdAt;
     const after = expectOk(await api.list(key, { createdAfter: pivot, pageSize: 100 }), 'createdAfter');
-    expect(after.generations.map((g) => g.id)).toEqual(all.generations.filter((g) => g.createdAt >= pivot).map((g) => g.id));
+    expect(after.generations.map((g) => g.id)).toEqual(
+      all.generations.filter((g) => g.createdAt >= pivot).map((g) => g.id),
+    );
     const before = expectOk(await api.list(key, { createdBefore: pivot, pageSize: 100 }), 'createdBefore');
-    expect(before.generations.map((g) => g.id)).toEqual(all.generations.filter((g) => g.createdAt < pivot).map((g) => g.id));
+    expect(before.generations.map((g) => g.id)).toEqual(
+      all.generations.filter((g) => g.createdAt < pivot).map((g) => g.id),
+    );
     // Filters combine, and paging keeps them.
     const combined = expectOk(await api.list(key, { status: 'PENDING', templateId: t1, pageSize: 4 }), 'combined');
-    const next = expectOk(await api.list(key, { status: 'PENDING', templateId: t1, pageSize: 4, pageToken: combined.nextPageToken! }), 'combined page 2');
-    for (const g of [...combined.generations, ...next.generations]) expect([g.status, g.templateId]).toEqual(['PENDING', t1]);
+    const next = expectOk(
+      await api.list(key, { status: 'PENDING', templateId: t1, pageSize: 4, pageToken: combined.nextPageToken! }),
+      'combined page 2',
+    );
+    for (const g of [...combined.generations, ...next.generations])
+      expect([g.status, g.templateId]).toEqual(['PENDING', t1]);
 
     // Another workspace sees none of them.
     const others = expectOk(await api.list(otherWorkspaceKey, { pageSize: 100 }), 'other workspace');
@@ -539,10 +652,20 @@ describe.each(TRANSPORTS)('%s', (name) => {
     expectError(await api.list(key, { pageToken: tampered }), 'VALIDATION_ERROR', 'tampered token');
     expectError(await api.list(key, { pageToken: 'forged' }), 'VALIDATION_ERROR', 'forged token');
     const [payload, mac] = first.nextPageToken!.split('.');
-    const edited = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), t: 0 })).toString('base64url');
+    const edited = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), t: 0 }),
+    ).toString('base64url');
     expectError(await api.list(key, { pageToken: `${edited}.${mac}` }), 'VALIDATION_ERROR', 'edited payload, old MAC');
-    expectError(await api.list(key, { pageToken: first.nextPageToken!, status: 'PENDING' }), 'VALIDATION_ERROR', 'token of another query');
-    expectError(await api.list(otherWorkspaceKey, { pageToken: first.nextPageToken! }), 'VALIDATION_ERROR', 'token of another workspace');
+    expectError(
+      await api.list(key, { pageToken: first.nextPageToken!, status: 'PENDING' }),
+      'VALIDATION_ERROR',
+      'token of another query',
+    );
+    expectError(
+      await api.list(otherWorkspaceKey, { pageToken: first.nextPageToken! }),
+      'VALIDATION_ERROR',
+      'token of another workspace',
+    );
   });
 });
 
@@ -578,21 +701,54 @@ describe('REST only', () => {
       const answer = await rest('POST', '/v1/generations', { auth: full, body });
       expect(answer.status, what).toBe(422);
       expect(answer.body.error.code, what).toBe('VALIDATION_ERROR');
-      expect(answer.body.error.details.map((d: { field: string }) => d.field), what).toContain(field);
+      expect(
+        answer.body.error.details.map((d: { field: string }) => d.field),
+        what,
+      ).toContain(field);
     }
     // Every problem is listed at once.
-    const many = await rest('POST', '/v1/generations', { auth: full, body: '{"variables": 1, "format": "doc", "x": 1}' });
-    expect(many.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['format', 'templateId', 'variables', 'x']);
+    const many = await rest('POST', '/v1/generations', {
+      auth: full,
+      body: '{"variables": 1, "format": "doc", "x": 1}',
+    });
+    expect(many.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'format',
+      'templateId',
+      'variables',
+      'x',
+    ]);
   });
 
   it('422 for bad query parameters', async () => {
-    const bad = ['pageSize=-1', 'pageSize=1.5', 'pageSize=1e3', 'pageSize=abc', 'pageSize=', 'pageSize=%2B5', 'pageSize=1&pageSize=2', 'unknown=1', 'status=pending', 'templateId=', 'createdAfter=yesterday', 'createdAfter=2026-02-30T00:00:00Z', 'createdBefore=2026-01-01'];
+    const bad = [
+      'pageSize=-1',
+      'pageSize=1.5',
+      'pageSize=1e3',
+      'pageSize=abc',
+      'pageSize=',
+      'pageSize=%2B5',
+      'pageSize=1&pageSize=2',
+      'unknown=1',
+      'status=pending',
+      'templateId=',
+      'createdAfter=yesterday',
+      'createdAfter=2026-02-30T00:00:00Z',
+      'createdBefore=2026-01-01',
+    ];
     for (const qs of bad) {
       const answer = await rest('GET', `/v1/generations?${qs}`, { auth: full });
       expect(answer.status, qs).toBe(422);
       expect(answer.body.error.details.length, qs).toBeGreaterThan(0);
     }
-    for (const qs of ['pageSize=100', 'pageSize=101', 'pageSize=0', 'pageSize=007', `pageSize=${'9'.repeat(40)}`, 'pageToken=', 'createdAfter=2026-01-01T00:00:00.123456%2B02:00']) {
+    for (const qs of [
+      'pageSize=100',
+      'pageSize=101',
+      'pageSize=0',
+      'pageSize=007',
+      `pageSize=${'9'.repeat(40)}`,
+      'pageToken=',
+      'createdAfter=2026-01-01T00:00:00.123456%2B02:00',
+    ]) {
       expect((await rest('GET', `/v1/generations?${qs}`, { auth: full })).status, qs).toBe(200);
     }
   });
@@ -612,7 +768,17 @@ describe('REST only', () => {
       expect(answer.headers.allow).toBe(allow);
       if (method !== 'HEAD') expect(answer.body.error.code).toBe('METHOD_NOT_ALLOWED');
     }
-    for (const path of ['/', '/v1', '/v1/', '/v2/generations', '/v1/generation', '/v1/generations/a/b', '/V1/generations', '//x/v1/generations', '/v1/generations/..%2F']) {
+    for (const path of [
+      '/',
+      '/v1',
+      '/v1/',
+      '/v2/generations',
+      '/v1/generation',
+      '/v1/generations/a/b',
+      '/V1/generations',
+      '//x/v1/generations',
+      '/v1/generations/..%2F',
+    ]) {
       const answer = await rest('GET', path, { auth: full });
       expect(answer.status, path).toBe(404);
       expect(answer.body.error.code).toBe('NOT_FOUND');
@@ -621,17 +787,45 @@ describe('REST only', () => {
 
   it('413 PAYLOAD_TOO_LARGE and 415 UNSUPPORTED_MEDIA_TYPE, before authentication', async () => {
     const huge = JSON.stringify({ templateId: 't', variables: { blob: 'x'.repeat(1024 * 1024) } });
-    const tooLarge = await request(stack.baseUrl, { method: 'POST', path: '/v1/generations', headers: { 'Content-Type': 'application/json' }, body: huge });
+    const tooLarge = await request(stack.baseUrl, {
+      method: 'POST',
+      path: '/v1/generations',
+      headers: { 'Content-Type': 'application/json' },
+      body: huge,
+    });
     expect(tooLarge.status).toBe(413);
     expect(tooLarge.body.error.code).toBe('PAYLOAD_TOO_LARGE');
-    openapi.check({ method: 'POST', path: '/v1/generations', status: 413, headers: tooLarge.headers, body: tooLarge.body });
-    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonp']) {
-      const answer = await rest('POST', '/v1/generations', { body: '{"templateId":"t"}', headers: { 'Content-Type': type } });
+    openapi.check({
+      method: 'POST',
+      path: '/v1/generations',
+      status: 413,
+      headers: tooLarge.headers,
+      body: tooLarge.body,
+    });
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/jsonp',
+    ]) {
+      const answer = await rest('POST', '/v1/generations', {
+        body: '{"templateId":"t"}',
+        headers: { 'Content-Type': type },
+      });
       expect(answer.status, type).toBe(415);
       expect(answer.body.error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
     }
     for (const type of ['application/json; charset=utf-8', 'APPLICATION/JSON', 'application/vnd.docgen+json']) {
-      expect((await rest('POST', '/v1/generations', { auth: full, body: '{"templateId":"t"}', headers: { 'Content-Type': type } })).status, type).toBe(201);
+      expect(
+        (
+          await rest('POST', '/v1/generations', {
+            auth: full,
+            body: '{"templateId":"t"}',
+            headers: { 'Content-Type': type },
+          })
+        ).status,
+        type,
+      ).toBe(201);
     }
   });
 
@@ -641,12 +835,19 @@ describe('REST only', () => {
       return JSON.stringify({ templateId: 't', variables: { blob: 'x'.repeat(size - base.length) } });
     };
     expect((await rest('POST', '/v1/generations', { auth: full, body: exact(1024 * 1024) })).status).toBe(201);
-    const over = await request(stack.baseUrl, { method: 'POST', path: '/v1/generations', headers: { ...bearer(full.slice(7)), 'Content-Type': 'application/json' }, body: exact(1024 * 1024 + 1) });
+    const over = await request(stack.baseUrl, {
+      method: 'POST',
+      path: '/v1/generations',
+      headers: { ...bearer(full.slice(7)), 'Content-Type': 'application/json' },
+      body: exact(1024 * 1024 + 1),
+    });
     expect(over.status).toBe(413);
   });
 
   it('a COMPLETED generation carries a fresh 1-hour presigned outputUrl that downloads the PDF; a FAILED one its error', async () => {
-    const created = (await rest('POST', '/v1/generations', { auth: full, body: JSON.stringify({ templateId: templateA }) })).body as GenerationJson;
+    const created = (
+      await rest('POST', '/v1/generations', { auth: full, body: JSON.stringify({ templateId: templateA }) })
+    ).body as GenerationJson;
     const { generations } = stack.app.infrastructure.repositories;
     const id = parseId('generation', created.id)!;
     // Drive the row through the real state machine as a render worker would.
@@ -658,10 +859,18 @@ describe('REST only', () => {
 
     for (const api of clients) {
       const got = expectOk(await api.get(readOnly, created.id), `${api.name} get COMPLETED`);
-      expectGeneration(got, { workspaceId: wsA, templateId: templateA, templateName: 'conformance template', data: {}, status: 'COMPLETED' });
+      expectGeneration(got, {
+        workspaceId: wsA,
+        templateId: templateA,
+        templateName: 'conformance template',
+        data: {},
+        status: 'COMPLETED',
+      });
       const url = new URL(got.outputUrl!);
       expect(url.searchParams.get('X-Amz-Expires')).toBe('3600');
-      const signedAt = url.searchParams.get('X-Amz-Date')!.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z');
+      const signedAt = url.searchParams
+        .get('X-Amz-Date')!
+        .replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z');
       expect(Math.abs(Date.parse(signedAt) - Date.now())).toBeLessThan(10_000);
       const download = await fetch(url);
       expect(download.status).toBe(200);
@@ -671,7 +880,9 @@ describe('REST only', () => {
     const listed = expectOk(await client('REST').list(readOnly, { status: 'COMPLETED' }), 'list COMPLETED');
     expect(listed.generations.find((g) => g.id === created.id)?.outputUrl).toMatch(/^http/);
 
-    const failed = (await rest('POST', '/v1/generations', { auth: full, body: JSON.stringify({ templateId: 'tpl_x' }) })).body as GenerationJson;
+    const failed = (
+      await rest('POST', '/v1/generations', { auth: full, body: JSON.stringify({ templateId: 'tpl_x' }) })
+    ).body as GenerationJson;
     await generations.fail(parseId('generation', failed.id)!, null, 'Template "tpl_x" does not exist');
     for (const api of clients) {
       const got = expectOk(await api.get(readOnly, failed.id), `${api.name} get FAILED`);
@@ -686,13 +897,16 @@ describe('REST only', () => {
     const key = `Bearer ${(await stack.key(ws)).secret}`;
     const existing: string[] = [];
     for (let i = 0; i < 40; i += 8) {
-      const batch = await Promise.all(Array.from({ length: 8 }, () => rest('POST', '/v1/generations', { auth: key, body: '{"templateId":"t"}' })));
+      const batch = await Promise.all(
+        Array.from({ length: 8 }, () => rest('POST', '/v1/generations', { auth: key, body: '{"templateId":"t"}' })),
+      );
       existing.push(...batch.map((a) => a.body.id as string));
     }
     let inserting = true;
     const inserted: string[] = [];
     const writer = (async () => {
-      while (inserting) inserted.push((await rest('POST', '/v1/generations', { auth: key, body: '{"templateId":"t"}' })).body.id);
+      while (inserting)
+        inserted.push((await rest('POST', '/v1/generations', { auth: key, body: '{"templateId":"t"}' })).body.id);
     })();
     const seen: string[] = [];
     let token: string | null = null;
@@ -707,14 +921,22 @@ describe('REST only', () => {
     await writer;
     expect(inserted.length, 'inserts happened during the walk').toBeGreaterThan(0);
     expect(new Set(seen).size, 'no generation twice').toBe(seen.length);
-    for (const id of existing) expect(seen.filter((s) => s === id), id).toHaveLength(1);
+    for (const id of existing)
+      expect(
+        seen.filter((s) => s === id),
+        id,
+      ).toHaveLength(1);
   });
 
   it('pageSize above 100 is lowered to 100, on every transport', async () => {
     const ws = await stack.workspace('max page');
     const key = `Bearer ${(await stack.key(ws)).secret}`;
     for (let i = 0; i < 105; i += 15) {
-      await Promise.all(Array.from({ length: Math.min(15, 105 - i) }, () => rest('POST', '/v1/generations', { auth: key, body: '{"templateId":"t"}' })));
+      await Promise.all(
+        Array.from({ length: Math.min(15, 105 - i) }, () =>
+          rest('POST', '/v1/generations', { auth: key, body: '{"templateId":"t"}' }),
+        ),
+      );
     }
     for (const api of clients) {
       for (const pageSize of [101, 1000, 2_000_000_000]) {
@@ -738,18 +960,38 @@ describe('REST only', () => {
           const chunks: Buffer[] = [];
           stream.on('response', (h) => (responseHeaders = h));
           stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('end', () => resolve({ status: Number(responseHeaders[':status']), headers: responseHeaders, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') }));
+          stream.on('end', () =>
+            resolve({
+              status: Number(responseHeaders[':status']),
+              headers: responseHeaders,
+              body: JSON.parse(Buffer.concat(chunks).toString() || 'null'),
+            }),
+          );
           stream.on('error', reject);
           stream.end(body);
         });
-      const created = await call({ ':method': 'POST', ':path': '/v1/generations', authorization: full, 'content-type': 'application/json' }, JSON.stringify({ templateId: templateA, variables: { h2: true } }));
+      const created = await call(
+        { ':method': 'POST', ':path': '/v1/generations', authorization: full, 'content-type': 'application/json' },
+        JSON.stringify({ templateId: templateA, variables: { h2: true } }),
+      );
       expect(created.status).toBe(201);
-      openapi.check({ method: 'POST', path: '/v1/generations', status: 201, headers: created.headers as never, body: created.body });
+      openapi.check({
+        method: 'POST',
+        path: '/v1/generations',
+        status: 201,
+        headers: created.headers as never,
+        body: created.body,
+      });
       const got = await call({ ':method': 'GET', ':path': `/v1/generations/${created.body.id}`, authorization: full });
       expect(got.body).toEqual(created.body);
-      const tooLarge = await call({ ':method': 'POST', ':path': '/v1/generations', authorization: full, 'content-type': 'application/json' }, Buffer.alloc(2 * 1024 * 1024, 0x20));
+      const tooLarge = await call(
+        { ':method': 'POST', ':path': '/v1/generations', authorization: full, 'content-type': 'application/json' },
+        Buffer.alloc(2 * 1024 * 1024, 0x20),
+      );
       expect(tooLarge.status).toBe(413);
-      expect((await call({ ':method': 'GET', ':path': '/v1/generations?pageSize=1', authorization: full })).status).toBe(200);
+      expect(
+        (await call({ ':method': 'GET', ':path': '/v1/generations?pageSize=1', authorization: full })).status,
+      ).toBe(200);
     } finally {
       session.close();
     }
@@ -759,17 +1001,23 @@ describe('REST only', () => {
     const answer = await request(stack.baseUrl, {
       method: 'POST',
       path: '/docgen.admin.v1.WorkspaceService/ListWorkspaces',
-      headers: { Authorization: `Bearer ${stack.deps.adminToken}`, 'Content-Type': 'application/json', 'X-Request-Id': 'probe-admin-1' },
+      headers: {
+        Authorization: `Bearer ${stack.deps.adminToken}`,
+        'Content-Type': 'application/json',
+        'X-Request-Id': 'probe-admin-1',
+      },
       body: '{}',
     });
     expect(answer.status).toBe(404);
     expect(answer.headers['x-request-id']).toBe('probe-admin-1');
     for (const transport of ['Connect', 'gRPC', 'gRPC-web']) {
       const admin = createClient(WorkspaceService, transportOf(transport));
-      const err = await admin.listWorkspaces({}, { headers: { authorization: `Bearer ${stack.deps.adminToken}` } }).then(
-        () => undefined,
-        (e: unknown) => ConnectError.from(e),
-      );
+      const err = await admin
+        .listWorkspaces({}, { headers: { authorization: `Bearer ${stack.deps.adminToken}` } })
+        .then(
+          () => undefined,
+          (e: unknown) => ConnectError.from(e),
+        );
       expect(err?.code, transport).toBe(Code.Unimplemented);
     }
     // ... while the admin port does serve them with the token.
@@ -787,14 +1035,26 @@ describe('Idempotency-Key', () => {
     const body = JSON.stringify({ templateId: 'tpl_same', variables: { a: 1, b: [1, 2] } });
     for (let round = 0; round < 5; round++) {
       const idem = `idem-${round}-${randomBytes(4).toString('hex')}`;
-      const answers = await Promise.all(Array.from({ length: 4 }, () => rest('POST', '/v1/generations', { auth: key, body, headers: { 'Idempotency-Key': idem } })));
+      const answers = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          rest('POST', '/v1/generations', { auth: key, body, headers: { 'Idempotency-Key': idem } }),
+        ),
+      );
       for (const a of answers) expect(a.status).toBe(201);
       expect(new Set(answers.map((a) => a.body.id)).size, `round ${round}`).toBe(1);
       // Same body with other key order and spacing is the same request.
-      const reordered = await rest('POST', '/v1/generations', { auth: key, body: '{ "variables": {"b":[1,2],"a":1}, "templateId":"tpl_same" }', headers: { 'Idempotency-Key': idem } });
+      const reordered = await rest('POST', '/v1/generations', {
+        auth: key,
+        body: '{ "variables": {"b":[1,2],"a":1}, "templateId":"tpl_same" }',
+        headers: { 'Idempotency-Key': idem },
+      });
       expect(reordered.status).toBe(201);
       expect(reordered.body.id).toBe(answers[0]!.body.id);
-      const other = await rest('POST', '/v1/generations', { auth: key, body: JSON.stringify({ templateId: 'tpl_other' }), headers: { 'Idempotency-Key': idem } });
+      const other = await rest('POST', '/v1/generations', {
+        auth: key,
+        body: JSON.stringify({ templateId: 'tpl_other' }),
+        headers: { 'Idempotency-Key': idem },
+      });
       expect(other.status).toBe(422);
       expect(other.body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
     }
@@ -804,7 +1064,11 @@ describe('Idempotency-Key', () => {
     // Keys are scoped to the workspace: another workspace's same key makes its own generation.
     const shared = `shared-${randomBytes(4).toString('hex')}`;
     const mine = await rest('POST', '/v1/generations', { auth: key, body, headers: { 'Idempotency-Key': shared } });
-    const theirs = await rest('POST', '/v1/generations', { auth: otherWorkspaceKey, body, headers: { 'Idempotency-Key': shared } });
+    const theirs = await rest('POST', '/v1/generations', {
+      auth: otherWorkspaceKey,
+      body,
+      headers: { 'Idempotency-Key': shared },
+    });
     expect(theirs.status).toBe(201);
     expect(theirs.body.id).not.toBe(mine.body.id);
     expect(theirs.body.workspaceId).not.toBe(mine.body.workspaceId);
@@ -817,7 +1081,11 @@ describe('Idempotency-Key', () => {
     );
     const ids = outcomes.map((o) => expectOk(o, 'create').id);
     expect(new Set(ids).size).toBe(1);
-    const reused = await client('gRPC').create(full, { templateId: 'tpl_rpc', variables: { x: 2 } }, { 'Idempotency-Key': idem });
+    const reused = await client('gRPC').create(
+      full,
+      { templateId: 'tpl_rpc', variables: { x: 2 } },
+      { 'Idempotency-Key': idem },
+    );
     expectError(reused, 'IDEMPOTENCY_KEY_REUSED', 'gRPC reuse');
   });
 });

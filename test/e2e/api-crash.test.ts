@@ -8,7 +8,16 @@ import { MongoClient } from 'mongodb';
 import { parseId } from '../../src/domain/ids.ts';
 import { COLLECTIONS, type GenerationDoc } from '../../src/store/documents.ts';
 import { pollUntil } from '../harness/poll-until.ts';
-import { adminClients, publishedTemplate, postJson, request, spawnServe, startDeps, type ChildApi, type Deps } from './api-stack.ts';
+import {
+  adminClients,
+  publishedTemplate,
+  postJson,
+  request,
+  spawnServe,
+  startDeps,
+  type ChildApi,
+  type Deps,
+} from './api-stack.ts';
 
 let deps: Deps;
 const children: ChildApi[] = [];
@@ -33,7 +42,13 @@ it('a generation whose API process died between insert and publish still leaves 
   children.push(healthy, faulty);
   const admin = adminClients(healthy.adminPort!, deps.adminToken);
   const workspaceId = (await admin.workspaces.createWorkspace({ name: 'crash' })).workspace!.id;
-  const secret = (await admin.apiKeys.createApiKey({ workspaceId, name: 'crash', scopes: ['generations:trigger', 'generations:read'] })).secret;
+  const secret = (
+    await admin.apiKeys.createApiKey({
+      workspaceId,
+      name: 'crash',
+      scopes: ['generations:trigger', 'generations:read'],
+    })
+  ).secret;
   const templateId = await publishedTemplate(admin, workspaceId, 'crash template');
 
   // The faulty process dies mid-request: the client sees the connection drop, no answer.
@@ -45,7 +60,10 @@ it('a generation whose API process died between insert and publish still leaves 
   expect(await faulty.proc.exited).toEqual({ code: null, signal: 'SIGKILL' });
 
   // The row is there, PENDING, and its job was never published.
-  const listed = await request(healthy.baseUrl, { path: '/v1/generations', headers: { Authorization: `Bearer ${secret}` } });
+  const listed = await request(healthy.baseUrl, {
+    path: '/v1/generations',
+    headers: { Authorization: `Bearer ${secret}` },
+  });
   expect(listed.status).toBe(200);
   expect(listed.body.generations).toHaveLength(1);
   const generation = listed.body.generations[0];
@@ -58,15 +76,27 @@ it('a generation whose API process died between insert and publish still leaves 
 
   // A render process picks it up from the outbox and renders it.
   children.push(await spawnServe(deps, 'render'));
-  const get = () => request(healthy.baseUrl, { path: `/v1/generations/${generation.id}`, headers: { Authorization: `Bearer ${secret}` } });
-  const final = await pollUntil(get, (answer) => answer.body?.status === 'COMPLETED' || answer.body?.status === 'FAILED', {
-    timeoutMs: 60_000,
-    intervalMs: 250,
-    description: `generation ${generation.id} to reach a final state`,
-  });
+  const get = () =>
+    request(healthy.baseUrl, {
+      path: `/v1/generations/${generation.id}`,
+      headers: { Authorization: `Bearer ${secret}` },
+    });
+  const final = await pollUntil(
+    get,
+    (answer) => answer.body?.status === 'COMPLETED' || answer.body?.status === 'FAILED',
+    {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      description: `generation ${generation.id} to reach a final state`,
+    },
+  );
   expect(final.body.error).toBeNull();
   expect(final.body.status).toBe('COMPLETED');
   const pdf = await fetch(final.body.outputUrl);
   expect(pdf.status).toBe(200);
-  expect(Buffer.from(await pdf.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+  expect(
+    Buffer.from(await pdf.arrayBuffer())
+      .subarray(0, 5)
+      .toString(),
+  ).toBe('%PDF-');
 });

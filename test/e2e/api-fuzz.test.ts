@@ -27,7 +27,28 @@ function prng(seed: number): () => number {
 
 const random = prng(16);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-const ATOMS = ['\u0000', '\u001b', '\ud800', '😀', '"', '\\', '{', '[', ']', '}', ':', ',', 'a', '$where', '.', ' ', '\u202e', 'null', '1e999', '-0'];
+const ATOMS = [
+  '\u0000',
+  '\u001b',
+  '\ud800',
+  '😀',
+  '"',
+  '\\',
+  '{',
+  '[',
+  ']',
+  '}',
+  ':',
+  ',',
+  'a',
+  '$where',
+  '.',
+  ' ',
+  '\u202e',
+  'null',
+  '1e999',
+  '-0',
+];
 
 function text(max = 12): string {
   let s = '';
@@ -48,7 +69,10 @@ function value(depth: number): unknown {
 function body(): string {
   const r = random();
   if (r < 0.15) return text(40); // not JSON at all
-  const doc: Record<string, unknown> = { templateId: pick([text(), 'tpl_000000000000000000000000', 42, null]), variables: value(0) };
+  const doc: Record<string, unknown> = {
+    templateId: pick([text(), 'tpl_000000000000000000000000', 42, null]),
+    variables: value(0),
+  };
   if (random() < 0.2) doc[text(5)] = value(0);
   if (random() < 0.1) doc.format = pick(['pdf', 'PDF', 1, text()]);
   let json = JSON.stringify(doc);
@@ -56,17 +80,37 @@ function body(): string {
   return json;
 }
 
-const CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'text/plain', 'application/proto', 'application/connect+json', '', ';;', 'application/json; charset=latin1'];
-const headerValue = () => text(10).replace(/[\u0000-\u001f\u007f\r\n]/g, '').replace(/[^\u0020-\u007e]/g, 'x');
+const CONTENT_TYPES = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'text/plain',
+  'application/proto',
+  'application/connect+json',
+  '',
+  ';;',
+  'application/json; charset=latin1',
+];
+const headerValue = () =>
+  text(10)
+    .replace(/[\u0000-\u001f\u007f\r\n]/g, '')
+    .replace(/[^\u0020-\u007e]/g, 'x');
 
 describe('fuzz', () => {
   it('a few thousand generated requests get no 5xx, and the service still answers', async () => {
-    const targets = ['/v1/generations', '/docgen.v1.GenerationService/CreateGeneration', '/docgen.v1.GenerationService/ListGenerations', `/v1/generations/${text(8)}`];
+    const targets = [
+      '/v1/generations',
+      '/docgen.v1.GenerationService/CreateGeneration',
+      '/docgen.v1.GenerationService/ListGenerations',
+      `/v1/generations/${text(8)}`,
+    ];
     const failures: string[] = [];
     let sent = 0;
     const one = async () => {
       const path = pick(targets).replace(/[^\u0021-\u007e]/g, '%ff');
-      const headers: Record<string, string> = { 'Content-Type': pick(CONTENT_TYPES), Authorization: pick([auth, auth, '', `Bearer ${headerValue()}`]) };
+      const headers: Record<string, string> = {
+        'Content-Type': pick(CONTENT_TYPES),
+        Authorization: pick([auth, auth, '', `Bearer ${headerValue()}`]),
+      };
       if (random() < 0.2) headers['Idempotency-Key'] = headerValue();
       if (random() < 0.2) headers['Connect-Protocol-Version'] = pick(['1', '2', headerValue()]);
       if (random() < 0.1) headers['X-Request-Id'] = headerValue();
@@ -74,7 +118,10 @@ describe('fuzz', () => {
       const b = method === 'GET' && random() < 0.7 ? undefined : body();
       const answer = await request(stack.baseUrl, { method, path, headers, body: b, agent: false });
       sent += 1;
-      if (answer.status >= 500) failures.push(`${method} ${path} ${JSON.stringify(b)?.slice(0, 200)} -> ${answer.status} ${answer.text.slice(0, 200)}`);
+      if (answer.status >= 500)
+        failures.push(
+          `${method} ${path} ${JSON.stringify(b)?.slice(0, 200)} -> ${answer.status} ${answer.text.slice(0, 200)}`,
+        );
     };
     const started = Date.now();
     const workers = Array.from({ length: 8 }, async () => {

@@ -26,7 +26,10 @@ afterAll(async () => {
 });
 
 /** Writes `head` (and optionally a body) on a raw connection; resolves with all bytes received and when the server closed. */
-function rawExchange(port: number, write: (socket: net.Socket) => void): Promise<{ received: string; closedAfterMs: number; error?: string }> {
+function rawExchange(
+  port: number,
+  write: (socket: net.Socket) => void,
+): Promise<{ received: string; closedAfterMs: number; error?: string }> {
   return new Promise((resolve) => {
     const started = Date.now();
     const chunks: Buffer[] = [];
@@ -36,22 +39,33 @@ function rawExchange(port: number, write: (socket: net.Socket) => void): Promise
     socket.on('error', (err) => {
       error = (err as NodeJS.ErrnoException).code ?? err.message;
     });
-    socket.on('close', () => resolve({ received: Buffer.concat(chunks).toString('latin1'), closedAfterMs: Date.now() - started, error }));
+    socket.on('close', () =>
+      resolve({ received: Buffer.concat(chunks).toString('latin1'), closedAfterMs: Date.now() - started, error }),
+    );
   });
 }
 
 function rpcClient(kind: 'connect-json' | 'connect-binary' | 'grpc') {
   const baseUrl = stack.baseUrl;
   const transport =
-    kind === 'grpc' ? createGrpcTransport({ baseUrl }) : createConnectTransport({ baseUrl, httpVersion: '1.1', useBinaryFormat: kind === 'connect-binary' });
+    kind === 'grpc'
+      ? createGrpcTransport({ baseUrl })
+      : createConnectTransport({ baseUrl, httpVersion: '1.1', useBinaryFormat: kind === 'connect-binary' });
   return createClient(GenerationService, transport);
 }
 
 const RPC_KINDS = ['connect-json', 'connect-binary', 'grpc'] as const;
 
-async function rpcError(kind: (typeof RPC_KINDS)[number], variables: Record<string, unknown>, id = templateId): Promise<ConnectError> {
+async function rpcError(
+  kind: (typeof RPC_KINDS)[number],
+  variables: Record<string, unknown>,
+  id = templateId,
+): Promise<ConnectError> {
   try {
-    await rpcClient(kind).createGeneration({ templateId: id, variables: variables as never }, { headers: { authorization: `Bearer ${secret}` } });
+    await rpcClient(kind).createGeneration(
+      { templateId: id, variables: variables as never },
+      { headers: { authorization: `Bearer ${secret}` } },
+    );
   } catch (err) {
     return ConnectError.from(err);
   }
@@ -111,10 +125,26 @@ describe('connection hygiene', () => {
 
 describe('input classes that are never a 5xx', () => {
   it.each([
-    ['a NUL in a top-level name', { ['na\u0000me']: 'x' }, 'variables["na\\u0000me"]: has a name that contains the control character U+0000'],
-    ['a NUL in a nested name', { customer: { ['a\u0000']: 1 } }, 'variables.customer["a\\u0000"]: has a name that contains the control character U+0000'],
-    ['a NUL in a name inside a list', { items: ['ok', { ['b\u0000']: 1 }] }, 'variables.items[1]["b\\u0000"]: has a name that contains the control character U+0000'],
-    ['a DEL in a name', { ['a\u007f']: 1 }, 'variables["a\u007f"]: has a name that contains the control character U+007F'],
+    [
+      'a NUL in a top-level name',
+      { ['na\u0000me']: 'x' },
+      'variables["na\\u0000me"]: has a name that contains the control character U+0000',
+    ],
+    [
+      'a NUL in a nested name',
+      { customer: { ['a\u0000']: 1 } },
+      'variables.customer["a\\u0000"]: has a name that contains the control character U+0000',
+    ],
+    [
+      'a NUL in a name inside a list',
+      { items: ['ok', { ['b\u0000']: 1 }] },
+      'variables.items[1]["b\\u0000"]: has a name that contains the control character U+0000',
+    ],
+    [
+      'a DEL in a name',
+      { ['a\u007f']: 1 },
+      'variables["a\u007f"]: has a name that contains the control character U+007F',
+    ],
     ['variables nested 40 levels', nested(40), 'variables: must not be nested deeper than 32 levels'],
     ['variables nested 200 levels', nested(200), 'variables: must not be nested deeper than 32 levels'],
   ])('%s: REST 422 and InvalidArgument over every RPC protocol, with one message', async (_, variables, message) => {
@@ -124,12 +154,19 @@ describe('input classes that are never a 5xx', () => {
     expect(rest.body.error.message).toBe(message);
     for (const kind of RPC_KINDS) {
       const err = await rpcError(kind, variables);
-      expect({ kind, code: Code[err.code], message: err.rawMessage }).toEqual({ kind, code: 'InvalidArgument', message });
+      expect({ kind, code: Code[err.code], message: err.rawMessage }).toEqual({
+        kind,
+        code: 'InvalidArgument',
+        message,
+      });
     }
   });
 
   it('accepts any character JSON can carry in values, control characters included', async () => {
-    const answer = await postJson(stack.baseUrl, secret, { templateId, variables: { name: 'Zoë\t李\r\n😀\u0000\u001b' } });
+    const answer = await postJson(stack.baseUrl, secret, {
+      templateId,
+      variables: { name: 'Zoë\t李\r\n😀\u0000\u001b' },
+    });
     expect(answer.status).toBe(201);
   });
 
@@ -144,7 +181,10 @@ describe('input classes that are never a 5xx', () => {
     expect(connect.status).toBe(400);
     expect(JSON.parse(connect.text).code).toBe('invalid_argument');
     // A Struct nested beyond the protobuf decoder's own recursion limit, sent as raw bytes.
-    const deep = toBinary(CreateGenerationRequestSchema, create(CreateGenerationRequestSchema, { templateId, variables: nested(150) as never }));
+    const deep = toBinary(
+      CreateGenerationRequestSchema,
+      create(CreateGenerationRequestSchema, { templateId, variables: nested(150) as never }),
+    );
     const binary = await request(stack.baseUrl, {
       method: 'POST',
       path: '/docgen.v1.GenerationService/CreateGeneration',
@@ -152,7 +192,10 @@ describe('input classes that are never a 5xx', () => {
       body: Buffer.from(deep),
     });
     expect(binary.status).toBe(400);
-    expect(JSON.parse(binary.text)).toMatchObject({ code: 'invalid_argument', message: 'variables: must not be nested deeper than 32 levels' });
+    expect(JSON.parse(binary.text)).toMatchObject({
+      code: 'invalid_argument',
+      message: 'variables: must not be nested deeper than 32 levels',
+    });
     // gRPC-web carries its status in a trailer frame at the end of the body.
     const frame = Buffer.concat([Buffer.from([0, 0, 0, 0, garbage.length]), garbage]);
     const web = await request(stack.baseUrl, {

@@ -31,7 +31,13 @@ afterAll(async () => {
 });
 
 /** The answer is one of `allowed`, documented, well-formed; and the service still answers. */
-async function expectDocumented(answer: HttpAnswer, allowed: number[], what: string, method = 'GET', path = '/v1/generations'): Promise<void> {
+async function expectDocumented(
+  answer: HttpAnswer,
+  allowed: number[],
+  what: string,
+  method = 'GET',
+  path = '/v1/generations',
+): Promise<void> {
   expect(answer.status, `${what}: ${answer.text.slice(0, 300)}`).not.toBe(500);
   expect(allowed, `${what}: got ${answer.status} ${answer.text.slice(0, 300)}`).toContain(answer.status);
   if (answer.status >= 400 && CODES[answer.status] && method !== 'HEAD') {
@@ -134,9 +140,19 @@ describe('bodies', () => {
     const cases: [string, unknown][] = [
       ['{"templateId": "t", "variables": {"$set": {"a": 1}, "a.b": 2, "$": 3}}', { $set: { a: 1 }, 'a.b': 2, $: 3 }],
       ['{"templateId": "t", "variables": {"": "empty key", " ": 1}}', { '': 'empty key', ' ': 1 }],
-      ['{"templateId": "t", "variables": {"emoji": "😀", "nul": "a\\u0000b", "rtl": "\\u202e"}}', { emoji: '😀', nul: 'a\u0000b', rtl: '\u202e' }],
-      ['{"templateId": "t", "variables": {"big": 12345678901234567890, "tiny": 1e-300, "neg": -0.5}}', { big: 12345678901234567890, tiny: 1e-300, neg: -0.5 }],
-      ['{"templateId": "t", "variables": {"list": [[], {}, [[1]], null, false]}}', { list: [[], {}, [[1]], null, false] }],
+      [
+        '{"templateId": "t", "variables": {"emoji": "😀", "nul": "a\\u0000b", "rtl": "\\u202e"}}',
+        { emoji: '😀', nul: 'a\u0000b', rtl: '\u202e' },
+      ],
+      [
+        '{"templateId": "t", "variables": {"big": 12345678901234567890, "tiny": 1e-300, "neg": -0.5}}',
+        // eslint-disable-next-line no-loss-of-precision -- the test is that a number JSON.parse rounds arrives rounded the same way
+        { big: 12345678901234567890, tiny: 1e-300, neg: -0.5 },
+      ],
+      [
+        '{"templateId": "t", "variables": {"list": [[], {}, [[1]], null, false]}}',
+        { list: [[], {}, [[1]], null, false] },
+      ],
       ['\ufeff{"templateId": "t"}', {}],
       ['{"templateId": "t", "templateId": "u"}', {}],
       ['{"templateId": " "}', {}],
@@ -146,13 +162,27 @@ describe('bodies', () => {
       const answer = await post(body);
       await expectDocumented(answer, [201], `body ${JSON.stringify(body)}`, 'POST');
       expect(answer.body.data, body).toEqual(data);
-      openapi.check({ method: 'POST', path: '/v1/generations', status: 201, headers: answer.headers, body: answer.body });
+      openapi.check({
+        method: 'POST',
+        path: '/v1/generations',
+        status: 201,
+        headers: answer.headers,
+        body: answer.body,
+      });
       // Stored as sent: a GET shows the same data.
-      const got = await request(stack.baseUrl, { path: `/v1/generations/${answer.body.id}`, headers: { Authorization: auth } });
+      const got = await request(stack.baseUrl, {
+        path: `/v1/generations/${answer.body.id}`,
+        headers: { Authorization: auth },
+      });
       expect(got.body.data, `stored ${body}`).toEqual(data);
     }
     // Lone surrogates are valid JSON escapes: accepted, never a 500.
-    await expectDocumented(await post('{"templateId": "t", "variables": {"s": "\\ud800"}}'), [201, 422], 'lone surrogate', 'POST');
+    await expectDocumented(
+      await post('{"templateId": "t", "variables": {"s": "\\ud800"}}'),
+      [201, 422],
+      'lone surrogate',
+      'POST',
+    );
     // A number beyond double range parses as Infinity: accepted or refused, never a 500.
     await expectDocumented(await post('{"templateId": "t", "variables": {"n": 1e400}}'), [201, 422], '1e400', 'POST');
   });
@@ -160,7 +190,15 @@ describe('bodies', () => {
   it('invalid UTF-8: 422', async () => {
     const prefix = Buffer.from('{"templateId": "');
     const suffix = Buffer.from('"}');
-    for (const bad of [[0xff], [0xc3, 0x28], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xc0, 0xaf], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x80]]) {
+    for (const bad of [
+      [0xff],
+      [0xc3, 0x28],
+      [0xe2, 0x82],
+      [0xed, 0xa0, 0x80],
+      [0xc0, 0xaf],
+      [0xf8, 0x88, 0x80, 0x80, 0x80],
+      [0x80],
+    ]) {
       const answer = await post(Buffer.concat([prefix, Buffer.from(bad), suffix]));
       await expectDocumented(answer, [422], `bytes ${bad.map((b) => b.toString(16)).join(' ')}`, 'POST');
       expect(answer.body.error.details[0].issue).toContain('UTF-8');
@@ -179,7 +217,12 @@ describe('bodies', () => {
       await expectDocumented(answer, [422], `nesting of ${body.length} bytes`, 'POST');
     }
     // Brackets inside strings do not count.
-    await expectDocumented(await post(JSON.stringify({ templateId: 't', variables: { s: '['.repeat(100_000) } })), [201], 'brackets in a string', 'POST');
+    await expectDocumented(
+      await post(JSON.stringify({ templateId: 't', variables: { s: '['.repeat(100_000) } })),
+      [201],
+      'brackets in a string',
+      'POST',
+    );
     // A wide (not deep) value is fine.
     const wide = JSON.stringify({ templateId: 't', variables: { list: Array.from({ length: 200_000 }, () => 0) } });
     await expectDocumented(await post(wide), [201], 'a 200k-element array', 'POST');
@@ -189,16 +232,32 @@ describe('bodies', () => {
     const huge = Buffer.alloc(3 * 1024 * 1024, 'x');
     await expectDocumented(await post(huge), [413], 'huge body with Content-Length', 'POST');
     await expectDocumented(await post(huge, {}, true), [413], 'huge chunked body', 'POST');
-    await expectDocumented(await post(huge, { 'Content-Type': 'text/plain' }), [413], 'huge body of another type', 'POST');
+    await expectDocumented(
+      await post(huge, { 'Content-Type': 'text/plain' }),
+      [413],
+      'huge body of another type',
+      'POST',
+    );
     // Declared huge, nothing sent: answered at once from the header.
-    const declared = await raw(`POST /v1/generations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n{`);
+    const declared = await raw(
+      `POST /v1/generations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n{`,
+    );
     expect(declared.status).toBe(413);
     await expectStillServing('declared 50 MiB');
     // Not JSON media type: 415, before authentication.
-    await expectDocumented(await post('{"templateId":"t"}', { 'Content-Type': 'text/plain', Authorization: '' }), [415], 'text/plain', 'POST');
+    await expectDocumented(
+      await post('{"templateId":"t"}', { 'Content-Type': 'text/plain', Authorization: '' }),
+      [415],
+      'text/plain',
+      'POST',
+    );
     await expectDocumented(await post('<x/>', { 'Content-Type': 'application/xml' }), [415], 'xml', 'POST');
     // A GET with a body: the body is ignored.
-    await expectDocumented(await request(stack.baseUrl, { path: '/v1/generations', headers: { Authorization: auth }, body: huge }), [200], 'GET with a huge body');
+    await expectDocumented(
+      await request(stack.baseUrl, { path: '/v1/generations', headers: { Authorization: auth }, body: huge }),
+      [200],
+      'GET with a huge body',
+    );
     // Several big requests at once.
     const parallel = await Promise.all(Array.from({ length: 8 }, (_, i) => post(huge, {}, i % 2 === 0)));
     for (const answer of parallel) expect(answer.status).toBe(413);
@@ -206,14 +265,46 @@ describe('bodies', () => {
   });
 
   it('headers: empty or overlong Idempotency-Key, odd Content-Type, odd Authorization', async () => {
-    await expectDocumented(await post('{"templateId":"t"}', { 'Idempotency-Key': '' }), [422], 'empty Idempotency-Key', 'POST');
-    await expectDocumented(await post('{"templateId":"t"}', { 'Idempotency-Key': 'x'.repeat(300) }), [422], 'long Idempotency-Key', 'POST');
-    await expectDocumented(await post('{"templateId":"t"}', { 'Content-Type': 'application/json; charset=latin1' }), [201], 'charset parameter', 'POST');
-    await expectDocumented(await post('{"templateId":"t"}', { 'Content-Type': ';;;' }), [415], 'garbage Content-Type', 'POST');
-    for (const value of ['Bearer ' + 'x'.repeat(8000), 'Bearer\tsvc_live_' + 'a'.repeat(40), 'Bearer svc_live_' + 'a'.repeat(40) + ', Bearer x', 'svc_live_' + 'a'.repeat(40)]) {
-      await expectDocumented(await post('{"templateId":"t"}', { Authorization: value }), [401], `Authorization ${value.slice(0, 30)}`, 'POST');
+    await expectDocumented(
+      await post('{"templateId":"t"}', { 'Idempotency-Key': '' }),
+      [422],
+      'empty Idempotency-Key',
+      'POST',
+    );
+    await expectDocumented(
+      await post('{"templateId":"t"}', { 'Idempotency-Key': 'x'.repeat(300) }),
+      [422],
+      'long Idempotency-Key',
+      'POST',
+    );
+    await expectDocumented(
+      await post('{"templateId":"t"}', { 'Content-Type': 'application/json; charset=latin1' }),
+      [201],
+      'charset parameter',
+      'POST',
+    );
+    await expectDocumented(
+      await post('{"templateId":"t"}', { 'Content-Type': ';;;' }),
+      [415],
+      'garbage Content-Type',
+      'POST',
+    );
+    for (const value of [
+      'Bearer ' + 'x'.repeat(8000),
+      'Bearer\tsvc_live_' + 'a'.repeat(40),
+      'Bearer svc_live_' + 'a'.repeat(40) + ', Bearer x',
+      'svc_live_' + 'a'.repeat(40),
+    ]) {
+      await expectDocumented(
+        await post('{"templateId":"t"}', { Authorization: value }),
+        [401],
+        `Authorization ${value.slice(0, 30)}`,
+        'POST',
+      );
     }
-    const twice = await raw(`GET /v1/generations HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nAuthorization: ${auth}\r\nConnection: close\r\n\r\n`);
+    const twice = await raw(
+      `GET /v1/generations HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nAuthorization: ${auth}\r\nConnection: close\r\n\r\n`,
+    );
     expect([200, 401]).toContain(twice.status);
     await expectStillServing('two Authorization headers');
   });
@@ -252,10 +343,27 @@ describe('queries, paths and methods', () => {
       const answer = await request(stack.baseUrl, { path: `/v1/generations?${qs}`, headers: { Authorization: auth } });
       await expectDocumented(answer, [422], `?${qs.slice(0, 60)}`);
     }
-    for (const qs of ['', 'pageSize=99999999999999999999999999', 'pageSize=0', 'pageSize=00000000000000000001', 'pageToken=', '&&&', 'templateId=%F0%9F%98%80', 'templateId=..%2F..%2F', 'createdAfter=1970-01-01T00:00:00Z', 'createdBefore=2999-12-31T23:59:59.999Z']) {
+    for (const qs of [
+      '',
+      'pageSize=99999999999999999999999999',
+      'pageSize=0',
+      'pageSize=00000000000000000001',
+      'pageToken=',
+      '&&&',
+      'templateId=%F0%9F%98%80',
+      'templateId=..%2F..%2F',
+      'createdAfter=1970-01-01T00:00:00Z',
+      'createdBefore=2999-12-31T23:59:59.999Z',
+    ]) {
       const answer = await request(stack.baseUrl, { path: `/v1/generations?${qs}`, headers: { Authorization: auth } });
       await expectDocumented(answer, [200], `?${qs.slice(0, 60)}`);
-      openapi.check({ method: 'GET', path: '/v1/generations', status: 200, headers: answer.headers, body: answer.body });
+      openapi.check({
+        method: 'GET',
+        path: '/v1/generations',
+        status: 200,
+        headers: answer.headers,
+        body: answer.body,
+      });
     }
   });
 
@@ -277,7 +385,16 @@ describe('queries, paths and methods', () => {
       const answer = await request(stack.baseUrl, { path, headers: { Authorization: auth } });
       await expectDocumented(answer, [404], path.slice(0, 60), 'GET', path);
     }
-    for (const path of ['/v1//generations', '/v1/generations//x', '/v1/generations/x/', '/%76%31/generations', '/v1/generations;x', '/docgen.v1.GenerationService/Nope', '/docgen.', `/${'a'.repeat(5000)}`]) {
+    for (const path of [
+      '/v1//generations',
+      '/v1/generations//x',
+      '/v1/generations/x/',
+      '/%76%31/generations',
+      '/v1/generations;x',
+      '/docgen.v1.GenerationService/Nope',
+      '/docgen.',
+      `/${'a'.repeat(5000)}`,
+    ]) {
       const answer = await request(stack.baseUrl, { path, headers: { Authorization: auth } });
       expect(answer.status, path.slice(0, 60)).toBe(404);
       await expectStillServing(path);
@@ -327,7 +444,11 @@ describe('Connect and gRPC endpoints', () => {
       ['invalid JSON', '{', headers],
       ['wrong type', '{"templateId": 5}', headers],
       ['deep Struct', `{"templateId": "t", "variables": {"a": ${'['.repeat(100_000)}${']'.repeat(100_000)}}}`, headers],
-      ['deep Struct within the limit of Connect', `{"templateId": "t", "variables": ${'{"a":'.repeat(50)}1${'}'.repeat(50)}}`, headers],
+      [
+        'deep Struct within the limit of Connect',
+        `{"templateId": "t", "variables": ${'{"a":'.repeat(50)}1${'}'.repeat(50)}}`,
+        headers,
+      ],
       ['invalid UTF-8', Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), headers],
       ['huge', Buffer.alloc(2 * 1024 * 1024, 0x20), headers],
       ['no auth', '{"templateId": "t"}', { ...headers, Authorization: '' }],
@@ -342,7 +463,12 @@ describe('Connect and gRPC endpoints', () => {
     // Undecodable binary protobuf: connect-es itself answers `internal` (its binary parser
     // maps decode errors to Code.Internal before our handler runs). Known limitation, see
     // docs/api.md; what matters here is that the process keeps serving.
-    const garbage = await request(stack.baseUrl, { method: 'POST', path, headers: { ...headers, 'Content-Type': 'application/proto' }, body: Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]) });
+    const garbage = await request(stack.baseUrl, {
+      method: 'POST',
+      path,
+      headers: { ...headers, 'Content-Type': 'application/proto' },
+      body: Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]),
+    });
     expect([400, 500]).toContain(garbage.status);
     await expectStillServing('binary garbage');
   });

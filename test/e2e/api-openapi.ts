@@ -47,7 +47,9 @@ export function loadOpenApi(): OpenApi {
     let fn = compiled.get(key);
     if (!fn) {
       // Refs inside the spec are "#/components/…": resolve them against the spec document.
-      fn = schema.$ref ? ajv.getSchema(`${SPEC_ID}${schema.$ref}`)! : ajv.compile({ ...schema, $id: `${SPEC_ID}/${encodeURIComponent(key)}` });
+      fn = schema.$ref
+        ? ajv.getSchema(`${SPEC_ID}${schema.$ref}`)!
+        : ajv.compile({ ...schema, $id: `${SPEC_ID}/${encodeURIComponent(key)}` });
       compiled.set(key, fn);
     }
     return fn;
@@ -68,14 +70,19 @@ export function loadOpenApi(): OpenApi {
       if (!pattern.test(pathname)) continue;
       const operation = (item as Json)[method.toLowerCase()];
       if (!operation) {
-        if (status !== 405) throw new Error(`${method} ${template} has no operation, so only 405 is documented; got ${status}`);
-        return { response: deref(spec.components.responses.MethodNotAllowed), where: 'components.responses.MethodNotAllowed' };
+        if (status !== 405)
+          throw new Error(`${method} ${template} has no operation, so only 405 is documented; got ${status}`);
+        return {
+          response: deref(spec.components.responses.MethodNotAllowed),
+          where: 'components.responses.MethodNotAllowed',
+        };
       }
       const response = operation.responses[String(status)];
       if (!response) throw new Error(`${method} ${template}: status ${status} is not documented`);
       return { response: deref(response), where: `${method} ${template} ${status}` };
     }
-    if (status !== 404) throw new Error(`${method} ${pathname} matches no documented path, so only 404 is documented; got ${status}`);
+    if (status !== 404)
+      throw new Error(`${method} ${pathname} matches no documented path, so only 404 is documented; got ${status}`);
     return { response: deref(spec.components.responses.NotFound), where: 'components.responses.NotFound' };
   };
 
@@ -100,13 +107,17 @@ export function loadOpenApi(): OpenApi {
       const media = response.content?.['application/json'];
       if (media) {
         const contentType = String(got['content-type'] ?? '');
-        if (!/^application\/json\b/.test(contentType)) problems.push(`Content-Type is ${JSON.stringify(contentType)}, not application/json`);
+        if (!/^application\/json\b/.test(contentType))
+          problems.push(`Content-Type is ${JSON.stringify(contentType)}, not application/json`);
         if (method !== 'HEAD') {
           const fn = validator(bodies, media.schema, `body:${where}`);
           if (!fn(body)) problems.push(`body ${JSON.stringify(body)?.slice(0, 500)}: ${bodies.errorsText(fn.errors)}`);
         }
       }
-      if (problems.length > 0) throw new Error(`answer to ${method} ${path} (${status}) does not match docs/openapi.yaml (${where}):\n  ${problems.join('\n  ')}`);
+      if (problems.length > 0)
+        throw new Error(
+          `answer to ${method} ${path} (${status}) does not match docs/openapi.yaml (${where}):\n  ${problems.join('\n  ')}`,
+        );
     },
   };
 }

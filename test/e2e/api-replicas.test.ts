@@ -4,7 +4,15 @@
 // the other within 1 s (docs/interface.md#authentication).
 import http from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { adminClients, request, spawnServe, startDeps, type AdminClients, type ChildApi, type Deps } from './api-stack.ts';
+import {
+  adminClients,
+  request,
+  spawnServe,
+  startDeps,
+  type AdminClients,
+  type ChildApi,
+  type Deps,
+} from './api-stack.ts';
 
 let deps: Deps;
 let a: ChildApi;
@@ -27,13 +35,23 @@ afterAll(async () => {
 });
 
 function list(replica: ChildApi, secret: string) {
-  return request(replica.baseUrl, { path: '/v1/generations?pageSize=1', headers: { Authorization: `Bearer ${secret}` }, agent });
+  return request(replica.baseUrl, {
+    path: '/v1/generations?pageSize=1',
+    headers: { Authorization: `Bearer ${secret}` },
+    agent,
+  });
 }
 
 it('one key cannot exceed its rate by spreading requests over both replicas', async () => {
   const perSecond = 5;
   const burst = 5;
-  const key = await admin.apiKeys.createApiKey({ workspaceId, name: 'limited', scopes: ['generations:read'], rateLimitPerSecond: perSecond, rateLimitBurst: burst });
+  const key = await admin.apiKeys.createApiKey({
+    workspaceId,
+    name: 'limited',
+    scopes: ['generations:read'],
+    rateLimitPerSecond: perSecond,
+    rateLimitBurst: burst,
+  });
   const secret = key.secret;
   const counts = new Map<string, { ok: number; limited: number; other: number }>([
     ['a', { ok: 0, limited: 0, other: 0 }],
@@ -62,7 +80,9 @@ it('one key cannot exceed its rate by spreading requests over both replicas', as
   const ok = counts.get('a')!.ok + counts.get('b')!.ok;
   const allowed = burst + perSecond * elapsed;
   // GCRA admits at most burst + rate·t; 1 of slack for clock edges between the replicas.
-  expect(ok, JSON.stringify({ counts: Object.fromEntries(counts), elapsed })).toBeLessThanOrEqual(Math.ceil(allowed) + 1);
+  expect(ok, JSON.stringify({ counts: Object.fromEntries(counts), elapsed })).toBeLessThanOrEqual(
+    Math.ceil(allowed) + 1,
+  );
   // ... and it is a rate limit, not a wall: close to the budget was served, by both replicas.
   expect(ok).toBeGreaterThanOrEqual(Math.floor(allowed * 0.7));
   expect(counts.get('a')!.ok).toBeGreaterThan(0);
@@ -73,7 +93,13 @@ it('one key cannot exceed its rate by spreading requests over both replicas', as
 
 it('a revoke through the admin API is honoured by the other replica within 1 s', async () => {
   for (let round = 0; round < 2; round++) {
-    const key = await admin.apiKeys.createApiKey({ workspaceId, name: `revoked ${round}`, scopes: ['generations:read'], rateLimitPerSecond: 1000, rateLimitBurst: 1000 });
+    const key = await admin.apiKeys.createApiKey({
+      workspaceId,
+      name: `revoked ${round}`,
+      scopes: ['generations:read'],
+      rateLimitPerSecond: 1000,
+      rateLimitBurst: 1000,
+    });
     // B has the key cached as valid.
     for (let i = 0; i < 3; i++) expect((await list(b, key.secret)).status).toBe(200);
     const revokeSent = Date.now();
@@ -94,7 +120,10 @@ it('a revoke through the admin API is honoured by the other replica within 1 s',
     }
     await Promise.all(probes);
     expect(refusedAt.length, 'B refused the revoked key').toBeGreaterThan(0);
-    expect(Math.min(...refusedAt) - revokeSent, 'ms from the revoke to the first refusal on the other replica').toBeLessThan(1_000);
+    expect(
+      Math.min(...refusedAt) - revokeSent,
+      'ms from the revoke to the first refusal on the other replica',
+    ).toBeLessThan(1_000);
     // And from then on, on both replicas.
     expect((await list(a, key.secret)).body.error.code).toBe('API_KEY_REVOKED');
     expect((await list(b, key.secret)).body.error.code).toBe('API_KEY_REVOKED');

@@ -29,7 +29,10 @@ export interface Deps {
 }
 
 /** `natsControl`: the test kills or restarts NATS, so it needs an embedded server of its own. */
-export async function startDeps(extraEnv: Record<string, string> = {}, options: { natsControl?: boolean } = {}): Promise<Deps> {
+export async function startDeps(
+  extraEnv: Record<string, string> = {},
+  options: { natsControl?: boolean } = {},
+): Promise<Deps> {
   const [nats, mongo, s3] = await Promise.all([startNats({ control: options.natsControl }), startMongo(), startS3()]);
   const adminToken = testAdminToken();
   const env: Record<string, string> = {
@@ -65,14 +68,23 @@ export interface ApiStack {
   publicPort: number;
   admin: AdminClients;
   workspace(name?: string): Promise<string>;
-  key(workspaceId: string, scopes?: string[], rate?: { perSecond: number; burst: number }): Promise<{ id: string; secret: string }>;
+  key(
+    workspaceId: string,
+    scopes?: string[],
+    rate?: { perSecond: number; burst: number },
+  ): Promise<{ id: string; secret: string }>;
   close(): Promise<void>;
 }
 
 /** Dependencies plus an in-process api role. The default rate limit is high: tests that
  * exercise the limiter create keys with their own limits. */
-export async function startApiStack(options: { env?: Record<string, string>; logger?: Logger; natsControl?: boolean } = {}): Promise<ApiStack> {
-  const deps = await startDeps({ DOCGEN_RATE_LIMIT_PER_SECOND: '100000', DOCGEN_RATE_LIMIT_BURST: '100000', ...options.env }, { natsControl: options.natsControl });
+export async function startApiStack(
+  options: { env?: Record<string, string>; logger?: Logger; natsControl?: boolean } = {},
+): Promise<ApiStack> {
+  const deps = await startDeps(
+    { DOCGEN_RATE_LIMIT_PER_SECOND: '100000', DOCGEN_RATE_LIMIT_BURST: '100000', ...options.env },
+    { natsControl: options.natsControl },
+  );
   let app: App;
   try {
     app = await buildApp(loadConfig(deps.env), { logger: options.logger ?? silentLogger });
@@ -147,7 +159,14 @@ export function request(baseUrl: string, call: HttpCall): Promise<HttpAnswer> {
   if (call.body !== undefined && !call.chunked) headers['Content-Length'] = String(Buffer.byteLength(call.body));
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, method: call.method ?? 'GET', path: call.path, headers, agent: call.agent ?? false },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: call.method ?? 'GET',
+        path: call.path,
+        headers,
+        agent: call.agent ?? false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -181,7 +200,12 @@ export function bearer(secret: string): Record<string, string> {
   return { Authorization: `Bearer ${secret}` };
 }
 
-export function postJson(baseUrl: string, secret: string, body: unknown, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+export function postJson(
+  baseUrl: string,
+  secret: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<HttpAnswer> {
   return request(baseUrl, {
     method: 'POST',
     path: '/v1/generations',
@@ -200,7 +224,12 @@ export interface ChildApi {
 }
 
 /** `docgen serve --role <role>` against these dependencies; resolves once it logged its ports. */
-export async function spawnServe(deps: Deps, role: 'api' | 'render' | 'webhooks', env: Record<string, string> = {}, fault?: Fault): Promise<ChildApi> {
+export async function spawnServe(
+  deps: Deps,
+  role: 'api' | 'render' | 'webhooks',
+  env: Record<string, string> = {},
+  fault?: Fault,
+): Promise<ChildApi> {
   const proc = spawnDocgen({ role, env: { ...deps.env, DOCGEN_LOG_LEVEL: 'info', ...env }, fault });
   try {
     const line = await proc.waitForLine((l) => l.json?.msg === 'docgen started', 60_000);

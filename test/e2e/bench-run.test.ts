@@ -12,10 +12,14 @@ const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Runs the bench; rejects with its stderr when it exits other than 0. */
 function runBench(env: Record<string, string>): Promise<{ stdout: string }> {
-  return promisify(execFile)(process.execPath, [join(REPO_ROOT, 'bench', 'render-bench.ts'), '--json', '--concurrency=1'], {
-    env: { ...process.env, ...env },
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  return promisify(execFile)(
+    process.execPath,
+    [join(REPO_ROOT, 'bench', 'render-bench.ts'), '--json', '--concurrency=1'],
+    {
+      env: { ...process.env, ...env },
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
 }
 
 describe('npm run bench -- --json', () => {
@@ -29,7 +33,19 @@ describe('npm run bench -- --json', () => {
       BENCH_RENDERS: '3',
       DOCGEN_CHROMIUM_PATH: chromiumPath(),
     });
-    const result = JSON.parse(stdout) as { benchmark: string; rows: { variant: string; concurrency: number; completed: number; errors: number; errorMessage: string | null; pdfPerSecond: number; p50Ms: number | null; stagesMs?: Record<string, number> }[] };
+    const result = JSON.parse(stdout) as {
+      benchmark: string;
+      rows: {
+        variant: string;
+        concurrency: number;
+        completed: number;
+        errors: number;
+        errorMessage: string | null;
+        pdfPerSecond: number;
+        p50Ms: number | null;
+        stagesMs?: Record<string, number>;
+      }[];
+    };
     expect(result.benchmark).toBe('render');
     const baseline = result.rows.find((r) => r.variant.startsWith('(a)'));
     expect(baseline).toMatchObject({ concurrency: 1, completed: 0, errors: 1, pdfPerSecond: 0, p50Ms: null });

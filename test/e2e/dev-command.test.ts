@@ -61,7 +61,12 @@ async function startDev(dataDir: string): Promise<{ proc: DocgenProcess; banner:
   const started = Date.now();
   const proc = spawnDocgen({
     args: ['dev'],
-    env: { DOCGEN_DATA_DIR: dataDir, DOCGEN_PUBLIC_ADDR: '127.0.0.1:0', DOCGEN_ADMIN_ADDR: '127.0.0.1:0', DOCGEN_OPS_ADDR: '127.0.0.1:0' },
+    env: {
+      DOCGEN_DATA_DIR: dataDir,
+      DOCGEN_PUBLIC_ADDR: '127.0.0.1:0',
+      DOCGEN_ADMIN_ADDR: '127.0.0.1:0',
+      DOCGEN_OPS_ADDR: '127.0.0.1:0',
+    },
   });
   await proc.waitForLine((l) => l.text.includes('Press Ctrl+C to stop.'), 60_000);
   expect(Date.now() - started).toBeLessThan(60_000);
@@ -89,17 +94,27 @@ describe('docgen dev', () => {
     expect(templateId).toMatch(/^tpl_/);
 
     // The banner's curl line, run by a shell exactly as printed, creates a generation.
-    const created = JSON.parse(execFileSync('bash', ['-c', curl.replace(/\\\n\s*/g, ' ')], { encoding: 'utf8' })) as { id: string; status: string };
+    const created = JSON.parse(execFileSync('bash', ['-c', curl.replace(/\\\n\s*/g, ' ')], { encoding: 'utf8' })) as {
+      id: string;
+      status: string;
+    };
     expect(created.status).toBe('PENDING');
     const done = await pollUntil(
-      async () => (await (await fetch(`${base}/v1/generations/${created.id}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as { status: string; outputUrl: string | null },
+      async () =>
+        (await (
+          await fetch(`${base}/v1/generations/${created.id}`, { headers: { authorization: `Bearer ${apiKey}` } })
+        ).json()) as { status: string; outputUrl: string | null },
       (g) => g.status === 'COMPLETED' || g.status === 'FAILED',
       { timeoutMs: 30_000, intervalMs: 200, description: 'generation to finish' },
     );
     expect(done.status).toBe('COMPLETED');
     const pdf = await fetch(done.outputUrl!);
     expect(pdf.headers.get('content-type')).toBe('application/pdf');
-    expect(Buffer.from(await pdf.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    expect(
+      Buffer.from(await pdf.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
 
     // The banner's invitation link opens the portal (the single-page app answers every route).
     const invite = new URL(first.banner.invite);
@@ -125,19 +140,27 @@ describe('docgen dev', () => {
     first.proc.kill('SIGTERM');
     const exit = await first.proc.exited;
     expect(exit.code).toBe(0);
-    await pollUntil(async () => children.filter(alive), (left) => left.length === 0, {
-      timeoutMs: 10_000,
-      intervalMs: 100,
-      description: 'no chromium, nats-server or node child left after SIGTERM',
-    });
+    await pollUntil(
+      async () => children.filter(alive),
+      (left) => left.length === 0,
+      {
+        timeoutMs: 10_000,
+        intervalMs: 100,
+        description: 'no chromium, nats-server or node child left after SIGTERM',
+      },
+    );
 
     const second = await startDev(dataDir);
     try {
       expect(second.banner.workspaceId).toBe(workspaceId);
       expect(second.banner.apiKey).toBe(apiKey);
       expect(second.banner.invite).toBe('');
-      expect(second.proc.output()).toMatch(/portal sign-in\s+http:\/\/127\.0\.0\.1:\d+\/\s+as owner@example\.com \(password already set/);
-      const again = await fetch(`${second.banner.base}/v1/generations/${created.id}`, { headers: { authorization: `Bearer ${apiKey}` } });
+      expect(second.proc.output()).toMatch(
+        /portal sign-in\s+http:\/\/127\.0\.0\.1:\d+\/\s+as owner@example\.com \(password already set/,
+      );
+      const again = await fetch(`${second.banner.base}/v1/generations/${created.id}`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
       expect(again.status).toBe(200);
       expect(((await again.json()) as { status: string }).status).toBe('COMPLETED');
     } finally {

@@ -37,7 +37,9 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-async function workspaceWithGeneration(name: string): Promise<{ workspaceId: string; generationId: string; createdAt: number; key: string }> {
+async function workspaceWithGeneration(
+  name: string,
+): Promise<{ workspaceId: string; generationId: string; createdAt: number; key: string }> {
   const workspaceId = await stack.workspace(name);
   const key = (await stack.key(workspaceId)).secret;
   const templateId = await publishedTemplate(stack.admin, workspaceId);
@@ -46,7 +48,11 @@ async function workspaceWithGeneration(name: string): Promise<{ workspaceId: str
     httpVersion: '1.1',
     interceptors: [(next) => (req) => (req.header.set('authorization', `Bearer ${stack.deps.adminToken}`), next(req))],
   });
-  await createClient(WebhookEndpointService, transport).createWebhookEndpoint({ workspaceId, url: receiver.url, events: ['generation.completed'] });
+  await createClient(WebhookEndpointService, transport).createWebhookEndpoint({
+    workspaceId,
+    url: receiver.url,
+    events: ['generation.completed'],
+  });
   const createdAt = Date.now();
   const res = await request(stack.baseUrl, {
     method: 'POST',
@@ -68,28 +74,48 @@ describe('retention of generations', () => {
     const objects = stack.app.infrastructure.objects;
     const kept = await workspaceWithGeneration('no retention');
     const expiring = await workspaceWithGeneration('one minute');
-    const updated = await stack.admin.workspaces.updateWorkspace({ id: expiring.workspaceId, retention: create(DurationSchema, { seconds: 60n }) });
+    const updated = await stack.admin.workspaces.updateWorkspace({
+      id: expiring.workspaceId,
+      retention: create(DurationSchema, { seconds: 60n }),
+    });
     expect(updated.workspace?.retention?.seconds).toBe(60n);
 
     for (const g of [kept, expiring]) {
-      const done = await pollUntil(() => getStatus(g.key, g.generationId), (r) => r.body?.status === 'COMPLETED', { timeoutMs: 30_000, intervalMs: 200, description: `${g.generationId} COMPLETED` });
+      const done = await pollUntil(
+        () => getStatus(g.key, g.generationId),
+        (r) => r.body?.status === 'COMPLETED',
+        { timeoutMs: 30_000, intervalMs: 200, description: `${g.generationId} COMPLETED` },
+      );
       expect((await fetch(done.body.outputUrl)).status).toBe(200);
-      await pollUntil(() => repositories.deliveries.list({ generationId: parseId('generation', g.generationId)! }), (p) => p.items.some((d) => d.status === 'SUCCEEDED'), {
-        timeoutMs: 15_000,
-        description: `a delivered webhook for ${g.generationId}`,
-      });
+      await pollUntil(
+        () => repositories.deliveries.list({ generationId: parseId('generation', g.generationId)! }),
+        (p) => p.items.some((d) => d.status === 'SUCCEEDED'),
+        {
+          timeoutMs: 15_000,
+          description: `a delivered webhook for ${g.generationId}`,
+        },
+      );
     }
     const keyOf = (g: { workspaceId: string; generationId: string }) =>
-      generationObjectKey({ _id: parseId('generation', g.generationId)!, workspaceId: parseId('workspace', g.workspaceId)! });
+      generationObjectKey({
+        _id: parseId('generation', g.generationId)!,
+        workspaceId: parseId('workspace', g.workspaceId)!,
+      });
     expect(await objects.exists(keyOf(expiring))).toBe(true);
 
-    const gone = await pollUntil(() => getStatus(expiring.key, expiring.generationId), (r) => r.status === 404, {
-      timeoutMs: 125_000,
-      intervalMs: 500,
-      description: 'the expired generation to answer 404',
-    });
+    const gone = await pollUntil(
+      () => getStatus(expiring.key, expiring.generationId),
+      (r) => r.status === 404,
+      {
+        timeoutMs: 125_000,
+        intervalMs: 500,
+        description: 'the expired generation to answer 404',
+      },
+    );
     const elapsedMs = Date.now() - expiring.createdAt;
-    console.log(`retention 1m: generation deleted ${(elapsedMs / 1000).toFixed(1)} s after its creation (sweep interval 2 s)`);
+    console.log(
+      `retention 1m: generation deleted ${(elapsedMs / 1000).toFixed(1)} s after its creation (sweep interval 2 s)`,
+    );
     expect(gone.body.error.code).toBe('NOT_FOUND');
     expect(elapsedMs).toBeGreaterThanOrEqual(60_000);
     expect(elapsedMs).toBeLessThanOrEqual(120_000);
@@ -105,7 +131,9 @@ describe('retention of generations', () => {
     expect(stillThere.status).toBe(200);
     expect(stillThere.body.status).toBe('COMPLETED');
     expect(await objects.exists(keyOf(kept))).toBe(true);
-    expect((await repositories.deliveries.list({ generationId: parseId('generation', kept.generationId)! })).items).toHaveLength(1);
+    expect(
+      (await repositories.deliveries.list({ generationId: parseId('generation', kept.generationId)! })).items,
+    ).toHaveLength(1);
     expect(await stack.app.metrics.metricsText()).toMatch(/docgen_generations_expired_total\{[^}]*\} 1\b/);
   }, 180_000);
 });

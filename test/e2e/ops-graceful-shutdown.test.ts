@@ -11,7 +11,16 @@ import { MongoClient } from 'mongodb';
 import { formatId } from '../../src/domain/ids.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 import { adminClients, postJson, startDeps, type Deps } from './api-stack.ts';
-import { bucketKeys, generationsCollection, invoiceTemplate, longInvoiceValues, probe, records, startRole, type RoleProcess } from './ops-stack.ts';
+import {
+  bucketKeys,
+  generationsCollection,
+  invoiceTemplate,
+  longInvoiceValues,
+  probe,
+  records,
+  startRole,
+  type RoleProcess,
+} from './ops-stack.ts';
 
 const LINES = 500;
 let deps: Deps;
@@ -29,7 +38,13 @@ beforeAll(async () => {
   processes.push(api);
   const admin = adminClients(api.adminPort!, deps.adminToken);
   const workspaceId = (await admin.workspaces.createWorkspace({ name: 'graceful shutdown' })).workspace!.id;
-  secret = (await admin.apiKeys.createApiKey({ workspaceId, name: 'shutdown', scopes: ['generations:trigger', 'generations:read'] })).secret;
+  secret = (
+    await admin.apiKeys.createApiKey({
+      workspaceId,
+      name: 'shutdown',
+      scopes: ['generations:trigger', 'generations:read'],
+    })
+  ).secret;
   templateId = await invoiceTemplate(admin, workspaceId);
 });
 
@@ -43,7 +58,10 @@ async function createGenerations(count: number): Promise<string[]> {
   const variables = longInvoiceValues(LINES);
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
-    const res = await postJson(`http://127.0.0.1:${api.publicPort}`, secret, { templateId, variables: { ...variables, invoiceNumber: `INV-${created.length + i}` } });
+    const res = await postJson(`http://127.0.0.1:${api.publicPort}`, secret, {
+      templateId,
+      variables: { ...variables, invoiceNumber: `INV-${created.length + i}` },
+    });
     expect(res.status, res.text).toBe(201);
     ids.push(res.body.id as string);
   }
@@ -74,7 +92,8 @@ async function waitForFinal(ids: string[], timeoutMs: number) {
 function completions(...procs: RoleProcess[]): Map<string, number> {
   const counts = new Map<string, number>();
   for (const p of procs) {
-    for (const r of records(p.proc, 'render completed')) counts.set(String(r.generationId), (counts.get(String(r.generationId)) ?? 0) + 1);
+    for (const r of records(p.proc, 'render completed'))
+      counts.set(String(r.generationId), (counts.get(String(r.generationId)) ?? 0) + 1);
   }
   return counts;
 }
@@ -85,15 +104,27 @@ function completedBy(p: RoleProcess): Set<string> {
 
 async function expectExactlyOnce(ids: string[], procs: RoleProcess[]): Promise<void> {
   const rows = await waitForFinal(ids, 45_000);
-  for (const row of rows) expect({ id: formatId('generation', row._id), status: row.status, error: row.error }).toEqual({ id: formatId('generation', row._id), status: 'COMPLETED', error: null });
+  for (const row of rows)
+    expect({ id: formatId('generation', row._id), status: row.status, error: row.error }).toEqual({
+      id: formatId('generation', row._id),
+      status: 'COMPLETED',
+      error: null,
+    });
   // A process logs `render completed` a moment after the row turns COMPLETED (the event is
   // published first): wait for the lines, then check that none is there twice.
-  const counts = await pollUntil(async () => completions(...procs), (c) => ids.every((id) => (c.get(id) ?? 0) >= 1), {
-    timeoutMs: 10_000,
-    intervalMs: 50,
-    description: 'a render completed line for every generation',
-  }).catch(() => completions(...procs));
-  const trace = (id: string) => procs.flatMap((p) => p.proc.lines.filter((l) => l.text.includes(id)).map((l) => `[${p.proc.pid}] ${l.text}`)).join('\n');
+  const counts = await pollUntil(
+    async () => completions(...procs),
+    (c) => ids.every((id) => (c.get(id) ?? 0) >= 1),
+    {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      description: 'a render completed line for every generation',
+    },
+  ).catch(() => completions(...procs));
+  const trace = (id: string) =>
+    procs
+      .flatMap((p) => p.proc.lines.filter((l) => l.text.includes(id)).map((l) => `[${p.proc.pid}] ${l.text}`))
+      .join('\n');
   for (const id of ids) expect(counts.get(id), `render completed logged for ${id}:\n${trace(id)}`).toBe(1);
   // One object per generation, at the key the row names; nothing else in the bucket.
   const keys = await bucketKeys(deps);
@@ -105,15 +136,26 @@ async function expectExactlyOnce(ids: string[], procs: RoleProcess[]): Promise<v
 describe('SIGTERM to a render process with renders in flight', () => {
   it('with a long grace period: in-flight renders finish there, the rest elsewhere; exits 0 in time', async () => {
     const graceMs = 10_000;
-    const first = await startRole(deps, 'render', { DOCGEN_RENDER_CONCURRENCY: '4', DOCGEN_SHUTDOWN_GRACE_MS: String(graceMs) });
+    const first = await startRole(deps, 'render', {
+      DOCGEN_RENDER_CONCURRENCY: '4',
+      DOCGEN_SHUTDOWN_GRACE_MS: String(graceMs),
+    });
     processes.push(first);
     const ids = await createGenerations(12);
-    const inFlight = await pollUntil(() => rendering(ids), (r) => r.length >= 3, { timeoutMs: 30_000, intervalMs: 50, description: 'three renders in flight' });
+    const inFlight = await pollUntil(
+      () => rendering(ids),
+      (r) => r.length >= 3,
+      { timeoutMs: 30_000, intervalMs: 50, description: 'three renders in flight' },
+    );
 
     const signalled = Date.now();
     first.proc.kill('SIGTERM');
     // Readiness fails at once, so a Service stops routing here while the drain runs.
-    const ready = await pollUntil(() => probe(first, '/readyz'), (p) => p.status === 503, { timeoutMs: 2_000, intervalMs: 20, description: '/readyz 503 after SIGTERM' });
+    const ready = await pollUntil(
+      () => probe(first, '/readyz'),
+      (p) => p.status === 503,
+      { timeoutMs: 2_000, intervalMs: 20, description: '/readyz 503 after SIGTERM' },
+    );
     expect(ready.body?.status).toBe('shutting_down');
     const second = await startRole(deps, 'render', { DOCGEN_RENDER_CONCURRENCY: '4' });
     processes.push(second);
@@ -137,10 +179,17 @@ describe('SIGTERM to a render process with renders in flight', () => {
 
   it('with a short grace period: in-flight renders are handed back and finish on another process', async () => {
     const graceMs = 500;
-    const first = await startRole(deps, 'render', { DOCGEN_RENDER_CONCURRENCY: '4', DOCGEN_SHUTDOWN_GRACE_MS: String(graceMs) });
+    const first = await startRole(deps, 'render', {
+      DOCGEN_RENDER_CONCURRENCY: '4',
+      DOCGEN_SHUTDOWN_GRACE_MS: String(graceMs),
+    });
     processes.push(first);
     const ids = await createGenerations(8);
-    const inFlight = await pollUntil(() => rendering(ids), (r) => r.length >= 3, { timeoutMs: 30_000, intervalMs: 50, description: 'three renders in flight' });
+    const inFlight = await pollUntil(
+      () => rendering(ids),
+      (r) => r.length >= 3,
+      { timeoutMs: 30_000, intervalMs: 50, description: 'three renders in flight' },
+    );
 
     const signalled = Date.now();
     first.proc.kill('SIGTERM');
@@ -158,7 +207,9 @@ describe('SIGTERM to a render process with renders in flight', () => {
     // A handed-back generation is no longer held by the stopped process.
     const rows = await generationsCollection(mongo, deps).find({}).toArray();
     for (const row of rows.filter((r) => handedBack.includes(formatId('generation', r._id)))) {
-      expect(row.status === 'COMPLETED' || row.leaseOwner === null, `${formatId('generation', row._id)} released`).toBe(true);
+      expect(row.status === 'COMPLETED' || row.leaseOwner === null, `${formatId('generation', row._id)} released`).toBe(
+        true,
+      );
     }
 
     const second = await secondStarting;
@@ -168,7 +219,8 @@ describe('SIGTERM to a render process with renders in flight', () => {
     // Redone at once, not after the 30 s lease of the process that left.
     expect(Date.now() - started).toBeLessThan(25_000);
     const finishedSecond = completedBy(second);
-    for (const id of handedBack) expect(finishedSecond.has(id), `${id} handed back, then completed by the second process`).toBe(true);
+    for (const id of handedBack)
+      expect(finishedSecond.has(id), `${id} handed back, then completed by the second process`).toBe(true);
     expect(completedBy(first).size + finishedSecond.size).toBe(ids.length);
   }, 90_000);
 });

@@ -25,12 +25,23 @@ let roles: RoleProcess[] = [];
 const NATS_PASSWORD = `nats-pw-${randomBytes(8).toString('hex')}`;
 
 beforeAll(async () => {
-  deps = await startDeps({ DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true', DOCGEN_RATE_LIMIT_PER_SECOND: '1000', DOCGEN_RATE_LIMIT_BURST: '1000' }, { natsControl: true });
+  deps = await startDeps(
+    {
+      DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true',
+      DOCGEN_RATE_LIMIT_PER_SECOND: '1000',
+      DOCGEN_RATE_LIMIT_BURST: '1000',
+    },
+    { natsControl: true },
+  );
   receiver = await startHttpReceiver();
   // Credentials in the NATS URL (nats-server without authorization ignores them): error
   // messages that quote the connection string must not carry the password.
   const natsUrl = deps.env.DOCGEN_NATS_URL!.replace('nats://', `nats://docgen:${NATS_PASSWORD}@`);
-  roles = await Promise.all((['api', 'render', 'webhooks'] as const).map((role) => startRole(deps, role, { DOCGEN_LOG_LEVEL: 'debug', DOCGEN_NATS_URL: natsUrl })));
+  roles = await Promise.all(
+    (['api', 'render', 'webhooks'] as const).map((role) =>
+      startRole(deps, role, { DOCGEN_LOG_LEVEL: 'debug', DOCGEN_NATS_URL: natsUrl }),
+    ),
+  );
 });
 
 afterAll(async () => {
@@ -52,24 +63,48 @@ it('logs JSON records with request and generation ids and never a secret', async
   const baseUrl = `http://127.0.0.1:${api.publicPort}`;
   const admin = adminClients(api.adminPort!, deps.adminToken);
   const endpoints = createClient(WebhookEndpointService, adminTransport(api.adminPort!, deps.adminToken));
-  const secrets: string[] = [deps.adminToken, deps.env.DOCGEN_SECRET_KEY!, deps.env.DOCGEN_S3_SECRET_KEY!, NATS_PASSWORD];
+  const secrets: string[] = [
+    deps.adminToken,
+    deps.env.DOCGEN_SECRET_KEY!,
+    deps.env.DOCGEN_S3_SECRET_KEY!,
+    NATS_PASSWORD,
+  ];
 
   const workspaceId = (await admin.workspaces.createWorkspace({ name: 'logs' })).workspace!.id;
-  const key = await admin.apiKeys.createApiKey({ workspaceId, name: 'live', scopes: ['generations:trigger', 'generations:read'] });
-  const revoked = await admin.apiKeys.createApiKey({ workspaceId, name: 'to revoke', scopes: ['generations:trigger', 'generations:read'] });
+  const key = await admin.apiKeys.createApiKey({
+    workspaceId,
+    name: 'live',
+    scopes: ['generations:trigger', 'generations:read'],
+  });
+  const revoked = await admin.apiKeys.createApiKey({
+    workspaceId,
+    name: 'to revoke',
+    scopes: ['generations:trigger', 'generations:read'],
+  });
   secrets.push(key.secret, revoked.secret);
   const templateId = await publishedTemplate(admin, workspaceId);
-  const endpoint = await endpoints.createWebhookEndpoint({ workspaceId, url: `${receiver.url}/hooks?token=abc`, events: ['generation.completed'] });
+  const endpoint = await endpoints.createWebhookEndpoint({
+    workspaceId,
+    url: `${receiver.url}/hooks?token=abc`,
+    events: ['generation.completed'],
+  });
   const rotated = await endpoints.rotateWebhookEndpointSecret({ id: endpoint.endpoint!.id });
   secrets.push(endpoint.secret, rotated.secret);
   for (const s of secrets) expect(s.length).toBeGreaterThanOrEqual(6);
 
   // The revoked key is used before and after its revocation (the cache lapses within 500 ms).
   const list = (secret: string, requestId?: string) =>
-    request(baseUrl, { path: '/v1/generations', headers: { Authorization: `Bearer ${secret}`, ...(requestId ? { 'X-Request-Id': requestId } : {}) } });
+    request(baseUrl, {
+      path: '/v1/generations',
+      headers: { Authorization: `Bearer ${secret}`, ...(requestId ? { 'X-Request-Id': requestId } : {}) },
+    });
   expect((await list(revoked.secret)).status).toBe(200);
   await admin.apiKeys.revokeApiKey({ id: revoked.apiKey!.id });
-  await pollUntil(() => list(revoked.secret), (a) => a.status === 401, { timeoutMs: 5_000, intervalMs: 100, description: 'the revoked key refused' });
+  await pollUntil(
+    () => list(revoked.secret),
+    (a) => a.status === 401,
+    { timeoutMs: 5_000, intervalMs: 100, description: 'the revoked key refused' },
+  );
   // A well-formed key that never existed, the admin token on the public API, a wrong admin token.
   const unknownKey = `svc_live_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'x')}`;
   secrets.push(unknownKey);
@@ -79,11 +114,17 @@ it('logs JSON records with request and generation ids and never a secret', async
   secrets.push(wrongToken);
   const refused = await createClient(WorkspaceService, adminTransport(api.adminPort!, wrongToken))
     .listWorkspaces({})
-    .then(() => undefined, (err: unknown) => ConnectError.from(err).code);
+    .then(
+      () => undefined,
+      (err: unknown) => ConnectError.from(err).code,
+    );
   expect(refused).toBe(Code.Unauthenticated);
   const refusedKeys = await createClient(ApiKeyService, adminTransport(api.adminPort!, `${deps.adminToken}x`))
     .createApiKey({ workspaceId, name: 'nope', scopes: ['generations:read'] })
-    .then(() => undefined, (err: unknown) => ConnectError.from(err).code);
+    .then(
+      () => undefined,
+      (err: unknown) => ConnectError.from(err).code,
+    );
   expect(refusedKeys).toBe(Code.Unauthenticated);
 
   // Generations, and their webhooks: the first attempt fails (with the secret-looking header
@@ -92,7 +133,12 @@ it('logs JSON records with request and generation ids and never a secret', async
   const requestId = `ops-logs-${randomBytes(4).toString('hex')}`;
   const generationIds: string[] = [];
   for (let i = 0; i < 3; i++) {
-    const res = await postJson(baseUrl, key.secret, { templateId, variables: { name: `logs ${i}` } }, i === 0 ? { 'X-Request-Id': requestId } : {});
+    const res = await postJson(
+      baseUrl,
+      key.secret,
+      { templateId, variables: { name: `logs ${i}` } },
+      i === 0 ? { 'X-Request-Id': requestId } : {},
+    );
     expect(res.status, res.text).toBe(201);
     generationIds.push(res.body.id as string);
   }
@@ -112,7 +158,11 @@ it('logs JSON records with request and generation ids and never a secret', async
   await deps.nats.kill();
   try {
     for (const role of roles) {
-      await pollUntil(() => probe(role, '/readyz'), (p) => p.status === 503, { timeoutMs: 10_000, intervalMs: 100, description: `${role.role} not ready without NATS` });
+      await pollUntil(
+        () => probe(role, '/readyz'),
+        (p) => p.status === 503,
+        { timeoutMs: 10_000, intervalMs: 100, description: `${role.role} not ready without NATS` },
+      );
     }
     // Work arriving meanwhile is accepted: the row is written, its job published from the outbox later.
     const during = await postJson(baseUrl, key.secret, { templateId, variables: { name: 'no nats' } });
@@ -122,18 +172,28 @@ it('logs JSON records with request and generation ids and never a secret', async
     await deps.nats.restart();
   }
   for (const role of roles) {
-    await pollUntil(() => probe(role, '/readyz'), (p) => p.status === 200, { timeoutMs: 15_000, intervalMs: 100, description: `${role.role} ready again` });
+    await pollUntil(
+      () => probe(role, '/readyz'),
+      (p) => p.status === 200,
+      { timeoutMs: 15_000, intervalMs: 100, description: `${role.role} ready again` },
+    );
   }
 
   await pollUntil(
-    () => request(baseUrl, { path: `/v1/generations/${generationIds.at(-1)}`, headers: { Authorization: `Bearer ${key.secret}` } }),
+    () =>
+      request(baseUrl, {
+        path: `/v1/generations/${generationIds.at(-1)}`,
+        headers: { Authorization: `Bearer ${key.secret}` },
+      }),
     (a) => a.body?.status === 'COMPLETED',
     { timeoutMs: 30_000, intervalMs: 200, description: 'the generation created during the outage completed' },
   );
 
   // Stop everything so the shutdown records are in the capture too.
   const exits = await Promise.all(roles.map((p) => p.proc.stop(15_000)));
-  expect(exits, roles.map((p) => p.proc.output().slice(-2_000)).join('\n')).toEqual(roles.map(() => ({ code: 0, signal: null })));
+  expect(exits, roles.map((p) => p.proc.output().slice(-2_000)).join('\n')).toEqual(
+    roles.map(() => ({ code: 0, signal: null })),
+  );
 
   // 1. Every stdout line is one JSON record with the envelope.
   const levels = new Set(['debug', 'info', 'warn', 'error']);
@@ -168,8 +228,13 @@ it('logs JSON records with request and generation ids and never a secret', async
   // one); render records the generation id.
   const requests = records(api.proc, 'request');
   expect(requests.length).toBeGreaterThan(0);
-  for (const r of requests) expect(typeof r.requestId === 'string' && r.requestId.length > 0, JSON.stringify(r)).toBe(true);
-  expect(requests.find((r) => r.requestId === requestId)).toMatchObject({ route: '/v1/generations', method: 'POST', status: 201 });
+  for (const r of requests)
+    expect(typeof r.requestId === 'string' && r.requestId.length > 0, JSON.stringify(r)).toBe(true);
+  expect(requests.find((r) => r.requestId === requestId)).toMatchObject({
+    route: '/v1/generations',
+    method: 'POST',
+    status: 201,
+  });
   expect(requests.filter((r) => r.status === 401).length).toBeGreaterThanOrEqual(3);
   const completed = records(render.proc, 'render completed').map((r) => r.generationId);
   expect(completed.sort()).toEqual([...generationIds].sort());

@@ -31,20 +31,41 @@ const RENDER_CONCURRENCY = 2;
 const PREVIEW_CONCURRENCY = 1;
 
 beforeAll(async () => {
-  deps = await startDeps({ DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true', DOCGEN_RATE_LIMIT_PER_SECOND: '1000', DOCGEN_RATE_LIMIT_BURST: '1000' }, { natsControl: true });
+  deps = await startDeps(
+    {
+      DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true',
+      DOCGEN_RATE_LIMIT_PER_SECOND: '1000',
+      DOCGEN_RATE_LIMIT_BURST: '1000',
+    },
+    { natsControl: true },
+  );
   receiver = await startHttpReceiver();
   [api, render, webhooks] = await Promise.all([
     startRole(deps, 'api'),
     // Chromium is recycled after two renders so that docgen_browser_restarts_total moves.
-    startRole(deps, 'render', { DOCGEN_RENDER_CONCURRENCY: String(RENDER_CONCURRENCY), DOCGEN_PREVIEW_CONCURRENCY: String(PREVIEW_CONCURRENCY), DOCGEN_BROWSER_RECYCLE_RENDERS: '2' }),
+    startRole(deps, 'render', {
+      DOCGEN_RENDER_CONCURRENCY: String(RENDER_CONCURRENCY),
+      DOCGEN_PREVIEW_CONCURRENCY: String(PREVIEW_CONCURRENCY),
+      DOCGEN_BROWSER_RECYCLE_RENDERS: '2',
+    }),
     startRole(deps, 'webhooks'),
   ]);
   const admin = adminClients(api.adminPort!, deps.adminToken);
   const workspaceId = (await admin.workspaces.createWorkspace({ name: 'metrics' })).workspace!.id;
-  secret = (await admin.apiKeys.createApiKey({ workspaceId, name: 'metrics', scopes: ['generations:trigger', 'generations:read'] })).secret;
+  secret = (
+    await admin.apiKeys.createApiKey({
+      workspaceId,
+      name: 'metrics',
+      scopes: ['generations:trigger', 'generations:read'],
+    })
+  ).secret;
   templateId = await publishedTemplate(admin, workspaceId);
   const endpoints = createClient(WebhookEndpointService, adminTransport());
-  await endpoints.createWebhookEndpoint({ workspaceId, url: `${receiver.url}/hooks`, events: ['generation.completed', 'generation.failed'] });
+  await endpoints.createWebhookEndpoint({
+    workspaceId,
+    url: `${receiver.url}/hooks`,
+    events: ['generation.completed', 'generation.failed'],
+  });
 });
 
 afterAll(async () => {
@@ -75,7 +96,10 @@ function publicClient() {
 async function createAndComplete(count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
-    const res = await postJson(`http://127.0.0.1:${api.publicPort}`, secret, { templateId, variables: { name: `metrics ${i}` } });
+    const res = await postJson(`http://127.0.0.1:${api.publicPort}`, secret, {
+      templateId,
+      variables: { name: `metrics ${i}` },
+    });
     expect(res.status, res.text).toBe(201);
     ids.push(res.body.id as string);
   }
@@ -86,7 +110,11 @@ async function createAndComplete(count: number): Promise<string[]> {
 async function waitCompleted(ids: string[]): Promise<void> {
   for (const id of ids) {
     const final = await pollUntil(
-      () => request(`http://127.0.0.1:${api.publicPort}`, { path: `/v1/generations/${id}`, headers: { Authorization: `Bearer ${secret}` } }),
+      () =>
+        request(`http://127.0.0.1:${api.publicPort}`, {
+          path: `/v1/generations/${id}`,
+          headers: { Authorization: `Bearer ${secret}` },
+        }),
       (answer) => answer.body?.status === 'COMPLETED' || answer.body?.status === 'FAILED',
       { timeoutMs: 30_000, intervalMs: 100, description: `generation ${id} to finish` },
     );
@@ -114,15 +142,43 @@ describe('/metrics', () => {
     // api: requests by route template and code, latency histogram, gRPC calls, creates.
     const a = await scrapeMetrics(api);
     expect(a.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
-    expect(total(a.samples, 'docgen_http_requests_total', { route: '/v1/generations', method: 'POST', code: '201' })).toBe(3);
-    expect(total(a.samples, 'docgen_http_request_duration_seconds_count', { route: '/v1/generations', method: 'POST', code: '201' })).toBe(3);
-    expect(total(a.samples, 'docgen_http_requests_total', { route: '/v1/generations/{id}', method: 'GET', code: '200' })).toBeGreaterThanOrEqual(3);
+    expect(
+      total(a.samples, 'docgen_http_requests_total', { route: '/v1/generations', method: 'POST', code: '201' }),
+    ).toBe(3);
+    expect(
+      total(a.samples, 'docgen_http_request_duration_seconds_count', {
+        route: '/v1/generations',
+        method: 'POST',
+        code: '201',
+      }),
+    ).toBe(3);
+    expect(
+      total(a.samples, 'docgen_http_requests_total', { route: '/v1/generations/{id}', method: 'GET', code: '200' }),
+    ).toBeGreaterThanOrEqual(3);
     expect(total(a.samples, 'docgen_generations_created_total')).toBe(4);
-    expect(total(a.samples, 'docgen_grpc_requests_total', { service: 'docgen.v1.GenerationService', method: 'CreateGeneration', code: 'ok' })).toBe(1);
-    expect(total(a.samples, 'docgen_grpc_requests_total', { service: 'docgen.v1.GenerationService', method: 'GetGeneration', code: 'ok' })).toBe(1);
+    expect(
+      total(a.samples, 'docgen_grpc_requests_total', {
+        service: 'docgen.v1.GenerationService',
+        method: 'CreateGeneration',
+        code: 'ok',
+      }),
+    ).toBe(1);
+    expect(
+      total(a.samples, 'docgen_grpc_requests_total', {
+        service: 'docgen.v1.GenerationService',
+        method: 'GetGeneration',
+        code: 'ok',
+      }),
+    ).toBe(1);
     expect(total(a.samples, 'docgen_grpc_request_duration_seconds_count', { method: 'GetGeneration' })).toBe(1);
     // The admin calls of the set-up went through the admin listener's Connect services.
-    expect(total(a.samples, 'docgen_grpc_requests_total', { service: 'docgen.admin.v1.WorkspaceService', method: 'CreateWorkspace', code: 'ok' })).toBe(1);
+    expect(
+      total(a.samples, 'docgen_grpc_requests_total', {
+        service: 'docgen.admin.v1.WorkspaceService',
+        method: 'CreateWorkspace',
+        code: 'ok',
+      }),
+    ).toBe(1);
     // No per-generation label values (they would create a series per id).
     expect(a.samples.filter((s) => Object.values(s.labels).some((v) => /gen_[0-9a-f]/.test(v)))).toEqual([]);
     expectPresent(a.samples, 'docgen_build_info');
@@ -180,10 +236,18 @@ describe('/healthz and /readyz', () => {
     await deps.nats.kill();
     try {
       for (const role of [api, render, webhooks]) {
-        const down = await pollUntil(() => probe(role, '/readyz'), (p) => p.status === 503, { timeoutMs: 10_000, intervalMs: 100, description: `${role.role} /readyz 503 without NATS` });
+        const down = await pollUntil(
+          () => probe(role, '/readyz'),
+          (p) => p.status === 503,
+          { timeoutMs: 10_000, intervalMs: 100, description: `${role.role} /readyz 503 without NATS` },
+        );
         expect(down.body?.status).toBe('not_ready');
-        expect(down.body?.checks?.nats, `${role.role}: ${JSON.stringify(down.body)}`).toMatchObject({ ok: false, error: expect.stringMatching(/NATS/) });
-        for (const [name, check] of Object.entries(down.body?.checks ?? {})) if (name !== 'nats') expect(check.ok, `${role.role} ${name}`).toBe(true);
+        expect(down.body?.checks?.nats, `${role.role}: ${JSON.stringify(down.body)}`).toMatchObject({
+          ok: false,
+          error: expect.stringMatching(/NATS/),
+        });
+        for (const [name, check] of Object.entries(down.body?.checks ?? {}))
+          if (name !== 'nats') expect(check.ok, `${role.role} ${name}`).toBe(true);
         // Liveness does not depend on dependencies: a restart would not bring NATS back.
         expect((await probe(role, '/healthz')).status).toBe(200);
       }
@@ -191,7 +255,11 @@ describe('/healthz and /readyz', () => {
       await deps.nats.restart();
     }
     for (const role of [api, render, webhooks]) {
-      await pollUntil(() => probe(role, '/readyz'), (p) => p.status === 200, { timeoutMs: 15_000, intervalMs: 100, description: `${role.role} /readyz 200 after NATS came back` });
+      await pollUntil(
+        () => probe(role, '/readyz'),
+        (p) => p.status === 200,
+        { timeoutMs: 15_000, intervalMs: 100, description: `${role.role} /readyz 200 after NATS came back` },
+      );
     }
     // And the consumers took up work again: render, event, webhook.
     const before = receiver.requests.length;
@@ -206,14 +274,22 @@ describe('/healthz and /readyz', () => {
     await createAndComplete(1);
     await receiver.waitForRequests(before + 1, 20_000);
     webhooks.proc.kill('SIGTERM');
-    const shuttingDown = await pollUntil(() => probe(webhooks, '/readyz'), (p) => p.status === 503, { timeoutMs: 1_000, intervalMs: 20, description: 'webhooks /readyz 503' });
+    const shuttingDown = await pollUntil(
+      () => probe(webhooks, '/readyz'),
+      (p) => p.status === 503,
+      { timeoutMs: 1_000, intervalMs: 20, description: 'webhooks /readyz 503' },
+    );
     expect(shuttingDown.body?.status).toBe('shutting_down');
     expect(await webhooks.proc.exited).toEqual({ code: 0, signal: null });
     // The attempt finished before the process left: every delivery is recorded as delivered
     // with one attempt (none cut off and left for a retry).
     const mongo = new MongoClient(deps.env.DOCGEN_MONGODB_URL!);
     try {
-      const deliveries = await mongo.db(deps.env.DOCGEN_MONGODB_DATABASE).collection<DeliveryDoc>(COLLECTIONS.deliveries).find({}).toArray();
+      const deliveries = await mongo
+        .db(deps.env.DOCGEN_MONGODB_DATABASE)
+        .collection<DeliveryDoc>(COLLECTIONS.deliveries)
+        .find({})
+        .toArray();
       expect(deliveries.length).toBe(before + 1);
       expect(deliveries.map((d) => [d.status, d.attempts.length])).toEqual(deliveries.map(() => ['SUCCEEDED', 1]));
     } finally {
@@ -225,7 +301,17 @@ describe('/healthz and /readyz', () => {
     const body = JSON.stringify({ templateId, variables: { name: 'during shutdown' } });
     const answer = new Promise<{ status: number; at: number }>((resolve, reject) => {
       const req = http.request(
-        { host: '127.0.0.1', port: api.publicPort, method: 'POST', path: '/v1/generations', headers: { Authorization: `Bearer ${secret}`, 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' } },
+        {
+          host: '127.0.0.1',
+          port: api.publicPort,
+          method: 'POST',
+          path: '/v1/generations',
+          headers: {
+            Authorization: `Bearer ${secret}`,
+            'Content-Type': 'application/json',
+            'Transfer-Encoding': 'chunked',
+          },
+        },
         (res) => {
           res.resume();
           res.on('end', () => resolve({ status: res.statusCode ?? 0, at: Date.now() }));
@@ -238,7 +324,11 @@ describe('/healthz and /readyz', () => {
         setTimeout(() => req.end(body.slice(10)), 500);
       }, 200);
     });
-    const apiShuttingDown = await pollUntil(() => probe(api, '/readyz'), (p) => p.status === 503, { timeoutMs: 2_000, intervalMs: 20, description: 'api /readyz 503' });
+    const apiShuttingDown = await pollUntil(
+      () => probe(api, '/readyz'),
+      (p) => p.status === 503,
+      { timeoutMs: 2_000, intervalMs: 20, description: 'api /readyz 503' },
+    );
     expect(apiShuttingDown.body?.status).toBe('shutting_down');
     const answered = await answer;
     expect(answered.status).toBe(201);

@@ -22,13 +22,24 @@ export interface RoleProcess {
 }
 
 /** `docgen serve --role <role>` on the test's dependencies; resolves once it logged `docgen started`. */
-export async function startRole(deps: Deps, role: RoleProcess['role'], env: Record<string, string> = {}): Promise<RoleProcess> {
+export async function startRole(
+  deps: Deps,
+  role: RoleProcess['role'],
+  env: Record<string, string> = {},
+): Promise<RoleProcess> {
   const proc = spawnDocgen({ role, env: { ...deps.env, DOCGEN_LOG_LEVEL: 'info', ...env } });
   try {
     const line = await proc.waitForLine((l) => l.json?.msg === 'docgen started', 60_000);
     const port = (name: string) => (line.json![name] === undefined ? undefined : Number(line.json![name]));
     const opsPort = port('opsPort')!;
-    return { role, proc, opsPort, publicPort: port('publicPort'), adminPort: port('adminPort'), opsUrl: `http://127.0.0.1:${opsPort}` };
+    return {
+      role,
+      proc,
+      opsPort,
+      publicPort: port('publicPort'),
+      adminPort: port('adminPort'),
+      opsUrl: `http://127.0.0.1:${opsPort}`,
+    };
   } catch (err) {
     await proc.stop(2_000);
     throw err;
@@ -39,13 +50,21 @@ export async function startRole(deps: Deps, role: RoleProcess['role'], env: Reco
 export function longInvoiceValues(lines: number): JsonObject {
   const values = sampleInvoiceValues() as JsonObject & { lines: JsonObject[] };
   const base = values.lines;
-  values.lines = Array.from({ length: lines }, (_, i) => ({ ...base[i % base.length]!, description: `${String(base[i % base.length]!.description)} #${i + 1}` }));
+  values.lines = Array.from({ length: lines }, (_, i) => ({
+    ...base[i % base.length]!,
+    description: `${String(base[i % base.length]!.description)} #${i + 1}`,
+  }));
   return values;
 }
 
 /** Publishes the sample invoice template through the admin API, as the portal would. */
 export async function invoiceTemplate(admin: AdminClients, workspaceId: string, name = 'invoice'): Promise<string> {
-  const res = await admin.templates.createTemplate({ workspaceId, name, content: contentToProto(sampleInvoiceContent()), publish: true });
+  const res = await admin.templates.createTemplate({
+    workspaceId,
+    name,
+    content: contentToProto(sampleInvoiceContent()),
+    publish: true,
+  });
   return res.template!.id;
 }
 
@@ -69,7 +88,11 @@ export function parseMetrics(text: string): Sample[] {
       labels[m[1]!] = m[2]!.replace(/\\n/g, '\n').replace(/\\"/g, '"').replace(/\\\\/g, '\\');
     }
     const raw = match[3]!;
-    samples.push({ name: match[1]!, labels, value: raw === '+Inf' ? Infinity : raw === '-Inf' ? -Infinity : Number(raw) });
+    samples.push({
+      name: match[1]!,
+      labels,
+      value: raw === '+Inf' ? Infinity : raw === '-Inf' ? -Infinity : Number(raw),
+    });
   }
   return samples;
 }

@@ -51,7 +51,14 @@ function pdfText(pdf: Uint8Array): string {
 
 async function storedObjects(): Promise<string[]> {
   const url = new URL(deps.s3.endpoint);
-  const client = new MinioClient({ endPoint: url.hostname, port: Number(url.port), useSSL: false, accessKey: deps.s3.accessKey, secretKey: deps.s3.secretKey, region: deps.s3.region });
+  const client = new MinioClient({
+    endPoint: url.hostname,
+    port: Number(url.port),
+    useSSL: false,
+    accessKey: deps.s3.accessKey,
+    secretKey: deps.s3.secretKey,
+    region: deps.s3.region,
+  });
   const names: string[] = [];
   for await (const item of client.listObjectsV2(deps.s3.bucket, '', true)) if (item.name) names.push(item.name);
   return names.sort();
@@ -69,7 +76,10 @@ async function createGeneration(templateId: string, variables: Record<string, un
 }
 
 async function publicStatus(id: string): Promise<{ status: number; body: { status?: string; outputUrl?: string } }> {
-  const res = await request(`http://127.0.0.1:${api.publicPort}`, { path: `/v1/generations/${id}`, headers: { authorization: `Bearer ${apiKey}` } });
+  const res = await request(`http://127.0.0.1:${api.publicPort}`, {
+    path: `/v1/generations/${id}`,
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
   return { status: res.status, body: res.body as { status?: string; outputUrl?: string } };
 }
 
@@ -89,14 +99,22 @@ async function cliJson<T = Record<string, unknown>>(args: string[]): Promise<T> 
 
 async function startRenderProcess(): Promise<App> {
   return buildApp(
-    loadConfig({ ...deps.env, DOCGEN_ROLES: 'render,webhooks', DOCGEN_RENDER_CONCURRENCY: '1', DOCGEN_PREVIEW_CONCURRENCY: '1' }),
+    loadConfig({
+      ...deps.env,
+      DOCGEN_ROLES: 'render,webhooks',
+      DOCGEN_RENDER_CONCURRENCY: '1',
+      DOCGEN_PREVIEW_CONCURRENCY: '1',
+    }),
     { logger: silentLogger },
   );
 }
 
 const GREETING: ContentInit = {
   body: '<h1>Hello {{ name }}</h1>\n<p>{{ note }}</p>',
-  variables: [{ name: 'name', required: true }, { name: 'note', required: false, defaultValue: { kind: { case: 'stringValue', value: 'default note' } } }],
+  variables: [
+    { name: 'name', required: true },
+    { name: 'note', required: false, defaultValue: { kind: { case: 'stringValue', value: 'default note' } } },
+  ],
   sampleData: { name: 'Sample Sally' },
 };
 
@@ -104,7 +122,12 @@ beforeAll(async () => {
   receiver = await startHttpReceiver({
     defaultAnswer: (r) => (r.path === '/test-events' ? { status: 200, body: 'received: test event' } : { status: 204 }),
   });
-  deps = await startDeps({ DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true', DOCGEN_RENDER_TIMEOUT_MS: '20000', DOCGEN_RATE_LIMIT_PER_SECOND: '100000', DOCGEN_RATE_LIMIT_BURST: '100000' });
+  deps = await startDeps({
+    DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true',
+    DOCGEN_RENDER_TIMEOUT_MS: '20000',
+    DOCGEN_RATE_LIMIT_PER_SECOND: '100000',
+    DOCGEN_RATE_LIMIT_BURST: '100000',
+  });
   api = await buildApp(loadConfig({ ...deps.env, DOCGEN_ROLES: 'api' }), { logger: silentLogger });
   admin = adminClients(api.adminPort!, deps.adminToken);
   const transport = createConnectTransport({
@@ -116,7 +139,13 @@ beforeAll(async () => {
   deliveriesAdmin = createClient(DeliveryService, transport);
   webhooksAdmin = createClient(WebhookEndpointService, transport);
   workspaceId = (await admin.workspaces.createWorkspace({ name: 'portal' })).workspace!.id;
-  apiKey = (await admin.apiKeys.createApiKey({ workspaceId, name: 'portal key', scopes: ['generations:trigger', 'generations:read'] })).secret;
+  apiKey = (
+    await admin.apiKeys.createApiKey({
+      workspaceId,
+      name: 'portal key',
+      scopes: ['generations:trigger', 'generations:read'],
+    })
+  ).secret;
 }, 120_000);
 
 afterAll(async () => {
@@ -128,7 +157,9 @@ afterAll(async () => {
 
 describe('previews with no render process', () => {
   it('answer Unavailable: no render worker is running', async () => {
-    const err = await admin.templates.previewTemplateContent({ workspaceId, content: GREETING }).catch((e: unknown) => e);
+    const err = await admin.templates
+      .previewTemplateContent({ workspaceId, content: GREETING })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConnectError);
     expect((err as ConnectError).code).toBe(Code.Unavailable);
     expect((err as ConnectError).rawMessage).toContain('No render worker is running');
@@ -150,7 +181,11 @@ describe('the portal back end with a render process', () => {
     expect(text).toContain('Hello Sample Sally');
     expect(text).toContain('default note');
 
-    const given = await admin.templates.previewTemplateContent({ workspaceId, content: GREETING, variables: { name: 'Given Gary', note: 'typed' } });
+    const given = await admin.templates.previewTemplateContent({
+      workspaceId,
+      content: GREETING,
+      variables: { name: 'Given Gary', note: 'typed' },
+    });
     expect(pdfText(given.pdf)).toContain('Hello Given Gary');
     expect(await storedObjects()).toEqual(before);
   });
@@ -171,11 +206,18 @@ describe('the portal back end with a render process', () => {
     });
     expect(inPartial.diagnostics[0]).toMatchObject({ source: 'partials/footer', line: 2 });
 
-    const unknown = await admin.templates.previewTemplateContent({ workspaceId, content: GREETING, variables: { name: 'x', nmae: 'typo' } });
+    const unknown = await admin.templates.previewTemplateContent({
+      workspaceId,
+      content: GREETING,
+      variables: { name: 'x', nmae: 'typo' },
+    });
     expect(unknown.diagnostics[0]).toMatchObject({ source: 'variables', severity: 'error' });
     expect(unknown.diagnostics[0]!.message).toContain('"nmae"');
 
-    const badPdf = await admin.templates.previewTemplateContent({ workspaceId, content: { ...GREETING, pdfOptions: { pageSize: 'B5' } } });
+    const badPdf = await admin.templates.previewTemplateContent({
+      workspaceId,
+      content: { ...GREETING, pdfOptions: { pageSize: 'B5' } },
+    });
     expect(badPdf.diagnostics[0]).toMatchObject({ source: 'pdf_options' });
   });
 
@@ -183,25 +225,51 @@ describe('the portal back end with a render process', () => {
     const listed = (await admin.templates.listTemplates({ workspaceId })).templates.length;
     const result = await admin.templates.checkTemplateContent({
       workspaceId,
-      content: { body: '<h1>{{ title }}</h1>\n<p>{{ customer.name }}</p>', variables: [{ name: 'title', required: true }, { name: 'unused', required: false }] },
+      content: {
+        body: '<h1>{{ title }}</h1>\n<p>{{ customer.name }}</p>',
+        variables: [
+          { name: 'title', required: true },
+          { name: 'unused', required: false },
+        ],
+      },
     });
     expect(result.suggestedVariables).toEqual(['customer']);
     expect(result.diagnostics).toEqual([
-      expect.objectContaining({ source: 'body', line: 2, column: 7, severity: 'error', message: expect.stringContaining('variable "customer" is used but not declared') }),
-      expect.objectContaining({ source: 'variables', severity: 'warning', message: 'variable "unused" is declared but not used' }),
+      expect.objectContaining({
+        source: 'body',
+        line: 2,
+        column: 7,
+        severity: 'error',
+        message: expect.stringContaining('variable "customer" is used but not declared'),
+      }),
+      expect.objectContaining({
+        source: 'variables',
+        severity: 'warning',
+        message: 'variable "unused" is declared but not used',
+      }),
     ]);
-    const clean = await admin.templates.checkTemplateContent({ workspaceId, content: { body: '<p>{{ title }}</p>', variables: [{ name: 'title', required: true }] } });
+    const clean = await admin.templates.checkTemplateContent({
+      workspaceId,
+      content: { body: '<p>{{ title }}</p>', variables: [{ name: 'title', required: true }] },
+    });
     expect(clean.diagnostics).toEqual([]);
     expect((await admin.templates.listTemplates({ workspaceId })).templates.length).toBe(listed);
   });
 
   it('saves sample data with a version; a version preview without variables uses it', async () => {
-    const created = await admin.templates.createTemplate({ workspaceId, name: 'with sample', content: GREETING, publish: true });
+    const created = await admin.templates.createTemplate({
+      workspaceId,
+      name: 'with sample',
+      content: GREETING,
+      publish: true,
+    });
     const version = await admin.templates.getTemplateVersion({ templateId: created.template!.id, version: 1 });
     expect(version.version?.content?.sampleData).toEqual({ name: 'Sample Sally' });
     const preview = await admin.templates.previewTemplateVersion({ templateId: created.template!.id, version: 1 });
     expect(pdfText(preview.pdf)).toContain('Hello Sample Sally');
-    const refused = await admin.templates.previewTemplateVersion({ templateId: created.template!.id, version: 1, variables: { nobody: 1 } }).catch((e: unknown) => e);
+    const refused = await admin.templates
+      .previewTemplateVersion({ templateId: created.template!.id, version: 1, variables: { nobody: 1 } })
+      .catch((e: unknown) => e);
     expect((refused as ConnectError).code).toBe(Code.InvalidArgument);
     expect((refused as ConnectError).rawMessage).toContain('"nobody"');
   });
@@ -216,7 +284,11 @@ describe('the portal back end with a render process', () => {
     });
     const ids: string[] = [];
     for (let i = 0; i < 8; i++) ids.push(await createGeneration(slow.template!.id, {}));
-    await pollUntil(() => publicStatus(ids[0]!), (g) => g.body.status === 'PROCESSING' || g.body.status === 'COMPLETED', { timeoutMs: 30_000, description: 'the first slow render to start' });
+    await pollUntil(
+      () => publicStatus(ids[0]!),
+      (g) => g.body.status === 'PROCESSING' || g.body.status === 'COMPLETED',
+      { timeoutMs: 30_000, description: 'the first slow render to start' },
+    );
 
     const started = performance.now();
     const preview = await admin.templates.previewTemplateContent({ workspaceId, content: GREETING });
@@ -224,21 +296,41 @@ describe('the portal back end with a render process', () => {
     expect(pdfText(preview.pdf)).toContain('Hello Sample Sally');
     const statuses = await Promise.all(ids.map(async (id) => (await publicStatus(id)).body.status));
     // The production queue is still being worked through when the preview is back.
-    expect(statuses.filter((s) => s !== 'COMPLETED').length, `preview took ${Math.round(previewMs)} ms; statuses ${statuses.join(',')}`).toBeGreaterThanOrEqual(3);
+    expect(
+      statuses.filter((s) => s !== 'COMPLETED').length,
+      `preview took ${Math.round(previewMs)} ms; statuses ${statuses.join(',')}`,
+    ).toBeGreaterThanOrEqual(3);
     // Drain them so later tests measure previews on an idle render process.
     for (const id of ids) {
-      await pollUntil(() => publicStatus(id), (g) => g.body.status === 'COMPLETED', { timeoutMs: 120_000, intervalMs: 250, description: `slow generation ${id}` });
+      await pollUntil(
+        () => publicStatus(id),
+        (g) => g.body.status === 'COMPLETED',
+        { timeoutMs: 120_000, intervalMs: 250, description: `slow generation ${id}` },
+      );
     }
   }, 180_000);
 
   it('generations: list with filters and paging, get with a fresh URL, delete erases row, PDF and deliveries', async () => {
-    const endpoint = await webhooksAdmin.createWebhookEndpoint({ workspaceId, url: `${receiver.url}/generations`, events: ['generation.completed'] });
-    const template = await admin.templates.createTemplate({ workspaceId, name: 'listed', content: GREETING, publish: true });
+    const endpoint = await webhooksAdmin.createWebhookEndpoint({
+      workspaceId,
+      url: `${receiver.url}/generations`,
+      events: ['generation.completed'],
+    });
+    const template = await admin.templates.createTemplate({
+      workspaceId,
+      name: 'listed',
+      content: GREETING,
+      publish: true,
+    });
     const templateId = template.template!.id;
     const first = await createGeneration(templateId, { name: 'First' });
     const second = await createGeneration(templateId, { name: 'Second' });
     for (const id of [first, second]) {
-      await pollUntil(() => publicStatus(id), (g) => g.body.status === 'COMPLETED', { timeoutMs: 60_000, description: `generation ${id}` });
+      await pollUntil(
+        () => publicStatus(id),
+        (g) => g.body.status === 'COMPLETED',
+        { timeoutMs: 60_000, description: `generation ${id}` },
+      );
       await pollUntil(
         () => deliveriesAdmin.listDeliveries({ generationId: id }),
         (r) => r.deliveries.length === 1 && r.deliveries[0]!.attempts.length > 0,
@@ -250,12 +342,26 @@ describe('the portal back end with a render process', () => {
     const keys = await admin.apiKeys.listApiKeys({ workspaceId });
     expect(keys.apiKeys.find((k) => k.name === 'portal key')?.lastUsedAt).toBeDefined();
 
-    const page1 = await generationsAdmin.listGenerations({ workspaceId, templateId, status: GenerationStatus.COMPLETED, pageSize: 1 });
+    const page1 = await generationsAdmin.listGenerations({
+      workspaceId,
+      templateId,
+      status: GenerationStatus.COMPLETED,
+      pageSize: 1,
+    });
     expect(page1.generations.map((g) => g.id)).toEqual([second]);
     expect(page1.nextPageToken).not.toBe('');
-    const page2 = await generationsAdmin.listGenerations({ workspaceId, templateId, status: GenerationStatus.COMPLETED, pageSize: 1, pageToken: page1.nextPageToken });
+    const page2 = await generationsAdmin.listGenerations({
+      workspaceId,
+      templateId,
+      status: GenerationStatus.COMPLETED,
+      pageSize: 1,
+      pageToken: page1.nextPageToken,
+    });
     expect(page2.generations.map((g) => g.id)).toEqual([first]);
-    expect((await generationsAdmin.listGenerations({ workspaceId, templateId, status: GenerationStatus.FAILED })).generations).toEqual([]);
+    expect(
+      (await generationsAdmin.listGenerations({ workspaceId, templateId, status: GenerationStatus.FAILED }))
+        .generations,
+    ).toEqual([]);
 
     const got = (await generationsAdmin.getGeneration({ id: first })).generation!;
     expect(got).toMatchObject({ id: first, workspaceId, templateId, data: { name: 'First' } });
@@ -278,7 +384,16 @@ describe('the portal back end with a render process', () => {
     expect((await deliveriesAdmin.listDeliveries({ generationId: second })).deliveries).toHaveLength(1);
 
     // The same through `docgen admin generation …`.
-    const listed = await cliJson<{ generations: Array<{ id: string; status: string }> }>(['generation', 'list', '--workspace', workspaceId, '--template', templateId, '--status', 'completed']);
+    const listed = await cliJson<{ generations: Array<{ id: string; status: string }> }>([
+      'generation',
+      'list',
+      '--workspace',
+      workspaceId,
+      '--template',
+      templateId,
+      '--status',
+      'completed',
+    ]);
     expect(listed.generations.map((g) => g.id)).toEqual([second]);
     const shown = await cliJson<{ id: string; outputUrl: string; data: unknown }>(['generation', 'get', second]);
     expect(shown).toMatchObject({ id: second, data: { name: 'Second' } });
@@ -290,14 +405,22 @@ describe('the portal back end with a render process', () => {
   }, 180_000);
 
   it('sends a signed test event through the delivery path; it is recorded and redeliverable', async () => {
-    const created = await webhooksAdmin.createWebhookEndpoint({ workspaceId, url: `${receiver.url}/test-events`, events: ['generation.failed'] });
+    const created = await webhooksAdmin.createWebhookEndpoint({
+      workspaceId,
+      url: `${receiver.url}/test-events`,
+      events: ['generation.failed'],
+    });
     const endpointId = created.endpoint!.id;
     const sent = await webhooksAdmin.sendTestEvent({ id: endpointId });
     expect(sent.deliveryId).toMatch(/^dlv_/);
     expect(sent.eventId).toMatch(/^evt_/);
 
     const arrivals = () => receiver.requests.filter((r) => r.path === '/test-events');
-    await pollUntil(async () => arrivals().length, (n) => n >= 1, { timeoutMs: 30_000, description: 'the test event to arrive' });
+    await pollUntil(
+      async () => arrivals().length,
+      (n) => n >= 1,
+      { timeoutMs: 30_000, description: 'the test event to arrive' },
+    );
     const first = arrivals()[0]!;
     expect(first.header('x-service-delivery')).toBe(sent.deliveryId);
     expect(first.header('x-service-event')).toBe('generation.completed');
@@ -311,13 +434,29 @@ describe('the portal back end with a render process', () => {
       (r) => r.deliveries.length === 1,
       { timeoutMs: 30_000, description: 'the test delivery to be recorded as succeeded' },
     );
-    expect(recorded.deliveries[0]).toMatchObject({ id: sent.deliveryId, eventId: sent.eventId, event: 'generation.completed', test: true, endpointId });
+    expect(recorded.deliveries[0]).toMatchObject({
+      id: sent.deliveryId,
+      eventId: sent.eventId,
+      event: 'generation.completed',
+      test: true,
+      endpointId,
+    });
     // Each attempt keeps the start of the receiver's answer.
-    expect(recorded.deliveries[0]!.attempts[0]).toMatchObject({ number: 1, statusCode: 200, responseExcerpt: 'received: test event' });
-    expect((await deliveriesAdmin.listDeliveries({ endpointId, status: DeliveryStatus.DROPPED })).deliveries).toEqual([]);
+    expect(recorded.deliveries[0]!.attempts[0]).toMatchObject({
+      number: 1,
+      statusCode: 200,
+      responseExcerpt: 'received: test event',
+    });
+    expect((await deliveriesAdmin.listDeliveries({ endpointId, status: DeliveryStatus.DROPPED })).deliveries).toEqual(
+      [],
+    );
 
     await deliveriesAdmin.redeliverDelivery({ id: sent.deliveryId });
-    await pollUntil(async () => arrivals().length, (n) => n >= 2, { timeoutMs: 30_000, description: 'the redelivered test event' });
+    await pollUntil(
+      async () => arrivals().length,
+      (n) => n >= 2,
+      { timeoutMs: 30_000, description: 'the redelivered test event' },
+    );
     expect(arrivals()[1]!.header('x-service-delivery')).toBe(sent.deliveryId);
     expect(arrivals()[1]!.body.equals(first.body)).toBe(true);
     const after = await pollUntil(
@@ -329,9 +468,21 @@ describe('the portal back end with a render process', () => {
 
     // `docgen admin webhook test` and the delivery filters on the command line.
     const viaCli = await cliJson<{ deliveryId: string; eventId: string }>(['webhook', 'test', endpointId]);
-    await pollUntil(async () => arrivals().length, (n) => n >= 3, { timeoutMs: 30_000, description: 'the test event sent from the CLI' });
+    await pollUntil(
+      async () => arrivals().length,
+      (n) => n >= 3,
+      { timeoutMs: 30_000, description: 'the test event sent from the CLI' },
+    );
     const cliListed = await pollUntil(
-      () => cliJson<{ deliveries: Array<{ id: string; test: boolean; status: string }> }>(['deliveries', 'list', '--endpoint', endpointId, '--status', 'succeeded']),
+      () =>
+        cliJson<{ deliveries: Array<{ id: string; test: boolean; status: string }> }>([
+          'deliveries',
+          'list',
+          '--endpoint',
+          endpointId,
+          '--status',
+          'succeeded',
+        ]),
       (r) => r.deliveries.length === 2,
       { timeoutMs: 30_000, description: 'both test deliveries listed as succeeded' },
     );
@@ -359,7 +510,8 @@ describe('the portal back end with a render process', () => {
       renderMs.push(result.renderMs);
       expect(result.diagnostics).toEqual([]);
     }
-    const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
+    const pct = (xs: number[], p: number) =>
+      [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
     console.log(
       `[portal] preview of the sample invoice over 30 RPCs: p50 ${Math.round(pct(rpcMs, 50))} ms, p95 ${Math.round(pct(rpcMs, 95))} ms ` +
         `(render on the render role: p50 ${pct(renderMs, 50)} ms, p95 ${pct(renderMs, 95)} ms)`,

@@ -21,7 +21,19 @@ import { uniqueRunDir } from '../harness/dependencies.ts';
 import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 import { request } from './api-stack.ts';
-import { SCREENSHOT_DIR, checkScreen, click, fill, launchBrowser, openPage, regionText, startPortalStack, waitForText, type PortalStack, type WatchedPage } from './portal-stack.ts';
+import {
+  SCREENSHOT_DIR,
+  checkScreen,
+  click,
+  fill,
+  launchBrowser,
+  openPage,
+  regionText,
+  startPortalStack,
+  waitForText,
+  type PortalStack,
+  type WatchedPage,
+} from './portal-stack.ts';
 
 let stack: PortalStack;
 let browser: Browser;
@@ -31,7 +43,11 @@ let owner: WatchedPage;
 const OWNER = { email: 'olga.owner@example.com', password: 'correct horse battery staple' };
 
 beforeAll(async () => {
-  [stack, browser, receiver] = await Promise.all([startPortalStack(), launchBrowser(), startHttpReceiver({ defaultAnswer: { status: 200, body: 'thanks from the test receiver' } })]);
+  [stack, browser, receiver] = await Promise.all([
+    startPortalStack(),
+    launchBrowser(),
+    startHttpReceiver({ defaultAnswer: { status: 200, body: 'thanks from the test receiver' } }),
+  ]);
   workspaceId = await stack.api.workspace('Acme Billing');
   owner = await openPage(browser, stack.origin);
 }, 180_000);
@@ -39,7 +55,9 @@ beforeAll(async () => {
 // A failed step leaves a picture of the screen it failed on.
 afterEach(async (ctx) => {
   if (ctx.task.result?.state === 'fail' && owner) {
-    await owner.page.screenshot({ path: join(SCREENSHOT_DIR, `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}.png`) }).catch(() => {});
+    await owner.page
+      .screenshot({ path: join(SCREENSHOT_DIR, `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}.png`) })
+      .catch(() => {});
     console.log(`page problems: ${JSON.stringify(owner.problems)}; url ${owner.page.url()}`);
   }
 });
@@ -82,7 +100,10 @@ describe('portal, as a workspace owner', () => {
     const { page } = owner;
     await click(page, 'New template', 'button');
     await fill(page, 'Template name', 'Order confirmation');
-    await page.waitForFunction(() => document.querySelector('[aria-label="Preview"]')?.textContent?.includes('Ada Lovelace'), { timeout: 30_000 });
+    await page.waitForFunction(
+      () => document.querySelector('[aria-label="Preview"]')?.textContent?.includes('Ada Lovelace'),
+      { timeout: 30_000 },
+    );
     const editor = await page.waitForSelector('aria/Template body');
     await editor!.click();
     await page.keyboard.down('Control');
@@ -90,7 +111,11 @@ describe('portal, as a workspace owner', () => {
     await page.keyboard.up('Control');
     // Plain words, typed key by key (markup would be completed by the editor as one types).
     await page.keyboard.type('Shipped by Portal Express');
-    await pollUntil(() => regionText(page, 'Preview'), (text) => text.includes('Shipped by Portal Express'), { timeoutMs: 20_000, description: 'the preview to show the typed text' });
+    await pollUntil(
+      () => regionText(page, 'Preview'),
+      (text) => text.includes('Shipped by Portal Express'),
+      { timeoutMs: 20_000, description: 'the preview to show the typed text' },
+    );
     await checkScreen(owner, 'template-editor');
 
     // A Liquid error appears at its line, and the preview says why it did not render.
@@ -100,7 +125,11 @@ describe('portal, as a workspace owner', () => {
     await page.waitForSelector('.cm-lint-marker-error');
     await waitForText(page, 'Not rendered');
     for (let i = 0; i < '{% if %}'.length + 1; i++) await page.keyboard.press('Backspace');
-    await pollUntil(() => page.$('.cm-lint-marker-error'), (marker) => marker === null, { timeoutMs: 20_000, description: 'the error marker to go' });
+    await pollUntil(
+      () => page.$('.cm-lint-marker-error'),
+      (marker) => marker === null,
+      { timeoutMs: 20_000, description: 'the error marker to go' },
+    );
 
     await click(page, 'Publish', 'button');
     await page.waitForFunction(() => /\/templates\/tpl_/.test(location.pathname), { timeout: 20_000 });
@@ -116,7 +145,13 @@ describe('portal, as a workspace owner', () => {
     const { page } = owner;
     const file = join(uniqueRunDir('portal-asset'), 'logo.png');
     // A 1×1 PNG.
-    writeFileSync(file, Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'));
+    writeFileSync(
+      file,
+      Buffer.from(
+        'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+        'base64',
+      ),
+    );
     await click(page, 'Assets', 'link');
     const input = (await page.waitForSelector('input[type="file"]')) as ElementHandle<HTMLInputElement>;
     await input.uploadFile(file);
@@ -145,7 +180,8 @@ describe('portal, as a workspace owner', () => {
     expect(created.status, created.text).toBe(201);
     const id = created.body.id as string;
     await pollUntil(
-      () => request(stack.api.baseUrl, { path: `/v1/generations/${id}`, headers: { authorization: `Bearer ${secret}` } }),
+      () =>
+        request(stack.api.baseUrl, { path: `/v1/generations/${id}`, headers: { authorization: `Bearer ${secret}` } }),
       (r) => r.body?.status === 'COMPLETED',
       { timeoutMs: 60_000, intervalMs: 250, description: 'the generation to complete' },
     );
@@ -154,10 +190,16 @@ describe('portal, as a workspace owner', () => {
     await click(page, id, 'link');
     await waitForText(page, 'Completed');
     await waitForText(page, 'Grace Hopper');
-    const href = await (await page.waitForSelector('aria/Download PDF[role="link"]'))!.evaluate((el) => (el as HTMLAnchorElement).href);
+    const href = await (await page.waitForSelector('aria/Download PDF[role="link"]'))!.evaluate(
+      (el) => (el as HTMLAnchorElement).href,
+    );
     const pdf = await fetch(href);
     expect(pdf.status).toBe(200);
-    expect(Buffer.from(await pdf.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    expect(
+      Buffer.from(await pdf.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
     await checkScreen(owner, 'generation-detail');
     await click(page, 'All generations', 'link');
     await page.waitForSelector(`aria/${id}[role="link"]`);
@@ -174,7 +216,10 @@ describe('portal, as a workspace owner', () => {
     await revokeButtons[0]!.click(); // newest first
     await click(page, 'Revoke key', 'button');
     await waitForText(page, 'Revoked');
-    const refused = await request(stack.api.baseUrl, { path: `/v1/generations/${id}`, headers: { authorization: `Bearer ${doomed}` } });
+    const refused = await request(stack.api.baseUrl, {
+      path: `/v1/generations/${id}`,
+      headers: { authorization: `Bearer ${doomed}` },
+    });
     expect(refused.status).toBe(401);
   });
 
@@ -189,7 +234,11 @@ describe('portal, as a workspace owner', () => {
     const before = receiver.requests.length;
     await click(page, 'Send test event', 'button');
     await waitForText(page, 'Test event');
-    await pollUntil(() => receiver.requests.length, (n) => n > before, { timeoutMs: 20_000, description: 'the test event at the receiver' });
+    await pollUntil(
+      () => receiver.requests.length,
+      (n) => n > before,
+      { timeoutMs: 20_000, description: 'the test event at the receiver' },
+    );
     const test = receiver.requests[receiver.requests.length - 1]!;
     expect(test.header('webhook-signature')).toMatch(/^v1,/);
 
@@ -206,7 +255,11 @@ describe('portal, as a workspace owner', () => {
     const sent = receiver.requests.length;
     await click(page, 'Redeliver', 'button');
     await waitForText(page, 'is being sent again');
-    await pollUntil(() => receiver.requests.length, (n) => n > sent, { timeoutMs: 20_000, description: 'the redelivery at the receiver' });
+    await pollUntil(
+      () => receiver.requests.length,
+      (n) => n > sent,
+      { timeoutMs: 20_000, description: 'the redelivery at the receiver' },
+    );
   });
 
   it('invites a member, changes their role and removes them; shows the audit log', async () => {
@@ -225,10 +278,19 @@ describe('portal, as a workspace owner', () => {
       (n) => n === 2,
       { description: 'the invited person among the users' },
     );
-    await pollUntil(() => page.$eval('select[aria-label="Role of eddie.editor@example.com"]', (el) => (el as HTMLSelectElement).value), (v) => v === '3', { description: 'the new role shown' });
+    await pollUntil(
+      () =>
+        page.$eval('select[aria-label="Role of eddie.editor@example.com"]', (el) => (el as HTMLSelectElement).value),
+      (v) => v === '3',
+      { description: 'the new role shown' },
+    );
     await click(page, 'Remove eddie.editor@example.com', 'button');
     await click(page, 'Remove member', 'button');
-    await pollUntil(() => page.evaluate(() => document.body.innerText), (text) => !text.includes('eddie.editor@example.com'), { description: 'the member gone' });
+    await pollUntil(
+      () => page.evaluate(() => document.body.innerText),
+      (text) => !text.includes('eddie.editor@example.com'),
+      { description: 'the member gone' },
+    );
     await click(page, 'Audit log', 'link');
     await waitForText(page, 'TemplateService');
     await checkScreen(owner, 'audit-log');
@@ -238,8 +300,13 @@ describe('portal, as a workspace owner', () => {
     await owner.page.setViewport({ width: 1024, height: 800 });
     await click(owner.page, 'Templates', 'link');
     await click(owner.page, 'Order confirmation', 'link');
-    await owner.page.waitForFunction(() => Number(document.querySelector('[aria-label="Preview"]')?.getAttribute('data-preview-count')) > 0, { timeout: 30_000 });
-    const overflow = await owner.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    await owner.page.waitForFunction(
+      () => Number(document.querySelector('[aria-label="Preview"]')?.getAttribute('data-preview-count')) > 0,
+      { timeout: 30_000 },
+    );
+    const overflow = await owner.page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
     expect(overflow).toBeLessThanOrEqual(0);
     await checkScreen(owner, 'template-editor-1024');
     await owner.page.setViewport({ width: 1280, height: 900 });
@@ -302,7 +369,12 @@ describe('portal performance (printed, with generous bounds)', () => {
         css: c.css,
         partials: c.partials,
         pdfOptions: c.pdfOptions,
-        variables: c.variables.map((v) => ({ name: v.name, required: v.required, description: v.description, ...(v.default !== undefined ? { defaultValue: fromJson(ValueSchema, v.default) } : {}) })),
+        variables: c.variables.map((v) => ({
+          name: v.name,
+          required: v.required,
+          description: v.description,
+          ...(v.default !== undefined ? { defaultValue: fromJson(ValueSchema, v.default) } : {}),
+        })),
         sampleData: sampleInvoiceValues(),
       },
     });
@@ -324,7 +396,9 @@ describe('portal performance (printed, with generous bounds)', () => {
     }
     await click(page, 'Encrypt the PDF (AES-256)', 'checkbox');
     await page.waitForSelector('aria/Owner password');
-    await (await page.waitForSelector('xpath///summary[contains(., "PDF options")]'))!.evaluate((el) => el.scrollIntoView());
+    await (await page.waitForSelector('xpath///summary[contains(., "PDF options")]'))!.evaluate((el) =>
+      el.scrollIntoView(),
+    );
     await checkScreen(owner, 'template-editor-settings');
     await click(page, 'Encrypt the PDF (AES-256)', 'checkbox');
 
@@ -342,8 +416,14 @@ describe('portal performance (printed, with generous bounds)', () => {
     for (let i = 0; i < 15; i++) {
       const before = await count();
       await page.keyboard.type(String.fromCharCode(97 + (i % 26)));
-      await pollUntil(count, (n) => n > before, { timeoutMs: 20_000, intervalMs: 20, description: `preview update ${i}` });
-      const [latency, requestMs, renderMs, drawMs] = await page.$eval('[aria-label="Preview"]', (el) => ['data-latency-ms', 'data-request-ms', 'data-render-ms', 'data-draw-ms'].map((a) => Number(el.getAttribute(a))));
+      await pollUntil(count, (n) => n > before, {
+        timeoutMs: 20_000,
+        intervalMs: 20,
+        description: `preview update ${i}`,
+      });
+      const [latency, requestMs, renderMs, drawMs] = await page.$eval('[aria-label="Preview"]', (el) =>
+        ['data-latency-ms', 'data-request-ms', 'data-render-ms', 'data-draw-ms'].map((a) => Number(el.getAttribute(a))),
+      );
       draws.push(drawMs!);
       latencies.push(latency!);
       requests.push(requestMs!);
@@ -359,7 +439,11 @@ describe('portal performance (printed, with generous bounds)', () => {
     await waitForText(page, 'Saved as version 2');
     await page.goto(`${stack.origin}/templates/${created.template!.id}/compare?a=1&b=2`);
     for (const version of [1, 2]) {
-      await pollUntil(() => regionText(page, `Preview of version ${version}`), (text) => text.includes('INV-2026-00042'), { timeoutMs: 30_000, description: `preview of v${version}` });
+      await pollUntil(
+        () => regionText(page, `Preview of version ${version}`),
+        (text) => text.includes('INV-2026-00042'),
+        { timeoutMs: 30_000, description: `preview of v${version}` },
+      );
     }
     await page.waitForSelector('.cm-mergeView');
     await checkScreen(owner, 'template-compare');
@@ -376,7 +460,10 @@ describe('portal performance (printed, with generous bounds)', () => {
     firstRender.sort((a, b) => a - b);
 
     const assets = join(fileURLToPath(new URL('../../portal/dist/assets/', import.meta.url)));
-    const gz = (pattern: RegExp) => readdirSync(assets).filter((f) => pattern.test(f)).reduce((sum, f) => sum + gzipSync(readFileSync(join(assets, f))).length, 0);
+    const gz = (pattern: RegExp) =>
+      readdirSync(assets)
+        .filter((f) => pattern.test(f))
+        .reduce((sum, f) => sum + gzipSync(readFileSync(join(assets, f))).length, 0);
     const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
     console.log(
       [

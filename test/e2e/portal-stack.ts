@@ -84,7 +84,8 @@ export async function openPage(context: Browser | BrowserContext, origin: string
   const watched: WatchedPage = { page, foreignRequests: [], problems: [] };
   page.on('request', (req) => {
     const url = req.url();
-    if (!url.startsWith(`${origin}/`) && !url.startsWith('data:') && !url.startsWith('blob:')) watched.foreignRequests.push(url);
+    if (!url.startsWith(`${origin}/`) && !url.startsWith('data:') && !url.startsWith('blob:'))
+      watched.foreignRequests.push(url);
   });
   page.on('console', (msg) => {
     if (/Content Security Policy/i.test(msg.text())) watched.problems.push(`CSP: ${msg.text()}`);
@@ -99,10 +100,26 @@ export async function checkScreen(watched: WatchedPage, name: string): Promise<v
   // DevTools evaluation is not subject to the page's CSP, so axe needs no exception in it.
   await page.evaluate(AXE_SOURCE);
   const violations = await page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }> } }).axe.run(document, {
+    const result = await (
+      window as unknown as {
+        axe: {
+          run(
+            ctx: Document,
+            opts: object,
+          ): Promise<{
+            violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }>;
+          }>;
+        };
+      }
+    ).axe.run(document, {
       resultTypes: ['violations'],
     });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 5).map((n) => n.target.join(' ')) }));
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      targets: v.nodes.slice(0, 5).map((n) => n.target.join(' ')),
+    }));
   });
   const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   mkdirSync(SCREENSHOT_DIR, { recursive: true });

@@ -35,10 +35,24 @@ let workspaceId: string;
 let receiver: HttpReceiver;
 
 /** Stores a version straight through the repository (publish checks are the admin's job). */
-async function template(content: Partial<TemplateVersionContent>, options: { publish?: boolean; archive?: boolean } = {}): Promise<string> {
+async function template(
+  content: Partial<TemplateVersionContent>,
+  options: { publish?: boolean; archive?: boolean } = {},
+): Promise<string> {
   const { templates } = stack.app.infrastructure.repositories;
-  const full: TemplateVersionContent = { body: '', css: '', partials: {}, variables: [], pdfOptions: DEFAULT_PDF_OPTIONS, ...content };
-  const { template } = await templates.create(parseId('workspace', workspaceId)!, `t-${Math.random().toString(36).slice(2, 8)}`, full);
+  const full: TemplateVersionContent = {
+    body: '',
+    css: '',
+    partials: {},
+    variables: [],
+    pdfOptions: DEFAULT_PDF_OPTIONS,
+    ...content,
+  };
+  const { template } = await templates.create(
+    parseId('workspace', workspaceId)!,
+    `t-${Math.random().toString(36).slice(2, 8)}`,
+    full,
+  );
   if (options.publish !== false) await templates.publish(template._id, 1);
   if (options.archive) await templates.archive(template._id);
   return `tpl_${template._id.toHexString()}`;
@@ -56,17 +70,24 @@ async function create(templateId: string, variables: JsonObject = {}): Promise<G
 }
 
 async function get(id: string): Promise<GenerationJson> {
-  const res = await request(stack.baseUrl, { path: `/v1/generations/${id}`, headers: { authorization: `Bearer ${key}` } });
+  const res = await request(stack.baseUrl, {
+    path: `/v1/generations/${id}`,
+    headers: { authorization: `Bearer ${key}` },
+  });
   expect(res.status, res.text).toBe(200);
   return res.body as GenerationJson;
 }
 
 function waitFinal(id: string, timeoutMs = 30_000): Promise<GenerationJson> {
-  return pollUntil(() => get(id), (g) => g.status === 'COMPLETED' || g.status === 'FAILED', {
-    timeoutMs,
-    intervalMs: 150,
-    description: `generation ${id} to reach a final state`,
-  });
+  return pollUntil(
+    () => get(id),
+    (g) => g.status === 'COMPLETED' || g.status === 'FAILED',
+    {
+      timeoutMs,
+      intervalMs: 150,
+      description: `generation ${id} to reach a final state`,
+    },
+  );
 }
 
 async function pdfText(url: string): Promise<string> {
@@ -92,7 +113,12 @@ beforeAll(async () => {
   receiver = await startHttpReceiver({ defaultAnswer: { status: 204 } });
   stack = await startApiStack({
     natsControl: true, // one test kills nats-server
-    env: { DOCGEN_ROLES: 'api,render,webhooks', DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true', DOCGEN_RENDER_TIMEOUT_MS: '8000', DOCGEN_RENDER_CONCURRENCY: '2' },
+    env: {
+      DOCGEN_ROLES: 'api,render,webhooks',
+      DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true',
+      DOCGEN_RENDER_TIMEOUT_MS: '8000',
+      DOCGEN_RENDER_CONCURRENCY: '2',
+    },
   });
   workspaceId = await stack.workspace('render e2e');
   key = (await stack.key(workspaceId)).secret;
@@ -128,7 +154,11 @@ describe('render pipeline end to end', () => {
     expect(text).toContain('Привет');
     expect(text).not.toContain('&lt;');
     expect(text).not.toContain('&amp;');
-    await pollUntil(async () => eventsByGeneration().get(created.id), (e) => e?.length === 1, { timeoutMs: 10_000, description: 'completed event' });
+    await pollUntil(
+      async () => eventsByGeneration().get(created.id),
+      (e) => e?.length === 1,
+      { timeoutMs: 10_000, description: 'completed event' },
+    );
     expect(eventsByGeneration().get(created.id)).toEqual(['generation.completed']);
   });
 
@@ -141,21 +171,54 @@ describe('render pipeline end to end', () => {
       ],
     };
     const cases: { name: string; templateId: () => Promise<string>; variables: JsonObject; error: RegExp }[] = [
-      { name: 'unknown template', templateId: async () => 'tpl_0123456789abcdef01234567', variables: {}, error: /does not exist/ },
-      { name: 'no published version', templateId: () => template(greeting, { publish: false }), variables: { name: 'A' }, error: /no published version/ },
-      { name: 'archived template', templateId: () => template(greeting, { archive: true }), variables: { name: 'A' }, error: /archived/ },
-      { name: 'unknown variable', templateId: () => template(greeting), variables: { name: 'A', colour: 'red' }, error: /colour[\s\S]*name[\s\S]*city|colour/ },
-      { name: 'missing required variable', templateId: () => template(greeting), variables: { city: 'Köln' }, error: /name/ },
-      { name: 'Liquid error', templateId: () => template({ body: '{% if %}broken' }), variables: {}, error: /Liquid|tag|syntax|if/i },
+      {
+        name: 'unknown template',
+        templateId: async () => 'tpl_0123456789abcdef01234567',
+        variables: {},
+        error: /does not exist/,
+      },
+      {
+        name: 'no published version',
+        templateId: () => template(greeting, { publish: false }),
+        variables: { name: 'A' },
+        error: /no published version/,
+      },
+      {
+        name: 'archived template',
+        templateId: () => template(greeting, { archive: true }),
+        variables: { name: 'A' },
+        error: /archived/,
+      },
+      {
+        name: 'unknown variable',
+        templateId: () => template(greeting),
+        variables: { name: 'A', colour: 'red' },
+        error: /colour[\s\S]*name[\s\S]*city|colour/,
+      },
+      {
+        name: 'missing required variable',
+        templateId: () => template(greeting),
+        variables: { city: 'Köln' },
+        error: /name/,
+      },
+      {
+        name: 'Liquid error',
+        templateId: () => template({ body: '{% if %}broken' }),
+        variables: {},
+        error: /Liquid|tag|syntax|if/i,
+      },
       {
         name: 'endless Liquid loop',
-        templateId: () => template({ body: '{% for i in (1..100000000) %}{% for j in (1..100000000) %}x{% endfor %}{% endfor %}' }),
+        templateId: () =>
+          template({ body: '{% for i in (1..100000000) %}{% for j in (1..100000000) %}x{% endfor %}{% endfor %}' }),
         variables: {},
         error: /time|limit/i,
       },
     ];
     const started = Date.now();
-    const created = await Promise.all(cases.map(async (c) => ({ c, g: await create(await c.templateId(), c.variables) })));
+    const created = await Promise.all(
+      cases.map(async (c) => ({ c, g: await create(await c.templateId(), c.variables) })),
+    );
     for (const { c, g } of created) {
       const done = await waitFinal(g.id);
       expect(done.status, c.name).toBe('FAILED');
@@ -168,10 +231,14 @@ describe('render pipeline end to end', () => {
     const message = (await get(unknownVariable.g.id)).error!;
     expect(message).toContain('colour');
     expect(message).toContain('name');
-    await pollUntil(async () => created.map(({ g }) => eventsByGeneration().get(g.id) ?? []), (all) => all.every((e) => e.length === 1), {
-      timeoutMs: 15_000,
-      description: 'one failed event per generation',
-    });
+    await pollUntil(
+      async () => created.map(({ g }) => eventsByGeneration().get(g.id) ?? []),
+      (all) => all.every((e) => e.length === 1),
+      {
+        timeoutMs: 15_000,
+        description: 'one failed event per generation',
+      },
+    );
     for (const { g } of created) expect(eventsByGeneration().get(g.id)).toEqual(['generation.failed']);
   }, 60_000);
 });
@@ -190,10 +257,14 @@ describe('crashes', () => {
       const doc = await stack.app.infrastructure.repositories.generations.get(parseId('generation', id)!);
       expect(await stack.app.infrastructure.objects.exists(outputKeyFor(doc!))).toBe(true);
     }
-    await pollUntil(async () => ids.map((id) => eventsByGeneration().get(id) ?? []), (all) => all.every((e) => e.length >= 1), {
-      timeoutMs: 30_000,
-      description: 'a webhook event for every generation',
-    });
+    await pollUntil(
+      async () => ids.map((id) => eventsByGeneration().get(id) ?? []),
+      (all) => all.every((e) => e.length >= 1),
+      {
+        timeoutMs: 30_000,
+        description: 'a webhook event for every generation',
+      },
+    );
     // Give stragglers a moment: a duplicate event would arrive now.
     await new Promise((r) => setTimeout(r, 1500));
     for (const id of ids) expect(eventsByGeneration().get(id)).toEqual(['generation.completed']);
@@ -204,16 +275,27 @@ describe('crashes', () => {
     // is killed while it renders. Its claimed generations are taken over once their lease and
     // JetStream's ack deadline run out (30 s).
     const templateId = await template(slow);
-    const renderEnv = { ...stack.deps.env, DOCGEN_ROLES: 'render', DOCGEN_RENDER_CONCURRENCY: '4', DOCGEN_LOG_LEVEL: 'info' };
+    const renderEnv = {
+      ...stack.deps.env,
+      DOCGEN_ROLES: 'render',
+      DOCGEN_RENDER_CONCURRENCY: '4',
+      DOCGEN_LOG_LEVEL: 'info',
+    };
     let victim: DocgenProcess | undefined = spawnDocgen({ role: 'render', env: renderEnv });
     try {
       await victim.waitForLine((l) => l.json?.msg === 'docgen started', 60_000);
-      const ids = (await Promise.all(Array.from({ length: 8 }, (_, i) => create(templateId, { title: `kill-${i}` })))).map((g) => g.id);
+      const ids = (
+        await Promise.all(Array.from({ length: 8 }, (_, i) => create(templateId, { title: `kill-${i}` })))
+      ).map((g) => g.id);
       // The in-process render role renders at most 2 at once (DOCGEN_RENDER_CONCURRENCY below):
       // more leases than that held at once means the victim is rendering. Then kill it hard.
       await pollUntil(
-        async () => Promise.all(ids.map((id) => stack.app.infrastructure.repositories.generations.get(parseId('generation', id)!))),
-        (docs) => new Set(docs.filter((d) => d?.status === 'PROCESSING' && d.leaseOwner).map((d) => d!.leaseOwner)).size >= 2,
+        async () =>
+          Promise.all(
+            ids.map((id) => stack.app.infrastructure.repositories.generations.get(parseId('generation', id)!)),
+          ),
+        (docs) =>
+          new Set(docs.filter((d) => d?.status === 'PROCESSING' && d.leaseOwner).map((d) => d!.leaseOwner)).size >= 2,
         { timeoutMs: 20_000, intervalMs: 20, description: 'both render processes rendering' },
       );
       victim.kill('SIGKILL');
@@ -227,7 +309,9 @@ describe('crashes', () => {
 
   it('nats-server killed and restarted mid-flight: every generation completes once', async () => {
     const templateId = await template(slow);
-    const ids = (await Promise.all(Array.from({ length: 6 }, (_, i) => create(templateId, { title: `nats-${i}` })))).map((g) => g.id);
+    const ids = (
+      await Promise.all(Array.from({ length: 6 }, (_, i) => create(templateId, { title: `nats-${i}` })))
+    ).map((g) => g.id);
     await stack.deps.nats.kill('SIGKILL');
     await new Promise((r) => setTimeout(r, 2000));
     await stack.deps.nats.restart();

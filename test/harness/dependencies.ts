@@ -75,7 +75,9 @@ export function startNats(options: { control?: boolean } = {}): Promise<Embedded
 function externalNats(url: string): EmbeddedNats {
   const parsed = new URL(url);
   const refuse = async (): Promise<never> => {
-    throw new Error(`NATS at ${url} (DOCGEN_TEST_NATS_URL) is not this test's to stop: start it with startNats({ control: true }).`);
+    throw new Error(
+      `NATS at ${url} (DOCGEN_TEST_NATS_URL) is not this test's to stop: start it with startNats({ control: true }).`,
+    );
   };
   return {
     url,
@@ -186,12 +188,17 @@ async function externalS3(endpoint: string): Promise<TestS3> {
 /** The Chromium executable renders are tested with: DOCGEN_CHROMIUM_PATH, else the one docgen uses
  * by default (Debian's chromium-headless-shell), else Debian's full browser. */
 export function chromiumPath(): string {
-  const candidates = [process.env.DOCGEN_CHROMIUM_PATH, '/usr/bin/chromium-headless-shell', '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(
-    (p): p is string => p !== undefined && p !== '',
-  );
+  const candidates = [
+    process.env.DOCGEN_CHROMIUM_PATH,
+    '/usr/bin/chromium-headless-shell',
+    '/usr/bin/chromium',
+    '/usr/bin/chromium-browser',
+  ].filter((p): p is string => p !== undefined && p !== '');
   const found = candidates.find(isExecutable);
   if (found) return found;
-  throw new Error(`Chromium not found (tried ${candidates.join(', ')}). Install the Debian package \`chromium-headless-shell\` (scripts/setup.sh does) or set DOCGEN_CHROMIUM_PATH.`);
+  throw new Error(
+    `Chromium not found (tried ${candidates.join(', ')}). Install the Debian package \`chromium-headless-shell\` (scripts/setup.sh does) or set DOCGEN_CHROMIUM_PATH.`,
+  );
 }
 
 /** DOCGEN_* variables pointing a docgen process at these dependencies (merge into its env). */

@@ -81,7 +81,12 @@ export async function startHttpReceiver(options: { defaultAnswer?: Answer } = {}
       res.socket?.destroy();
       return;
     }
-    const body = scripted.body === undefined ? Buffer.alloc(0) : Buffer.isBuffer(scripted.body) ? scripted.body : Buffer.from(scripted.body);
+    const body =
+      scripted.body === undefined
+        ? Buffer.alloc(0)
+        : Buffer.isBuffer(scripted.body)
+          ? scripted.body
+          : Buffer.from(scripted.body);
     res.writeHead(scripted.status ?? 200, { 'Content-Length': String(body.length), ...scripted.headers });
     res.end(body);
   };
@@ -139,10 +144,14 @@ export async function startHttpReceiver(options: { defaultAnswer?: Answer } = {}
       fallback = answer;
     },
     waitForRequests: (count, timeoutMs = 10_000) =>
-      pollUntil(() => requests, (list) => list.length >= count, {
-        timeoutMs,
-        description: `${count} request(s) at the HTTP receiver on port ${port} (got ${requests.length})`,
-      }).then((list) => list.slice()),
+      pollUntil(
+        () => requests,
+        (list) => list.length >= count,
+        {
+          timeoutMs,
+          description: `${count} request(s) at the HTTP receiver on port ${port} (got ${requests.length})`,
+        },
+      ).then((list) => list.slice()),
     reset: () => {
       requests.length = 0;
       queued.length = 0;

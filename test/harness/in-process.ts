@@ -8,7 +8,11 @@ import { PublicApi } from '../../src/api/public-api.ts';
 import { ApiKeyAuthenticator, type Principal } from '../../src/auth/api-key-authenticator.ts';
 import { formatId, parseId } from '../../src/domain/ids.ts';
 import { DEFAULT_PDF_OPTIONS, type TemplateVersionContent } from '../../src/domain/template.ts';
-import { GenerationService, type OutputUrlSigner, type RenderJobPublisher } from '../../src/generations/generation-service.ts';
+import {
+  GenerationService,
+  type OutputUrlSigner,
+  type RenderJobPublisher,
+} from '../../src/generations/generation-service.ts';
 import { PageTokenCodec } from '../../src/generations/page-token.ts';
 import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
 import { ensureIndexes } from '../../src/store/documents.ts';
@@ -56,14 +60,24 @@ export interface InProcessStack {
   /** A principal of the workspace, as authentication would produce it. */
   principal(workspaceId: ObjectId, scopes?: string[]): Principal;
   /** A new API key of the workspace (made by the admin plane); returns the secret and its record id. */
-  apiKey(workspaceId: ObjectId, scopes: string[], rate?: { perSecond: number; burst: number }): Promise<{ secret: string; id: ObjectId }>;
+  apiKey(
+    workspaceId: ObjectId,
+    scopes: string[],
+    rate?: { perSecond: number; burst: number },
+  ): Promise<{ secret: string; id: ObjectId }>;
   /** A template with one version, published unless told otherwise; returns its public id. */
-  template(workspaceId: ObjectId, options?: { name?: string; publish?: boolean; content?: Partial<TemplateVersionContent> }): Promise<string>;
+  template(
+    workspaceId: ObjectId,
+    options?: { name?: string; publish?: boolean; content?: Partial<TemplateVersionContent> },
+  ): Promise<string>;
   close(): Promise<void>;
 }
 
 /** What a rejected promise was rejected with, checked to be of the expected class. */
-export async function rejection<E extends Error>(promise: Promise<unknown>, type: new (...args: never[]) => E): Promise<E> {
+export async function rejection<E extends Error>(
+  promise: Promise<unknown>,
+  type: new (...args: never[]) => E,
+): Promise<E> {
   const err = await promise.then(
     () => undefined,
     (e: unknown) => e,
@@ -73,7 +87,14 @@ export async function rejection<E extends Error>(promise: Promise<unknown>, type
 }
 
 export function simpleContent(patch: Partial<TemplateVersionContent> = {}): TemplateVersionContent {
-  return { body: '<p>Hello {{ name }}</p>', css: '', partials: {}, variables: [{ name: 'name', required: false, description: '' }], pdfOptions: DEFAULT_PDF_OPTIONS, ...patch };
+  return {
+    body: '<p>Hello {{ name }}</p>',
+    css: '',
+    partials: {},
+    variables: [{ name: 'name', required: false, description: '' }],
+    pdfOptions: DEFAULT_PDF_OPTIONS,
+    ...patch,
+  };
 }
 
 export async function startInProcessStack(): Promise<InProcessStack> {
@@ -99,7 +120,10 @@ export async function startInProcessStack(): Promise<InProcessStack> {
     pageTokens: new PageTokenCodec(testSecretKey()),
     onPublishError: (generationId, err) => publishErrors.push({ generationId, err }),
   });
-  const authenticator = new ApiKeyAuthenticator(repositories.apiKeys, { cacheMs: 0, defaultRateLimit: { perSecond: 20, burst: 40 } });
+  const authenticator = new ApiKeyAuthenticator(repositories.apiKeys, {
+    cacheMs: 0,
+    defaultRateLimit: { perSecond: 20, burst: 40 },
+  });
   const api = new PublicApi({ authenticator, rateLimits: repositories.rateLimits, generations });
   const apiKeyAdmin = new ApiKeyAdmin({ workspaces: repositories.workspaces, apiKeys: repositories.apiKeys });
 
@@ -129,7 +153,11 @@ export async function startInProcessStack(): Promise<InProcessStack> {
       return { keyId: workspaceId, workspaceId, scopes, rateLimit: { perSecond: 20, burst: 40 } };
     },
     async template(workspaceId, options = {}) {
-      const { template } = await repositories.templates.create(workspaceId, options.name ?? 'Letter', simpleContent(options.content));
+      const { template } = await repositories.templates.create(
+        workspaceId,
+        options.name ?? 'Letter',
+        simpleContent(options.content),
+      );
       if (options.publish !== false) await repositories.templates.publish(template._id, 1);
       return formatId('template', template._id);
     },

@@ -41,9 +41,18 @@ export async function pollUntil<T>(
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
   const what = options.description ?? probe.toString().slice(0, 120);
-  const seen = lastValue === undefined ? 'no value' : `last value: ${inspect(lastValue.value, { depth: 4, breakLength: 120 }).slice(0, 2_000)}`;
-  const failure = lastError === undefined ? '' : `; last error: ${lastError instanceof Error ? lastError.stack ?? lastError.message : String(lastError)}`;
-  throw new Error(`pollUntil timed out after ${timeoutMs} ms (${attempts} attempts) waiting for: ${what}; ${seen}${failure}`, {
-    cause: lastError,
-  });
+  const seen =
+    lastValue === undefined
+      ? 'no value'
+      : `last value: ${inspect(lastValue.value, { depth: 4, breakLength: 120 }).slice(0, 2_000)}`;
+  const failure =
+    lastError === undefined
+      ? ''
+      : `; last error: ${lastError instanceof Error ? (lastError.stack ?? lastError.message) : String(lastError)}`;
+  throw new Error(
+    `pollUntil timed out after ${timeoutMs} ms (${attempts} attempts) waiting for: ${what}; ${seen}${failure}`,
+    {
+      cause: lastError,
+    },
+  );
 }

@@ -3,7 +3,12 @@
 // control. The pipeline's logic and the repositories under it stay real.
 import type { JsonObject, TemplateVersionContent } from '../../src/domain/template.ts';
 import type { FinalEvent } from '../../src/queue/messages.ts';
-import type { DocumentRendererLike, FinalEventPublisher, JobControl, PdfStore } from '../../src/render/render-pipeline.ts';
+import type {
+  DocumentRendererLike,
+  FinalEventPublisher,
+  JobControl,
+  PdfStore,
+} from '../../src/render/render-pipeline.ts';
 
 /** A renderer that answers from a script: each call takes the next step (the last repeats). */
 export class ScriptedRenderer implements DocumentRendererLike {

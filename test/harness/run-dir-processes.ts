@@ -52,7 +52,8 @@ export function findRunDirProcesses(runDir: string): RunDirProcess[] {
       continue;
     }
     const environ = readProcFile(pid, 'environ');
-    if (environ !== undefined && `${environ}\0`.includes(marker)) found.push({ pid, commandLine, reason: 'environment' });
+    if (environ !== undefined && `${environ}\0`.includes(marker))
+      found.push({ pid, commandLine, reason: 'environment' });
   }
   return found;
 }

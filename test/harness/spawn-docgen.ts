@@ -93,7 +93,8 @@ export function spawnDocgen(options: SpawnDocgenOptions): DocgenProcess {
     if (text.startsWith('{')) {
       try {
         const parsed: unknown = JSON.parse(text);
-        if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) json = parsed as Record<string, unknown>;
+        if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
+          json = parsed as Record<string, unknown>;
       } catch {
         // plain text line
       }
@@ -127,10 +128,14 @@ export function spawnDocgen(options: SpawnDocgenOptions): DocgenProcess {
         const line = lines.find(match);
         if (line !== undefined) return line;
         if (exitInfo !== undefined) {
-          throw new Error(`docgen ${args.join(' ')} exited (code ${exitInfo.code}, signal ${exitInfo.signal}) without the awaited line; output:\n${output().slice(-4_000)}`);
+          throw new Error(
+            `docgen ${args.join(' ')} exited (code ${exitInfo.code}, signal ${exitInfo.signal}) without the awaited line; output:\n${output().slice(-4_000)}`,
+          );
         }
         if (Date.now() >= deadline) {
-          throw new Error(`docgen ${args.join(' ')} did not print the awaited line within ${timeoutMs} ms; output:\n${output().slice(-4_000)}`);
+          throw new Error(
+            `docgen ${args.join(' ')} did not print the awaited line within ${timeoutMs} ms; output:\n${output().slice(-4_000)}`,
+          );
         }
         await new Promise((resolve) => setTimeout(resolve, 25));
       }

@@ -74,7 +74,12 @@ async function startPreviewRenderer(): Promise<{ close(): Promise<void> }> {
     }),
     { logger: silentLogger, metrics: undefined },
   );
-  const server = startPreviewService(queue.connection, { subject: previewSubject(queue.prefix), concurrency: 1, renderer: engine.renderer, logger: silentLogger });
+  const server = startPreviewService(queue.connection, {
+    subject: previewSubject(queue.prefix),
+    concurrency: 1,
+    renderer: engine.renderer,
+    logger: silentLogger,
+  });
   return {
     async close() {
       await server.stop();
@@ -109,7 +114,10 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
         adminToken: ADMIN_TOKEN,
         analyzeTemplate,
         diagnoseTemplate,
-        renderPreview: createPreviewClient(queue.connection, { subject: previewSubject(queue.prefix), timeoutMs: 40_000 }),
+        renderPreview: createPreviewClient(queue.connection, {
+          subject: previewSubject(queue.prefix),
+          timeoutMs: 40_000,
+        }),
         generationService,
         objects: { remove: async () => Promise.reject(new Error('no object store in this test')) },
         enqueueDelivery: (job, msgId) => createDocgenQueue(queue).publishDeliveryJob(job, msgId),
@@ -205,7 +213,11 @@ beforeAll(async () => {
   await mongoClient.connect();
   db = mongoClient.db(mongo.database);
   await ensureIndexes(db);
-  queue = await connectNats({ servers: [nats.url], streamPrefix: `A${randomBytes(3).toString('hex').toUpperCase()}`, name: 'docgen-admin-test' });
+  queue = await connectNats({
+    servers: [nats.url],
+    streamPrefix: `A${randomBytes(3).toString('hex').toUpperCase()}`,
+    name: 'docgen-admin-test',
+  });
   await queue.ensureStreams();
   strict = await startAdminServer(false);
   dev = await startAdminServer(true);
@@ -247,9 +259,21 @@ describe('docgen admin against the admin services', () => {
 
     const listed = await cliJson<{ workspaces: { id: string }[]; nextPageToken: string | null }>(['workspace', 'list']);
     expect(listed.workspaces.map((w) => w.id)).toEqual([otherWorkspaceId, workspaceId]);
-    const paged = await cliJson<{ workspaces: { id: string }[]; nextPageToken: string | null }>(['workspace', 'list', '--page-size', '1']);
+    const paged = await cliJson<{ workspaces: { id: string }[]; nextPageToken: string | null }>([
+      'workspace',
+      'list',
+      '--page-size',
+      '1',
+    ]);
     expect(paged.workspaces.map((w) => w.id)).toEqual([otherWorkspaceId]);
-    const second = await cliJson<{ workspaces: { id: string }[] }>(['workspace', 'list', '--page-size', '1', '--page-token', paged.nextPageToken!]);
+    const second = await cliJson<{ workspaces: { id: string }[] }>([
+      'workspace',
+      'list',
+      '--page-size',
+      '1',
+      '--page-token',
+      paged.nextPageToken!,
+    ]);
     expect(second.workspaces.map((w) => w.id)).toEqual([workspaceId]);
 
     const human = await cli(['workspace', 'list']);
@@ -263,11 +287,18 @@ describe('docgen admin against the admin services', () => {
 
   it('workspace update: retention set, shown, refused below a minute, removed; rename', async () => {
     expect(await cliJson(['workspace', 'get', otherWorkspaceId])).toMatchObject({ retention: null });
-    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--retention', '30d'])).toMatchObject({ id: otherWorkspaceId, retention: '30d' });
-    expect((await api.workspaces.getWorkspace({ id: otherWorkspaceId })).workspace?.retention?.seconds).toBe(30n * 86_400n);
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--retention', '30d'])).toMatchObject({
+      id: otherWorkspaceId,
+      retention: '30d',
+    });
+    expect((await api.workspaces.getWorkspace({ id: otherWorkspaceId })).workspace?.retention?.seconds).toBe(
+      30n * 86_400n,
+    );
     const human = await cli(['workspace', 'get', otherWorkspaceId]);
     expect(human.stdout).toMatch(/retention:\s+30d/);
-    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--retention', '90m'])).toMatchObject({ retention: '90m' });
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--retention', '90m'])).toMatchObject({
+      retention: '90m',
+    });
 
     const tooShort = await cli(['workspace', 'update', otherWorkspaceId, '--retention', '30s']);
     expect(tooShort.code).toBe(2);
@@ -275,38 +306,90 @@ describe('docgen admin against the admin services', () => {
     const belowMinimum = await cli(['workspace', 'update', otherWorkspaceId, '--retention', '0m']);
     expect(belowMinimum.stderr).toContain('at least 1m');
     // The API enforces the minimum too, whatever the client.
-    await expect(api.workspaces.updateWorkspace({ id: otherWorkspaceId, retention: { seconds: 59n, nanos: 0 } })).rejects.toThrow(/retention: must be at least 1m/);
+    await expect(
+      api.workspaces.updateWorkspace({ id: otherWorkspaceId, retention: { seconds: 59n, nanos: 0 } }),
+    ).rejects.toThrow(/retention: must be at least 1m/);
     expect((await cli(['workspace', 'update', otherWorkspaceId])).stderr).toContain('nothing to change');
 
-    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--name', 'Other, renamed'])).toMatchObject({ name: 'Other, renamed', retention: '90m' });
-    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--retention', 'none'])).toMatchObject({ name: 'Other, renamed', retention: null });
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--name', 'Other, renamed'])).toMatchObject({
+      name: 'Other, renamed',
+      retention: '90m',
+    });
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--retention', 'none'])).toMatchObject({
+      name: 'Other, renamed',
+      retention: null,
+    });
     expect((await api.workspaces.getWorkspace({ id: otherWorkspaceId })).workspace?.retention).toBeUndefined();
     const missing = await cli(['workspace', 'update', formatId('workspace', new ObjectId()), '--retention', '1d']);
     expect(missing.stderr).toMatch(/Workspace ws_[0-9a-f]{24} not found/);
   });
 
   it('key create|list|revoke: the key is shown once, listed by prefix, revoked', async () => {
-    const created = await cliJson(['key', 'create', '--workspace', workspaceId, '--name', 'ci', '--scopes', 'generations:trigger,generations:read']);
+    const created = await cliJson([
+      'key',
+      'create',
+      '--workspace',
+      workspaceId,
+      '--name',
+      'ci',
+      '--scopes',
+      'generations:trigger,generations:read',
+    ]);
     expect(Object.keys(created).sort()).toEqual(['id', 'key']);
     expect(created.key).toMatch(/^svc_live_[A-Za-z0-9]{40}$/);
     expect(created.id).toMatch(/^key_[0-9a-f]{24}$/);
     keys.push(created as { id: string; key: string });
-    const limited = await cliJson(['key', 'create', '--workspace', workspaceId, '--name', 'reader', '--scopes', 'generations:read', '--rate-limit', '5', '--burst', '10']);
+    const limited = await cliJson([
+      'key',
+      'create',
+      '--workspace',
+      workspaceId,
+      '--name',
+      'reader',
+      '--scopes',
+      'generations:read',
+      '--rate-limit',
+      '5',
+      '--burst',
+      '10',
+    ]);
     keys.push(limited as { id: string; key: string });
 
-    const bad = await cli(['key', 'create', '--workspace', workspaceId, '--name', 'x', '--scopes', 'generations:delete']);
+    const bad = await cli([
+      'key',
+      'create',
+      '--workspace',
+      workspaceId,
+      '--name',
+      'x',
+      '--scopes',
+      'generations:delete',
+    ]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('unknown scope "generations:delete"');
     const none = await cli(['key', 'create', '--workspace', workspaceId, '--name', 'x', '--scopes', ',']);
     expect(none.code).toBe(1);
     expect(none.stderr).toContain('at least one scope');
-    const noWorkspace = await cli(['key', 'create', '--workspace', formatId('workspace', new ObjectId()), '--name', 'x', '--scopes', 'generations:read']);
+    const noWorkspace = await cli([
+      'key',
+      'create',
+      '--workspace',
+      formatId('workspace', new ObjectId()),
+      '--name',
+      'x',
+      '--scopes',
+      'generations:read',
+    ]);
     expect(noWorkspace.stderr).toContain('not found');
 
     const { apiKeys } = await api.apiKeys.listApiKeys({ workspaceId });
     expect(apiKeys.map((k) => k.id)).toEqual([limited.id, created.id]);
     const ci = apiKeys[1]!;
-    expect(ci).toMatchObject({ name: 'ci', scopes: ['generations:trigger', 'generations:read'], prefix: (created.key as string).slice(0, 13) });
+    expect(ci).toMatchObject({
+      name: 'ci',
+      scopes: ['generations:trigger', 'generations:read'],
+      prefix: (created.key as string).slice(0, 13),
+    });
     expect(ci.revokedAt).toBeUndefined();
     expect(ci.lastUsedAt).toBeUndefined();
     expect(apiKeys[0]).toMatchObject({ rateLimitPerSecond: 5, rateLimitBurst: 10 });
@@ -340,27 +423,89 @@ describe('docgen admin against the admin services', () => {
       [hook, 'must use https://'],
     ];
     for (const [url, problem] of cases) {
-      const result = await cli(['webhook', 'create', '--workspace', workspaceId, '--url', url, '--events', 'generation.completed']);
+      const result = await cli([
+        'webhook',
+        'create',
+        '--workspace',
+        workspaceId,
+        '--url',
+        url,
+        '--events',
+        'generation.completed',
+      ]);
       expect(result.code, url).toBe(1);
       expect(result.stderr, url).toContain(problem);
     }
-    const publicHook = await cliJson(['webhook', 'create', '--workspace', workspaceId, '--url', 'https://93.184.215.14/hook', '--events', 'generation.failed']);
+    const publicHook = await cliJson([
+      'webhook',
+      'create',
+      '--workspace',
+      workspaceId,
+      '--url',
+      'https://93.184.215.14/hook',
+      '--events',
+      'generation.failed',
+    ]);
     webhookSecrets.push(publicHook.secret as string);
 
     // Event selection.
-    const unknownEvent = await cli(['webhook', 'create', '--workspace', workspaceId, '--url', 'https://93.184.215.14/x', '--events', 'generation.started']);
+    const unknownEvent = await cli([
+      'webhook',
+      'create',
+      '--workspace',
+      workspaceId,
+      '--url',
+      'https://93.184.215.14/x',
+      '--events',
+      'generation.started',
+    ]);
     expect(unknownEvent.stderr).toContain('unknown event "generation.started"');
-    const noEvents = await cli(['webhook', 'create', '--workspace', workspaceId, '--url', 'https://93.184.215.14/x', '--events', ',']);
+    const noEvents = await cli([
+      'webhook',
+      'create',
+      '--workspace',
+      workspaceId,
+      '--url',
+      'https://93.184.215.14/x',
+      '--events',
+      ',',
+    ]);
     expect(noEvents.stderr).toContain('select at least one event');
 
     // The dev server (insecure URLs allowed) takes the loopback http:// receiver, not metadata.
-    const created = await cliJson(['webhook', 'create', '--workspace', workspaceId, '--url', hook, '--events', 'generation.completed,generation.failed', '--description', 'local receiver'], { url: dev.url });
+    const created = await cliJson(
+      [
+        'webhook',
+        'create',
+        '--workspace',
+        workspaceId,
+        '--url',
+        hook,
+        '--events',
+        'generation.completed,generation.failed',
+        '--description',
+        'local receiver',
+      ],
+      { url: dev.url },
+    );
     expect(Object.keys(created).sort()).toEqual(['id', 'secret']);
     expect(created.id).toMatch(/^whe_[0-9a-f]{24}$/);
     expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     endpointId = created.id as string;
     webhookSecrets.push(created.secret as string);
-    const metadata = await cli(['webhook', 'create', '--workspace', workspaceId, '--url', 'http://169.254.169.254/', '--events', 'generation.failed'], { url: dev.url });
+    const metadata = await cli(
+      [
+        'webhook',
+        'create',
+        '--workspace',
+        workspaceId,
+        '--url',
+        'http://169.254.169.254/',
+        '--events',
+        'generation.failed',
+      ],
+      { url: dev.url },
+    );
     expect(metadata.stderr).toContain('metadata');
 
     const rotated = await cliJson(['webhook', 'rotate', endpointId]);
@@ -370,13 +515,24 @@ describe('docgen admin against the admin services', () => {
 
     const { endpoints } = await api.webhooks.listWebhookEndpoints({ workspaceId });
     expect(endpoints.map((e) => e.id)).toEqual([endpointId, publicHook.id]);
-    expect(endpoints[0]).toMatchObject({ url: hook, events: ['generation.completed', 'generation.failed'], description: 'local receiver' });
+    expect(endpoints[0]).toMatchObject({
+      url: hook,
+      events: ['generation.completed', 'generation.failed'],
+      description: 'local receiver',
+    });
     expect(endpoints[0]!.secretRotatedAt).toBeDefined();
-    const listed = await cliJson<{ endpoints: Record<string, unknown>[] }>(['webhook', 'list', '--workspace', workspaceId]);
+    const listed = await cliJson<{ endpoints: Record<string, unknown>[] }>([
+      'webhook',
+      'list',
+      '--workspace',
+      workspaceId,
+    ]);
     expect(listed.endpoints[0]).toMatchObject({ id: endpointId, url: hook });
 
     // Sealed under DOCGEN_SECRET_KEY; the previous secret kept (sealed) for 24 h.
-    const doc = (await db.collection<WebhookEndpointDoc>(COLLECTIONS.webhookEndpoints).findOne({ _id: parseId('webhookEndpoint', endpointId)! }))!;
+    const doc = (await db
+      .collection<WebhookEndpointDoc>(COLLECTIONS.webhookEndpoints)
+      .findOne({ _id: parseId('webhookEndpoint', endpointId)! }))!;
     const context = webhookSecretContext(doc._id);
     expect(decryptSecret(doc.secret, SECRET_KEY, context)).toBe(rotated.secret);
     expect(decryptSecret(doc.previousSecret!, SECRET_KEY, context)).toBe(created.secret);
@@ -410,20 +566,45 @@ describe('docgen admin against the admin services', () => {
         { name: 'total', default: 0, description: 'Amount due' },
         { name: 'company', default: 'ACME' },
       ]),
-      'vars-object.json': JSON.stringify({ customer: { required: true }, total: { default: 10 }, company: { default: null }, note: { description: 'Optional' } }),
+      'vars-object.json': JSON.stringify({
+        customer: { required: true },
+        total: { default: 10 },
+        company: { default: null },
+        note: { description: 'Optional' },
+      }),
       'pdf.json': JSON.stringify({ pageSize: 'Letter', landscape: true, margins: '10mm' }),
       'undeclared.liquid': '<p>Dear {{ customer }}, you owe {{ amount }}.</p>',
     });
     const created = await cliJson([
-      'template', 'create', '--workspace', workspaceId, '--name', 'Invoice',
-      '--file', join(files, 'invoice.liquid'), '--variables', join(files, 'vars.json'), '--css', join(files, 'invoice.css'),
-      '--partials', join(files, 'partials'), '--pdf-options', `@${join(files, 'pdf.json')}`, '--publish',
+      'template',
+      'create',
+      '--workspace',
+      workspaceId,
+      '--name',
+      'Invoice',
+      '--file',
+      join(files, 'invoice.liquid'),
+      '--variables',
+      join(files, 'vars.json'),
+      '--css',
+      join(files, 'invoice.css'),
+      '--partials',
+      join(files, 'partials'),
+      '--pdf-options',
+      `@${join(files, 'pdf.json')}`,
+      '--publish',
     ]);
     expect(created).toEqual({ id: expect.stringMatching(/^tpl_[0-9a-f]{24}$/), version: 1 });
     templateId = created.id as string;
 
     const { template } = await api.templates.getTemplate({ id: templateId });
-    expect(template).toMatchObject({ workspaceId, name: 'Invoice', status: TemplateStatus.ACTIVE, publishedVersion: 1, latestVersion: 1 });
+    expect(template).toMatchObject({
+      workspaceId,
+      name: 'Invoice',
+      status: TemplateStatus.ACTIVE,
+      publishedVersion: 1,
+      latestVersion: 1,
+    });
     const { version } = await api.templates.getTemplateVersion({ templateId, version: 1 });
     const content = version!.content!;
     expect(content.css).toBe('h1 { color: #123456; }');
@@ -435,7 +616,12 @@ describe('docgen admin against the admin services', () => {
     ]);
     expect(content.variables[0]!.defaultValue).toBeUndefined();
     expect(content.variables[1]!.defaultValue?.kind).toEqual({ case: 'numberValue', value: 0 });
-    expect(content.pdfOptions).toMatchObject({ pageSize: 'Letter', landscape: true, printBackground: true, margins: { top: '10mm', right: '10mm', bottom: '10mm', left: '10mm' } });
+    expect(content.pdfOptions).toMatchObject({
+      pageSize: 'Letter',
+      landscape: true,
+      printBackground: true,
+      margins: { top: '10mm', right: '10mm', bottom: '10mm', left: '10mm' },
+    });
 
     const got = await cliJson(['template', 'get', templateId]);
     expect(got).toMatchObject({ id: templateId, status: 'ACTIVE', publishedVersion: 1, latestVersion: 1 });
@@ -443,14 +629,33 @@ describe('docgen admin against the admin services', () => {
     expect(human.stdout).toMatch(/published version:\s+1/);
 
     // Version 2 with the object form of the variables file; publish it separately.
-    const v2 = await cliJson(['template', 'version', 'add', templateId, '--file', join(files, 'invoice.liquid'), '--variables', join(files, 'vars-object.json'), '--partials', join(files, 'partials')]);
+    const v2 = await cliJson([
+      'template',
+      'version',
+      'add',
+      templateId,
+      '--file',
+      join(files, 'invoice.liquid'),
+      '--variables',
+      join(files, 'vars-object.json'),
+      '--partials',
+      join(files, 'partials'),
+    ]);
     expect(v2).toEqual({ id: templateId, version: 2 });
-    expect((await api.templates.getTemplate({ id: templateId })).template).toMatchObject({ publishedVersion: 1, latestVersion: 2 });
+    expect((await api.templates.getTemplate({ id: templateId })).template).toMatchObject({
+      publishedVersion: 1,
+      latestVersion: 2,
+    });
     const published = await cliJson(['template', 'publish', templateId, '--version', '2']);
     expect(published).toMatchObject({ id: templateId, publishedVersion: 2 });
     expect((await api.templates.getTemplate({ id: templateId })).template?.publishedVersion).toBe(2);
 
-    const versions = await cliJson<{ versions: { version: number; content: { variables: unknown[] } }[] }>(['template', 'version', 'list', templateId]);
+    const versions = await cliJson<{ versions: { version: number; content: { variables: unknown[] } }[] }>([
+      'template',
+      'version',
+      'list',
+      templateId,
+    ]);
     expect(versions.versions.map((v) => v.version)).toEqual([1, 2]);
     expect(versions.versions[1]!.content.variables).toEqual([
       { name: 'customer', required: true, description: '' },
@@ -458,57 +663,141 @@ describe('docgen admin against the admin services', () => {
       { name: 'company', required: false, default: null, description: '' },
       { name: 'note', required: false, description: 'Optional' },
     ]);
-    const one = await cliJson<{ version: number; content: { body: string; pdfOptions: { pageSize: string } } }>(['template', 'version', 'get', templateId, '--version', '1']);
+    const one = await cliJson<{ version: number; content: { body: string; pdfOptions: { pageSize: string } } }>([
+      'template',
+      'version',
+      'get',
+      templateId,
+      '--version',
+      '1',
+    ]);
     expect(one.content.pdfOptions.pageSize).toBe('Letter');
-    expect((await cli(['template', 'version', 'get', templateId, '--version', '9'])).stderr).toContain('Version 9 of template');
+    expect((await cli(['template', 'version', 'get', templateId, '--version', '9'])).stderr).toContain(
+      'Version 9 of template',
+    );
 
     // The dev sample invoice, partials as a JSON file, published at once.
     const sample = (name: string) => new URL(`../../src/dev/sample-invoice/${name}`, import.meta.url).pathname;
     const invoice = await cliJson([
-      'template', 'create', '--workspace', workspaceId, '--name', 'Sample invoice', '--file', sample('invoice.liquid'),
-      '--variables', sample('variables.json'), '--css', sample('invoice.css'), '--partials', sample('partials.json'), '--publish',
+      'template',
+      'create',
+      '--workspace',
+      workspaceId,
+      '--name',
+      'Sample invoice',
+      '--file',
+      sample('invoice.liquid'),
+      '--variables',
+      sample('variables.json'),
+      '--css',
+      sample('invoice.css'),
+      '--partials',
+      sample('partials.json'),
+      '--publish',
     ]);
-    const invoiceVersion = (await api.templates.getTemplateVersion({ templateId: invoice.id as string, version: 1 })).version!;
+    const invoiceVersion = (await api.templates.getTemplateVersion({ templateId: invoice.id as string, version: 1 }))
+      .version!;
     expect(Object.keys(invoiceVersion.content!.partials)).toEqual(['footer']);
     expect((await api.templates.getTemplate({ id: invoice.id as string })).template?.publishedVersion).toBe(1);
 
     const listed = await cliJson<{ templates: { id: string }[] }>(['template', 'list', '--workspace', workspaceId]);
     expect(listed.templates.map((t) => t.id)).toEqual([invoice.id, templateId]);
-    expect((await cliJson<{ templates: unknown[] }>(['template', 'list', '--workspace', otherWorkspaceId])).templates).toEqual([]);
+    expect(
+      (await cliJson<{ templates: unknown[] }>(['template', 'list', '--workspace', otherWorkspaceId])).templates,
+    ).toEqual([]);
   });
 
   it('publishing refuses a version that uses an undeclared variable, naming it; a valid one publishes', async () => {
     const before = (await api.templates.listTemplates({ workspaceId })).templates.length;
     // --publish at create: refused, and nothing is left behind.
-    const atCreate = await cli(['template', 'create', '--workspace', workspaceId, '--name', 'Letter', '--file', join(files, 'undeclared.liquid'), '--publish']);
+    const atCreate = await cli([
+      'template',
+      'create',
+      '--workspace',
+      workspaceId,
+      '--name',
+      'Letter',
+      '--file',
+      join(files, 'undeclared.liquid'),
+      '--publish',
+    ]);
     expect(atCreate.code).toBe(1);
     expect(atCreate.stderr).toMatch(/variable "customer" is used .*but not declared/);
     expect(atCreate.stderr).toMatch(/variable "amount" is used .*but not declared/);
     expect((await api.templates.listTemplates({ workspaceId })).templates.length).toBe(before);
 
     // Created as a draft, then published: refused the same way.
-    const draft = await cliJson(['template', 'create', '--workspace', workspaceId, '--name', 'Letter', '--file', join(files, 'undeclared.liquid')]);
+    const draft = await cliJson([
+      'template',
+      'create',
+      '--workspace',
+      workspaceId,
+      '--name',
+      'Letter',
+      '--file',
+      join(files, 'undeclared.liquid'),
+    ]);
     expect(draft.version).toBe(1);
     const refused = await cli(['template', 'publish', draft.id as string, '--version', '1']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Version 1 cannot be published');
     expect(refused.stderr).toContain('"customer"');
-    const viaApi = await api.templates.publishTemplateVersion({ templateId: draft.id as string, version: 1 }).catch((e: unknown) => e);
+    const viaApi = await api.templates
+      .publishTemplateVersion({ templateId: draft.id as string, version: 1 })
+      .catch((e: unknown) => e);
     expect(viaApi).toBeInstanceOf(ConnectError);
     expect((viaApi as ConnectError).code).toBe(Code.InvalidArgument);
     expect((await api.templates.getTemplate({ id: draft.id as string })).template?.publishedVersion).toBe(0);
 
     // Declaring the variables fixes it.
-    await writeFiles({ 'letter-vars.json': JSON.stringify([{ name: 'customer', required: true }, { name: 'amount', default: '0.00' }]) });
-    const fixed = await cliJson(['template', 'version', 'add', draft.id as string, '--file', join(files, 'undeclared.liquid'), '--variables', join(files, 'letter-vars.json'), '--publish']);
+    await writeFiles({
+      'letter-vars.json': JSON.stringify([
+        { name: 'customer', required: true },
+        { name: 'amount', default: '0.00' },
+      ]),
+    });
+    const fixed = await cliJson([
+      'template',
+      'version',
+      'add',
+      draft.id as string,
+      '--file',
+      join(files, 'undeclared.liquid'),
+      '--variables',
+      join(files, 'letter-vars.json'),
+      '--publish',
+    ]);
     expect(fixed).toEqual({ id: draft.id, version: 2 });
     expect((await api.templates.getTemplate({ id: draft.id as string })).template?.publishedVersion).toBe(2);
 
     // Bad PDF options are refused at once.
-    const badPdf = await cli(['template', 'create', '--workspace', workspaceId, '--name', 'Bad', '--file', join(files, 'invoice.liquid'), '--pdf-options', '{"pageSize":"B5"}']);
+    const badPdf = await cli([
+      'template',
+      'create',
+      '--workspace',
+      workspaceId,
+      '--name',
+      'Bad',
+      '--file',
+      join(files, 'invoice.liquid'),
+      '--pdf-options',
+      '{"pageSize":"B5"}',
+    ]);
     expect(badPdf.code).toBe(1);
     expect(badPdf.stderr).toContain('"B5" is not a page size');
-    const noRoom = await cli(['template', 'version', 'add', draft.id as string, '--file', join(files, 'undeclared.liquid'), '--variables', join(files, 'letter-vars.json'), '--pdf-options', '{"margins":{"left":"5in","right":"5in"}}', '--publish']);
+    const noRoom = await cli([
+      'template',
+      'version',
+      'add',
+      draft.id as string,
+      '--file',
+      join(files, 'undeclared.liquid'),
+      '--variables',
+      join(files, 'letter-vars.json'),
+      '--pdf-options',
+      '{"margins":{"left":"5in","right":"5in"}}',
+      '--publish',
+    ]);
     expect(noRoom.code).toBe(1);
     expect(noRoom.stderr).toContain('left + right leave no room');
   });
@@ -518,14 +807,32 @@ describe('docgen admin against the admin services', () => {
     await writeFiles({ 'preview-data.json': JSON.stringify({ customer: { name: 'Ada' }, total: 42 }) });
     const out = join(files, 'preview.pdf');
     const before = await dumpDatabase();
-    const result = await cliJson(['template', 'preview', templateId, '--data', join(files, 'preview-data.json'), '--out', out]);
+    const result = await cliJson([
+      'template',
+      'preview',
+      templateId,
+      '--data',
+      join(files, 'preview-data.json'),
+      '--out',
+      out,
+    ]);
     expect(result.out).toBe(out);
     const pdf = await readFile(out);
     expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
     expect(result.bytes).toBe(pdf.length);
     expect(await dumpDatabase()).toBe(before);
 
-    const unknown = await cli(['template', 'preview', templateId, '--version', '1', '--data', join(files, 'vars-object.json'), '--out', out]);
+    const unknown = await cli([
+      'template',
+      'preview',
+      templateId,
+      '--version',
+      '1',
+      '--data',
+      join(files, 'vars-object.json'),
+      '--out',
+      out,
+    ]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('not declared');
   });
@@ -540,19 +847,67 @@ describe('docgen admin against the admin services', () => {
       'sample/not-object.json': '[1, 2]',
     });
     const dir = join(files, 'sample');
-    const created = await cliJson(['template', 'create', '--workspace', workspaceId, '--name', 'Sampled', '--file', join(dir, 'greeting.liquid'), '--variables', join(dir, 'vars.json'), '--sample-data', join(dir, 'sample-1.json'), '--publish']);
+    const created = await cliJson([
+      'template',
+      'create',
+      '--workspace',
+      workspaceId,
+      '--name',
+      'Sampled',
+      '--file',
+      join(dir, 'greeting.liquid'),
+      '--variables',
+      join(dir, 'vars.json'),
+      '--sample-data',
+      join(dir, 'sample-1.json'),
+      '--publish',
+    ]);
     const id = created.id as string;
-    await cliJson(['template', 'version', 'add', id, '--file', join(dir, 'greeting.liquid'), '--variables', join(dir, 'vars.json'), '--sample-data', join(dir, 'sample-2.json')]);
-    const v1 = await cliJson<{ content: { sampleData: unknown } }>(['template', 'version', 'get', id, '--version', '1']);
+    await cliJson([
+      'template',
+      'version',
+      'add',
+      id,
+      '--file',
+      join(dir, 'greeting.liquid'),
+      '--variables',
+      join(dir, 'vars.json'),
+      '--sample-data',
+      join(dir, 'sample-2.json'),
+    ]);
+    const v1 = await cliJson<{ content: { sampleData: unknown } }>([
+      'template',
+      'version',
+      'get',
+      id,
+      '--version',
+      '1',
+    ]);
     expect(v1.content.sampleData).toEqual({ name: 'Sample One' });
-    expect((await api.templates.getTemplateVersion({ templateId: id, version: 2 })).version?.content?.sampleData).toEqual({ name: 'Sample Two' });
+    expect(
+      (await api.templates.getTemplateVersion({ templateId: id, version: 2 })).version?.content?.sampleData,
+    ).toEqual({ name: 'Sample Two' });
 
-    for (const [version, expected] of [['1', 'Hello Sample One'], ['2', 'Hello Sample Two']] as const) {
+    for (const [version, expected] of [
+      ['1', 'Hello Sample One'],
+      ['2', 'Hello Sample Two'],
+    ] as const) {
       const out = join(dir, `v${version}.pdf`);
       await cliJson(['template', 'preview', id, '--version', version, '--out', out]);
       expect(execFileSync('pdftotext', ['-enc', 'UTF-8', out, '-'], { encoding: 'utf8' })).toContain(expected);
     }
-    const refused = await cli(['template', 'create', '--workspace', workspaceId, '--name', 'Bad', '--file', join(dir, 'greeting.liquid'), '--sample-data', join(dir, 'not-object.json')]);
+    const refused = await cli([
+      'template',
+      'create',
+      '--workspace',
+      workspaceId,
+      '--name',
+      'Bad',
+      '--file',
+      join(dir, 'greeting.liquid'),
+      '--sample-data',
+      join(dir, 'not-object.json'),
+    ]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('--sample-data');
     expect(refused.stderr).toContain('must hold a JSON object');
@@ -612,16 +967,44 @@ describe('docgen admin against the admin services', () => {
     const droppedId = formatId('delivery', dropped._id);
     const pendingId = formatId('delivery', pending._id);
 
-    const all = await cliJson<{ deliveries: { id: string; attempts: unknown[] }[] }>(['deliveries', 'list', '--workspace', workspaceId]);
+    const all = await cliJson<{ deliveries: { id: string; attempts: unknown[] }[] }>([
+      'deliveries',
+      'list',
+      '--workspace',
+      workspaceId,
+    ]);
     expect(all.deliveries.map((d) => d.id)).toEqual([pendingId, droppedId]);
-    const byGeneration = await cliJson<{ deliveries: Record<string, unknown>[] }>(['deliveries', 'list', '--workspace', workspaceId, '--generation', formatId('generation', generationId)]);
+    const byGeneration = await cliJson<{ deliveries: Record<string, unknown>[] }>([
+      'deliveries',
+      'list',
+      '--workspace',
+      workspaceId,
+      '--generation',
+      formatId('generation', generationId),
+    ]);
     expect(byGeneration.deliveries).toHaveLength(1);
-    expect(byGeneration.deliveries[0]).toMatchObject({ id: droppedId, status: 'DROPPED', endpointId, generationId: formatId('generation', generationId) });
+    expect(byGeneration.deliveries[0]).toMatchObject({
+      id: droppedId,
+      status: 'DROPPED',
+      endpointId,
+      generationId: formatId('generation', generationId),
+    });
     expect(byGeneration.deliveries[0]!.attempts).toHaveLength(6);
-    expect((byGeneration.deliveries[0]!.attempts as Record<string, unknown>[])[5]).toMatchObject({ number: 6, statusCode: null, error: 'connection refused' });
-    const onlyGeneration = await cliJson<{ deliveries: { id: string }[] }>(['deliveries', 'list', '--generation', formatId('generation', otherGeneration)]);
+    expect((byGeneration.deliveries[0]!.attempts as Record<string, unknown>[])[5]).toMatchObject({
+      number: 6,
+      statusCode: null,
+      error: 'connection refused',
+    });
+    const onlyGeneration = await cliJson<{ deliveries: { id: string }[] }>([
+      'deliveries',
+      'list',
+      '--generation',
+      formatId('generation', otherGeneration),
+    ]);
     expect(onlyGeneration.deliveries.map((d) => d.id)).toEqual([pendingId]);
-    expect((await cliJson<{ deliveries: unknown[] }>(['deliveries', 'list', '--workspace', otherWorkspaceId])).deliveries).toEqual([]);
+    expect(
+      (await cliJson<{ deliveries: unknown[] }>(['deliveries', 'list', '--workspace', otherWorkspaceId])).deliveries,
+    ).toEqual([]);
     const human = await cli(['deliveries', 'list', '--workspace', workspaceId]);
     expect(human.stdout).toContain('DROPPED');
 
@@ -714,7 +1097,12 @@ describe('docgen admin command line', () => {
   it('prints usage, rejects unknown commands and missing flags with exit code 2', async () => {
     const help = await cli(['help']);
     expect(help.code).toBe(0);
-    for (const line of ['workspace create --name NAME', 'key revoke KEY_ID', 'template publish TPL_ID --version N', 'deliveries list --workspace WS_ID']) {
+    for (const line of [
+      'workspace create --name NAME',
+      'key revoke KEY_ID',
+      'template publish TPL_ID --version N',
+      'deliveries list --workspace WS_ID',
+    ]) {
       expect(help.stdout).toContain(line);
     }
     expect((await cli([])).code).toBe(2);
@@ -730,7 +1118,18 @@ describe('docgen admin command line', () => {
     expect(badVersion.stderr).toContain('--version must be a whole number');
     const badVars = join(files, 'bad-vars.json');
     await writeFile(badVars, JSON.stringify([{ name: 'x', requird: true }]));
-    const vars = await cli(['template', 'create', '--workspace', 'ws_1', '--name', 'x', '--file', badVars, '--variables', badVars]);
+    const vars = await cli([
+      'template',
+      'create',
+      '--workspace',
+      'ws_1',
+      '--name',
+      'x',
+      '--file',
+      badVars,
+      '--variables',
+      badVars,
+    ]);
     expect(vars.code).toBe(2);
     expect(vars.stderr).toContain('unknown field "requird"');
     const unreachable = await cli(['workspace', 'list'], { url: 'http://127.0.0.1:1' });

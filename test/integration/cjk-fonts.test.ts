@@ -54,7 +54,9 @@ beforeAll(async () => {
   buildResult = await buildCjkSubsets({ sources: collections, outDir: fontsDir });
   [wholeFonts, subsets] = await Promise.all([
     createRenderEngine(renderEngineTestConfig({ userDataDir: profiles, concurrency: 1 })),
-    createRenderEngine(renderEngineTestConfig({ userDataDir: profiles, concurrency: 1, fontconfigFile: buildResult.fontconfigFile })),
+    createRenderEngine(
+      renderEngineTestConfig({ userDataDir: profiles, concurrency: 1, fontconfigFile: buildResult.fontconfigFile }),
+    ),
   ]);
 }, 120_000);
 
@@ -91,7 +93,7 @@ describe('CJK everyday subsets', () => {
     expect(fcMatch('sans-serif:lang=ja:charset=20bb7')).toMatch(/NotoSansCJK-Regular\.ttc$/);
   });
 
-  it('reach Chromium: the subsets engine\'s browser has FONTCONFIG_FILE, the other none', () => {
+  it("reach Chromium: the subsets engine's browser has FONTCONFIG_FILE, the other none", () => {
     const environment = (engine: RenderEngine) => {
       const pid = engine.stats().pool.browserPid;
       expect(pid).not.toBeNull();
@@ -102,8 +104,17 @@ describe('CJK everyday subsets', () => {
   });
 
   it('print a page of every region, style and writing mode with the same pixels and text as the whole fonts', async () => {
-    const content: TemplateVersionContent = { body: PAGE, css: CSS, partials: {}, variables: [], pdfOptions: DEFAULT_PDF_OPTIONS };
-    const [whole, cut] = await Promise.all([wholeFonts.renderer.render(content, {}), subsets.renderer.render(content, {})]);
+    const content: TemplateVersionContent = {
+      body: PAGE,
+      css: CSS,
+      partials: {},
+      variables: [],
+      pdfOptions: DEFAULT_PDF_OPTIONS,
+    };
+    const [whole, cut] = await Promise.all([
+      wholeFonts.renderer.render(content, {}),
+      subsets.renderer.render(content, {}),
+    ]);
     expect(await pdfText(cut.pdf)).toBe(await pdfText(whole.pdf));
     expect(await pdfText(cut.pdf)).toContain('굵은 명조');
     expect(raster(cut.pdf, 'subsets').equals(raster(whole.pdf, 'whole'))).toBe(true);
@@ -111,7 +122,10 @@ describe('CJK everyday subsets', () => {
 
   it('print the sample invoice (its Japanese line from the JP subset) with the same pixels and the text it always had', async () => {
     const { content, variables } = loadInvoiceFixture();
-    const [whole, cut] = await Promise.all([wholeFonts.renderer.render(content, variables), subsets.renderer.render(content, variables)]);
+    const [whole, cut] = await Promise.all([
+      wholeFonts.renderer.render(content, variables),
+      subsets.renderer.render(content, variables),
+    ]);
     const expected = readFileSync(new URL('../fixtures/sample-invoice/expected-text.txt', import.meta.url), 'utf8');
     expect(await pdfText(cut.pdf)).toBe(expected);
     expect(raster(cut.pdf, 'invoice-subsets').equals(raster(whole.pdf, 'invoice-whole'))).toBe(true);

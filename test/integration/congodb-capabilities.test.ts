@@ -39,45 +39,79 @@ describe('relied on', () => {
     const c = fresh();
     const _id = new ObjectId();
     await c.insertOne({ _id, status: 'PENDING', n: 1 });
-    expect(await c.findOneAndUpdate({ _id, status: 'PENDING' }, { $set: { status: 'PROCESSING' }, $inc: { n: 1 } }, { returnDocument: 'after' })).toEqual({
+    expect(
+      await c.findOneAndUpdate(
+        { _id, status: 'PENDING' },
+        { $set: { status: 'PROCESSING' }, $inc: { n: 1 } },
+        { returnDocument: 'after' },
+      ),
+    ).toEqual({
       _id,
       status: 'PROCESSING',
       n: 2,
     });
-    expect(await c.findOneAndUpdate({ _id }, { $set: { status: 'COMPLETED' } }, { returnDocument: 'before' })).toMatchObject({ status: 'PROCESSING' });
-    expect(await c.findOneAndUpdate({ _id, status: 'PENDING' }, { $set: { status: 'FAILED' } }, { returnDocument: 'after' })).toBeNull();
-    expect(await c.findOneAndUpdate({ _id }, { $set: { x: 1 } }, { returnDocument: 'after', projection: { x: 1 } })).toEqual({ _id, x: 1 });
+    expect(
+      await c.findOneAndUpdate({ _id }, { $set: { status: 'COMPLETED' } }, { returnDocument: 'before' }),
+    ).toMatchObject({ status: 'PROCESSING' });
+    expect(
+      await c.findOneAndUpdate({ _id, status: 'PENDING' }, { $set: { status: 'FAILED' } }, { returnDocument: 'after' }),
+    ).toBeNull();
+    expect(
+      await c.findOneAndUpdate({ _id }, { $set: { x: 1 } }, { returnDocument: 'after', projection: { x: 1 } }),
+    ).toEqual({ _id, x: 1 });
   });
 
   it('findOneAndUpdate with sort claims the oldest match', async () => {
     const c = fresh();
-    await c.insertMany([3, 1, 2].map((s) => ({ _id: new ObjectId(), status: 'PENDING', createdAt: new Date(s * 1000) })));
-    const claimed = await c.findOneAndUpdate({ status: 'PENDING' }, { $set: { status: 'CLAIMED' } }, { sort: { createdAt: 1 }, returnDocument: 'after' });
+    await c.insertMany(
+      [3, 1, 2].map((s) => ({ _id: new ObjectId(), status: 'PENDING', createdAt: new Date(s * 1000) })),
+    );
+    const claimed = await c.findOneAndUpdate(
+      { status: 'PENDING' },
+      { $set: { status: 'CLAIMED' } },
+      { sort: { createdAt: 1 }, returnDocument: 'after' },
+    );
     expect(claimed?.createdAt).toEqual(new Date(1000));
   });
 
   it('upserts with $setOnInsert (top-level fields) and $set/$inc, by _id or by other fields', async () => {
     const c = fresh();
     const _id = new ObjectId();
-    const first = await c.updateOne({ _id }, { $setOnInsert: { createdAt: new Date(0), status: 'NEW' }, $set: { touched: 1 }, $inc: { hits: 1 } }, { upsert: true });
+    const first = await c.updateOne(
+      { _id },
+      { $setOnInsert: { createdAt: new Date(0), status: 'NEW' }, $set: { touched: 1 }, $inc: { hits: 1 } },
+      { upsert: true },
+    );
     expect(first).toMatchObject({ upsertedCount: 1, upsertedId: _id, matchedCount: 0 });
-    const second = await c.updateOne({ _id }, { $setOnInsert: { createdAt: new Date(5), status: 'OTHER' }, $set: { touched: 2 }, $inc: { hits: 1 } }, { upsert: true });
+    const second = await c.updateOne(
+      { _id },
+      { $setOnInsert: { createdAt: new Date(5), status: 'OTHER' }, $set: { touched: 2 }, $inc: { hits: 1 } },
+      { upsert: true },
+    );
     expect(second).toMatchObject({ upsertedCount: 0, matchedCount: 1, modifiedCount: 1 });
     expect(await c.findOne({ _id })).toEqual({ _id, createdAt: new Date(0), status: 'NEW', touched: 2, hits: 2 });
 
-    const viaFind = await c.findOneAndUpdate({ _id: new ObjectId() }, { $setOnInsert: { a: 1 } }, { upsert: true, returnDocument: 'after' });
+    const viaFind = await c.findOneAndUpdate(
+      { _id: new ObjectId() },
+      { $setOnInsert: { a: 1 } },
+      { upsert: true, returnDocument: 'after' },
+    );
     expect(viaFind).toMatchObject({ a: 1 });
 
     await c.updateOne({ key: 'k1', workspace: 'w' }, { $setOnInsert: { v: 1 } }, { upsert: true });
     await c.updateOne({ key: 'k1', workspace: 'w' }, { $setOnInsert: { v: 2 } }, { upsert: true });
-    expect(await c.find({ key: 'k1' }, { projection: { _id: 0 } }).toArray()).toEqual([{ key: 'k1', workspace: 'w', v: 1 }]);
+    expect(await c.find({ key: 'k1' }, { projection: { _id: 0 } }).toArray()).toEqual([
+      { key: 'k1', workspace: 'w', v: 1 },
+    ]);
   });
 
   it('concurrent upserts of one _id create one document', async () => {
     const c = fresh();
     const _id = new ObjectId();
     const results = await Promise.allSettled(
-      Array.from({ length: 10 }, (_, i) => c.findOneAndUpdate({ _id }, { $setOnInsert: { first: i } }, { upsert: true, returnDocument: 'after' })),
+      Array.from({ length: 10 }, (_, i) =>
+        c.findOneAndUpdate({ _id }, { $setOnInsert: { first: i } }, { upsert: true, returnDocument: 'after' }),
+      ),
     );
     // Real MongoDB may fail a racing upsert with E11000 (the caller retries); never two documents.
     for (const r of results) if (r.status === 'rejected') expect(isDuplicateKeyError(r.reason)).toBe(true);
@@ -90,11 +124,23 @@ describe('relied on', () => {
     await c.insertOne({ _id, n: 1, arr: [1, 2], nested: { a: 1 }, gone: true, old: 'x' });
     await c.updateOne({ _id }, { $inc: { n: 5, 'stats.count': 1 }, $set: { 'nested.b': 2 }, $unset: { gone: '' } });
     await c.updateOne({ _id }, { $push: { arr: { $each: [3, 4, 5], $slice: -3 } } as never });
-    await c.updateOne({ _id }, { $push: { log: { $each: [{ t: 3 }, { t: 1 }, { t: 2 }], $sort: { t: 1 }, $slice: -2 } } as never });
+    await c.updateOne(
+      { _id },
+      { $push: { log: { $each: [{ t: 3 }, { t: 1 }, { t: 2 }], $sort: { t: 1 }, $slice: -2 } } as never },
+    );
     await c.updateOne({ _id }, { $push: { arr: { $each: [0], $position: 0 } } as never });
     await c.updateOne({ _id }, { $pull: { arr: 4 } as never, $addToSet: { tags: 'a' } as never });
     await c.updateOne({ _id }, { $addToSet: { tags: 'a' } as never });
-    await c.updateOne({ _id }, { $max: { n: 100 }, $min: { low: 3 }, $mul: { 'stats.count': 10 }, $rename: { old: 'renamed' }, $currentDate: { updatedAt: true } });
+    await c.updateOne(
+      { _id },
+      {
+        $max: { n: 100 },
+        $min: { low: 3 },
+        $mul: { 'stats.count': 10 },
+        $rename: { old: 'renamed' },
+        $currentDate: { updatedAt: true },
+      },
+    );
     await c.updateOne({ _id }, { $pop: { arr: -1 } as never });
     const doc = await c.findOne({ _id });
     expect(doc).toMatchObject({
@@ -116,8 +162,14 @@ describe('relied on', () => {
     const c = fresh();
     const ids: [ObjectId, ObjectId, ObjectId] = [new ObjectId(), new ObjectId(), new ObjectId()];
     await c.insertMany(ids.map((_id, i) => ({ _id, i, status: 'PENDING' })));
-    expect(await c.updateOne({ _id: ids[0], status: 'PENDING' }, { $set: { status: 'PENDING' } })).toMatchObject({ matchedCount: 1, modifiedCount: 0 });
-    expect(await c.updateMany({ status: 'PENDING' }, { $set: { status: 'DONE' } })).toMatchObject({ matchedCount: 3, modifiedCount: 3 });
+    expect(await c.updateOne({ _id: ids[0], status: 'PENDING' }, { $set: { status: 'PENDING' } })).toMatchObject({
+      matchedCount: 1,
+      modifiedCount: 0,
+    });
+    expect(await c.updateMany({ status: 'PENDING' }, { $set: { status: 'DONE' } })).toMatchObject({
+      matchedCount: 3,
+      modifiedCount: 3,
+    });
     await c.replaceOne({ _id: ids[0] }, { replaced: true });
     expect(await c.findOne({ _id: ids[0] })).toEqual({ _id: ids[0], replaced: true });
     expect(await c.findOneAndDelete({ _id: ids[1] })).toMatchObject({ i: 1 });
@@ -146,7 +198,11 @@ describe('relied on', () => {
         ...(i === 5 ? {} : { maybe: i === 4 ? null : i }),
       })),
     );
-    expect(await c.countDocuments({ at: { $gte: new Date(Date.UTC(2026, 0, 1, 0, 0, 2)), $lt: new Date(Date.UTC(2026, 0, 1, 0, 0, 4)) } })).toBe(2);
+    expect(
+      await c.countDocuments({
+        at: { $gte: new Date(Date.UTC(2026, 0, 1, 0, 0, 2)), $lt: new Date(Date.UTC(2026, 0, 1, 0, 0, 4)) },
+      }),
+    ).toBe(2);
     expect(await c.countDocuments({ _id: { $gt: ids[3] } })).toBe(2);
     expect(await c.countDocuments({ _id: { $in: [ids[0]!, ids[1]!] } })).toBe(2);
     expect(await c.countDocuments({ kind: { $nin: ['odd'] } })).toBe(3);
@@ -164,12 +220,22 @@ describe('relied on', () => {
 
   it('find: sort on several keys (nulls first), skip, limit, projection, getMore past the first batch', async () => {
     const c = fresh();
-    await c.insertMany(Array.from({ length: 250 }, (_, i) => ({ _id: new ObjectId(), i, g: i % 3, ...(i < 2 ? {} : { v: i % 7 }) })));
+    await c.insertMany(
+      Array.from({ length: 250 }, (_, i) => ({ _id: new ObjectId(), i, g: i % 3, ...(i < 2 ? {} : { v: i % 7 }) })),
+    );
     expect((await c.find({}).toArray()).length).toBe(250);
     expect((await c.find({}).batchSize(10).toArray()).length).toBe(250);
-    expect((await c.find({}).sort({ i: 1 }).skip(10).limit(3).project({ _id: 0, i: 1 }).toArray())).toEqual([{ i: 10 }, { i: 11 }, { i: 12 }]);
+    expect(await c.find({}).sort({ i: 1 }).skip(10).limit(3).project({ _id: 0, i: 1 }).toArray()).toEqual([
+      { i: 10 },
+      { i: 11 },
+      { i: 12 },
+    ]);
     const byG = await c.find({}).sort({ g: -1, i: 1 }).limit(3).toArray();
-    expect(byG.map((d) => [d.g, d.i])).toEqual([[2, 2], [2, 5], [2, 8]]);
+    expect(byG.map((d) => [d.g, d.i])).toEqual([
+      [2, 2],
+      [2, 5],
+      [2, 8],
+    ]);
     const byV = await c.find({}).sort({ v: 1, i: 1 }).limit(3).toArray();
     expect(byV.map((d) => d.i)).toEqual([0, 1, 7]);
     expect(Object.keys((await c.findOne({ i: 0 }, { projection: { g: 0 } })) ?? {}).sort()).toEqual(['_id', 'i']);
@@ -179,20 +245,46 @@ describe('relied on', () => {
   it('counts and aggregates: countDocuments (filter, limit), estimatedDocumentCount, distinct, $match/$group/$sort/$limit/$project/$count/$unwind/$lookup/$facet', async () => {
     const c = fresh();
     const other = fresh();
-    await c.insertMany(Array.from({ length: 20 }, (_, i) => ({ _id: new ObjectId(), i, ws: i % 2 ? 'a' : 'b', tags: ['t1', 't2'], at: new Date(i * 1000) })));
+    await c.insertMany(
+      Array.from({ length: 20 }, (_, i) => ({
+        _id: new ObjectId(),
+        i,
+        ws: i % 2 ? 'a' : 'b',
+        tags: ['t1', 't2'],
+        at: new Date(i * 1000),
+      })),
+    );
     await other.insertOne({ _id: new ObjectId(), ws: 'a', name: 'Workspace A' });
     expect(await c.countDocuments({ ws: 'a' })).toBe(10);
     expect(await c.countDocuments({ ws: 'a' }, { limit: 3 })).toBe(3);
     expect(await c.estimatedDocumentCount()).toBe(20);
     expect((await c.distinct('ws')).sort()).toEqual(['a', 'b']);
-    expect(await c.aggregate([{ $match: { i: { $lt: 10 } } }, { $group: { _id: '$ws', n: { $sum: 1 }, last: { $max: '$at' } } }, { $sort: { _id: 1 } }]).toArray()).toEqual([
+    expect(
+      await c
+        .aggregate([
+          { $match: { i: { $lt: 10 } } },
+          { $group: { _id: '$ws', n: { $sum: 1 }, last: { $max: '$at' } } },
+          { $sort: { _id: 1 } },
+        ])
+        .toArray(),
+    ).toEqual([
       { _id: 'a', n: 5, last: new Date(9000) },
       { _id: 'b', n: 5, last: new Date(8000) },
     ]);
     expect(await c.aggregate([{ $match: { ws: 'a' } }, { $count: 'n' }]).toArray()).toEqual([{ n: 10 }]);
-    expect(await c.aggregate([{ $sort: { i: -1 } }, { $limit: 2 }, { $project: { _id: 0, i: 1 } }]).toArray()).toEqual([{ i: 19 }, { i: 18 }]);
-    expect(await c.aggregate([{ $match: { i: 0 } }, { $unwind: '$tags' }, { $project: { _id: 0, tags: 1 } }]).toArray()).toEqual([{ tags: 't1' }, { tags: 't2' }]);
-    const joined = await c.aggregate([{ $match: { i: 1 } }, { $lookup: { from: other.collectionName, localField: 'ws', foreignField: 'ws', as: 'workspace' } }]).toArray();
+    expect(await c.aggregate([{ $sort: { i: -1 } }, { $limit: 2 }, { $project: { _id: 0, i: 1 } }]).toArray()).toEqual([
+      { i: 19 },
+      { i: 18 },
+    ]);
+    expect(
+      await c.aggregate([{ $match: { i: 0 } }, { $unwind: '$tags' }, { $project: { _id: 0, tags: 1 } }]).toArray(),
+    ).toEqual([{ tags: 't1' }, { tags: 't2' }]);
+    const joined = await c
+      .aggregate([
+        { $match: { i: 1 } },
+        { $lookup: { from: other.collectionName, localField: 'ws', foreignField: 'ws', as: 'workspace' } },
+      ])
+      .toArray();
     expect(joined[0]?.workspace).toMatchObject([{ name: 'Workspace A' }]);
     expect(await c.aggregate([{ $facet: { total: [{ $count: 'n' }] } }]).toArray()).toEqual([{ total: [{ n: 20 }] }]);
   });
@@ -203,7 +295,9 @@ describe('relied on', () => {
     await c.insertOne({ _id });
     await expect(c.insertOne({ _id })).rejects.toMatchObject({ code: 11000 });
     await expect(c.insertMany([{ _id: new ObjectId() }, { _id }])).rejects.toMatchObject({ code: 11000 });
-    const unordered = await c.insertMany([{ _id }, { _id: new ObjectId(), z: 1 }], { ordered: false }).catch((e: unknown) => e);
+    const unordered = await c
+      .insertMany([{ _id }, { _id: new ObjectId(), z: 1 }], { ordered: false })
+      .catch((e: unknown) => e);
     expect(isDuplicateKeyError(unordered)).toBe(true);
     expect(await c.countDocuments({ z: 1 })).toBe(1);
   });
@@ -241,82 +335,94 @@ describe('relied on', () => {
   });
 });
 
-describe.runIf(process.env.DOCGEN_TEST_MONGODB_URL === undefined || process.env.DOCGEN_TEST_MONGODB_URL === '')('CongoDB gap (avoid in the data layer)', () => {
-  it('does not enforce unique secondary indexes', async () => {
-    expect(onCongo()).toBe(true);
-    const c = fresh();
-    await c.createIndex({ email: 1 }, { unique: true });
-    await c.insertOne({ email: 'a@example.com' });
-    await c.insertOne({ email: 'a@example.com' });
-    expect(await c.countDocuments({ email: 'a@example.com' })).toBe(2);
-  });
+describe.runIf(process.env.DOCGEN_TEST_MONGODB_URL === undefined || process.env.DOCGEN_TEST_MONGODB_URL === '')(
+  'CongoDB gap (avoid in the data layer)',
+  () => {
+    it('does not enforce unique secondary indexes', async () => {
+      expect(onCongo()).toBe(true);
+      const c = fresh();
+      await c.createIndex({ email: 1 }, { unique: true });
+      await c.insertOne({ email: 'a@example.com' });
+      await c.insertOne({ email: 'a@example.com' });
+      expect(await c.countDocuments({ email: 'a@example.com' })).toBe(2);
+    });
 
-  it('does not expire documents by TTL index', async () => {
-    const c = fresh();
-    await c.createIndex({ at: 1 }, { expireAfterSeconds: 1 });
-    await c.insertOne({ at: new Date(0) });
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
-    expect(await c.countDocuments()).toBe(1);
-  });
+    it('does not expire documents by TTL index', async () => {
+      const c = fresh();
+      await c.createIndex({ at: 1 }, { expireAfterSeconds: 1 });
+      await c.insertOne({ at: new Date(0) });
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      expect(await c.countDocuments()).toBe(1);
+    });
 
-  it('keeps the writes of an aborted transaction', async () => {
-    const c = fresh();
-    const session = conn.client.startSession();
-    try {
-      session.startTransaction();
-      await c.insertOne({ tx: 'aborted' }, { session });
-      await session.abortTransaction();
-    } finally {
-      await session.endSession();
-    }
-    expect(await c.countDocuments({ tx: 'aborted' })).toBe(1);
-  });
+    it('keeps the writes of an aborted transaction', async () => {
+      const c = fresh();
+      const session = conn.client.startSession();
+      try {
+        session.startTransaction();
+        await c.insertOne({ tx: 'aborted' }, { session });
+        await session.abortTransaction();
+      } finally {
+        await session.endSession();
+      }
+      expect(await c.countDocuments({ tx: 'aborted' })).toBe(1);
+    });
 
-  it('refuses change streams and pipeline updates', async () => {
-    const c = fresh();
-    const _id = new ObjectId();
-    await c.insertOne({ _id, a: 1 });
-    const stream = c.watch();
-    await expect(stream.tryNext()).rejects.toThrow(/changeStream/);
-    await stream.close();
-    await expect(c.updateOne({ _id }, [{ $set: { b: { $add: ['$a', 1] } } }])).rejects.toThrow(/pipeline updates are not yet supported/);
-  });
+    it('refuses change streams and pipeline updates', async () => {
+      const c = fresh();
+      const _id = new ObjectId();
+      await c.insertOne({ _id, a: 1 });
+      const stream = c.watch();
+      await expect(stream.tryNext()).rejects.toThrow(/changeStream/);
+      await stream.close();
+      await expect(c.updateOne({ _id }, [{ $set: { b: { $add: ['$a', 1] } } }])).rejects.toThrow(
+        /pipeline updates are not yet supported/,
+      );
+    });
 
-  it('ignores arrayFilters and the positional $ operator', async () => {
-    const c = fresh();
-    const _id = new ObjectId();
-    const items = [{ k: 1, v: 0 }, { k: 2, v: 0 }];
-    await c.insertOne({ _id, items });
-    await c.updateOne({ _id }, { $set: { 'items.$[e].v': 9 } }, { arrayFilters: [{ 'e.k': 2 }] });
-    await c.updateOne({ _id, 'items.k': 1 }, { $set: { 'items.$.v': 7 } });
-    expect((await c.findOne({ _id }))?.items).toEqual(items);
-  });
+    it('ignores arrayFilters and the positional $ operator', async () => {
+      const c = fresh();
+      const _id = new ObjectId();
+      const items = [
+        { k: 1, v: 0 },
+        { k: 2, v: 0 },
+      ];
+      await c.insertOne({ _id, items });
+      await c.updateOne({ _id }, { $set: { 'items.$[e].v': 9 } }, { arrayFilters: [{ 'e.k': 2 }] });
+      await c.updateOne({ _id, 'items.k': 1 }, { $set: { 'items.$.v': 7 } });
+      expect((await c.findOne({ _id }))?.items).toEqual(items);
+    });
 
-  it('stores $setOnInsert dotted paths as literal keys', async () => {
-    const c = fresh();
-    const _id = new ObjectId();
-    await c.updateOne({ _id }, { $setOnInsert: { 'meta.created': 1 } }, { upsert: true });
-    expect(await c.findOne({ _id })).toEqual({ _id, 'meta.created': 1 });
-  });
+    it('stores $setOnInsert dotted paths as literal keys', async () => {
+      const c = fresh();
+      const _id = new ObjectId();
+      await c.updateOne({ _id }, { $setOnInsert: { 'meta.created': 1 } }, { upsert: true });
+      expect(await c.findOne({ _id })).toEqual({ _id, 'meta.created': 1 });
+    });
 
-  it('reports an upsert colliding with an existing _id as code 1 (isDuplicateKeyError still says true)', async () => {
-    const c = fresh();
-    const _id = new ObjectId();
-    await c.insertOne({ _id, status: 'DONE' });
-    const error = await c.updateOne({ _id, status: 'PENDING' }, { $set: { status: 'PENDING' } }, { upsert: true }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 1 });
-    expect(isDuplicateKeyError(error)).toBe(true);
-  });
+    it('reports an upsert colliding with an existing _id as code 1 (isDuplicateKeyError still says true)', async () => {
+      const c = fresh();
+      const _id = new ObjectId();
+      await c.insertOne({ _id, status: 'DONE' });
+      const error = await c
+        .updateOne({ _id, status: 'PENDING' }, { $set: { status: 'PENDING' } }, { upsert: true })
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 1 });
+      expect(isDuplicateKeyError(error)).toBe(true);
+    });
 
-  it('accepts conflicting operators on one path and changes to _id', async () => {
-    const c = fresh();
-    const _id = new ObjectId();
-    await c.insertOne({ _id, a: 1 });
-    await expect(c.updateOne({ _id }, { $set: { a: 5 }, $inc: { a: 1 } })).resolves.toMatchObject({ modifiedCount: 1 });
-  });
+    it('accepts conflicting operators on one path and changes to _id', async () => {
+      const c = fresh();
+      const _id = new ObjectId();
+      await c.insertOne({ _id, a: 1 });
+      await expect(c.updateOne({ _id }, { $set: { a: 5 }, $inc: { a: 1 } })).resolves.toMatchObject({
+        modifiedCount: 1,
+      });
+    });
 
-  it('refuses non-ObjectId _id values, with code 11000', async () => {
-    const c = db.collection<{ _id: string }>(`c_${new ObjectId().toHexString()}`);
-    await expect(c.insertOne({ _id: 'idem:abc' })).rejects.toMatchObject({ code: 11000 });
-  });
-});
+    it('refuses non-ObjectId _id values, with code 11000', async () => {
+      const c = db.collection<{ _id: string }>(`c_${new ObjectId().toHexString()}`);
+      await expect(c.insertOne({ _id: 'idem:abc' })).rejects.toMatchObject({ code: 11000 });
+    });
+  },
+);

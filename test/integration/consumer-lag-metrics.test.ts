@@ -16,7 +16,11 @@ let queue: NatsQueue;
 
 beforeAll(async () => {
   nats = await startNats();
-  queue = await connectNats({ servers: [nats.url], streamPrefix: `L${randomBytes(3).toString('hex').toUpperCase()}`, name: 'docgen-lag-test' });
+  queue = await connectNats({
+    servers: [nats.url],
+    streamPrefix: `L${randomBytes(3).toString('hex').toUpperCase()}`,
+    name: 'docgen-lag-test',
+  });
   await queue.ensureStreams();
 });
 
@@ -39,11 +43,15 @@ describe('docgen_jetstream_consumer_pending and _ack_pending', () => {
     const labels = `stream="${stream}",consumer="render-workers"`;
     const read = async () => {
       const text = await metrics.metricsText();
-      return { pending: sample(text, 'docgen_jetstream_consumer_pending', labels), ackPending: sample(text, 'docgen_jetstream_consumer_ack_pending', labels) };
+      return {
+        pending: sample(text, 'docgen_jetstream_consumer_pending', labels),
+        ackPending: sample(text, 'docgen_jetstream_consumer_ack_pending', labels),
+      };
     };
 
     expect(await read()).toEqual({ pending: 0, ackPending: 0 });
-    for (let i = 0; i < 3; i++) await queue.publish(queue.names.subjects.renderJobs, { generationId: `g${i}` }, `lag-${i}`);
+    for (let i = 0; i < 3; i++)
+      await queue.publish(queue.names.subjects.renderJobs, { generationId: `g${i}` }, `lag-${i}`);
     expect(await read()).toEqual({ pending: 3, ackPending: 0 });
 
     // One worker slot: one job in flight (held until released), two still waiting.
@@ -62,10 +70,14 @@ describe('docgen_jetstream_consumer_pending and _ack_pending', () => {
         else stop.abort();
       },
     });
-    await pollUntil(read, (v) => v.pending === 2 && v.ackPending === 1, { description: 'one job in flight, two waiting' });
+    await pollUntil(read, (v) => v.pending === 2 && v.ackPending === 1, {
+      description: 'one job in flight, two waiting',
+    });
     release();
     await loop;
-    await pollUntil(read, (v) => v.pending === 1 && v.ackPending === 0, { description: 'two acknowledged, one waiting' });
+    await pollUntil(read, (v) => v.pending === 1 && v.ackPending === 0, {
+      description: 'two acknowledged, one waiting',
+    });
     unregister();
   });
 });

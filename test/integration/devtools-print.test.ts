@@ -40,14 +40,18 @@ afterAll(async () => {
 async function visibility(page: Page): Promise<string> {
   const session = await page.createCDPSession();
   try {
-    const { result } = await session.send('Runtime.evaluate', { expression: 'document.visibilityState', returnByValue: true });
+    const { result } = await session.send('Runtime.evaluate', {
+      expression: 'document.visibilityState',
+      returnByValue: true,
+    });
     return String(result.value);
   } finally {
     await session.detach();
   }
 }
 
-const document = (text: string) => `<!DOCTYPE html><html lang="en"><body><h1>${text}</h1><p>Printed from a hidden page.</p></body></html>`;
+const document = (text: string) =>
+  `<!DOCTYPE html><html lang="en"><body><h1>${text}</h1><p>Printed from a hidden page.</p></body></html>`;
 
 describe('print channel', () => {
   it('hides the page from its first use: every document it is given is hidden, and prints', async () => {

@@ -32,10 +32,13 @@ describe('dual-protocol server', () => {
     socket.on('error', (err) => errors.push(err.message));
     const closed = new Promise((r) => socket.once('close', r));
     const body = Buffer.alloc(1024 * 1024, 'x');
-    socket.write(`POST /v1/generations HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: ${body.length * 2}\r\n\r\n`);
+    socket.write(
+      `POST /v1/generations HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: ${body.length * 2}\r\n\r\n`,
+    );
     socket.write(body);
     const until = Date.now() + 5_000;
-    while (!Buffer.concat(received).toString('latin1').includes('too large') && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    while (!Buffer.concat(received).toString('latin1').includes('too large') && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 10));
     const answer = Buffer.concat(received).toString('latin1');
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer.toLowerCase()).toContain('connection: close');

@@ -4,7 +4,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Binary, Long, MongoClient, ObjectId } from 'mongodb';
-import { LARGE_COLLECTION_DOCUMENTS, startEmbeddedMongo, type EmbeddedMongo, type LargeCollection } from '../../src/dev/embedded-mongo.ts';
+import {
+  LARGE_COLLECTION_DOCUMENTS,
+  startEmbeddedMongo,
+  type EmbeddedMongo,
+  type LargeCollection,
+} from '../../src/dev/embedded-mongo.ts';
 import { uniqueRunDir } from '../harness/dependencies.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 
@@ -63,14 +68,22 @@ describe('embedded MongoDB stand-in', () => {
     expect(Buffer.from((back?.hash as Binary).buffer).toString()).toBe('sha-5');
     expect(String(back?.counter)).toBe('9007199254740993');
     // Queries that depend on the types still match after the reload.
-    expect(await generations.countDocuments({ workspaceId, createdAt: { $gte: new Date(Date.UTC(2026, 10, 21, 8, 0, 20)) } })).toBe(10);
+    expect(
+      await generations.countDocuments({
+        workspaceId,
+        createdAt: { $gte: new Date(Date.UTC(2026, 10, 21, 8, 0, 20)) },
+      }),
+    ).toBe(10);
     expect(await generations.countDocuments({ tat: { $lt: 1795256600295.5 + 10 } })).toBe(9);
     expect(await generations.countDocuments({ wholeTat: { $gte: 1795256600295 + 20 } })).toBe(10);
     expect(typeof back?.wholeTat).toBe('number');
     const newest = await generations.find({ workspaceId }).sort({ createdAt: -1, _id: -1 }).limit(1).toArray();
     expect(newest[0]?._id.equals(rows[29]!._id)).toBe(true);
     expect((await generations.listIndexes().toArray()).map((i) => i.name)).toContain('by_ws');
-    expect(await second.db.collection('workspaces').findOne({ _id: workspaceId })).toEqual({ _id: workspaceId, name: 'Acme' });
+    expect(await second.db.collection('workspaces').findOne({ _id: workspaceId })).toEqual({
+      _id: workspaceId,
+      name: 'Acme',
+    });
   });
 
   it('writes the snapshot shortly after a write, not only at stop', async () => {
@@ -109,7 +122,9 @@ describe('embedded MongoDB stand-in', () => {
     const rows = client.db('docgen').collection('generations');
     const insert = async (count: number) => {
       for (let done = 0; done < count; done += 1000) {
-        await rows.insertMany(Array.from({ length: Math.min(1000, count - done) }, (_, i) => ({ _id: new ObjectId(), n: done + i })));
+        await rows.insertMany(
+          Array.from({ length: Math.min(1000, count - done) }, (_, i) => ({ _id: new ObjectId(), n: done + i })),
+        );
       }
     };
     await insert(LARGE_COLLECTION_DOCUMENTS - 1);
@@ -120,6 +135,10 @@ describe('embedded MongoDB stand-in', () => {
     await insert(LARGE_COLLECTION_DOCUMENTS - 1);
     expect(reports).toHaveLength(1);
     await insert(1);
-    expect(reports.at(-1)).toEqual({ database: 'docgen', collection: 'generations', documents: 2 * LARGE_COLLECTION_DOCUMENTS });
+    expect(reports.at(-1)).toEqual({
+      database: 'docgen',
+      collection: 'generations',
+      documents: 2 * LARGE_COLLECTION_DOCUMENTS,
+    });
   });
 });

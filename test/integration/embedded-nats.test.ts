@@ -77,9 +77,9 @@ describe('embedded nats-server', () => {
     const address = blocker.address();
     const port = typeof address === 'object' && address !== null ? address.port : 0;
     try {
-      await expect(startEmbeddedNats({ storeDir: uniqueRunDir('nats-busy'), port, startTimeoutMs: 5_000 })).rejects.toThrow(
-        new RegExp(`nats-server on 127.0.0.1:${port}.*exited[\\s\\S]*address already in use`),
-      );
+      await expect(
+        startEmbeddedNats({ storeDir: uniqueRunDir('nats-busy'), port, startTimeoutMs: 5_000 }),
+      ).rejects.toThrow(new RegExp(`nats-server on 127.0.0.1:${port}.*exited[\\s\\S]*address already in use`));
     } finally {
       blocker.close();
     }
@@ -104,7 +104,10 @@ describe('embedded nats-server', () => {
       if (ending === 'sigkill') child.kill('SIGKILL');
       await exited;
       // exit/throw: killed by the exit hook at once; SIGKILL: by the watchdog within ~1 s.
-      await pollUntil(() => !alive(pid), Boolean, { timeoutMs: 8_000, description: `nats-server ${pid} gone after its parent ended` });
+      await pollUntil(() => !alive(pid), Boolean, {
+        timeoutMs: 8_000,
+        description: `nats-server ${pid} gone after its parent ended`,
+      });
     });
   }
 });

@@ -49,7 +49,13 @@ afterAll(async () => {
 });
 
 async function completedGeneration(workspaceId: ObjectId): Promise<GenerationDoc> {
-  const doc = generations.newDoc({ workspaceId, templateId: null, templateRef: 'tpl_x', templateName: 'x', data: { customer: 'Ada' } });
+  const doc = generations.newDoc({
+    workspaceId,
+    templateId: null,
+    templateRef: 'tpl_x',
+    templateName: 'x',
+    data: { customer: 'Ada' },
+  });
   const key = generationObjectKey(doc);
   Object.assign(doc, { status: 'COMPLETED', outputKey: key, eventPublished: true });
   await generations.insert(doc);
@@ -80,7 +86,11 @@ describe('eraseGeneration', () => {
 
     const erased = await eraseGeneration({ generations, deliveries, objects }, doomed._id);
 
-    expect(erased).toMatchObject({ generationId: formatId('generation', doomed._id), rowDeleted: true, deliveriesDeleted: 2 });
+    expect(erased).toMatchObject({
+      generationId: formatId('generation', doomed._id),
+      rowDeleted: true,
+      deliveriesDeleted: 2,
+    });
     expect(await generations.get(doomed._id)).toBeNull();
     expect(await objects.exists(doomed.outputKey!)).toBe(false);
     for (const id of doomedDeliveries) expect(await deliveries.get(id)).toBeNull();
@@ -93,7 +103,13 @@ describe('eraseGeneration', () => {
   });
 
   it('erases a generation that never produced a PDF', async () => {
-    const doc = generations.newDoc({ workspaceId: new ObjectId(), templateId: null, templateRef: 'tpl_y', templateName: '', data: {} });
+    const doc = generations.newDoc({
+      workspaceId: new ObjectId(),
+      templateId: null,
+      templateRef: 'tpl_y',
+      templateName: '',
+      data: {},
+    });
     await generations.insert(doc);
     const erased = await eraseGeneration({ generations, deliveries, objects }, doc);
     expect(erased).toMatchObject({ rowDeleted: true, deliveriesDeleted: 0, objectKey: generationObjectKey(doc) });
@@ -110,7 +126,13 @@ describe('eraseGeneration', () => {
       pdfOptions: { ...DEFAULT_PDF_OPTIONS },
     });
     await templates.publish(template._id, 1);
-    const doc = generations.newDoc({ workspaceId, templateId: template._id, templateRef: formatId('template', template._id), templateName: template.name, data: {} });
+    const doc = generations.newDoc({
+      workspaceId,
+      templateId: template._id,
+      templateRef: formatId('template', template._id),
+      templateName: template.name,
+      data: {},
+    });
     await generations.insert(doc);
     const pipeline = new RenderPipeline({
       generations,
@@ -130,7 +152,12 @@ describe('eraseGeneration', () => {
     let settled = '';
     await pipeline.process(
       { generationId: formatId('generation', doc._id) },
-      { working() {}, ack: () => void (settled = 'ack'), nak: () => void (settled = 'nak'), term: () => void (settled = 'term') },
+      {
+        working() {},
+        ack: () => void (settled = 'ack'),
+        nak: () => void (settled = 'nak'),
+        term: () => void (settled = 'term'),
+      },
     );
     expect(settled).toBe('ack');
     expect(await generations.get(doc._id)).toBeNull();

@@ -89,7 +89,12 @@ describe('streams', () => {
     expect(await queue.ensureConsumer(stream, 'render', { ackWaitMs: 30_000 })).toBe('unchanged');
     expect(await queue.ensureConsumer(stream, 'render', { ackWaitMs: 45_000 })).toBe('updated');
     const info = await queue.jsm.consumers.info(stream, 'render');
-    expect(info.config).toMatchObject({ durable_name: 'render', ack_policy: 'explicit', max_deliver: -1, ack_wait: nanos(45_000) });
+    expect(info.config).toMatchObject({
+      durable_name: 'render',
+      ack_policy: 'explicit',
+      max_deliver: -1,
+      ack_wait: nanos(45_000),
+    });
   });
 });
 
@@ -108,7 +113,9 @@ describe('publish', () => {
 
   it('fails with UNAVAILABLE when no stream takes the subject', async () => {
     const queue = await freshQueue();
-    await expect(queue.publish(`${queue.prefix.toLowerCase()}.nowhere`, {}, 'x')).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    await expect(queue.publish(`${queue.prefix.toLowerCase()}.nowhere`, {}, 'x')).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+    });
   });
 });
 
@@ -134,11 +141,23 @@ describe('consumeJobs', () => {
         job.ack();
       },
     });
-    await pollUntil(() => seen.length, (n) => n === 1);
-    expect(seen[0]).toEqual({ data: { generationId: 'gen_a', n: 1 }, deliveryCount: 1, msgId: 'render:gen_a', subject: queue.names.subjects.renderJobs });
-    await pollUntil(async () => (await queue.jsm.streams.info(queue.names.streams.render)).state.messages, (n) => n === 0, {
-      description: 'acked job removed from the work-queue stream',
+    await pollUntil(
+      () => seen.length,
+      (n) => n === 1,
+    );
+    expect(seen[0]).toEqual({
+      data: { generationId: 'gen_a', n: 1 },
+      deliveryCount: 1,
+      msgId: 'render:gen_a',
+      subject: queue.names.subjects.renderJobs,
     });
+    await pollUntil(
+      async () => (await queue.jsm.streams.info(queue.names.streams.render)).state.messages,
+      (n) => n === 0,
+      {
+        description: 'acked job removed from the work-queue stream',
+      },
+    );
     stop.abort();
     await expect(loop).resolves.toEqual({ abandoned: 0 });
   });
@@ -159,7 +178,10 @@ describe('consumeJobs', () => {
         else job.ack();
       },
     });
-    await pollUntil(() => deliveries.length, (n) => n === 2);
+    await pollUntil(
+      () => deliveries.length,
+      (n) => n === 2,
+    );
     expect(deliveries.map((d) => d.count)).toEqual([1, 2]);
     expect(deliveries[1]!.at - deliveries[0]!.at).toBeGreaterThanOrEqual(600);
   });
@@ -189,7 +211,11 @@ describe('consumeJobs', () => {
         job.ack();
       },
     });
-    await pollUntil(() => deliveries.filter((d) => d.kind === 'silent').length, (n) => n >= 2, { description: 'silent job redelivered' });
+    await pollUntil(
+      () => deliveries.filter((d) => d.kind === 'silent').length,
+      (n) => n >= 2,
+      { description: 'silent job redelivered' },
+    );
     await sleep(1_500); // heartbeat job has now run 2.4 s > ack_wait
     expect(deliveries.filter((d) => d.kind === 'silent').map((d) => d.count)).toEqual([1, 2]);
     expect(deliveries.filter((d) => d.kind === 'heartbeat').map((d) => d.count)).toEqual([1]);
@@ -215,13 +241,22 @@ describe('consumeJobs', () => {
         if (job.deliveryCount === 1) throw new Error('browser crashed');
       },
     });
-    await pollUntil(() => counts.length, (n) => n === 2);
+    await pollUntil(
+      () => counts.length,
+      (n) => n === 2,
+    );
     expect(counts).toEqual([1, 2]);
-    await pollUntil(() => errors.length, (n) => n === 2);
+    await pollUntil(
+      () => errors.length,
+      (n) => n === 2,
+    );
     expect(errors).toContain('browser crashed');
     expect(errors.find((e) => e !== 'browser crashed')).toMatch(/is not JSON; terminated/);
     // Both settled for good: acked, and terminated.
-    await pollUntil(async () => (await queue.jsm.consumers.info(queue.names.streams.render, 'render')).num_ack_pending, (n) => n === 0);
+    await pollUntil(
+      async () => (await queue.jsm.consumers.info(queue.names.streams.render, 'render')).num_ack_pending,
+      (n) => n === 0,
+    );
     await sleep(500);
     expect(counts).toEqual([1, 2]);
   });
@@ -250,7 +285,11 @@ describe('consumeJobs', () => {
         done++;
       },
     });
-    await pollUntil(() => done, (n) => n === 15, { timeoutMs: 20_000 });
+    await pollUntil(
+      () => done,
+      (n) => n === 15,
+      { timeoutMs: 20_000 },
+    );
     expect(maxRunning).toBe(concurrency);
     expect(maxAckPending).toBeLessThanOrEqual(concurrency);
     stop.abort();
@@ -276,13 +315,19 @@ describe('consumeJobs', () => {
         finished++;
       },
     });
-    await pollUntil(() => started, (n) => n === 2);
+    await pollUntil(
+      () => started,
+      (n) => n === 2,
+    );
     stop.abort();
     const result = await loop;
     expect(result).toEqual({ abandoned: 0 });
     expect({ started, finished, sawStop }).toEqual({ started: 2, finished: 2, sawStop: 2 });
     // The other three are still queued, and nothing is held by us.
-    await pollUntil(async () => (await queue.jsm.consumers.info(queue.names.streams.render, 'render')).num_ack_pending, (n) => n === 0);
+    await pollUntil(
+      async () => (await queue.jsm.consumers.info(queue.names.streams.render, 'render')).num_ack_pending,
+      (n) => n === 0,
+    );
     expect((await queue.jsm.streams.info(queue.names.streams.render)).state.messages).toBe(3);
   });
 
@@ -338,7 +383,10 @@ describe('consumeJobs', () => {
       timeoutMs: 15_000,
       description: 'publish after restart',
     });
-    await pollUntil(() => handled.includes('after'), Boolean, { timeoutMs: 20_000, description: 'job published after the restart handled' });
+    await pollUntil(() => handled.includes('after'), Boolean, {
+      timeoutMs: 20_000,
+      description: 'job published after the restart handled',
+    });
     expect(handled.filter((id) => id === 'before')).toHaveLength(1);
     stop.abort();
     await expect(loop).resolves.toEqual({ abandoned: 0 });

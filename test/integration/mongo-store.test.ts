@@ -62,7 +62,12 @@ describe('connectMongo', () => {
 describe('rows', () => {
   it('inserts and reads back with types intact', async () => {
     const rows = collection('insert');
-    const row: GenerationRow = { _id: new ObjectId(), workspaceId: new ObjectId(), status: 'PENDING', createdAt: new Date('2026-11-21T08:00:00.123Z') };
+    const row: GenerationRow = {
+      _id: new ObjectId(),
+      workspaceId: new ObjectId(),
+      status: 'PENDING',
+      createdAt: new Date('2026-11-21T08:00:00.123Z'),
+    };
     await rows.insertOne(row);
     expect(await rows.findOne({ _id: row._id })).toEqual(row);
     expect(await rows.findOne({ workspaceId: row.workspaceId })).toEqual(row);
@@ -70,7 +75,12 @@ describe('rows', () => {
 
   it('reports a second insert of the same _id as a duplicate key', async () => {
     const rows = collection('dup');
-    const row: GenerationRow = { _id: new ObjectId(), workspaceId: new ObjectId(), status: 'PENDING', createdAt: new Date() };
+    const row: GenerationRow = {
+      _id: new ObjectId(),
+      workspaceId: new ObjectId(),
+      status: 'PENDING',
+      createdAt: new Date(),
+    };
     await rows.insertOne(row);
     const error = await rows.insertOne({ ...row }).catch((e: unknown) => e);
     expect(isDuplicateKeyError(error)).toBe(true);
@@ -85,7 +95,10 @@ describe('rows', () => {
     await rows.insertOne({ _id: id, workspaceId: new ObjectId(), status: 'PENDING', createdAt: new Date() });
 
     const first = await rows.updateOne({ _id: id, status: 'PENDING' }, { $set: { status: 'PROCESSING', worker: 'a' } });
-    const second = await rows.updateOne({ _id: id, status: 'PENDING' }, { $set: { status: 'PROCESSING', worker: 'b' } });
+    const second = await rows.updateOne(
+      { _id: id, status: 'PENDING' },
+      { $set: { status: 'PROCESSING', worker: 'b' } },
+    );
     expect([first.modifiedCount, second.modifiedCount]).toEqual([1, 0]);
     expect((await rows.findOne({ _id: id }))?.worker).toBe('a');
 
@@ -94,7 +107,11 @@ describe('rows', () => {
       await rows.insertOne({ _id: raceId, workspaceId: new ObjectId(), status: 'PENDING', createdAt: new Date() });
       const results = await Promise.all(
         Array.from({ length: 8 }, (_, i) =>
-          rows.findOneAndUpdate({ _id: raceId, status: 'PENDING' }, { $set: { status: 'PROCESSING', worker: `w${i}` } }, { returnDocument: 'after' }),
+          rows.findOneAndUpdate(
+            { _id: raceId, status: 'PENDING' },
+            { $set: { status: 'PROCESSING', worker: `w${i}` } },
+            { returnDocument: 'after' },
+          ),
         ),
       );
       const winners = results.filter((doc) => doc !== null);
@@ -118,7 +135,10 @@ describe('rows', () => {
     await rows.insertMany(all);
     const expected = all
       .filter((r) => r.workspaceId.equals(workspaceId))
-      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b._id.toHexString().localeCompare(a._id.toHexString()))
+      .sort(
+        (a, b) =>
+          b.createdAt.getTime() - a.createdAt.getTime() || b._id.toHexString().localeCompare(a._id.toHexString()),
+      )
       .map((r) => r._id.toHexString());
 
     const pageSize = 7;
@@ -128,12 +148,20 @@ describe('rows', () => {
       const filter =
         after === undefined
           ? { workspaceId }
-          : { workspaceId, $or: [{ createdAt: { $lt: after.createdAt } }, { createdAt: after.createdAt, _id: { $lt: after._id } }] };
+          : {
+              workspaceId,
+              $or: [{ createdAt: { $lt: after.createdAt } }, { createdAt: after.createdAt, _id: { $lt: after._id } }],
+            };
       const batch = await rows.find(filter).sort({ createdAt: -1, _id: -1 }).limit(pageSize).toArray();
       seen.push(...batch.map((r) => r._id.toHexString()));
       if (page === 1) {
         // Newer rows arriving mid-walk land before the cursor: the walk neither repeats nor skips.
-        await rows.insertOne({ _id: new ObjectId(), workspaceId, status: 'PENDING', createdAt: new Date(base + 3_600_000) });
+        await rows.insertOne({
+          _id: new ObjectId(),
+          workspaceId,
+          status: 'PENDING',
+          createdAt: new Date(base + 3_600_000),
+        });
       }
       if (batch.length < pageSize) break;
       const last = batch[batch.length - 1]!;

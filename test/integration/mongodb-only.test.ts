@@ -38,19 +38,27 @@ describe.runIf(realMongo)('on a real MongoDB (DOCGEN_TEST_MONGODB_URL)', () => {
 
   it('is a replica set member of version 7 or newer, and accepts every index docgen declares', async () => {
     const hello = await db.admin().command({ hello: 1 });
-    expect(hello.setName, 'docgen expects a replica set (replicaSet= in the connection string)').toEqual(expect.any(String));
+    expect(hello.setName, 'docgen expects a replica set (replicaSet= in the connection string)').toEqual(
+      expect.any(String),
+    );
     const { version } = await db.admin().command({ buildInfo: 1 });
     expect(Number(String(version).split('.')[0])).toBeGreaterThanOrEqual(7);
     expect(await ensureIndexes(db)).toEqual([]);
     // Idempotent: a second process starting up changes nothing and refuses nothing.
     expect(await ensureIndexes(db)).toEqual([]);
 
-    const indexes = async (collection: string) => Object.fromEntries((await db.collection(collection).listIndexes().toArray()).map((i) => [i.name, i]));
+    const indexes = async (collection: string) =>
+      Object.fromEntries((await db.collection(collection).listIndexes().toArray()).map((i) => [i.name, i]));
     expect((await indexes(COLLECTIONS.apiKeys)).hash).toMatchObject({ key: { hash: 1 }, unique: true });
     expect((await indexes(COLLECTIONS.templateVersions)).template_version).toMatchObject({ unique: true });
-    expect((await indexes(COLLECTIONS.idempotency)).ttl).toMatchObject({ key: { expiresAt: 1 }, expireAfterSeconds: 0 });
+    expect((await indexes(COLLECTIONS.idempotency)).ttl).toMatchObject({
+      key: { expiresAt: 1 },
+      expireAfterSeconds: 0,
+    });
     expect((await indexes(COLLECTIONS.rateLimits)).ttl).toMatchObject({ key: { expiresAt: 1 }, expireAfterSeconds: 0 });
-    expect((await indexes(COLLECTIONS.generations)).outbox_events).toMatchObject({ partialFilterExpression: { eventPublished: false } });
+    expect((await indexes(COLLECTIONS.generations)).outbox_events).toMatchObject({
+      partialFilterExpression: { eventPublished: false },
+    });
     expect((await indexes(COLLECTIONS.workspaces)).retention).toMatchObject({ sparse: true });
   });
 
@@ -59,14 +67,18 @@ describe.runIf(realMongo)('on a real MongoDB (DOCGEN_TEST_MONGODB_URL)', () => {
     const hash = randomBytes(32).toString('hex');
     const keys = db.collection(COLLECTIONS.apiKeys);
     await keys.insertOne({ _id: new ObjectId(), hash, workspaceId: new ObjectId() });
-    const second = await keys.insertOne({ _id: new ObjectId(), hash, workspaceId: new ObjectId() }).catch((err: unknown) => err);
+    const second = await keys
+      .insertOne({ _id: new ObjectId(), hash, workspaceId: new ObjectId() })
+      .catch((err: unknown) => err);
     expect(isDuplicateKeyError(second), String(second)).toBe(true);
     expect(await keys.countDocuments({ hash })).toBe(1);
 
     const versions = db.collection(COLLECTIONS.templateVersions);
     const templateId = new ObjectId();
     await versions.insertOne({ _id: new ObjectId(), templateId, version: 1 });
-    const clash = await versions.insertOne({ _id: new ObjectId(), templateId, version: 1 }).catch((err: unknown) => err);
+    const clash = await versions
+      .insertOne({ _id: new ObjectId(), templateId, version: 1 })
+      .catch((err: unknown) => err);
     expect(isDuplicateKeyError(clash), String(clash)).toBe(true);
     await versions.insertOne({ _id: new ObjectId(), templateId, version: 2 });
     expect(await versions.countDocuments({ templateId })).toBe(2);
@@ -82,17 +94,26 @@ describe.runIf(realMongo)('on a real MongoDB (DOCGEN_TEST_MONGODB_URL)', () => {
     try {
       const expired: Document = { _id: new ObjectId(), expiresAt: new Date(Date.now() - 1000) };
       const alive: Document = { _id: new ObjectId(), expiresAt: new Date(Date.now() + 3_600_000) };
-      for (const name of [COLLECTIONS.idempotency, COLLECTIONS.rateLimits]) await db.collection(name).insertMany([{ ...expired }, { ...alive }]);
+      for (const name of [COLLECTIONS.idempotency, COLLECTIONS.rateLimits])
+        await db.collection(name).insertMany([{ ...expired }, { ...alive }]);
       for (const name of [COLLECTIONS.idempotency, COLLECTIONS.rateLimits]) {
-        await pollUntil(() => db.collection(name).countDocuments({ _id: expired._id }), (n) => n === 0, {
-          timeoutMs: previous ? 20_000 : 150_000,
-          intervalMs: 500,
-          description: `the TTL monitor to remove an expired document from ${name}`,
-        });
+        await pollUntil(
+          () => db.collection(name).countDocuments({ _id: expired._id }),
+          (n) => n === 0,
+          {
+            timeoutMs: previous ? 20_000 : 150_000,
+            intervalMs: 500,
+            description: `the TTL monitor to remove an expired document from ${name}`,
+          },
+        );
         expect(await db.collection(name).countDocuments({ _id: alive._id })).toBe(1);
       }
     } finally {
-      if (previous) await db.admin().command({ setParameter: 1, ttlMonitorSleepSecs: previous.was ?? 60 }).catch(() => {});
+      if (previous)
+        await db
+          .admin()
+          .command({ setParameter: 1, ttlMonitorSleepSecs: previous.was ?? 60 })
+          .catch(() => {});
     }
   }, 180_000);
 
@@ -105,13 +126,36 @@ describe.runIf(realMongo)('on a real MongoDB (DOCGEN_TEST_MONGODB_URL)', () => {
       return JSON.stringify((await cursor.explain('queryPlanner')).queryPlanner);
     };
     const cases: [string, string, Document, Document?][] = [
-      ['generations of a workspace, newest first', COLLECTIONS.generations, { workspaceId }, { createdAt: -1, _id: -1 }],
-      ['generations of a workspace by status', COLLECTIONS.generations, { workspaceId, status: 'COMPLETED' }, { createdAt: -1, _id: -1 }],
-      ['expired generations (retention)', COLLECTIONS.generations, { workspaceId, status: { $in: ['COMPLETED', 'FAILED'] }, createdAt: { $lt: new Date() } }, { createdAt: 1 }],
-      ['unpublished final events (outbox)', COLLECTIONS.generations, { eventPublished: false, updatedAt: { $lt: new Date() } }],
+      [
+        'generations of a workspace, newest first',
+        COLLECTIONS.generations,
+        { workspaceId },
+        { createdAt: -1, _id: -1 },
+      ],
+      [
+        'generations of a workspace by status',
+        COLLECTIONS.generations,
+        { workspaceId, status: 'COMPLETED' },
+        { createdAt: -1, _id: -1 },
+      ],
+      [
+        'expired generations (retention)',
+        COLLECTIONS.generations,
+        { workspaceId, status: { $in: ['COMPLETED', 'FAILED'] }, createdAt: { $lt: new Date() } },
+        { createdAt: 1 },
+      ],
+      [
+        'unpublished final events (outbox)',
+        COLLECTIONS.generations,
+        { eventPublished: false, updatedAt: { $lt: new Date() } },
+      ],
       ['API key by hash', COLLECTIONS.apiKeys, { hash: 'x' }],
       ['deliveries of a generation', COLLECTIONS.deliveries, { generationId: new ObjectId() }, { _id: -1 }],
-      ['overdue deliveries (sweeper)', COLLECTIONS.deliveries, { status: 'PENDING', nextAttemptAt: { $lt: new Date() } }],
+      [
+        'overdue deliveries (sweeper)',
+        COLLECTIONS.deliveries,
+        { status: 'PENDING', nextAttemptAt: { $lt: new Date() } },
+      ],
       ['workspaces with a retention', COLLECTIONS.workspaces, { retentionSeconds: { $gt: 0 } }],
     ];
     for (const [what, collection, filter, sort] of cases) {

@@ -11,7 +11,11 @@ let s3: TestS3;
 let store: ObjectStore;
 
 // Minimal but real PDF bytes (the test is about bytes, not rendering).
-const PDF = Buffer.concat([Buffer.from('%PDF-1.4\n%\xe2\xe3\xcf\xd3\n', 'latin1'), Buffer.alloc(4096, 7), Buffer.from('\n%%EOF\n')]);
+const PDF = Buffer.concat([
+  Buffer.from('%PDF-1.4\n%\xe2\xe3\xcf\xd3\n', 'latin1'),
+  Buffer.alloc(4096, 7),
+  Buffer.from('\n%%EOF\n'),
+]);
 
 function storeFor(publicEndpoint: string, bucket = s3.bucket): ObjectStore {
   return createObjectStore({
@@ -63,7 +67,9 @@ describe('object store', () => {
     const response = await fetch(url);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/pdf');
-    expect(response.headers.get('content-disposition')).toBe(`attachment; filename="Rechnung M_rz.pdf"; filename*=UTF-8''Rechnung%20M%C3%A4rz.pdf`);
+    expect(response.headers.get('content-disposition')).toBe(
+      `attachment; filename="Rechnung M_rz.pdf"; filename*=UTF-8''Rechnung%20M%C3%A4rz.pdf`,
+    );
     expect(Buffer.from(await response.arrayBuffer())).toEqual(PDF);
   });
 
@@ -107,14 +113,22 @@ describe('object store', () => {
   it('presigns without any network call, even when the public host does not resolve', async () => {
     const offline = storeFor('https://downloads.docgen.invalid');
     const url = await offline.presignGet('ws_1/gen_abc.pdf', 3600);
-    expect(url.startsWith(`https://downloads.docgen.invalid/${s3.bucket}/ws_1/gen_abc.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256`)).toBe(true);
+    expect(
+      url.startsWith(`https://downloads.docgen.invalid/${s3.bucket}/ws_1/gen_abc.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256`),
+    ).toBe(true);
   });
 
   it('keeps objects across an S3 server restart on the same directory', async () => {
     const directory = uniqueRunDir('s3-restart');
     const first = await startEmbeddedS3({ directory, buckets: ['keep'] });
     const storeOn = (endpoint: string) =>
-      createObjectStore({ endpoint: new URL(endpoint), accessKey: first.accessKey, secretKey: first.secretKey, bucket: 'keep', region: first.region });
+      createObjectStore({
+        endpoint: new URL(endpoint),
+        accessKey: first.accessKey,
+        secretKey: first.secretKey,
+        bucket: 'keep',
+        region: first.region,
+      });
     await storeOn(first.endpoint).putPdf('a/b.pdf', PDF, { downloadFilename: 'b.pdf' });
     await first.stop();
     const second = await startEmbeddedS3({ directory, buckets: ['keep'] });
@@ -146,7 +160,9 @@ describe('object store', () => {
       region: s3.region,
       requestTimeoutMs: 2_000,
     });
-    await expect(down.putPdf('a.pdf', PDF, { downloadFilename: 'a.pdf' })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    await expect(down.putPdf('a.pdf', PDF, { downloadFilename: 'a.pdf' })).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+    });
     await expect(down.exists('a.pdf')).rejects.toMatchObject({ code: 'UNAVAILABLE' });
   });
 
@@ -158,6 +174,8 @@ describe('object store', () => {
 
   it('builds RFC 6266 Content-Disposition values', () => {
     expect(contentDisposition('invoice.pdf')).toBe(`attachment; filename="invoice.pdf"; filename*=UTF-8''invoice.pdf`);
-    expect(contentDisposition('a "quoted" name.pdf', 'inline')).toBe(`inline; filename="a _quoted_ name.pdf"; filename*=UTF-8''a%20%22quoted%22%20name.pdf`);
+    expect(contentDisposition('a "quoted" name.pdf', 'inline')).toBe(
+      `inline; filename="a _quoted_ name.pdf"; filename*=UTF-8''a%20%22quoted%22%20name.pdf`,
+    );
   });
 });

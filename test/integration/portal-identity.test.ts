@@ -33,20 +33,35 @@ function call(
   options: { cookie?: string; origin?: string | null; token?: string; localAddress?: string } = {},
 ): Promise<Answer> {
   const payload = JSON.stringify(body);
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(payload)),
+  };
   if (options.cookie) headers.cookie = `docgen_session=${options.cookie}`;
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   const origin = options.origin === undefined ? (options.cookie ? portal : null) : options.origin;
   if (origin) headers.origin = origin;
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port: stack.app.adminPort, method: 'POST', path: `${S}${method}`, headers, localAddress: options.localAddress, agent: false },
+      {
+        host: '127.0.0.1',
+        port: stack.app.adminPort,
+        method: 'POST',
+        path: `${S}${method}`,
+        headers,
+        localAddress: options.localAddress,
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, any>) : {} });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: text ? (JSON.parse(text) as Record<string, any>) : {},
+          });
         });
       },
     );
@@ -72,12 +87,21 @@ function sessionFrom(answer: Answer): string {
 }
 
 /** Invites (as the operator) and accepts: returns the user id and a signed-in session. */
-async function newMember(workspaceId: string, role: 'OWNER' | 'EDITOR' | 'VIEWER', email: string, password: string): Promise<{ userId: string; cookie: string }> {
+async function newMember(
+  workspaceId: string,
+  role: 'OWNER' | 'EDITOR' | 'VIEWER',
+  email: string,
+  password: string,
+): Promise<{ userId: string; cookie: string }> {
   const invited = await ok(operator('UserService/InviteUser', { workspaceId, email, role: `MEMBER_ROLE_${role}` }));
   changes.push({ action: 'UserService.InviteUser', actor: 'operator', target: invited.user.id, workspaceId });
   const token = tokenOf(invited.inviteUrl);
   secrets.add(password);
-  const accepted = await call('SessionService/AcceptInvitation', { token, password, displayName: email.split('@')[0] }, { origin: portal });
+  const accepted = await call(
+    'SessionService/AcceptInvitation',
+    { token, password, displayName: email.split('@')[0] },
+    { origin: portal },
+  );
   expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
   changes.push({ action: 'SessionService.AcceptInvitation', actor: invited.user.id });
   return { userId: invited.user.id, cookie: sessionFrom(accepted) };
@@ -109,13 +133,27 @@ beforeAll(async () => {
   wsA = (await ok(operator('WorkspaceService/CreateWorkspace', { name: 'Workspace A' }))).workspace.id;
   wsB = (await ok(operator('WorkspaceService/CreateWorkspace', { name: 'Workspace B' }))).workspace.id;
   const content = { body: '<p>{{ n }}</p>', variables: [{ name: 'n' }] };
-  templateA = (await ok(operator('TemplateService/CreateTemplate', { workspaceId: wsA, name: 'A invoice', content }))).template.id;
-  templateB = (await ok(operator('TemplateService/CreateTemplate', { workspaceId: wsB, name: 'B invoice', content }))).template.id;
-  const createdKeyA = await ok(operator('ApiKeyService/CreateApiKey', { workspaceId: wsA, name: 'a', scopes: ['generations:read'] }));
-  const createdKeyB = await ok(operator('ApiKeyService/CreateApiKey', { workspaceId: wsB, name: 'b', scopes: ['generations:read'] }));
+  templateA = (await ok(operator('TemplateService/CreateTemplate', { workspaceId: wsA, name: 'A invoice', content })))
+    .template.id;
+  templateB = (await ok(operator('TemplateService/CreateTemplate', { workspaceId: wsB, name: 'B invoice', content })))
+    .template.id;
+  const createdKeyA = await ok(
+    operator('ApiKeyService/CreateApiKey', { workspaceId: wsA, name: 'a', scopes: ['generations:read'] }),
+  );
+  const createdKeyB = await ok(
+    operator('ApiKeyService/CreateApiKey', { workspaceId: wsB, name: 'b', scopes: ['generations:read'] }),
+  );
   keyA = createdKeyA.apiKey.id;
   keyB = createdKeyB.apiKey.id;
-  endpointB = (await ok(operator('WebhookEndpointService/CreateWebhookEndpoint', { workspaceId: wsB, url: 'http://127.0.0.1:9/hook', events: ['generation.completed'] }))).endpoint.id;
+  endpointB = (
+    await ok(
+      operator('WebhookEndpointService/CreateWebhookEndpoint', {
+        workspaceId: wsB,
+        url: 'http://127.0.0.1:9/hook',
+        events: ['generation.completed'],
+      }),
+    )
+  ).endpoint.id;
   changes.push(
     { action: 'WorkspaceService.CreateWorkspace', actor: 'operator', target: wsA, workspaceId: wsA },
     { action: 'TemplateService.CreateTemplate', actor: 'operator', target: templateA, workspaceId: wsA },
@@ -128,23 +166,26 @@ beforeAll(async () => {
   // A delivery of workspace B, as the webhooks role would have written it.
   const delivery = new ObjectId();
   deliveryB = `dlv_${delivery.toHexString()}`;
-  await mongo.db(stack.deps.mongo.database).collection(COLLECTIONS.deliveries).insertOne({
-    _id: delivery,
-    workspaceId: new ObjectId(wsB.slice(3)),
-    endpointId: new ObjectId(endpointB.slice(4)),
-    eventId: new ObjectId(),
-    event: 'generation.completed',
-    generationId: new ObjectId(),
-    payload: { generationId: `gen_${new ObjectId().toHexString()}` },
-    timestamp: Date.now(),
-    status: 'SUCCEEDED',
-    attempts: [],
-    roundAttempts: 0,
-    round: 1,
-    createdAt: new Date(),
-    updatedAt: new Date(),
-    nextAttemptAt: null,
-  });
+  await mongo
+    .db(stack.deps.mongo.database)
+    .collection(COLLECTIONS.deliveries)
+    .insertOne({
+      _id: delivery,
+      workspaceId: new ObjectId(wsB.slice(3)),
+      endpointId: new ObjectId(endpointB.slice(4)),
+      eventId: new ObjectId(),
+      event: 'generation.completed',
+      generationId: new ObjectId(),
+      payload: { generationId: `gen_${new ObjectId().toHexString()}` },
+      timestamp: Date.now(),
+      status: 'SUCCEEDED',
+      attempts: [],
+      roundAttempts: 0,
+      round: 1,
+      createdAt: new Date(),
+      updatedAt: new Date(),
+      nextAttemptAt: null,
+    });
   owner = await newMember(wsA, 'OWNER', 'owner@a.example', 'a long owner passphrase');
 }, 120_000);
 
@@ -155,7 +196,11 @@ afterAll(async () => {
 
 describe('invitations and sessions', () => {
   it('invite → set password → sign in → list own workspace templates (cookie HttpOnly, SameSite=Lax, not Secure on http://)', async () => {
-    const signedIn = await call('SessionService/SignIn', { email: ' Owner@A.example ', password: 'a long owner passphrase' }, { origin: portal });
+    const signedIn = await call(
+      'SessionService/SignIn',
+      { email: ' Owner@A.example ', password: 'a long owner passphrase' },
+      { origin: portal },
+    );
     expect(signedIn.status).toBe(200);
     changes.push({ action: 'SessionService.SignIn', actor: owner.userId });
     const cookie = (signedIn.headers['set-cookie'] ?? [])[0]!;
@@ -163,7 +208,9 @@ describe('invitations and sessions', () => {
     expect(cookie).toMatch(/SameSite=Lax/);
     expect(cookie).toMatch(/Path=\//);
     expect(cookie).not.toMatch(/Secure/);
-    expect(signedIn.body.memberships).toEqual([{ workspaceId: wsA, workspaceName: 'Workspace A', role: 'MEMBER_ROLE_OWNER' }]);
+    expect(signedIn.body.memberships).toEqual([
+      { workspaceId: wsA, workspaceName: 'Workspace A', role: 'MEMBER_ROLE_OWNER' },
+    ]);
     const session = sessionFrom(signedIn);
     const templates = await ok(call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie: session }));
     expect(templates.templates.map((t: { id: string }) => t.id)).toEqual([templateA]);
@@ -175,7 +222,9 @@ describe('invitations and sessions', () => {
   });
 
   it('refuses a weak password without using up the invitation, then a reused one', async () => {
-    const invited = await ok(operator('UserService/InviteUser', { workspaceId: wsA, email: 'late@a.example', role: 'MEMBER_ROLE_VIEWER' }));
+    const invited = await ok(
+      operator('UserService/InviteUser', { workspaceId: wsA, email: 'late@a.example', role: 'MEMBER_ROLE_VIEWER' }),
+    );
     changes.push({ action: 'UserService.InviteUser', actor: 'operator', target: invited.user.id, workspaceId: wsA });
     const token = tokenOf(invited.inviteUrl);
     for (const weak of ['short', 'password1234', '123456789012', 'late@a.example!!']) {
@@ -184,28 +233,45 @@ describe('invitations and sessions', () => {
       expect(refused.body.message).toMatch(/password/);
     }
     secrets.add('late viewer passphrase');
-    const accepted = await call('SessionService/AcceptInvitation', { token, password: 'late viewer passphrase' }, { origin: portal });
+    const accepted = await call(
+      'SessionService/AcceptInvitation',
+      { token, password: 'late viewer passphrase' },
+      { origin: portal },
+    );
     expect(accepted.status).toBe(200);
     changes.push({ action: 'SessionService.AcceptInvitation', actor: invited.user.id });
-    const again = await call('SessionService/AcceptInvitation', { token, password: 'another good passphrase' }, { origin: portal });
+    const again = await call(
+      'SessionService/AcceptInvitation',
+      { token, password: 'another good passphrase' },
+      { origin: portal },
+    );
     expect(again.status).toBe(401);
     expect(again.body.message).toMatch(/invalid, expired or already used/);
   });
 
   it('races have one winner without transactions: one user per email, one use per invitation', async () => {
     const invites = await Promise.all(
-      ['Racer@a.example', 'racer@A.example ', 'racer@a.example'].map((email) => ok(operator('UserService/InviteUser', { workspaceId: wsA, email, role: 'MEMBER_ROLE_VIEWER' }))),
+      ['Racer@a.example', 'racer@A.example ', 'racer@a.example'].map((email) =>
+        ok(operator('UserService/InviteUser', { workspaceId: wsA, email, role: 'MEMBER_ROLE_VIEWER' })),
+      ),
     );
     const ids = new Set(invites.map((i) => i.user.id));
     expect(ids.size).toBe(1);
     const userId = [...ids][0] as string;
-    for (let i = 0; i < 3; i++) changes.push({ action: 'UserService.InviteUser', actor: 'operator', target: userId, workspaceId: wsA });
+    for (let i = 0; i < 3; i++)
+      changes.push({ action: 'UserService.InviteUser', actor: 'operator', target: userId, workspaceId: wsA });
     const members = await ok(operator('MemberService/ListMembers', { workspaceId: wsA }));
     expect(members.members.filter((m: { user: { id: string } }) => m.user.id === userId)).toHaveLength(1);
     // Each invitation replaces the ones before: of the three links, used twice each at once, one works once.
     const tokens = invites.map((i) => tokenOf(i.inviteUrl));
     secrets.add('racing passphrase one');
-    const answers = await Promise.all(tokens.flatMap((token) => [1, 2].map(() => call('SessionService/AcceptInvitation', { token, password: 'racing passphrase one' }, { origin: portal }))));
+    const answers = await Promise.all(
+      tokens.flatMap((token) =>
+        [1, 2].map(() =>
+          call('SessionService/AcceptInvitation', { token, password: 'racing passphrase one' }, { origin: portal }),
+        ),
+      ),
+    );
     expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
     expect(answers.filter((a) => a.status === 401)).toHaveLength(5);
     for (const a of answers.filter((x) => x.status === 200)) sessionFrom(a);
@@ -213,15 +279,24 @@ describe('invitations and sessions', () => {
   });
 
   it('refuses an expired invitation', async () => {
-    const invited = await ok(operator('UserService/InviteUser', { workspaceId: wsA, email: 'expired@a.example', role: 'MEMBER_ROLE_VIEWER' }));
+    const invited = await ok(
+      operator('UserService/InviteUser', { workspaceId: wsA, email: 'expired@a.example', role: 'MEMBER_ROLE_VIEWER' }),
+    );
     changes.push({ action: 'UserService.InviteUser', actor: 'operator', target: invited.user.id, workspaceId: wsA });
     const expiresAt = new Date(invited.inviteExpiresAt).getTime() - Date.now();
     expect(expiresAt).toBeGreaterThan(71.9 * 3600_000);
     expect(expiresAt).toBeLessThanOrEqual(72 * 3600_000);
     const token = tokenOf(invited.inviteUrl);
     // 73 hours later: the invitation's clock is moved back rather than the test's forward.
-    await mongo.db(stack.deps.mongo.database).collection(COLLECTIONS.invitations).updateMany({ usedAt: null, revokedAt: null }, { $set: { expiresAt: new Date(Date.now() - 3600_000) } });
-    const refused = await call('SessionService/AcceptInvitation', { token, password: 'expired user passphrase' }, { origin: portal });
+    await mongo
+      .db(stack.deps.mongo.database)
+      .collection(COLLECTIONS.invitations)
+      .updateMany({ usedAt: null, revokedAt: null }, { $set: { expiresAt: new Date(Date.now() - 3600_000) } });
+    const refused = await call(
+      'SessionService/AcceptInvitation',
+      { token, password: 'expired user passphrase' },
+      { origin: portal },
+    );
     expect(refused.status).toBe(401);
   });
 });
@@ -231,7 +306,11 @@ describe('roles', () => {
     const viewer = await newMember(wsA, 'VIEWER', 'viewer@a.example', 'viewer passphrase here');
     const keys = await ok(call('ApiKeyService/ListApiKeys', { workspaceId: wsA }, { cookie: viewer.cookie }));
     expect(keys.apiKeys.map((k: { id: string }) => k.id)).toEqual([keyA]);
-    const refused = await call('ApiKeyService/CreateApiKey', { workspaceId: wsA, name: 'nope', scopes: ['generations:read'] }, { cookie: viewer.cookie });
+    const refused = await call(
+      'ApiKeyService/CreateApiKey',
+      { workspaceId: wsA, name: 'nope', scopes: ['generations:read'] },
+      { cookie: viewer.cookie },
+    );
     expect(refused.status).toBe(403);
     expect(refused.body.code).toBe('permission_denied');
     expect(refused.body.message).toMatch(/viewer/);
@@ -239,19 +318,51 @@ describe('roles', () => {
 
   it('an editor publishes a version but cannot revoke a key; an owner can', async () => {
     // Invited by the owner from the portal this time.
-    const invited = await ok(call('MemberService/InviteMember', { workspaceId: wsA, email: 'editor@a.example', role: 'MEMBER_ROLE_EDITOR' }, { cookie: owner.cookie }));
+    const invited = await ok(
+      call(
+        'MemberService/InviteMember',
+        { workspaceId: wsA, email: 'editor@a.example', role: 'MEMBER_ROLE_EDITOR' },
+        { cookie: owner.cookie },
+      ),
+    );
     const editorId = invited.member.user.id;
     changes.push({ action: 'MemberService.InviteMember', actor: owner.userId, target: editorId, workspaceId: wsA });
     secrets.add('editor passphrase here');
-    const accepted = await call('SessionService/AcceptInvitation', { token: tokenOf(invited.inviteUrl), password: 'editor passphrase here' }, { origin: portal });
+    const accepted = await call(
+      'SessionService/AcceptInvitation',
+      { token: tokenOf(invited.inviteUrl), password: 'editor passphrase here' },
+      { origin: portal },
+    );
     expect(accepted.status).toBe(200);
     changes.push({ action: 'SessionService.AcceptInvitation', actor: editorId });
     const editor = sessionFrom(accepted);
 
-    const version = await ok(call('TemplateService/CreateTemplateVersion', { templateId: templateA, content: { body: '<p>v2 {{ n }}</p>', variables: [{ name: 'n' }] } }, { cookie: editor }));
-    changes.push({ action: 'TemplateService.CreateTemplateVersion', actor: editorId, target: templateA, workspaceId: wsA });
-    await ok(call('TemplateService/PublishTemplateVersion', { templateId: templateA, version: version.version.version }, { cookie: editor }));
-    changes.push({ action: 'TemplateService.PublishTemplateVersion', actor: editorId, target: templateA, workspaceId: wsA });
+    const version = await ok(
+      call(
+        'TemplateService/CreateTemplateVersion',
+        { templateId: templateA, content: { body: '<p>v2 {{ n }}</p>', variables: [{ name: 'n' }] } },
+        { cookie: editor },
+      ),
+    );
+    changes.push({
+      action: 'TemplateService.CreateTemplateVersion',
+      actor: editorId,
+      target: templateA,
+      workspaceId: wsA,
+    });
+    await ok(
+      call(
+        'TemplateService/PublishTemplateVersion',
+        { templateId: templateA, version: version.version.version },
+        { cookie: editor },
+      ),
+    );
+    changes.push({
+      action: 'TemplateService.PublishTemplateVersion',
+      actor: editorId,
+      target: templateA,
+      workspaceId: wsA,
+    });
 
     const refused = await call('ApiKeyService/RevokeApiKey', { id: keyA }, { cookie: editor });
     expect(refused.status).toBe(403);
@@ -265,7 +376,9 @@ describe('roles', () => {
     expect(members.members.map((m: { user: { email: string } }) => m.user.email)).toContain('editor@a.example');
     // Operator-only calls stay operator-only.
     expect((await call('UserService/ListUsers', {}, { cookie: owner.cookie })).status).toBe(403);
-    expect((await call('WorkspaceService/CreateWorkspace', { name: 'mine' }, { cookie: owner.cookie })).status).toBe(403);
+    expect((await call('WorkspaceService/CreateWorkspace', { name: 'mine' }, { cookie: owner.cookie })).status).toBe(
+      403,
+    );
   });
 
   it("a member of A gets NotFound for B's template, key, endpoint, delivery and workspace, worded as for ids that do not exist", async () => {
@@ -273,8 +386,16 @@ describe('roles', () => {
       ['TemplateService/GetTemplate', { id: templateB }, { id: `tpl_${new ObjectId().toHexString()}` }],
       ['TemplateService/ArchiveTemplate', { id: templateB }, { id: `tpl_${new ObjectId().toHexString()}` }],
       ['ApiKeyService/RevokeApiKey', { id: keyB }, { id: `key_${new ObjectId().toHexString()}` }],
-      ['WebhookEndpointService/DeleteWebhookEndpoint', { id: endpointB }, { id: `whe_${new ObjectId().toHexString()}` }],
-      ['WebhookEndpointService/RotateWebhookEndpointSecret', { id: endpointB }, { id: `whe_${new ObjectId().toHexString()}` }],
+      [
+        'WebhookEndpointService/DeleteWebhookEndpoint',
+        { id: endpointB },
+        { id: `whe_${new ObjectId().toHexString()}` },
+      ],
+      [
+        'WebhookEndpointService/RotateWebhookEndpointSecret',
+        { id: endpointB },
+        { id: `whe_${new ObjectId().toHexString()}` },
+      ],
       ['DeliveryService/GetDelivery', { id: deliveryB }, { id: `dlv_${new ObjectId().toHexString()}` }],
       ['DeliveryService/RedeliverDelivery', { id: deliveryB }, { id: `dlv_${new ObjectId().toHexString()}` }],
       ['TemplateService/ListTemplates', { workspaceId: wsB }, { workspaceId: `ws_${new ObjectId().toHexString()}` }],
@@ -289,7 +410,9 @@ describe('roles', () => {
       expect(a.body.message.replace(id, 'ID'), method).toBe(b.body.message.replace(Object.values(missing)[0]!, 'ID'));
     }
     // Still there for the operator: nothing of B was touched.
-    expect((await ok(operator('TemplateService/GetTemplate', { id: templateB }))).template.status).toBe('TEMPLATE_STATUS_ACTIVE');
+    expect((await ok(operator('TemplateService/GetTemplate', { id: templateB }))).template.status).toBe(
+      'TEMPLATE_STATUS_ACTIVE',
+    );
   });
 });
 
@@ -306,15 +429,26 @@ describe('ending sessions', () => {
 
   it('disabling a user revokes every session at once; enabling does not bring them back', async () => {
     const member = await newMember(wsA, 'EDITOR', 'disabled@a.example', 'disabled passphrase here');
-    const second = sessionFrom(await call('SessionService/SignIn', { email: 'disabled@a.example', password: 'disabled passphrase here' }, { origin: portal }));
+    const second = sessionFrom(
+      await call(
+        'SessionService/SignIn',
+        { email: 'disabled@a.example', password: 'disabled passphrase here' },
+        { origin: portal },
+      ),
+    );
     changes.push({ action: 'SessionService.SignIn', actor: member.userId });
     expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie: second })).status).toBe(200);
     await ok(operator('UserService/DisableUser', { id: member.userId }));
     changes.push({ action: 'UserService.DisableUser', actor: 'operator', target: member.userId });
     const started = Date.now();
-    for (const cookie of [member.cookie, second]) expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie })).status).toBe(401);
+    for (const cookie of [member.cookie, second])
+      expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie })).status).toBe(401);
     expect(Date.now() - started).toBeLessThan(1000);
-    const signIn = await call('SessionService/SignIn', { email: 'disabled@a.example', password: 'disabled passphrase here' }, { origin: portal, localAddress: '127.0.0.5' });
+    const signIn = await call(
+      'SessionService/SignIn',
+      { email: 'disabled@a.example', password: 'disabled passphrase here' },
+      { origin: portal, localAddress: '127.0.0.5' },
+    );
     expect(signIn.status).toBe(401);
     await ok(operator('UserService/EnableUser', { id: member.userId }));
     changes.push({ action: 'UserService.EnableUser', actor: 'operator', target: member.userId });
@@ -323,23 +457,39 @@ describe('ending sessions', () => {
 
   it('a session ends 12 h after its last use, and 7 days after sign-in however busy', async () => {
     const member = await newMember(wsA, 'VIEWER', 'sleepy@a.example', 'sleepy passphrase here');
-    const busy = sessionFrom(await call('SessionService/SignIn', { email: 'sleepy@a.example', password: 'sleepy passphrase here' }, { origin: portal }));
+    const busy = sessionFrom(
+      await call(
+        'SessionService/SignIn',
+        { email: 'sleepy@a.example', password: 'sleepy passphrase here' },
+        { origin: portal },
+      ),
+    );
     changes.push({ action: 'SessionService.SignIn', actor: member.userId });
     const sessions = mongo.db(stack.deps.mongo.database).collection(COLLECTIONS.sessions);
-    const stored = await sessions.find({ userId: new ObjectId(member.userId.slice(4)) }).sort({ createdAt: 1 }).toArray();
+    const stored = await sessions
+      .find({ userId: new ObjectId(member.userId.slice(4)) })
+      .sort({ createdAt: 1 })
+      .toArray();
     expect(stored).toHaveLength(2);
     const [idle, old] = stored as { _id: ObjectId; createdAt: Date; idleExpiresAt: Date; absoluteExpiresAt: Date }[];
     expect(idle!.idleExpiresAt.getTime() - idle!.createdAt.getTime()).toBe(12 * 3600_000);
     expect(old!.absoluteExpiresAt.getTime() - old!.createdAt.getTime()).toBe(7 * 24 * 3600_000);
     // Use moves the idle expiry forward (written at most once a minute, never past the 7 days).
-    await sessions.updateOne({ _id: old!._id }, { $set: { lastSeenAt: new Date(Date.now() - 120_000), idleExpiresAt: new Date(Date.now() + 60_000) } });
+    await sessions.updateOne(
+      { _id: old!._id },
+      { $set: { lastSeenAt: new Date(Date.now() - 120_000), idleExpiresAt: new Date(Date.now() + 60_000) } },
+    );
     expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie: busy })).status).toBe(200);
     const touched = (await sessions.findOne({ _id: old!._id }))!;
     expect(touched.idleExpiresAt.getTime()).toBeGreaterThan(Date.now() + 11.9 * 3600_000);
     // Time passes for the stored sessions: one idle past its 12 h, the other past its 7 days.
     await sessions.updateOne({ _id: idle!._id }, { $set: { idleExpiresAt: new Date(Date.now() - 1000) } });
-    await sessions.updateOne({ _id: old!._id }, { $set: { absoluteExpiresAt: new Date(Date.now() - 1000), idleExpiresAt: new Date(Date.now() + 3600_000) } });
-    for (const cookie of [member.cookie, busy]) expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie })).status).toBe(401);
+    await sessions.updateOne(
+      { _id: old!._id },
+      { $set: { absoluteExpiresAt: new Date(Date.now() - 1000), idleExpiresAt: new Date(Date.now() + 3600_000) } },
+    );
+    for (const cookie of [member.cookie, busy])
+      expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie })).status).toBe(401);
   });
 
   it('reset clears the password, signs the user out and issues a new link', async () => {
@@ -347,9 +497,15 @@ describe('ending sessions', () => {
     const reset = await ok(operator('UserService/ResetUser', { id: member.userId }));
     changes.push({ action: 'UserService.ResetUser', actor: 'operator', target: member.userId });
     expect(reset.user.hasPassword ?? false).toBe(false);
-    expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie: member.cookie })).status).toBe(401);
+    expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie: member.cookie })).status).toBe(
+      401,
+    );
     secrets.add('remembered passphrase');
-    const accepted = await call('SessionService/AcceptInvitation', { token: tokenOf(reset.inviteUrl), password: 'remembered passphrase' }, { origin: portal });
+    const accepted = await call(
+      'SessionService/AcceptInvitation',
+      { token: tokenOf(reset.inviteUrl), password: 'remembered passphrase' },
+      { origin: portal },
+    );
     expect(accepted.status).toBe(200);
     changes.push({ action: 'SessionService.AcceptInvitation', actor: member.userId });
   });
@@ -358,7 +514,10 @@ describe('ending sessions', () => {
 describe('CSRF', () => {
   it('refuses a state change with the cookie from another origin, or with none', async () => {
     const body = { workspaceId: wsA, name: 'csrf', content: { body: '<p>x</p>' } };
-    const cross = await call('TemplateService/CreateTemplate', body, { cookie: owner.cookie, origin: 'http://evil.example' });
+    const cross = await call('TemplateService/CreateTemplate', body, {
+      cookie: owner.cookie,
+      origin: 'http://evil.example',
+    });
     expect(cross.status).toBe(403);
     expect(cross.body.message).toMatch(/Cross-origin/);
     const noOrigin = await call('TemplateService/CreateTemplate', body, { cookie: owner.cookie, origin: null });
@@ -367,12 +526,18 @@ describe('CSRF', () => {
     expect(list.templates.map((t: { name: string }) => t.name)).not.toContain('csrf');
     // The same call from the portal's origin goes through.
     const same = await ok(call('TemplateService/CreateTemplate', body, { cookie: owner.cookie }));
-    changes.push({ action: 'TemplateService.CreateTemplate', actor: owner.userId, target: same.template.id, workspaceId: wsA });
+    changes.push({
+      action: 'TemplateService.CreateTemplate',
+      actor: owner.userId,
+      target: same.template.id,
+      workspaceId: wsA,
+    });
   });
 });
 
 describe('sign-in rate limits', () => {
-  const wrong = (email: string, localAddress: string) => call('SessionService/SignIn', { email, password: 'not the password at all' }, { origin: portal, localAddress });
+  const wrong = (email: string, localAddress: string) =>
+    call('SessionService/SignIn', { email, password: 'not the password at all' }, { origin: portal, localAddress });
 
   it('answers the same for an unknown email and a wrong password', async () => {
     const known = await wrong('owner@a.example', '127.0.0.9');
@@ -420,7 +585,17 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
 
 describe('docgen admin user … and audit list', () => {
   it('invites with --json ({id, inviteUrl}), lists, disables, enables and resets', async () => {
-    const invited = await cli(['user', 'invite', '--workspace', wsA, '--email', 'CLI@a.example', '--role', 'owner', '--json']);
+    const invited = await cli([
+      'user',
+      'invite',
+      '--workspace',
+      wsA,
+      '--email',
+      'CLI@a.example',
+      '--role',
+      'owner',
+      '--json',
+    ]);
     expect(invited.code, invited.stderr).toBe(0);
     const { id, inviteUrl } = JSON.parse(invited.stdout) as { id: string; inviteUrl: string };
     expect(Object.keys(JSON.parse(invited.stdout))).toEqual(['id', 'inviteUrl']);
@@ -428,13 +603,23 @@ describe('docgen admin user … and audit list', () => {
     changes.push({ action: 'UserService.InviteUser', actor: 'operator', target: id, workspaceId: wsA });
     tokenOf(inviteUrl);
 
-    const listed = JSON.parse((await cli(['user', 'list', '--workspace', wsA, '--json'])).stdout) as { users: { id: string; email: string; hasPassword: boolean }[] };
+    const listed = JSON.parse((await cli(['user', 'list', '--workspace', wsA, '--json'])).stdout) as {
+      users: { id: string; email: string; hasPassword: boolean }[];
+    };
     expect(listed.users.find((u) => u.id === id)).toMatchObject({ email: 'cli@a.example', hasPassword: false });
     expect((await cli(['user', 'list'])).stdout).toMatch(/cli@a\.example\s+-\s+invited/);
 
     expect((await cli(['user', 'disable', id])).stdout).toMatch(/Disabled cli@a\.example/);
     changes.push({ action: 'UserService.DisableUser', actor: 'operator', target: id });
-    expect((await call('SessionService/AcceptInvitation', { token: tokenOf(inviteUrl), password: 'cli owner passphrase' }, { origin: portal })).status).toBe(401);
+    expect(
+      (
+        await call(
+          'SessionService/AcceptInvitation',
+          { token: tokenOf(inviteUrl), password: 'cli owner passphrase' },
+          { origin: portal },
+        )
+      ).status,
+    ).toBe(401);
     expect((await cli(['user', 'enable', id])).code).toBe(0);
     changes.push({ action: 'UserService.EnableUser', actor: 'operator', target: id });
 
@@ -444,7 +629,15 @@ describe('docgen admin user … and audit list', () => {
     const again = JSON.parse(reset.stdout) as { id: string; inviteUrl: string };
     expect(again.inviteUrl).not.toBe(inviteUrl);
     secrets.add('cli owner passphrase');
-    expect((await call('SessionService/AcceptInvitation', { token: tokenOf(again.inviteUrl), password: 'cli owner passphrase' }, { origin: portal })).status).toBe(200);
+    expect(
+      (
+        await call(
+          'SessionService/AcceptInvitation',
+          { token: tokenOf(again.inviteUrl), password: 'cli owner passphrase' },
+          { origin: portal },
+        )
+      ).status,
+    ).toBe(200);
     changes.push({ action: 'SessionService.AcceptInvitation', actor: id });
 
     const bad = await cli(['user', 'invite', '--workspace', wsA, '--email', 'x@a.example', '--role', 'admin']);
@@ -457,7 +650,9 @@ describe('docgen admin user … and audit list', () => {
     expect(res.code, res.stderr).toBe(0);
     const { events } = JSON.parse(res.stdout) as { events: { actor: string; action: string; targetId: string }[] };
     expect(events.some((e) => e.action === 'UserService.InviteUser' && e.actor === 'operator')).toBe(true);
-    expect(events.some((e) => e.action === 'TemplateService.PublishTemplateVersion' && e.actor.startsWith('usr_'))).toBe(true);
+    expect(
+      events.some((e) => e.action === 'TemplateService.PublishTemplateVersion' && e.actor.startsWith('usr_')),
+    ).toBe(true);
     const human = await cli(['audit', 'list', '--workspace', wsA]);
     expect(human.stdout.split('\n')[0]).toMatch(/^TIME\s+ACTOR\s+ACTION\s+TARGET\s+WORKSPACE\s+DETAIL$/);
   });
@@ -473,17 +668,24 @@ describe('audit and storage', () => {
       pageToken = page.nextPageToken ?? '';
     } while (pageToken);
     for (const change of changes) {
-      const found = events.find((e) => e.action === change.action && e.actor === change.actor && (!change.target || e.targetId === change.target));
+      const found = events.find(
+        (e) =>
+          e.action === change.action && e.actor === change.actor && (!change.target || e.targetId === change.target),
+      );
       expect(found, JSON.stringify(change)).toBeDefined();
       if (change.workspaceId) expect(found!.workspaceId, JSON.stringify(change)).toBe(change.workspaceId);
     }
     const times = events.map((e) => Date.parse(e.occurredAt!));
     expect([...times].sort((a, b) => b - a)).toEqual(times);
     // An owner reads their workspace's trail; only A's events are in it.
-    const mine = await ok(call('AuditService/ListAuditEvents', { workspaceId: wsA, pageSize: 100 }, { cookie: owner.cookie }));
+    const mine = await ok(
+      call('AuditService/ListAuditEvents', { workspaceId: wsA, pageSize: 100 }, { cookie: owner.cookie }),
+    );
     expect(mine.events.length).toBeGreaterThan(5);
     expect(mine.events.every((e: { workspaceId: string }) => e.workspaceId === wsA)).toBe(true);
-    expect((await call('AuditService/ListAuditEvents', { workspaceId: wsB }, { cookie: owner.cookie })).status).toBe(404);
+    expect((await call('AuditService/ListAuditEvents', { workspaceId: wsB }, { cookie: owner.cookie })).status).toBe(
+      404,
+    );
   });
 
   it('no password, session id or invitation token is stored in plain, hex or base64 form', async () => {
@@ -496,7 +698,12 @@ describe('audit and storage', () => {
     expect(secrets.size).toBeGreaterThan(15);
     const hexDump = dump.toLowerCase();
     for (const secret of secrets) {
-      const forms = new Set([secret, Buffer.from(secret).toString('hex'), Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('base64url')]);
+      const forms = new Set([
+        secret,
+        Buffer.from(secret).toString('hex'),
+        Buffer.from(secret).toString('base64'),
+        Buffer.from(secret).toString('base64url'),
+      ]);
       if (/^[A-Za-z0-9_-]{43}$/.test(secret)) {
         const raw = Buffer.from(secret, 'base64url');
         forms.add(raw.toString('hex'));

@@ -8,12 +8,23 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { DomainError } from '../../src/domain/errors.ts';
 import { DEFAULT_PDF_OPTIONS, type TemplateVersionContent } from '../../src/domain/template.ts';
 import type { EmbeddedNats } from '../../src/dev/embedded-nats.ts';
-import { requestPreview, servePreviews, type PreviewRequest, type PreviewServer } from '../../src/queue/preview-channel.ts';
+import {
+  requestPreview,
+  servePreviews,
+  type PreviewRequest,
+  type PreviewServer,
+} from '../../src/queue/preview-channel.ts';
 import { startNats } from '../harness/dependencies.ts';
 
 let nats: EmbeddedNats;
 let nc: NatsConnection;
-const content: TemplateVersionContent = { body: '<p>x</p>', css: '', partials: {}, variables: [], pdfOptions: DEFAULT_PDF_OPTIONS };
+const content: TemplateVersionContent = {
+  body: '<p>x</p>',
+  css: '',
+  partials: {},
+  variables: [],
+  pdfOptions: DEFAULT_PDF_OPTIONS,
+};
 
 beforeAll(async () => {
   nats = await startNats();
@@ -29,7 +40,12 @@ function subject(): string {
   return `t${randomBytes(4).toString('hex')}.render.preview`;
 }
 
-function serve(subj: string, render: (r: PreviewRequest) => Promise<Uint8Array>, concurrency = 1, maxWaiting?: number): PreviewServer {
+function serve(
+  subj: string,
+  render: (r: PreviewRequest) => Promise<Uint8Array>,
+  concurrency = 1,
+  maxWaiting?: number,
+): PreviewServer {
   return servePreviews(nc, {
     subject: subj,
     concurrency,
@@ -42,10 +58,14 @@ function serve(subj: string, render: (r: PreviewRequest) => Promise<Uint8Array>,
 describe('preview channel', () => {
   it('carries a reply several times larger than max_payload intact, and the request as sent', async () => {
     const subj = subject();
-    const big = randomBytes(Math.round((nc.info!.max_payload * 3.5))); // 3.5 MB with the default 1 MB
+    const big = randomBytes(Math.round(nc.info!.max_payload * 3.5)); // 3.5 MB with the default 1 MB
     let seen: PreviewRequest | undefined;
     const server = serve(subj, async (r) => ((seen = r), big));
-    const reply = await requestPreview(nc, { content, variables: { name: 'Ada', n: [1, 2] } }, { subject: subj, timeoutMs: 10_000 });
+    const reply = await requestPreview(
+      nc,
+      { content, variables: { name: 'Ada', n: [1, 2] } },
+      { subject: subj, timeoutMs: 10_000 },
+    );
     expect(reply.ok).toBe(true);
     expect(Buffer.from((reply as { pdf: Uint8Array }).pdf).equals(big)).toBe(true);
     expect(seen).toEqual({ content, variables: { name: 'Ada', n: [1, 2] } });
@@ -62,7 +82,9 @@ describe('preview channel', () => {
 
   it('answers Unavailable at once when no render process is subscribed', async () => {
     const started = Date.now();
-    const err = await requestPreview(nc, { content, variables: {} }, { subject: subject(), timeoutMs: 10_000 }).catch((e: unknown) => e);
+    const err = await requestPreview(nc, { content, variables: {} }, { subject: subject(), timeoutMs: 10_000 }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(DomainError);
     expect(err).toMatchObject({ code: 'UNAVAILABLE' });
     expect((err as Error).message).toContain('No render worker is running');
@@ -87,8 +109,12 @@ describe('preview channel', () => {
       1,
       1,
     );
-    const requests = Array.from({ length: 4 }, () => requestPreview(nc, { content, variables: {} }, { subject: subj, timeoutMs: 10_000 }));
-    const busy = await Promise.race(requests.map((p) => p.then((r) => (!r.ok && r.error.code === 'BUSY' ? r : new Promise(() => {})))));
+    const requests = Array.from({ length: 4 }, () =>
+      requestPreview(nc, { content, variables: {} }, { subject: subj, timeoutMs: 10_000 }),
+    );
+    const busy = await Promise.race(
+      requests.map((p) => p.then((r) => (!r.ok && r.error.code === 'BUSY' ? r : new Promise(() => {})))),
+    );
     expect(busy).toMatchObject({ ok: false, error: { code: 'BUSY' } });
     release();
     const replies = await Promise.all(requests);
@@ -105,14 +131,22 @@ describe('preview channel', () => {
     const a = serve(subj, async () => ((served.a += 1), new Uint8Array([1])), 4, 40);
     const b = serve(subj, async () => ((served.b += 1), new Uint8Array([2])), 4, 40);
     await nc.flush();
-    await Promise.all(Array.from({ length: 40 }, () => requestPreview(nc, { content, variables: {} }, { subject: subj, timeoutMs: 10_000 })));
+    await Promise.all(
+      Array.from({ length: 40 }, () =>
+        requestPreview(nc, { content, variables: {} }, { subject: subj, timeoutMs: 10_000 }),
+      ),
+    );
     expect(served.a + served.b).toBe(40);
     expect(served.a).toBeGreaterThan(0);
     expect(served.b).toBeGreaterThan(0);
     await a.stop();
     await nc.flush();
     const before = served.a;
-    await Promise.all(Array.from({ length: 10 }, () => requestPreview(nc, { content, variables: {} }, { subject: subj, timeoutMs: 10_000 })));
+    await Promise.all(
+      Array.from({ length: 10 }, () =>
+        requestPreview(nc, { content, variables: {} }, { subject: subj, timeoutMs: 10_000 }),
+      ),
+    );
     expect(served.a).toBe(before);
     await b.stop();
   });

@@ -43,14 +43,22 @@ afterAll(async () => {
   expect(leftovers({ dir: profiles })).toEqual([]);
 });
 
-function content(body: string, patch: Partial<TemplateVersionContent> = {}, pdf: Partial<PdfOptions> = {}): TemplateVersionContent {
+function content(
+  body: string,
+  patch: Partial<TemplateVersionContent> = {},
+  pdf: Partial<PdfOptions> = {},
+): TemplateVersionContent {
   return {
     body,
     css: '',
     partials: {},
     variables: [{ name: 'number', required: false, description: '', default: 'INV-7' }],
     ...patch,
-    pdfOptions: { ...DEFAULT_PDF_OPTIONS, margins: { top: '20mm', right: '15mm', bottom: '20mm', left: '15mm' }, ...pdf },
+    pdfOptions: {
+      ...DEFAULT_PDF_OPTIONS,
+      margins: { top: '20mm', right: '15mm', bottom: '20mm', left: '15mm' },
+      ...pdf,
+    },
   };
 }
 
@@ -61,7 +69,11 @@ async function saved(pdf: Buffer): Promise<string> {
 }
 
 async function pageText(pdf: Buffer, page: number): Promise<string> {
-  return (await run('pdftotext', ['-enc', 'UTF-8', '-f', String(page), '-l', String(page), await saved(pdf), '-'], { encoding: 'utf8' })).stdout;
+  return (
+    await run('pdftotext', ['-enc', 'UTF-8', '-f', String(page), '-l', String(page), await saved(pdf), '-'], {
+      encoding: 'utf8',
+    })
+  ).stdout;
 }
 
 async function info(pdf: Buffer, ...args: string[]): Promise<string> {
@@ -92,7 +104,8 @@ async function structurePages(pdf: Buffer): Promise<{ pages: string[]; reference
   return { pages: doc.getPages().map((p) => p.ref.toString()), referenced: [...referenced] };
 }
 
-const TWO_PAGES = '<h1>Report {{ number }}</h1><p>First page body</p><p style="break-before: page">Second page body</p>';
+const TWO_PAGES =
+  '<h1>Report {{ number }}</h1><p>First page body</p><p style="break-before: page">Second page body</p>';
 
 describe('page furniture', () => {
   it('numbers pages "Page X of Y" from the body CSS (@page margin boxes), with a different first page', async () => {
@@ -108,12 +121,19 @@ describe('page furniture', () => {
   });
 
   it('renders Liquid header/footer templates with the version CSS, page numbers and a first-page footer of their own', async () => {
-    const css = '.furniture { font-size: 9pt; width: 100%; text-align: center; color: #123456; } .strong { font-weight: bold; }';
-    const c = content(TWO_PAGES, { css }, {
-      headerTemplate: '<div class="furniture">Header {{ number }}</div>',
-      footerTemplate: '<div class="furniture">Page <span class="pageNumber"></span> of <span class="totalPages"></span></div>',
-      firstPageFooterTemplate: '<div class="furniture"><span class="strong">Thank you</span> - Page <span class="pageNumber"></span> of <span class="totalPages"></span></div>',
-    });
+    const css =
+      '.furniture { font-size: 9pt; width: 100%; text-align: center; color: #123456; } .strong { font-weight: bold; }';
+    const c = content(
+      TWO_PAGES,
+      { css },
+      {
+        headerTemplate: '<div class="furniture">Header {{ number }}</div>',
+        footerTemplate:
+          '<div class="furniture">Page <span class="pageNumber"></span> of <span class="totalPages"></span></div>',
+        firstPageFooterTemplate:
+          '<div class="furniture"><span class="strong">Thank you</span> - Page <span class="pageNumber"></span> of <span class="totalPages"></span></div>',
+      },
+    );
     const { pdf } = await engine.renderer.render(c, {});
     expect((await pdfInfo(pdf)).pages).toBe(2);
     const first = await pageText(pdf, 1);
@@ -140,7 +160,11 @@ describe('page furniture', () => {
     const css = `@import url("http://127.0.0.1:9/remote.css");
 @font-face { font-family: "Remote"; src: url(http://127.0.0.1:9/remote.woff2); }
 .furniture { font-size: 9pt; font-family: "Remote", sans-serif; background: url('http://127.0.0.1:9/bg.png'); }`;
-    const c = content('<p>Body</p>', { css }, { footerTemplate: '<div class="furniture">Footer <span class="pageNumber"></span></div>' });
+    const c = content(
+      '<p>Body</p>',
+      { css },
+      { footerTemplate: '<div class="furniture">Footer <span class="pageNumber"></span></div>' },
+    );
     const { pdf } = await engine.renderer.render(c, {});
     expect(await pdfText(pdf)).toMatch(/Footer 1/);
   });
@@ -150,7 +174,12 @@ describe('metadata', () => {
   it('takes the PDF Title from the Liquid title, else the template name; sets author, subject, keywords and language', async () => {
     const c = content('<p>Hello</p>', {
       title: 'Invoice {{ number }} <draft> & co',
-      metadata: { author: 'Müller & Söhne KG', subject: 'Invoice for March', keywords: 'invoice, march', language: 'de-DE' },
+      metadata: {
+        author: 'Müller & Söhne KG',
+        subject: 'Invoice for March',
+        keywords: 'invoice, march',
+        language: 'de-DE',
+      },
     });
     const { pdf } = await engine.renderer.render(c, { number: 'A-9' }, { templateName: 'Invoice template' });
     const out = await info(pdf);
@@ -159,7 +188,12 @@ describe('metadata', () => {
     expect(out).toMatch(/^Subject:\s+Invoice for March$/m);
     expect(out).toMatch(/^Keywords:\s+invoice.*march$/m);
     expect(out).toMatch(/^Tagged:\s+yes/m);
-    const qdf = (await run('qpdf', ['--qdf', '--object-streams=disable', await saved(pdf), '-'], { encoding: 'latin1', maxBuffer: 64 << 20 })).stdout;
+    const qdf = (
+      await run('qpdf', ['--qdf', '--object-streams=disable', await saved(pdf), '-'], {
+        encoding: 'latin1',
+        maxBuffer: 64 << 20,
+      })
+    ).stdout;
     expect(qdf).toMatch(/\/Lang \(de-DE\)/);
 
     const plain = await engine.renderer.render(content('<p>Hello</p>'), {}, { templateName: 'Quarterly report' });
@@ -190,19 +224,28 @@ describe('print options', () => {
     expect((await pdfInfo((await engine.renderer.render(content(tall), {})).pdf)).pages).toBe(2);
     expect((await pdfInfo((await engine.renderer.render(content(tall, {}, { scale: 0.5 }), {})).pdf)).pages).toBe(1);
 
-    const beyond = await engine.renderer.render(content('<p>one page</p>', {}, { pageRanges: '5' }), {}).catch((e: unknown) => e);
+    const beyond = await engine.renderer
+      .render(content('<p>one page</p>', {}, { pageRanges: '5' }), {})
+      .catch((e: unknown) => e);
     expect(beyond).toBeInstanceOf(RenderError);
     expect((beyond as RenderError).kind).toBe('permanent');
   });
 
   it('encrypts with a password and permissions', async () => {
-    const protection = { userPassword: 'open-sesame', ownerPassword: 'owner-secret', allowPrinting: true, allowCopying: false, allowModifying: false };
+    const protection = {
+      userPassword: 'open-sesame',
+      ownerPassword: 'owner-secret',
+      allowPrinting: true,
+      allowCopying: false,
+      allowModifying: false,
+    };
     const { pdf } = await engine.renderer.render(content('<p>Secret {{ number }}</p>', {}, { protection }), {});
     const refused = await info(pdf).catch((e: { stderr?: string }) => e.stderr ?? String(e));
     expect(refused).toMatch(/Incorrect password/i);
     const opened = await info(pdf, '-upw', 'open-sesame');
     expect(opened).toMatch(/^Encrypted:\s+yes \(print:yes copy:no change:no addNotes:no algorithm:AES-256\)/m);
-    const ownerText = (await run('pdftotext', ['-opw', 'owner-secret', await saved(pdf), '-'], { encoding: 'utf8' })).stdout;
+    const ownerText = (await run('pdftotext', ['-opw', 'owner-secret', await saved(pdf), '-'], { encoding: 'utf8' }))
+      .stdout;
     expect(ownerText).toContain('Secret INV-7');
   });
 });
@@ -218,7 +261,12 @@ describe('fonts', () => {
     // pdffonts lists without a name: the font's descriptor names it.
     const fonts = (await run('pdffonts', [await saved(pdf)], { encoding: 'utf8' })).stdout;
     expect(fonts).toMatch(/Type 3/);
-    const qdf = (await run('qpdf', ['--qdf', '--object-streams=disable', await saved(pdf), '-'], { encoding: 'latin1', maxBuffer: 64 << 20 })).stdout;
+    const qdf = (
+      await run('qpdf', ['--qdf', '--object-streams=disable', await saved(pdf), '-'], {
+        encoding: 'latin1',
+        maxBuffer: 64 << 20,
+      })
+    ).stdout;
     expect(qdf).toMatch(/\/FontName \/[A-Z]{6}\+NotoSansCJK/);
   });
 });

@@ -127,7 +127,10 @@ describe('hostile templates', () => {
 
   it.each([
     ['all launch flags', (flag: string) => !flag.startsWith('--blink-settings')],
-    ['the tripwire proxy alone', (flag: string) => !flag.startsWith('--blink-settings') && !flag.startsWith('--host-resolver-rules')],
+    [
+      'the tripwire proxy alone',
+      (flag: string) => !flag.startsWith('--blink-settings') && !flag.startsWith('--host-resolver-rules'),
+    ],
     ['the resolver rules alone', (flag: string) => !flag.startsWith('--blink-settings') && !flag.startsWith('--proxy')],
   ])('keeps a page with JavaScript on and no interception off the network: %s', async (_label, keep) => {
     // What request interception cannot see (WebSockets, preconnects, Chromium's own traffic)
@@ -135,7 +138,11 @@ describe('hostile templates', () => {
     const tripwire = new TripwireProxy();
     await tripwire.start();
     const dir = uniqueRunDir('chromium-flags');
-    const flags = chromiumFlags({ proxyPort: tripwire.port, useDevShm: false, noSandbox: process.getuid?.() === 0 }).filter(keep);
+    const flags = chromiumFlags({
+      proxyPort: tripwire.port,
+      useDevShm: false,
+      noSandbox: process.getuid?.() === 0,
+    }).filter(keep);
     const browser = await puppeteer.launch({
       executablePath: resolveChromiumExecutable(chromiumPath()),
       headless: true,
@@ -158,7 +165,10 @@ describe('hostile templates', () => {
         urls.map(async (url) => {
           const other = await browser.newPage();
           try {
-            return await other.goto(url, { timeout: 5_000 }).then(() => 'reached', (e: Error) => e.message);
+            return await other.goto(url, { timeout: 5_000 }).then(
+              () => 'reached',
+              (e: Error) => e.message,
+            );
           } finally {
             await other.close();
           }
@@ -167,7 +177,13 @@ describe('hostile templates', () => {
       const fromScript = await page.evaluate(
         async (list: string[], port: number) => {
           const results: string[] = [];
-          for (const url of list) results.push(await fetch(url).then(() => 'reached', (e: Error) => `blocked: ${e.message}`));
+          for (const url of list)
+            results.push(
+              await fetch(url).then(
+                () => 'reached',
+                (e: Error) => `blocked: ${e.message}`,
+              ),
+            );
           results.push(
             await new Promise<string>((resolve) => {
               const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`);

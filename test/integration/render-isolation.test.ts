@@ -45,10 +45,20 @@ afterAll(async () => {
 });
 
 function content(body: string, header = '', footer = ''): TemplateVersionContent {
-  return { body, css: '', partials: {}, variables: [], pdfOptions: { ...DEFAULT_PDF_OPTIONS, margins, headerTemplate: header, footerTemplate: footer } };
+  return {
+    body,
+    css: '',
+    partials: {},
+    variables: [],
+    pdfOptions: { ...DEFAULT_PDF_OPTIONS, margins, headerTemplate: header, footerTemplate: footer },
+  };
 }
 
-const good = content('<h1>Invoice</h1><p>good render</p>', '<span style="font-size:8px">head</span>', '<span style="font-size:8px">page <span class="pageNumber"></span></span>');
+const good = content(
+  '<h1>Invoice</h1><p>good render</p>',
+  '<span style="font-size:8px">head</span>',
+  '<span style="font-size:8px">page <span class="pageNumber"></span></span>',
+);
 
 async function outcome(c: TemplateVersionContent): Promise<{ ms: number; error?: RenderError; text?: string }> {
   const started = Date.now();
@@ -62,27 +72,51 @@ async function outcome(c: TemplateVersionContent): Promise<{ ms: number; error?:
 
 describe('render isolation', () => {
   it.each([
-    ['a stylesheet link', `<link rel="stylesheet" href="${HOST}/h.css"><span>h</span>`, 'header', 'an external stylesheet'],
+    [
+      'a stylesheet link',
+      `<link rel="stylesheet" href="${HOST}/h.css"><span>h</span>`,
+      'header',
+      'an external stylesheet',
+    ],
     ['an @import', `<style>@import url("${HOST}/h.css");</style><span>h</span>`, 'header', 'an external stylesheet'],
-    ['an @font-face src', `<style>@font-face{font-family:X;src:url("${HOST}/f.woff")} span{font-family:X}</style><span>h</span>`, 'footer', 'an external font'],
-    ['a style preload', `<link rel="preload" as="style" href="${HOST}/p.css"><span>h</span>`, 'footer', 'an external stylesheet'],
-    ['<base href> and a relative stylesheet', `<base href="${HOST}/"><link rel="stylesheet" href="x.css"><span>h</span>`, 'header', 'an external stylesheet'],
-  ])('%s in the header/footer fails permanently within 2 s; 8 good renders beside it complete', async (_, template, slot, what) => {
-    const hostile = slot === 'header' ? content('<p>body</p>', template) : content('<p>body</p>', '', template);
-    const [bad, ...goods] = await Promise.all([outcome(hostile), ...Array.from({ length: 8 }, () => outcome(good))]);
-    expect(bad.error).toBeInstanceOf(RenderError);
-    expect({ code: bad.error!.code, message: bad.error!.message }).toMatchObject({ code: 'INVALID_TEMPLATE' });
-    expect(bad.error!.permanent).toBe(true);
-    expect(bad.error!.message).toContain(`The ${slot} template loads ${what}: not allowed`);
-    expect(bad.ms).toBeLessThan(2_000);
-    expect(goods.map((g) => g.error?.message)).toEqual(goods.map(() => undefined));
-    for (const g of goods) expect(g.text).toContain('good render');
-    expect(engine.pool.stats().crashes).toBe(0);
-  });
+    [
+      'an @font-face src',
+      `<style>@font-face{font-family:X;src:url("${HOST}/f.woff")} span{font-family:X}</style><span>h</span>`,
+      'footer',
+      'an external font',
+    ],
+    [
+      'a style preload',
+      `<link rel="preload" as="style" href="${HOST}/p.css"><span>h</span>`,
+      'footer',
+      'an external stylesheet',
+    ],
+    [
+      '<base href> and a relative stylesheet',
+      `<base href="${HOST}/"><link rel="stylesheet" href="x.css"><span>h</span>`,
+      'header',
+      'an external stylesheet',
+    ],
+  ])(
+    '%s in the header/footer fails permanently within 2 s; 8 good renders beside it complete',
+    async (_, template, slot, what) => {
+      const hostile = slot === 'header' ? content('<p>body</p>', template) : content('<p>body</p>', '', template);
+      const [bad, ...goods] = await Promise.all([outcome(hostile), ...Array.from({ length: 8 }, () => outcome(good))]);
+      expect(bad.error).toBeInstanceOf(RenderError);
+      expect({ code: bad.error!.code, message: bad.error!.message }).toMatchObject({ code: 'INVALID_TEMPLATE' });
+      expect(bad.error!.permanent).toBe(true);
+      expect(bad.error!.message).toContain(`The ${slot} template loads ${what}: not allowed`);
+      expect(bad.ms).toBeLessThan(2_000);
+      expect(goods.map((g) => g.error?.message)).toEqual(goods.map(() => undefined));
+      for (const g of goods) expect(g.text).toContain('good render');
+      expect(engine.pool.stats().crashes).toBe(0);
+    },
+  );
 
   it('prints inline <style> and data: URLs (image, font, stylesheet, @import) in header and footer', async () => {
-    const header = `<style>@import url("data:text/css,.i{color:red}"); @font-face{font-family:Embedded;src:url(${FONT})} .h{font-family:Embedded;font-size:9px}</style>`
-      + `<link rel="stylesheet" href="data:text/css,.h{font-weight:bold}"><img src="${PNG}" width="8" height="8"><span class="h i">HEADER-OK</span>`;
+    const header =
+      `<style>@import url("data:text/css,.i{color:red}"); @font-face{font-family:Embedded;src:url(${FONT})} .h{font-family:Embedded;font-size:9px}</style>` +
+      `<link rel="stylesheet" href="data:text/css,.h{font-weight:bold}"><img src="${PNG}" width="8" height="8"><span class="h i">HEADER-OK</span>`;
     const footer = `<div style="font-size:8px;background:url(${PNG})">FOOTER-OK <span class="pageNumber"></span></div>`;
     const result = await outcome(content('<p>body</p>', header, footer));
     expect(result.error).toBeUndefined();
@@ -99,7 +133,10 @@ describe('render isolation', () => {
     // Refused subresource loads now end at once (asset interception), so it usually renders;
     // when the load does hang, the bound ends it permanently.
     if (bad.error) {
-      expect({ code: bad.error.code, permanent: bad.error.permanent }).toEqual({ code: 'PAGE_LOAD_TIMEOUT', permanent: true });
+      expect({ code: bad.error.code, permanent: bad.error.permanent }).toEqual({
+        code: 'PAGE_LOAD_TIMEOUT',
+        permanent: true,
+      });
       expect(bad.error.message).toMatch(/did not finish loading within 1500 ms/);
     }
     expect(Date.now() - started).toBeLessThan(6_000);

@@ -55,7 +55,9 @@ describe('document renderer', () => {
   it('renders the sample invoice: values, escaping, non-Latin text, footer with page numbers', async () => {
     const { content: invoice, variables } = loadInvoiceFixture();
     const { pdf, html } = await engine.renderer.render(invoice, variables);
-    expect(html).toMatch(/^<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Invoice INV-2026-00042<\/title><style>/);
+    expect(html).toMatch(
+      /^<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Invoice INV-2026-00042<\/title><style>/,
+    );
     const text = await pdfText(pdf);
     for (const expected of [
       'INV-2026-00042',
@@ -95,7 +97,9 @@ describe('document renderer', () => {
   });
 
   it('shows markup in values literally unless the template says raw', async () => {
-    const c = content('<p>A: {{ v }}</p><p>B: {{ v | raw }}</p><p>C: {{ lines | newline_to_br }}</p>', { variables: declared('v', 'lines') });
+    const c = content('<p>A: {{ v }}</p><p>B: {{ v | raw }}</p><p>C: {{ lines | newline_to_br }}</p>', {
+      variables: declared('v', 'lines'),
+    });
     const text = await pdfText((await engine.renderer.render(c, { v: '<b>x</b> & y', lines: 'one\n<two>' })).pdf);
     expect(text).toContain('A: <b>x</b> & y');
     expect(text).toContain('B: x & y');
@@ -109,10 +113,13 @@ describe('document renderer', () => {
       margins: { top: '25mm', right: '10mm', bottom: '25mm', left: '10mm' },
       printBackground: true,
       headerTemplate: '<div style="font-size:9px;width:100%;text-align:center">HEADER {{ title }}</div>',
-      footerTemplate: '<div style="font-size:9px;width:100%;text-align:center">Page <span class="pageNumber"></span> / <span class="totalPages"></span></div>',
+      footerTemplate:
+        '<div style="font-size:9px;width:100%;text-align:center">Page <span class="pageNumber"></span> / <span class="totalPages"></span></div>',
     };
     const body = '<h1>{{ title }}</h1>{% for i in (1..120) %}<p>Paragraph {{ i }}</p>{% endfor %}';
-    const { pdf } = await engine.renderer.render(content(body, { pdfOptions, variables: declared('title') }), { title: 'Report <Q3>' });
+    const { pdf } = await engine.renderer.render(content(body, { pdfOptions, variables: declared('title') }), {
+      title: 'Report <Q3>',
+    });
     const info = await pdfInfo(pdf);
     expect(Math.abs(info.width - 792)).toBeLessThan(2); // Letter, landscape
     expect(Math.abs(info.height - 612)).toBeLessThan(2);
@@ -125,22 +132,33 @@ describe('document renderer', () => {
 
   it('loads data: images', async () => {
     // A 1x1 red PNG.
-    const png =
-      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
-    const { pdf } = await engine.renderer.render(content(`<img src="data:image/png;base64,${png}" width="100" height="100"><p>img</p>`), {});
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
+    const { pdf } = await engine.renderer.render(
+      content(`<img src="data:image/png;base64,${png}" width="100" height="100"><p>img</p>`),
+      {},
+    );
     const list = execFileSync('pdfimages', ['-list', '-'], { input: pdf, encoding: 'utf8' });
     expect(list.trim().split('\n').length).toBeGreaterThan(2); // header lines + one image
   });
 
   it('fails permanently, naming the problem, for each cause the contract lists', async () => {
-    const c = content('<p>{{ name }}</p>', { variables: [{ name: 'name', required: true, description: '' }, { name: 'opt', required: false, description: '' }] });
+    const c = content('<p>{{ name }}</p>', {
+      variables: [
+        { name: 'name', required: true, description: '' },
+        { name: 'opt', required: false, description: '' },
+      ],
+    });
 
     const unknown = await failure(c, { name: 'x', nmae: 'typo' });
     expect(unknown).toMatchObject({ code: 'UNKNOWN_VARIABLE', kind: 'permanent' });
     expect(unknown.message).toBe('Unknown variable "nmae": not declared by this template (declared: "name", "opt")');
 
     const missing = await failure(c, {});
-    expect(missing).toMatchObject({ code: 'MISSING_VARIABLE', kind: 'permanent', message: 'Missing required variable "name"' });
+    expect(missing).toMatchObject({
+      code: 'MISSING_VARIABLE',
+      kind: 'permanent',
+      message: 'Missing required variable "name"',
+    });
 
     const liquidError = await failure(content('{{ 1 | no_such_filter }}'), {});
     expect(liquidError).toMatchObject({ code: 'LIQUID_ERROR', kind: 'permanent' });
@@ -150,7 +168,10 @@ describe('document renderer', () => {
     expect(missingPartial).toMatchObject({ code: 'LIQUID_ERROR', kind: 'permanent' });
     expect(missingPartial.message).toContain('"ghost"');
 
-    const badOptions = await failure(content('x', { pdfOptions: { ...DEFAULT_PDF_OPTIONS, pageSize: 'B5' as PdfOptions['pageSize'] } }), {});
+    const badOptions = await failure(
+      content('x', { pdfOptions: { ...DEFAULT_PDF_OPTIONS, pageSize: 'B5' as PdfOptions['pageSize'] } }),
+      {},
+    );
     expect(badOptions).toMatchObject({ code: 'INVALID_TEMPLATE', kind: 'permanent' });
     expect(badOptions.message).toContain('"B5"');
   });

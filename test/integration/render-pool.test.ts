@@ -39,7 +39,8 @@ afterEach(async () => {
   }
 });
 
-const print = (pool: BrowserPool, html = SMALL, timeoutMs = 15_000) => pool.printPdf(html, DEFAULT_PDF_OPTIONS, { timeoutMs });
+const print = (pool: BrowserPool, html = SMALL, timeoutMs = 15_000) =>
+  pool.printPdf(html, DEFAULT_PDF_OPTIONS, { timeoutMs });
 
 async function rejection(promise: Promise<unknown>): Promise<RenderError> {
   const err = await promise.then(
@@ -52,7 +53,11 @@ async function rejection(promise: Promise<unknown>): Promise<RenderError> {
 
 /** CPU time (clock ticks) of each renderer process of the browser `pid` leads. */
 function rendererCpu(pid: number): Map<number, number> {
-  return new Map(processes().filter((p) => p.pgid === pid && p.cmdline.includes('--type=renderer')).map((p) => [p.pid, p.cpuTicks]));
+  return new Map(
+    processes()
+      .filter((p) => p.pgid === pid && p.cmdline.includes('--type=renderer'))
+      .map((p) => [p.pid, p.cpuTicks]),
+  );
 }
 
 describe('browser pool', () => {
@@ -64,7 +69,9 @@ describe('browser pool', () => {
     const before = rendererCpu(pid);
     expect(before.size).toBeGreaterThanOrEqual(3); // a renderer process per page
     for (let i = 0; i < 4; i++) expect(await pdfText(await print(pool, medium))).toContain('cell cell cell');
-    const used = [...rendererCpu(pid)].map(([rendererPid, ticks]) => ticks - (before.get(rendererPid) ?? 0)).sort((a, b) => b - a);
+    const used = [...rendererCpu(pid)]
+      .map(([rendererPid, ticks]) => ticks - (before.get(rendererPid) ?? 0))
+      .sort((a, b) => b - a);
     // Handed out in turn, the pages would share the four prints; here one page prints them all.
     expect(used[0]!).toBeGreaterThan(3 * used.slice(1).reduce((sum, t) => sum + t, 0));
   });
@@ -150,7 +157,13 @@ describe('browser pool', () => {
 
   it('fails to start with a clear error when Chromium cannot be launched', async () => {
     const dir = uniqueRunDir('chromium-missing');
-    const pool = new BrowserPool({ executablePath: '/nonexistent/chromium', concurrency: 1, recycleAfterRenders: 10, maxMemoryMb: 512, tmpDir: dir });
+    const pool = new BrowserPool({
+      executablePath: '/nonexistent/chromium',
+      concurrency: 1,
+      recycleAfterRenders: 10,
+      maxMemoryMb: 512,
+      tmpDir: dir,
+    });
     await expect(pool.start()).rejects.toThrow(/nonexistent\/chromium/);
     expect(await rejection(print(pool))).toMatchObject({ code: 'BROWSER_UNAVAILABLE' });
     expect(pool.isHealthy()).toBe(false);

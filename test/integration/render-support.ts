@@ -82,7 +82,14 @@ export function processes(): ProcInfo[] {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      out.push({ pid: Number(name), state: rest[0]!, ppid: Number(rest[1]), pgid: Number(rest[2]), cmdline, cpuTicks: Number(rest[11]) + Number(rest[12]) });
+      out.push({
+        pid: Number(name),
+        state: rest[0]!,
+        ppid: Number(rest[1]),
+        pgid: Number(rest[2]),
+        cmdline,
+        cpuTicks: Number(rest[11]) + Number(rest[12]),
+      });
     } catch {
       // exited meanwhile
     }

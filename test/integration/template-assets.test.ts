@@ -35,7 +35,14 @@ import { TemplatesRepository } from '../../src/store/templates-repository.ts';
 import { WebhookEndpointsRepository } from '../../src/store/webhook-endpoints-repository.ts';
 import { WorkspacesRepository } from '../../src/store/workspaces-repository.ts';
 import { makePng } from '../fixtures/assets/make-png.ts';
-import { chromiumPath, startMongo, startS3, uniqueRunDir, type TestMongo, type TestS3 } from '../harness/dependencies.ts';
+import {
+  chromiumPath,
+  startMongo,
+  startS3,
+  uniqueRunDir,
+  type TestMongo,
+  type TestS3,
+} from '../harness/dependencies.ts';
 import { leftovers, pdfText, startCanary, type Canary } from './render-support.ts';
 
 const run = promisify(execFile);
@@ -62,7 +69,13 @@ beforeAll(async () => {
   client = new MongoClient(mongo.url);
   db = client.db(mongo.database);
   await ensureIndexes(db);
-  objects = createObjectStore({ endpoint: new URL(s3.endpoint), accessKey: s3.accessKey, secretKey: s3.secretKey, bucket: s3.bucket, region: s3.region });
+  objects = createObjectStore({
+    endpoint: new URL(s3.endpoint),
+    accessKey: s3.accessKey,
+    secretKey: s3.secretKey,
+    bucket: s3.bucket,
+    region: s3.region,
+  });
   const assets = new AssetsRepository(db);
   profiles = uniqueRunDir('chromium-assets');
   files = uniqueRunDir('asset-files');
@@ -109,7 +122,10 @@ beforeAll(async () => {
         objects,
         renderPreview: async (content, variables, options) => {
           const started = Date.now();
-          return { pdf: (await engine.renderer.render(content, variables, options)).pdf, renderMs: Date.now() - started };
+          return {
+            pdf: (await engine.renderer.render(content, variables, options)).pdf,
+            renderMs: Date.now() - started,
+          };
         },
         enqueueDelivery: async () => {},
         onInternal: (cause) => console.error('admin test server: internal error', cause),
@@ -149,7 +165,12 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
   return { code, stdout, stderr };
 }
 
-async function upload(workspace: string, name: string, bytes: Buffer, as?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+async function upload(
+  workspace: string,
+  name: string,
+  bytes: Buffer,
+  as?: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const path = join(files, name);
   await writeFile(path, bytes);
   return cli(['asset', 'upload', '--workspace', workspace, '--file', path, ...(as ? ['--name', as] : []), '--json']);
@@ -186,9 +207,17 @@ describe('workspace assets', () => {
     expect(logoJson).toMatchObject({ name: 'logo.png', contentType: 'image/png' });
     expect(logoJson.id).toMatch(/^ast_[0-9a-f]{24}$/);
     const font = await upload(ws, 'brand.woff2', await readFile(FONT), 'brand-sans.woff2');
-    expect(JSON.parse(font.stdout)).toMatchObject({ name: 'brand-sans.woff2', contentType: 'font/woff2', kind: 'font' });
+    expect(JSON.parse(font.stdout)).toMatchObject({
+      name: 'brand-sans.woff2',
+      contentType: 'font/woff2',
+      kind: 'font',
+    });
 
-    const listed = JSON.parse((await cli(['asset', 'list', '--workspace', ws, '--json'])).stdout) as { assets: Array<{ name: string }>; usedBytes: number; quotaBytes: number };
+    const listed = JSON.parse((await cli(['asset', 'list', '--workspace', ws, '--json'])).stdout) as {
+      assets: Array<{ name: string }>;
+      usedBytes: number;
+      quotaBytes: number;
+    };
     expect(listed.assets.map((a) => a.name)).toEqual(['brand-sans.woff2', 'logo.png']);
     expect(listed.quotaBytes).toBe(QUOTA_BYTES);
     expect(listed.usedBytes).toBeGreaterThan(LOGO.length);
@@ -216,7 +245,11 @@ describe('workspace assets', () => {
       },
     });
     expect(created.template!.publishedVersion).toBe(1);
-    const { pdf } = await admin.templates.previewTemplateVersion({ templateId: created.template!.id, version: 0, variables: { number: 'N-1' } });
+    const { pdf } = await admin.templates.previewTemplateVersion({
+      templateId: created.template!.id,
+      version: 0,
+      variables: { number: 'N-1' },
+    });
     const buffer = Buffer.from(pdf);
 
     const images = await pdfTool('pdfimages', buffer, '-list');
@@ -235,18 +268,58 @@ describe('workspace assets', () => {
     const ws = await workspace('cli-settings');
     const body = join(files, 'settings-body.liquid');
     await writeFile(body, '<p>Hello {{ n }}</p>');
-    const pdfOptions = JSON.stringify({ scale: 0.9, pageRanges: '1', preferCssPageSize: true, firstPageFooterTemplate: '<div>first</div>', protection: { ownerPassword: 'owner-secret', allowPrinting: true } });
-    const created = await cli(['template', 'create', '--workspace', ws, '--name', 'Settings', '--file', body, '--title', 'Doc {{ n }}',
-      '--metadata', '{"author": "Acme", "keywords": "a, b", "language": "fr"}', '--pdf-options', pdfOptions, '--json']);
+    const pdfOptions = JSON.stringify({
+      scale: 0.9,
+      pageRanges: '1',
+      preferCssPageSize: true,
+      firstPageFooterTemplate: '<div>first</div>',
+      protection: { ownerPassword: 'owner-secret', allowPrinting: true },
+    });
+    const created = await cli([
+      'template',
+      'create',
+      '--workspace',
+      ws,
+      '--name',
+      'Settings',
+      '--file',
+      body,
+      '--title',
+      'Doc {{ n }}',
+      '--metadata',
+      '{"author": "Acme", "keywords": "a, b", "language": "fr"}',
+      '--pdf-options',
+      pdfOptions,
+      '--json',
+    ]);
     expect(created.stderr).toBe('');
     const { id } = JSON.parse(created.stdout) as { id: string };
-    const shown = JSON.parse((await cli(['template', 'version', 'get', id, '--version', '1', '--json'])).stdout) as { content: Record<string, unknown> };
+    const shown = JSON.parse((await cli(['template', 'version', 'get', id, '--version', '1', '--json'])).stdout) as {
+      content: Record<string, unknown>;
+    };
     expect(shown.content).toMatchObject({
       title: 'Doc {{ n }}',
       metadata: { author: 'Acme', subject: '', keywords: 'a, b', language: 'fr' },
-      pdfOptions: { scale: 0.9, pageRanges: '1', preferCssPageSize: true, firstPageFooterTemplate: '<div>first</div>', protection: { ownerPassword: 'owner-secret', userPassword: '', allowPrinting: true, allowCopying: false } },
+      pdfOptions: {
+        scale: 0.9,
+        pageRanges: '1',
+        preferCssPageSize: true,
+        firstPageFooterTemplate: '<div>first</div>',
+        protection: { ownerPassword: 'owner-secret', userPassword: '', allowPrinting: true, allowCopying: false },
+      },
     });
-    const bad = await cli(['template', 'create', '--workspace', ws, '--name', 'Bad', '--file', body, '--pdf-options', '{"protection": {"ownerPasword": "x"}}']);
+    const bad = await cli([
+      'template',
+      'create',
+      '--workspace',
+      ws,
+      '--name',
+      'Bad',
+      '--file',
+      body,
+      '--pdf-options',
+      '{"protection": {"ownerPasword": "x"}}',
+    ]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('unknown protection field "ownerPasword"');
   });
@@ -258,17 +331,25 @@ describe('workspace assets', () => {
     const ok = await upload(ws, 'mark.svg', Buffer.from(scripted));
     expect(ok.code, ok.stderr).toBe(0);
     const uploaded = JSON.parse(ok.stdout) as { warnings: string[]; sizeBytes: number };
-    expect(uploaded.warnings).toEqual(expect.arrayContaining(['removed <script>', 'removed attribute onload from <svg>']));
-    const stored = await objects.getObject((await new AssetsRepository(db).findByName(parseId('workspace', ws)!, 'mark.svg'))!.key);
+    expect(uploaded.warnings).toEqual(
+      expect.arrayContaining(['removed <script>', 'removed attribute onload from <svg>']),
+    );
+    const stored = await objects.getObject(
+      (await new AssetsRepository(db).findByName(parseId('workspace', ws)!, 'mark.svg'))!.key,
+    );
     expect(stored.toString('utf8')).not.toMatch(/script|onload/i);
     expect(stored.toString('utf8')).toContain('<rect');
 
     const external = `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"><image xlink:href="http://127.0.0.1:${canary.port}/x.png" width="5" height="5"/></svg>`;
     const refused = await upload(ws, 'external.svg', Buffer.from(external));
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/external\.svg references content outside itself \(image xlink:href="http:\/\/127\.0\.0\.1:\d+\/x\.png"\)/);
+    expect(refused.stderr).toMatch(
+      /external\.svg references content outside itself \(image xlink:href="http:\/\/127\.0\.0\.1:\d+\/x\.png"\)/,
+    );
     const cssImport = `<svg xmlns="http://www.w3.org/2000/svg"><style>@import url("http://127.0.0.1:${canary.port}/a.css");</style><rect width="1" height="1"/></svg>`;
-    expect((await upload(ws, 'import.svg', Buffer.from(cssImport))).stderr).toMatch(/import\.svg references content outside itself/);
+    expect((await upload(ws, 'import.svg', Buffer.from(cssImport))).stderr).toMatch(
+      /import\.svg references content outside itself/,
+    );
   });
 
   it('refuses oversized, mislabelled and unknown files, names already taken, and uploads past the quota', async () => {
@@ -280,10 +361,16 @@ describe('workspace assets', () => {
 
     const mislabelled = await upload(ws, 'photo.jpg', LOGO);
     expect(mislabelled.code).toBe(1);
-    expect(mislabelled.stderr).toContain('photo.jpg is named as a JPEG image but its content is: PNG image (image/png); rename it to .png');
-    const fontAsImage = await refusal(admin.assets.uploadAsset({ workspaceId: ws, name: 'logo.png', content: await readFile(FONT) }));
+    expect(mislabelled.stderr).toContain(
+      'photo.jpg is named as a JPEG image but its content is: PNG image (image/png); rename it to .png',
+    );
+    const fontAsImage = await refusal(
+      admin.assets.uploadAsset({ workspaceId: ws, name: 'logo.png', content: await readFile(FONT) }),
+    );
     expect(fontAsImage.rawMessage).toContain('logo.png is named as a PNG image but its content is: WOFF2 font');
-    const text = await refusal(admin.assets.uploadAsset({ workspaceId: ws, name: 'notes.png', content: Buffer.from('just some text') }));
+    const text = await refusal(
+      admin.assets.uploadAsset({ workspaceId: ws, name: 'notes.png', content: Buffer.from('just some text') }),
+    );
     expect(text.rawMessage).toContain('notes.png is not a file type docgen recognises');
     const exe = await refusal(admin.assets.uploadAsset({ workspaceId: ws, name: 'tool.exe', content: LOGO }));
     expect(exe.rawMessage).toContain('the extension is not one of a supported type');
@@ -294,7 +381,8 @@ describe('workspace assets', () => {
 
     const chunk = makePng(140, 140, { noise: true }); // ~59 KB
     expect(chunk.length).toBeLessThan(MAX_BYTES);
-    for (const name of ['q1.png', 'q2.png', 'q3.png']) await admin.assets.uploadAsset({ workspaceId: ws, name, content: chunk });
+    for (const name of ['q1.png', 'q2.png', 'q3.png'])
+      await admin.assets.uploadAsset({ workspaceId: ws, name, content: chunk });
     const over = await refusal(admin.assets.uploadAsset({ workspaceId: ws, name: 'q4.png', content: chunk }));
     expect(over.code).toBe(Code.FailedPrecondition);
     expect(over.rawMessage).toContain(`its quota is ${QUOTA_BYTES} bytes`);
@@ -303,15 +391,31 @@ describe('workspace assets', () => {
   it('refuses to publish a version whose asset is missing, and a deleted asset fails the render naming it', async () => {
     const ws = await workspace('missing');
     const err = await refusal(
-      admin.templates.createTemplate({ workspaceId: ws, name: 'Needs a logo', publish: true, content: { body: `<img src="{{ 'missing-logo.png' | asset_url }}">` } }),
+      admin.templates.createTemplate({
+        workspaceId: ws,
+        name: 'Needs a logo',
+        publish: true,
+        content: { body: `<img src="{{ 'missing-logo.png' | asset_url }}">` },
+      }),
     );
     expect(err.code).toBe(Code.InvalidArgument);
     expect(err.rawMessage).toContain('asset "missing-logo.png" is used but the workspace has no asset of that name');
-    const check = await admin.templates.checkTemplateContent({ workspaceId: ws, content: { body: `<img src="{{ 'missing-logo.png' | asset_url }}">` } });
-    expect(check.diagnostics.map((d) => [d.severity, d.message])).toContainEqual(['error', expect.stringContaining('asset "missing-logo.png" is used but')]);
+    const check = await admin.templates.checkTemplateContent({
+      workspaceId: ws,
+      content: { body: `<img src="{{ 'missing-logo.png' | asset_url }}">` },
+    });
+    expect(check.diagnostics.map((d) => [d.severity, d.message])).toContainEqual([
+      'error',
+      expect.stringContaining('asset "missing-logo.png" is used but'),
+    ]);
 
     const uploaded = JSON.parse((await upload(ws, 'seal.png', LOGO)).stdout) as { id: string };
-    const created = await admin.templates.createTemplate({ workspaceId: ws, name: 'Sealed', publish: true, content: { body: `<img src="{{ 'seal.png' | asset_url }}">` } });
+    const created = await admin.templates.createTemplate({
+      workspaceId: ws,
+      name: 'Sealed',
+      publish: true,
+      content: { body: `<img src="{{ 'seal.png' | asset_url }}">` },
+    });
     const templateId = created.template!.id;
     expect((await admin.templates.previewTemplateVersion({ templateId, version: 0 })).pdf.length).toBeGreaterThan(0);
     const deleted = await cli(['asset', 'delete', uploaded.id, '--json']);
@@ -321,6 +425,8 @@ describe('workspace assets', () => {
     // Another workspace's asset of the same name is not this workspace's.
     const other = await workspace('other');
     await upload(other, 'seal.png', LOGO);
-    expect((await refusal(admin.templates.previewTemplateVersion({ templateId, version: 0 }))).rawMessage).toContain('seal.png');
+    expect((await refusal(admin.templates.previewTemplateVersion({ templateId, version: 0 }))).rawMessage).toContain(
+      'seal.png',
+    );
   });
 });

@@ -10,13 +10,22 @@ import { startEmbeddedS3, type EmbeddedS3 } from '../../src/dev/embedded-s3.ts';
 import { createObjectStore } from '../../src/storage/object-store.ts';
 import { startNats, startS3, uniqueRunDir } from '../harness/dependencies.ts';
 
-const SWITCHES = ['DOCGEN_TEST_S3_ENDPOINT', 'DOCGEN_TEST_S3_ACCESS_KEY', 'DOCGEN_TEST_S3_SECRET_KEY', 'DOCGEN_TEST_S3_REGION', 'DOCGEN_TEST_NATS_URL'];
+const SWITCHES = [
+  'DOCGEN_TEST_S3_ENDPOINT',
+  'DOCGEN_TEST_S3_ACCESS_KEY',
+  'DOCGEN_TEST_S3_SECRET_KEY',
+  'DOCGEN_TEST_S3_REGION',
+  'DOCGEN_TEST_NATS_URL',
+];
 const saved = Object.fromEntries(SWITCHES.map((n) => [n, process.env[n]]));
 let s3: EmbeddedS3;
 let nats: EmbeddedNats;
 
 beforeAll(async () => {
-  [s3, nats] = await Promise.all([startEmbeddedS3({ directory: uniqueRunDir('s3-switch') }), startEmbeddedNats({ storeDir: uniqueRunDir('nats-switch') })]);
+  [s3, nats] = await Promise.all([
+    startEmbeddedS3({ directory: uniqueRunDir('s3-switch') }),
+    startEmbeddedNats({ storeDir: uniqueRunDir('nats-switch') }),
+  ]);
 });
 
 afterEach(() => {
@@ -42,11 +51,25 @@ describe('DOCGEN_TEST_S3_ENDPOINT', () => {
     expect(a.endpoint).toBe(s3.endpoint);
     expect(a.bucket).toMatch(/^docgen-test-[a-z0-9-]+$/);
     expect(a.bucket).not.toBe(b.bucket);
-    const store = createObjectStore({ endpoint: new URL(a.endpoint), accessKey: a.accessKey, secretKey: a.secretKey, bucket: a.bucket, region: a.region });
+    const store = createObjectStore({
+      endpoint: new URL(a.endpoint),
+      accessKey: a.accessKey,
+      secretKey: a.secretKey,
+      bucket: a.bucket,
+      region: a.region,
+    });
     await store.putPdf('workspaces/w/generations/g.pdf', Buffer.from('%PDF-1.7'), { downloadFilename: 'g.pdf' });
     expect(await store.exists('workspaces/w/generations/g.pdf')).toBe(true);
 
-    const admin = new MinioClient({ endPoint: s3.host, port: s3.port, useSSL: false, accessKey: s3.accessKey, secretKey: s3.secretKey, region: s3.region, pathStyle: true });
+    const admin = new MinioClient({
+      endPoint: s3.host,
+      port: s3.port,
+      useSSL: false,
+      accessKey: s3.accessKey,
+      secretKey: s3.secretKey,
+      region: s3.region,
+      pathStyle: true,
+    });
     await a.stop();
     expect(await admin.bucketExists(a.bucket)).toBe(false);
     expect(await admin.bucketExists(b.bucket)).toBe(true);

@@ -87,8 +87,12 @@ function deliveryOf(event: { eventId: string }, endpoint: TestEndpoint): ObjectI
 
 beforeAll(async () => {
   [nats, mongo] = await Promise.all([startNats(), startMongo()]);
-  app = await buildApp(loadConfig(webhooksEnv({ nats, mongo }, { DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true' })), { logger: testLogger() });
-  strict = await buildApp(loadConfig(webhooksEnv({ nats, mongo }, { DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'false' })), { logger: testLogger() });
+  app = await buildApp(loadConfig(webhooksEnv({ nats, mongo }, { DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true' })), {
+    logger: testLogger(),
+  });
+  strict = await buildApp(loadConfig(webhooksEnv({ nats, mongo }, { DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'false' })), {
+    logger: testLogger(),
+  });
 });
 
 afterAll(async () => {
@@ -106,7 +110,13 @@ describe.concurrent('webhooks role', () => {
     const secrets = new Map<HttpReceiver, string>();
     const make = async (workspaceId: string, events: string[]) => {
       const r = await receiver(() => secrets.get(r)!);
-      const endpoint = await createEndpoint(repos, endpointOf(app), workspaceId, `${r.url}/hooks/docgen?tenant=1`, events);
+      const endpoint = await createEndpoint(
+        repos,
+        endpointOf(app),
+        workspaceId,
+        `${r.url}/hooks/docgen?tenant=1`,
+        events,
+      );
       secrets.set(r, endpoint.secret);
       return { r, endpoint };
     };
@@ -127,7 +137,13 @@ describe.concurrent('webhooks role', () => {
       [failedOnly, failed],
     ];
     for (const [{ endpoint }, event] of expectations) {
-      const doc = await waitForDelivery(repos, deliveryOf(event, endpoint), (d) => d.status === 'SUCCEEDED', 10_000, `${event.event} to ${endpoint.id}`);
+      const doc = await waitForDelivery(
+        repos,
+        deliveryOf(event, endpoint),
+        (d) => d.status === 'SUCCEEDED',
+        10_000,
+        `${event.event} to ${endpoint.id}`,
+      );
       expect(doc.attempts).toHaveLength(1);
       expect(doc.attempts[0]).toMatchObject({ number: 1, statusCode: 204, error: '' });
     }
@@ -138,7 +154,19 @@ describe.concurrent('webhooks role', () => {
       // Exactly these headers (names as sent), nothing else beyond what HTTP itself needs.
       const names = request.rawHeaders.filter((_, i) => i % 2 === 0);
       expect([...names].sort()).toEqual(
-        ['Content-Length', 'Content-Type', 'Host', 'User-Agent', 'X-Service-Delivery', 'X-Service-Event', 'X-Service-Signature', 'webhook-id', 'webhook-signature', 'webhook-timestamp', 'Connection'].sort(),
+        [
+          'Content-Length',
+          'Content-Type',
+          'Host',
+          'User-Agent',
+          'X-Service-Delivery',
+          'X-Service-Event',
+          'X-Service-Signature',
+          'webhook-id',
+          'webhook-signature',
+          'webhook-timestamp',
+          'Connection',
+        ].sort(),
       );
       expect(request.header('content-type')).toBe('application/json');
       expect(request.header('user-agent')).toBe(`docgen-webhooks/${PACKAGE_VERSION}`);
@@ -151,21 +179,32 @@ describe.concurrent('webhooks role', () => {
       expect(verifies(request, endpoint.secret)).toBe(true);
       // Another endpoint's secret does not verify it.
       expect(verifies(request, generateWebhookSecret())).toBe(false);
-      const payload = event.event === 'generation.failed' ? { generationId: event.generationId, error: event.error } : { generationId: event.generationId };
+      const payload =
+        event.event === 'generation.failed'
+          ? { generationId: event.generationId, error: event.error }
+          : { generationId: event.generationId };
       // The exact bytes: compact JSON, keys in this order, Unix seconds.
-      expect(request.body.equals(Buffer.from(JSON.stringify({ event: event.event, payload, timestamp: event.timestamp })))).toBe(true);
+      expect(
+        request.body.equals(Buffer.from(JSON.stringify({ event: event.event, payload, timestamp: event.timestamp }))),
+      ).toBe(true);
     };
     const byEvent = (r: HttpReceiver, event: string) => r.requests.filter((q) => q.header('x-service-event') === event);
     check(byEvent(both.r, 'generation.completed')[0]!, both.endpoint, completed);
     check(byEvent(both.r, 'generation.failed')[0]!, both.endpoint, failed);
     check(completedOnly.r.requests[0]!, completedOnly.endpoint, completed);
     check(failedOnly.r.requests[0]!, failedOnly.endpoint, failed);
-    expect((failedOnly.r.requests[0]!.json() as { payload: { error: string } }).payload.error).toBe('Template "invoice" has no published version');
+    expect((failedOnly.r.requests[0]!.json() as { payload: { error: string } }).payload.error).toBe(
+      'Template "invoice" has no published version',
+    );
 
     // The same event again, past the broker's duplicate detection (as the outbox sweeper
     // republishes after a crash): the fan-out finds its deliveries and sends nothing new.
     const nats = app.infrastructure.queue.nats;
-    await nats.publish(`${nats.names.subjects.eventsWildcard.slice(0, -1)}${completed.event}`, completed, `${completed.eventId}:republished`);
+    await nats.publish(
+      `${nats.names.subjects.eventsWildcard.slice(0, -1)}${completed.event}`,
+      completed,
+      `${completed.eventId}:republished`,
+    );
     await pollUntil(
       () => nats.jsm.consumers.info(nats.names.streams.events, WEBHOOK_DISPATCHER_CONSUMER),
       (info) => info.num_pending === 0 && info.num_ack_pending === 0,
@@ -177,7 +216,9 @@ describe.concurrent('webhooks role', () => {
     expect(completedOnly.r.requests).toHaveLength(1);
     expect(failedOnly.r.requests).toHaveLength(1);
     expect(otherWorkspace.r.requests).toHaveLength(0);
-    expect((await repos.deliveries.list({ generationId: parseId('generation', completed.generationId)! })).items).toHaveLength(2);
+    expect(
+      (await repos.deliveries.list({ generationId: parseId('generation', completed.generationId)! })).items,
+    ).toHaveLength(2);
   });
 
   it('500, 500, 200: delivered on the third attempt, about 1 s and 2 s apart, same id and bytes each time', async () => {
@@ -200,57 +241,72 @@ describe.concurrent('webhooks role', () => {
     expect(doc.attempts.map((a) => a.statusCode)).toEqual([500, 500, 204]);
     expect(doc.attempts.map((a) => a.number)).toEqual([1, 2, 3]);
     expect(doc.attempts[0]!.error).toBe('receiver answered 500');
-    expect(new Set(requests.map((q) => q.header('x-service-delivery')))).toEqual(new Set([formatId('delivery', doc._id)]));
+    expect(new Set(requests.map((q) => q.header('x-service-delivery')))).toEqual(
+      new Set([formatId('delivery', doc._id)]),
+    );
     expect(requests.every((q) => q.body.equals(requests[0]!.body))).toBe(true);
     expect(requests.every((q) => verifies(q, secret))).toBe(true);
   });
 
-  it('always 500: exactly 6 attempts 1, 2, 4, 8, 16 s apart, then dropped; a redeliver keeps the dlv_ id and succeeds', { timeout: 90_000 }, async () => {
-    const repos = app.infrastructure.repositories;
-    const ws = await createWorkspace(repos);
-    let secret = '';
-    let failing = true;
-    const r = await receiver();
-    r.answerOtherwise((req) => (failing ? { status: 500, body: 'down for maintenance' } : verifies(req, secret) ? { status: 200 } : { status: 401 }));
-    const endpoint = await createEndpoint(repos, endpointOf(app), ws.id, r.url, ['generation.failed']);
-    secret = endpoint.secret;
+  it(
+    'always 500: exactly 6 attempts 1, 2, 4, 8, 16 s apart, then dropped; a redeliver keeps the dlv_ id and succeeds',
+    { timeout: 90_000 },
+    async () => {
+      const repos = app.infrastructure.repositories;
+      const ws = await createWorkspace(repos);
+      let secret = '';
+      let failing = true;
+      const r = await receiver();
+      r.answerOtherwise((req) =>
+        failing
+          ? { status: 500, body: 'down for maintenance' }
+          : verifies(req, secret)
+            ? { status: 200 }
+            : { status: 401 },
+      );
+      const endpoint = await createEndpoint(repos, endpointOf(app), ws.id, r.url, ['generation.failed']);
+      secret = endpoint.secret;
 
-    const event = finalEvent(ws.id, 'generation.failed', 'Rendering timed out after 10000 ms');
-    await app.infrastructure.queue.publishFinalEvent(event);
-    const requests = await r.waitForRequests(6, 45_000);
-    const dropped = await waitForDelivery(repos, deliveryOf(event, endpoint), (d) => d.status === 'DROPPED');
+      const event = finalEvent(ws.id, 'generation.failed', 'Rendering timed out after 10000 ms');
+      await app.infrastructure.queue.publishFinalEvent(event);
+      const requests = await r.waitForRequests(6, 45_000);
+      const dropped = await waitForDelivery(repos, deliveryOf(event, endpoint), (d) => d.status === 'DROPPED');
 
-    const measured = gaps(requests.map((q) => q.receivedAt));
-    console.info(`[webhooks] always-500 gaps between attempts (ms): ${measured.join(', ')}`);
-    expectGaps(measured, [1000, 2000, 4000, 8000, 16000]);
-    expect(dropped.attempts).toHaveLength(6);
-    expect(dropped.roundAttempts).toBe(6);
-    expect(dropped.nextAttemptAt).toBeNull();
-    expect(dropped.attempts.every((a) => a.statusCode === 500 && a.error === 'receiver answered 500')).toBe(true);
-    // Nothing after the sixth.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(r.requests).toHaveLength(6);
+      const measured = gaps(requests.map((q) => q.receivedAt));
+      console.info(`[webhooks] always-500 gaps between attempts (ms): ${measured.join(', ')}`);
+      expectGaps(measured, [1000, 2000, 4000, 8000, 16000]);
+      expect(dropped.attempts).toHaveLength(6);
+      expect(dropped.roundAttempts).toBe(6);
+      expect(dropped.nextAttemptAt).toBeNull();
+      expect(dropped.attempts.every((a) => a.statusCode === 500 && a.error === 'receiver answered 500')).toBe(true);
+      // Nothing after the sixth.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(r.requests).toHaveLength(6);
 
-    // The operator redelivers (the admin plane's code path) once the receiver is back.
-    failing = false;
-    const admin = new DeliveryAdmin({
-      workspaces: repos.workspaces,
-      deliveries: repos.deliveries,
-      enqueueDelivery: (job, msgId) => app.infrastructure.queue.publishDeliveryJob(job, msgId),
-    });
-    const deliveryId = formatId('delivery', dropped._id);
-    const view = await admin.redeliver(deliveryId);
-    expect(view).toMatchObject({ id: deliveryId, status: 'PENDING' });
-    const after = await r.waitForRequests(7, 10_000);
-    const succeeded = await waitForDelivery(repos, dropped._id, (d) => d.status === 'SUCCEEDED');
-    expect(succeeded.attempts).toHaveLength(7);
-    expect(succeeded.attempts[6]).toMatchObject({ number: 7, statusCode: 200, error: '' });
-    expect(succeeded.round).toBe(2);
-    expect(after[6]!.header('x-service-delivery')).toBe(deliveryId);
-    expect(after[6]!.body.equals(requests[0]!.body)).toBe(true);
-    expect(verifies(after[6]!, secret)).toBe(true);
-    expect((after[6]!.json() as { payload: unknown }).payload).toEqual({ generationId: event.generationId, error: 'Rendering timed out after 10000 ms' });
-  });
+      // The operator redelivers (the admin plane's code path) once the receiver is back.
+      failing = false;
+      const admin = new DeliveryAdmin({
+        workspaces: repos.workspaces,
+        deliveries: repos.deliveries,
+        enqueueDelivery: (job, msgId) => app.infrastructure.queue.publishDeliveryJob(job, msgId),
+      });
+      const deliveryId = formatId('delivery', dropped._id);
+      const view = await admin.redeliver(deliveryId);
+      expect(view).toMatchObject({ id: deliveryId, status: 'PENDING' });
+      const after = await r.waitForRequests(7, 10_000);
+      const succeeded = await waitForDelivery(repos, dropped._id, (d) => d.status === 'SUCCEEDED');
+      expect(succeeded.attempts).toHaveLength(7);
+      expect(succeeded.attempts[6]).toMatchObject({ number: 7, statusCode: 200, error: '' });
+      expect(succeeded.round).toBe(2);
+      expect(after[6]!.header('x-service-delivery')).toBe(deliveryId);
+      expect(after[6]!.body.equals(requests[0]!.body)).toBe(true);
+      expect(verifies(after[6]!, secret)).toBe(true);
+      expect((after[6]!.json() as { payload: unknown }).payload).toEqual({
+        generationId: event.generationId,
+        error: 'Rendering timed out after 10000 ms',
+      });
+    },
+  );
 
   it('insecure URLs not allowed: 127.0.0.1, [::1] and a name resolving to 127.0.0.1 are refused at creation and at delivery; the canaries see nothing', async () => {
     const repos = strict.infrastructure.repositories;
@@ -262,7 +318,12 @@ describe.concurrent('webhooks role', () => {
     if (name) urls.push(`https://${name}:${v4.port}/hook`);
     else console.warn('[webhooks] no host name resolving only to loopback in /etc/hosts; the name case is skipped');
 
-    const admin = new WebhookEndpointAdmin({ workspaces: repos.workspaces, endpoints: repos.webhookEndpoints, secretKey: strict.config.secretKey, allowInsecureUrls: false });
+    const admin = new WebhookEndpointAdmin({
+      workspaces: repos.workspaces,
+      endpoints: repos.webhookEndpoints,
+      secretKey: strict.config.secretKey,
+      allowInsecureUrls: false,
+    });
     for (const url of urls) {
       const refused = await admin.create({ workspaceId: ws.id, url, events: ['generation.completed'] }).then(
         () => undefined,
@@ -293,7 +354,13 @@ describe.concurrent('webhooks role', () => {
     const event = finalEvent(ws.id, 'generation.completed');
     await strict.infrastructure.queue.publishFinalEvent(event);
     for (const doc of endpoints) {
-      const delivery = await waitForDelivery(repos, deliveryIdFor(parseId('event', event.eventId)!, doc._id), (d) => d.attempts.length >= 2, 10_000, `two refused attempts to ${doc.url}`);
+      const delivery = await waitForDelivery(
+        repos,
+        deliveryIdFor(parseId('event', event.eventId)!, doc._id),
+        (d) => d.attempts.length >= 2,
+        10_000,
+        `two refused attempts to ${doc.url}`,
+      );
       expect(delivery.status).toBe('PENDING');
       for (const attempt of delivery.attempts) {
         expect(attempt.statusCode, doc.url).toBe(0);
@@ -314,7 +381,13 @@ describe.concurrent('webhooks role', () => {
     const event = finalEvent(ws.id, 'generation.completed');
     await app.infrastructure.queue.publishFinalEvent(event);
 
-    const doc = await waitForDelivery(repos, deliveryOf(event, endpoint), (d) => d.attempts.length >= 2, 10_000, 'two redirected attempts');
+    const doc = await waitForDelivery(
+      repos,
+      deliveryOf(event, endpoint),
+      (d) => d.attempts.length >= 2,
+      10_000,
+      'two redirected attempts',
+    );
     expect(doc.status).toBe('PENDING');
     for (const attempt of doc.attempts) {
       expect(attempt.statusCode).toBe(302);
@@ -386,7 +459,11 @@ describe.concurrent('webhooks role', () => {
       await first.close();
 
       second = await buildApp(loadConfig(env), { logger: testLogger() });
-      const delivered = await waitForDelivery(second.infrastructure.repositories, deliveryOf(event, stuckEndpoint), (d) => d.status === 'SUCCEEDED');
+      const delivered = await waitForDelivery(
+        second.infrastructure.repositories,
+        deliveryOf(event, stuckEndpoint),
+        (d) => d.status === 'SUCCEEDED',
+      );
       expect(delivered.attempts).toHaveLength(1);
       expect(stuck.requests).toHaveLength(2);
       expect(quick.requests).toHaveLength(1);
@@ -406,9 +483,14 @@ describe.concurrent('webhooks role', () => {
     const now = new Date();
     const doc = newDeliveryDoc(event, endpoint.objectId, now);
     await repos.deliveries.insertOnce(doc);
-    await app.infrastructure.queue.publishDeliveryJob({ deliveryId: formatId('delivery', doc._id) }, `${formatId('delivery', doc._id)}:1`);
+    await app.infrastructure.queue.publishDeliveryJob(
+      { deliveryId: formatId('delivery', doc._id) },
+      `${formatId('delivery', doc._id)}:1`,
+    );
     const dropped = await waitForDelivery(repos, doc._id, (d) => d.status === 'DROPPED');
-    expect(dropped.attempts).toEqual([expect.objectContaining({ number: 1, statusCode: 0, error: 'not sent: the webhook endpoint was deleted' })]);
+    expect(dropped.attempts).toEqual([
+      expect.objectContaining({ number: 1, statusCode: 0, error: 'not sent: the webhook endpoint was deleted' }),
+    ]);
     expect(r.requests).toHaveLength(0);
   });
 });
@@ -430,7 +512,7 @@ function expectGaps(measured: number[], schedule: number[]): void {
 
 /** A name from /etc/hosts that resolves (through the system resolver, no DNS query) to loopback only. */
 async function loopbackHostName(): Promise<string | undefined> {
-  let hosts = '';
+  let hosts: string;
   try {
     hosts = readFileSync('/etc/hosts', 'utf8');
   } catch {

@@ -10,7 +10,15 @@ import { startMongo, startNats, type TestMongo } from '../harness/dependencies.t
 import { startHttpReceiver, type HttpReceiver, type ReceivedRequest } from '../harness/http-receiver.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 import { spawnDocgen, type DocgenProcess } from '../harness/spawn-docgen.ts';
-import { connectAsProducer, createEndpoint, createWorkspace, finalEvent, percentile, verifies, webhooksEnv } from './webhook-test-support.ts';
+import {
+  connectAsProducer,
+  createEndpoint,
+  createWorkspace,
+  finalEvent,
+  percentile,
+  verifies,
+  webhooksEnv,
+} from './webhook-test-support.ts';
 
 const EVENTS = Number(process.env.WEBHOOK_LOAD_EVENTS ?? 1000);
 /**
@@ -66,83 +74,105 @@ function memoryOf(pid: number): { rssKb: number; peakKb: number } | undefined {
 }
 
 describe('1,000 events, one slow endpoint', () => {
-  it('delivers everything to the slow endpoint while the healthy one gets its deliveries without delay, in bounded memory', { timeout: 150_000 }, async () => {
-    const repos = producer.infrastructure.repositories;
-    const ws = await createWorkspace(repos);
-    const secrets = { slow: '', healthy: '' };
-    const slow = await startHttpReceiver();
-    const healthy = await startHttpReceiver();
-    receivers.push(slow, healthy);
-    slow.answerOtherwise((req) => (verifies(req, secrets.slow) ? { status: 204, delayMs: SLOW_ANSWER_MS } : { status: 401 }));
-    healthy.answerOtherwise((req) => (verifies(req, secrets.healthy) ? { status: 204 } : { status: 401 }));
-    const config = { secretKey: producer.config.secretKey, allowInsecureUrls: true };
-    secrets.slow = (await createEndpoint(repos, config, ws.id, slow.url, ['generation.completed'])).secret;
-    secrets.healthy = (await createEndpoint(repos, config, ws.id, healthy.url, ['generation.completed'])).secret;
-
-    webhooks = spawnDocgen({ role: 'webhooks', env, echo: process.env.WEBHOOK_LOAD_ECHO === '1' });
-    await webhooks.waitForLine((line) => line.json?.msg === 'docgen started', 30_000);
-    const pid = webhooks.pid;
-    const idle = memoryOf(pid)!;
-    let maxRssKb = idle.rssKb;
-    const sampler = setInterval(() => {
-      const m = memoryOf(pid);
-      if (m) maxRssKb = Math.max(maxRssKb, m.rssKb);
-    }, 200);
-
-    const publishedAt = new Map<string, number>();
-    const started = Date.now();
-    try {
-      for (let i = 0; i < EVENTS; i++) {
-        const event = finalEvent(ws.id, 'generation.completed');
-        publishedAt.set(event.generationId, Date.now());
-        await producer.infrastructure.queue.publishFinalEvent(event);
-        const due = started + ((i + 1) * 1000) / EVENTS_PER_SECOND;
-        if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()));
-      }
-      const publishMs = Date.now() - started;
-
-      const generationOf = (q: ReceivedRequest) => (q.json() as { payload: { generationId: string } }).payload.generationId;
-      await healthy.waitForRequests(EVENTS, 60_000);
-      const healthyDoneMs = Date.now() - started;
-      await slow.waitForRequests(EVENTS, 120_000);
-      const deliveries = producer.infrastructure.mongo.db.collection('deliveries');
-      await pollUntil(
-        () => deliveries.countDocuments({ workspaceId: ws.objectId, status: 'SUCCEEDED' }),
-        (n) => n === 2 * EVENTS,
-        { timeoutMs: 15_000, description: `${2 * EVENTS} deliveries SUCCEEDED` },
+  it(
+    'delivers everything to the slow endpoint while the healthy one gets its deliveries without delay, in bounded memory',
+    { timeout: 150_000 },
+    async () => {
+      const repos = producer.infrastructure.repositories;
+      const ws = await createWorkspace(repos);
+      const secrets = { slow: '', healthy: '' };
+      const slow = await startHttpReceiver();
+      const healthy = await startHttpReceiver();
+      receivers.push(slow, healthy);
+      slow.answerOtherwise((req) =>
+        verifies(req, secrets.slow) ? { status: 204, delayMs: SLOW_ANSWER_MS } : { status: 401 },
       );
-      const totalMs = Date.now() - started;
-      clearInterval(sampler);
-      const final = memoryOf(pid)!;
+      healthy.answerOtherwise((req) => (verifies(req, secrets.healthy) ? { status: 204 } : { status: 401 }));
+      const config = { secretKey: producer.config.secretKey, allowInsecureUrls: true };
+      secrets.slow = (await createEndpoint(repos, config, ws.id, slow.url, ['generation.completed'])).secret;
+      secrets.healthy = (await createEndpoint(repos, config, ws.id, healthy.url, ['generation.completed'])).secret;
 
-      const latencies = healthy.requests.map((q) => q.receivedAt - publishedAt.get(generationOf(q))!).sort((a, b) => a - b);
-      const report = {
-        events: EVENTS,
-        eventsPerSecond: EVENTS_PER_SECOND,
-        publishMs,
-        healthyAllDeliveredMs: healthyDoneMs,
-        allDeliveredMs: totalMs,
-        healthyLatencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99), max: latencies.at(-1) },
-        webhooksProcessRssMb: { idle: Math.round(idle.rssKb / 1024), maxSampled: Math.round(maxRssKb / 1024), peakVmHWM: Math.round(final.peakKb / 1024), end: Math.round(final.rssKb / 1024) },
-        endpointConcurrency: ENDPOINT_CONCURRENCY,
-      };
-      console.info(`[webhooks] load: ${JSON.stringify(report)}`);
+      webhooks = spawnDocgen({ role: 'webhooks', env, echo: process.env.WEBHOOK_LOAD_ECHO === '1' });
+      await webhooks.waitForLine((line) => line.json?.msg === 'docgen started', 30_000);
+      const pid = webhooks.pid;
+      const idle = memoryOf(pid)!;
+      let maxRssKb = idle.rssKb;
+      const sampler = setInterval(() => {
+        const m = memoryOf(pid);
+        if (m) maxRssKb = Math.max(maxRssKb, m.rssKb);
+      }, 200);
 
-      // Everything arrived once, signed.
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      for (const [r, secret] of [[slow, secrets.slow], [healthy, secrets.healthy]] as const) {
-        expect(r.requests).toHaveLength(EVENTS);
-        expect(new Set(r.requests.map((q) => q.header('x-service-delivery'))).size).toBe(EVENTS);
-        expect(new Set(r.requests.map(generationOf))).toEqual(new Set(publishedAt.keys()));
-        expect(r.requests.every((q) => verifies(q, secret))).toBe(true);
+      const publishedAt = new Map<string, number>();
+      const started = Date.now();
+      try {
+        for (let i = 0; i < EVENTS; i++) {
+          const event = finalEvent(ws.id, 'generation.completed');
+          publishedAt.set(event.generationId, Date.now());
+          await producer.infrastructure.queue.publishFinalEvent(event);
+          const due = started + ((i + 1) * 1000) / EVENTS_PER_SECOND;
+          if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()));
+        }
+        const publishMs = Date.now() - started;
+
+        const generationOf = (q: ReceivedRequest) =>
+          (q.json() as { payload: { generationId: string } }).payload.generationId;
+        await healthy.waitForRequests(EVENTS, 60_000);
+        const healthyDoneMs = Date.now() - started;
+        await slow.waitForRequests(EVENTS, 120_000);
+        const deliveries = producer.infrastructure.mongo.db.collection('deliveries');
+        await pollUntil(
+          () => deliveries.countDocuments({ workspaceId: ws.objectId, status: 'SUCCEEDED' }),
+          (n) => n === 2 * EVENTS,
+          { timeoutMs: 15_000, description: `${2 * EVENTS} deliveries SUCCEEDED` },
+        );
+        const totalMs = Date.now() - started;
+        clearInterval(sampler);
+        const final = memoryOf(pid)!;
+
+        const latencies = healthy.requests
+          .map((q) => q.receivedAt - publishedAt.get(generationOf(q))!)
+          .sort((a, b) => a - b);
+        const report = {
+          events: EVENTS,
+          eventsPerSecond: EVENTS_PER_SECOND,
+          publishMs,
+          healthyAllDeliveredMs: healthyDoneMs,
+          allDeliveredMs: totalMs,
+          healthyLatencyMs: {
+            p50: percentile(latencies, 50),
+            p95: percentile(latencies, 95),
+            p99: percentile(latencies, 99),
+            max: latencies.at(-1),
+          },
+          webhooksProcessRssMb: {
+            idle: Math.round(idle.rssKb / 1024),
+            maxSampled: Math.round(maxRssKb / 1024),
+            peakVmHWM: Math.round(final.peakKb / 1024),
+            end: Math.round(final.rssKb / 1024),
+          },
+          endpointConcurrency: ENDPOINT_CONCURRENCY,
+        };
+        console.info(`[webhooks] load: ${JSON.stringify(report)}`);
+
+        // Everything arrived once, signed.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        for (const [r, secret] of [
+          [slow, secrets.slow],
+          [healthy, secrets.healthy],
+        ] as const) {
+          expect(r.requests).toHaveLength(EVENTS);
+          expect(new Set(r.requests.map((q) => q.header('x-service-delivery'))).size).toBe(EVENTS);
+          expect(new Set(r.requests.map(generationOf))).toEqual(new Set(publishedAt.keys()));
+          expect(r.requests.every((q) => verifies(q, secret))).toBe(true);
+        }
+        // The slow endpoint does not hold the healthy one back.
+        expect(report.healthyLatencyMs.p95).toBeLessThan(2000);
+        // The slow endpoint itself goes at ENDPOINT_CONCURRENCY in parallel: 1000 × 2 s / 64 ≈ 31 s.
+        expect(totalMs).toBeLessThan(75_000);
+        expect(final.peakKb / 1024).toBeLessThan(450);
+      } finally {
+        clearInterval(sampler);
       }
-      // The slow endpoint does not hold the healthy one back.
-      expect(report.healthyLatencyMs.p95).toBeLessThan(2000);
-      // The slow endpoint itself goes at ENDPOINT_CONCURRENCY in parallel: 1000 × 2 s / 64 ≈ 31 s.
-      expect(totalMs).toBeLessThan(75_000);
-      expect(final.peakKb / 1024).toBeLessThan(450);
-    } finally {
-      clearInterval(sampler);
-    }
-  });
+    },
+  );
 });

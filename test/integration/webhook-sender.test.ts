@@ -84,9 +84,10 @@ const secret = generateWebhookSecret();
 function signed(event: 'generation.completed' | 'generation.failed' = 'generation.completed') {
   return buildSignedRequest({
     deliveryId: 'dlv_65a1b2c3d4e5f60718293a4b',
-    data: event === 'generation.failed'
-      ? { event, generationId: 'gen_65a1b2c3d4e5f60718293a4c', error: 'Liquid error: unknown filter "foo"' }
-      : { event, generationId: 'gen_65a1b2c3d4e5f60718293a4c' },
+    data:
+      event === 'generation.failed'
+        ? { event, generationId: 'gen_65a1b2c3d4e5f60718293a4c', error: 'Liquid error: unknown filter "foo"' }
+        : { event, generationId: 'gen_65a1b2c3d4e5f60718293a4c' },
     eventTimestamp: Math.floor(Date.now() / 1000),
     secrets: { current: secret },
   });
@@ -106,11 +107,24 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('sendAttempt: outcomes', () => {
   it('delivers the exact signed bytes; a 2xx is success', async () => {
-    const rx = await receiver('127.0.0.1', (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('thanks'));
+    const rx = await receiver('127.0.0.1', (_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('thanks'),
+    );
     for (const event of ['generation.completed', 'generation.failed'] as const) {
       const { body, headers } = signed(event);
-      const result = await sendAttempt({ url: rx.url('/hook?x=1'), headers, body, timeoutMs: 2000, allowInsecure: true });
-      expect(result).toMatchObject({ ok: true, statusCode: 200, responseExcerpt: 'thanks', remoteAddress: '127.0.0.1' });
+      const result = await sendAttempt({
+        url: rx.url('/hook?x=1'),
+        headers,
+        body,
+        timeoutMs: 2000,
+        allowInsecure: true,
+      });
+      expect(result).toMatchObject({
+        ok: true,
+        statusCode: 200,
+        responseExcerpt: 'thanks',
+        remoteAddress: '127.0.0.1',
+      });
       expect(result.error).toBeUndefined();
       expect(result.durationMs).toBeGreaterThanOrEqual(0);
 
@@ -146,7 +160,12 @@ describe('sendAttempt: outcomes', () => {
     const rx = await receiver('127.0.0.1', (_req, res) => res.writeHead(500).end('database down'));
     const { body, headers } = signed();
     const result = await sendAttempt({ url: rx.url(), headers, body, timeoutMs: 2000, allowInsecure: true });
-    expect(result).toMatchObject({ ok: false, statusCode: 500, error: 'receiver answered 500', responseExcerpt: 'database down' });
+    expect(result).toMatchObject({
+      ok: false,
+      statusCode: 500,
+      error: 'receiver answered 500',
+      responseExcerpt: 'database down',
+    });
   });
 
   it('a receiver that does not answer in time fails after about the time-out', async () => {
@@ -174,7 +193,9 @@ describe('sendAttempt: outcomes', () => {
 
   it('a 302 is a failure and the redirect target (a loopback canary) receives nothing', async () => {
     const canary = await receiver('127.0.0.1', (_req, res) => res.writeHead(200).end());
-    const rx = await receiver('127.0.0.1', (_req, res) => res.writeHead(302, { location: canary.url('/stolen') }).end());
+    const rx = await receiver('127.0.0.1', (_req, res) =>
+      res.writeHead(302, { location: canary.url('/stolen') }).end(),
+    );
     const { body, headers } = signed();
     const result = await sendAttempt({ url: rx.url(), headers, body, timeoutMs: 2000, allowInsecure: true });
     expect(result.ok).toBe(false);
@@ -193,7 +214,7 @@ describe('sendAttempt: outcomes', () => {
       res.writeHead(200, { 'content-length': String(8 * 1024 ** 3) }); // claims 8 GiB
       res.on('close', () => (closed = true));
       const pump = () => {
-        while (!closed && written < 8 * 1024 **3) {
+        while (!closed && written < 8 * 1024 ** 3) {
           written += chunk.length;
           if (!res.write(chunk)) return void res.once('drain', pump);
         }
@@ -221,7 +242,13 @@ describe('sendAttempt: outcomes', () => {
       return port;
     })();
     const { body, headers } = signed();
-    const refused = await sendAttempt({ url: `http://127.0.0.1:${closedPort}/`, headers, body, timeoutMs: 2000, allowInsecure: true });
+    const refused = await sendAttempt({
+      url: `http://127.0.0.1:${closedPort}/`,
+      headers,
+      body,
+      timeoutMs: 2000,
+      allowInsecure: true,
+    });
     expect(refused).toMatchObject({ ok: false, error: 'connection refused' });
 
     const rude = await receiver('127.0.0.1', (req) => req.socket.destroy());
@@ -229,7 +256,13 @@ describe('sendAttempt: outcomes', () => {
     expect(hungUp.ok).toBe(false);
     expect(hungUp.error).toBeTruthy();
 
-    const badHeader = await sendAttempt({ url: rude.url(), headers: { ...headers, 'X-Bad': 'a\r\nb' }, body, timeoutMs: 2000, allowInsecure: true });
+    const badHeader = await sendAttempt({
+      url: rude.url(),
+      headers: { ...headers, 'X-Bad': 'a\r\nb' },
+      body,
+      timeoutMs: 2000,
+      allowInsecure: true,
+    });
     expect(badHeader.ok).toBe(false);
     expect(badHeader.error).toMatch(/ERR_INVALID_CHAR/);
 
@@ -275,7 +308,9 @@ describe('sendAttempt: outcomes', () => {
 describe('sendAttempt: address guard at delivery time', () => {
   it('with insecure URLs not allowed, 127.0.0.1, [::1], localhost and a name resolving to 127.0.0.1 are refused and the canary sees nothing', async () => {
     const canary4 = await receiver('127.0.0.1', (_req, res) => res.writeHead(200).end());
-    const canary6 = await receiver('::1', (_req, res) => res.writeHead(200).end(), { port: canary4.port }).catch(() => undefined);
+    const canary6 = await receiver('::1', (_req, res) => res.writeHead(200).end(), { port: canary4.port }).catch(
+      () => undefined,
+    );
     const lookup = fakeLookup(() => ['127.0.0.1']);
     const { body, headers } = signed();
     const urls = [
@@ -293,7 +328,13 @@ describe('sendAttempt: address guard at delivery time', () => {
       expect(result.remoteAddress).toBeUndefined();
     }
     // The system resolver too: localhost is refused by name, before any lookup.
-    const viaSystem = await sendAttempt({ url: `https://localhost:${canary4.port}/hook`, headers, body, timeoutMs: 2000, allowInsecure: false });
+    const viaSystem = await sendAttempt({
+      url: `https://localhost:${canary4.port}/hook`,
+      headers,
+      body,
+      timeoutMs: 2000,
+      allowInsecure: false,
+    });
     expect(viaSystem.error).toBe('refused: localhost is a loopback host name, refused');
     expect(lookup.calls).toEqual(['loopback-name.test']);
     await sleep(100);
@@ -303,12 +344,26 @@ describe('sendAttempt: address guard at delivery time', () => {
 
   it('the same URLs work when insecure URLs are allowed (local development)', async () => {
     const rx = await receiver('127.0.0.1', (_req, res) => res.writeHead(200).end());
-    const rx6 = await receiver('::1', (_req, res) => res.writeHead(200).end(), { port: rx.port }).catch(() => undefined);
+    const rx6 = await receiver('::1', (_req, res) => res.writeHead(200).end(), { port: rx.port }).catch(
+      () => undefined,
+    );
     const { body, headers } = signed();
-    expect(await sendAttempt({ url: rx.url(), headers, body, timeoutMs: 2000, allowInsecure: true })).toMatchObject({ ok: true });
-    expect(await sendAttempt({ url: `http://localhost:${rx.port}/hook`, headers, body, timeoutMs: 2000, allowInsecure: true })).toMatchObject({ ok: true });
+    expect(await sendAttempt({ url: rx.url(), headers, body, timeoutMs: 2000, allowInsecure: true })).toMatchObject({
+      ok: true,
+    });
+    expect(
+      await sendAttempt({
+        url: `http://localhost:${rx.port}/hook`,
+        headers,
+        body,
+        timeoutMs: 2000,
+        allowInsecure: true,
+      }),
+    ).toMatchObject({ ok: true });
     if (rx6) {
-      expect(await sendAttempt({ url: `http://[::1]:${rx.port}/hook`, headers, body, timeoutMs: 2000, allowInsecure: true })).toMatchObject({ ok: true, remoteAddress: '::1' });
+      expect(
+        await sendAttempt({ url: `http://[::1]:${rx.port}/hook`, headers, body, timeoutMs: 2000, allowInsecure: true }),
+      ).toMatchObject({ ok: true, remoteAddress: '::1' });
     }
   });
 
@@ -319,7 +374,14 @@ describe('sendAttempt: address guard at delivery time', () => {
     const canary = await receiver('127.0.0.2', (_req, res) => res.writeHead(200).end('rebound'), { port: rx.port });
     const lookup = fakeLookup((_host, call) => (call === 1 ? ['127.0.0.1'] : ['127.0.0.2']));
     const { body, headers } = signed();
-    const result = await sendAttempt({ url: `http://rebind.test:${rx.port}/hook`, headers, body, timeoutMs: 2000, allowInsecure: true, lookup });
+    const result = await sendAttempt({
+      url: `http://rebind.test:${rx.port}/hook`,
+      headers,
+      body,
+      timeoutMs: 2000,
+      allowInsecure: true,
+      lookup,
+    });
     expect(result).toMatchObject({ ok: true, remoteAddress: '127.0.0.1', responseExcerpt: 'checked' });
     expect(lookup.calls).toEqual(['rebind.test']); // resolved once: http.request did not ask again
     expect(rx.requests[0]!.headers.host).toBe(`rebind.test:${rx.port}`); // Host stays the URL's name
@@ -333,8 +395,18 @@ describe('sendAttempt: address guard at delivery time', () => {
     const canary = await receiver('127.0.0.1', (_req, res) => res.writeHead(200).end());
     const lookup = fakeLookup(() => ['127.0.0.1']);
     const { body, headers } = signed();
-    const result = await sendAttempt({ url: `https://hooks.test:${canary.port}/hook`, headers, body, timeoutMs: 2000, allowInsecure: false, lookup });
-    expect(result).toMatchObject({ ok: false, error: `refused: hooks.test resolves to 127.0.0.1 is a loopback address, refused` });
+    const result = await sendAttempt({
+      url: `https://hooks.test:${canary.port}/hook`,
+      headers,
+      body,
+      timeoutMs: 2000,
+      allowInsecure: false,
+      lookup,
+    });
+    expect(result).toMatchObject({
+      ok: false,
+      error: `refused: hooks.test resolves to 127.0.0.1 is a loopback address, refused`,
+    });
     await sleep(100);
     expect(canary.connections).toBe(0);
   });
@@ -354,11 +426,29 @@ describe.skipIf(!opensslWorks)('sendAttempt over TLS with a pinned address', () 
 
   beforeAll(() => {
     dir = mkdtempSync(join(process.env.DOCGEN_TEST_RUN_DIR ?? tmpdir(), 'webhook-tls-'));
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1',
-      '-subj', '/CN=hooks.test', '-addext', 'subjectAltName=DNS:hooks.test',
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=hooks.test',
+        '-addext',
+        'subjectAltName=DNS:hooks.test',
+      ],
+      { stdio: 'ignore' },
+    );
     tls = { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -368,18 +458,41 @@ describe.skipIf(!opensslWorks)('sendAttempt over TLS with a pinned address', () 
     const lookup = fakeLookup(() => ['127.0.0.1']);
     const agent = new https.Agent({ ca: tls.cert, keepAlive: false });
     const { body, headers } = signed();
-    const result = await sendAttempt({ url: `https://hooks.test:${rx.port}/hook`, headers, body, timeoutMs: 3000, allowInsecure: true, lookup, agent });
+    const result = await sendAttempt({
+      url: `https://hooks.test:${rx.port}/hook`,
+      headers,
+      body,
+      timeoutMs: 3000,
+      allowInsecure: true,
+      lookup,
+      agent,
+    });
     expect(result).toMatchObject({ ok: true, statusCode: 200, responseExcerpt: 'tls ok', remoteAddress: '127.0.0.1' });
     expect(rx.requests[0]!.servername).toBe('hooks.test');
     expect(rx.requests[0]!.headers.host).toBe(`hooks.test:${rx.port}`);
 
     // Same server and address, another name: the certificate does not match, so it fails.
-    const wrongName = await sendAttempt({ url: `https://other.test:${rx.port}/hook`, headers, body, timeoutMs: 3000, allowInsecure: true, lookup, agent });
+    const wrongName = await sendAttempt({
+      url: `https://other.test:${rx.port}/hook`,
+      headers,
+      body,
+      timeoutMs: 3000,
+      allowInsecure: true,
+      lookup,
+      agent,
+    });
     expect(wrongName.ok).toBe(false);
     expect(wrongName.error).toMatch(/^TLS failed \(ERR_TLS_CERT_ALTNAME_INVALID\)/);
 
     // Without trusting the test CA (the default agent), the self-signed certificate is rejected.
-    const untrusted = await sendAttempt({ url: `https://hooks.test:${rx.port}/hook`, headers, body, timeoutMs: 3000, allowInsecure: true, lookup });
+    const untrusted = await sendAttempt({
+      url: `https://hooks.test:${rx.port}/hook`,
+      headers,
+      body,
+      timeoutMs: 3000,
+      allowInsecure: true,
+      lookup,
+    });
     expect(untrusted.ok).toBe(false);
     expect(untrusted.error).toMatch(/^TLS failed/);
     expect(rx.requests).toHaveLength(1);

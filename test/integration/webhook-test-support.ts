@@ -21,14 +21,19 @@ import { pollUntil } from '../harness/poll-until.ts';
 import type { ReceivedRequest } from '../harness/http-receiver.ts';
 import { LOOPBACK_LISTENERS, testSecretKey } from '../harness/test-config.ts';
 
-export const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 /**
  * DOCGEN_* for a webhooks process on the test's NATS and MongoDB (own stream prefix and
  * database per call, so several apps in one file never share consumers). S3 is configured
  * but never contacted: the webhooks role does not use it.
  */
-export function webhooksEnv(deps: { nats: EmbeddedNats; mongo: TestMongo }, overrides: Record<string, string> = {}): Record<string, string> {
+export function webhooksEnv(
+  deps: { nats: EmbeddedNats; mongo: TestMongo },
+  overrides: Record<string, string> = {},
+): Record<string, string> {
   const env = dependencyEnv(deps);
   return {
     ...env,
@@ -50,7 +55,9 @@ export function webhooksEnv(deps: { nats: EmbeddedNats; mongo: TestMongo }, over
  * streams): repositories to create rows and read deliveries, the queue to publish events.
  * No role runs here.
  */
-export async function connectAsProducer(env: Record<string, string>): Promise<{ config: Config; infrastructure: Infrastructure }> {
+export async function connectAsProducer(
+  env: Record<string, string>,
+): Promise<{ config: Config; infrastructure: Infrastructure }> {
   const config = loadConfig(env);
   const metrics = createMetrics({ defaultMetrics: false });
   const ops = createOpsServer({ address: config.opsAddress, metrics, logger: silentLogger });
@@ -65,7 +72,10 @@ export interface TestEndpoint {
   url: string;
 }
 
-export async function createWorkspace(repositories: Repositories, name = 'webhooks test'): Promise<{ id: string; objectId: ObjectId }> {
+export async function createWorkspace(
+  repositories: Repositories,
+  name = 'webhooks test',
+): Promise<{ id: string; objectId: ObjectId }> {
   const view = await new WorkspaceAdmin({ workspaces: repositories.workspaces }).create({ name });
   return { id: view.id, objectId: new ObjectId(view.id.slice('ws_'.length)) };
 }
@@ -114,12 +124,18 @@ export function verifyServiceSignature(rawBody: Buffer, header: string | undefin
 }
 
 /** Standard Webhooks: `v1,<base64 HMAC of id.timestamp.body>` keyed with the base64-decoded secret. */
-export function verifyStandardWebhook(rawBody: Buffer, headers: { id?: string; timestamp?: string; signature?: string }, secret: string): boolean {
+export function verifyStandardWebhook(
+  rawBody: Buffer,
+  headers: { id?: string; timestamp?: string; signature?: string },
+  secret: string,
+): boolean {
   const { id, timestamp, signature } = headers;
   if (!id || !timestamp || !/^\d+$/.test(timestamp) || !signature) return false;
   if (Math.abs(Date.now() / 1000 - Number(timestamp)) > 300) return false;
   const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
-  const expected = Buffer.from(createHmac('sha256', key).update(`${id}.${timestamp}.`).update(rawBody).digest('base64'));
+  const expected = Buffer.from(
+    createHmac('sha256', key).update(`${id}.${timestamp}.`).update(rawBody).digest('base64'),
+  );
   let ok = false;
   for (const entry of signature.split(' ')) {
     const [version, sig] = entry.split(',');
@@ -135,7 +151,11 @@ export function verifies(request: ReceivedRequest, secret: string): boolean {
     verifyServiceSignature(request.body, request.header('x-service-signature'), secret) &&
     verifyStandardWebhook(
       request.body,
-      { id: request.header('webhook-id'), timestamp: request.header('webhook-timestamp'), signature: request.header('webhook-signature') },
+      {
+        id: request.header('webhook-id'),
+        timestamp: request.header('webhook-timestamp'),
+        signature: request.header('webhook-signature'),
+      },
       secret,
     )
   );

@@ -80,7 +80,16 @@ describe('docgen admin in process', () => {
     const ws = (await json('workspace', 'create', '--name', 'Acme')).id as string;
     expect(ws).toMatch(/^ws_[0-9a-f]{24}$/);
 
-    const key = await json('key', 'create', '--workspace', ws, '--name', 'ci', '--scopes', 'generations:trigger,generations:read');
+    const key = await json(
+      'key',
+      'create',
+      '--workspace',
+      ws,
+      '--name',
+      'ci',
+      '--scopes',
+      'generations:trigger,generations:read',
+    );
     expect(key.key).toMatch(/^svc_live_[A-Za-z0-9]{40}$/);
     const page = await stack.api.listGenerations({ authorization: `Bearer ${key.key as string}` }, () => ({}));
     expect(page.generations).toEqual([]);
@@ -89,7 +98,19 @@ describe('docgen admin in process', () => {
     const vars = join(files, 'vars.json');
     await writeFile(body, '<p>Dear {{ customer }}</p>');
     await writeFile(vars, JSON.stringify({ customer: { required: true, description: 'Who it is for' } }));
-    const tpl = await json('template', 'create', '--workspace', ws, '--name', 'Letter', '--file', body, '--variables', vars, '--publish');
+    const tpl = await json(
+      'template',
+      'create',
+      '--workspace',
+      ws,
+      '--name',
+      'Letter',
+      '--file',
+      body,
+      '--variables',
+      vars,
+      '--publish',
+    );
     expect(tpl).toEqual({ id: expect.stringMatching(/^tpl_/), version: 1 });
 
     const shown = await cli('template', 'get', tpl.id as string);

@@ -28,7 +28,17 @@ describe('admin token check', () => {
   });
 
   it('refuses missing, malformed and wrong values', () => {
-    for (const header of [null, undefined, '', token, `Basic ${token}`, `Bearer ${token}x`, `Bearer ${token.slice(1)}`, `Bearer ${token} extra`, 'Bearer ']) {
+    for (const header of [
+      null,
+      undefined,
+      '',
+      token,
+      `Basic ${token}`,
+      `Bearer ${token}x`,
+      `Bearer ${token.slice(1)}`,
+      `Bearer ${token} extra`,
+      'Bearer ',
+    ]) {
       expect(isAdminAuthorization(header, token), String(header)).toBe(false);
     }
   });
@@ -57,8 +67,15 @@ describe('template content', () => {
   });
 
   it('canonicalises the page size and takes margins as lengths', () => {
-    const content = normalizeContent({ body: 'x', pdfOptions: { pageSize: 'letter', margins: { top: '10mm', left: '.5in' }, printBackground: false } });
-    expect(content.pdfOptions).toMatchObject({ pageSize: 'Letter', printBackground: false, margins: { top: '10mm', right: '0', bottom: '0', left: '.5in' } });
+    const content = normalizeContent({
+      body: 'x',
+      pdfOptions: { pageSize: 'letter', margins: { top: '10mm', left: '.5in' }, printBackground: false },
+    });
+    expect(content.pdfOptions).toMatchObject({
+      pageSize: 'Letter',
+      printBackground: false,
+      margins: { top: '10mm', right: '0', bottom: '0', left: '.5in' },
+    });
   });
 
   it('names every problem', () => {
@@ -83,14 +100,22 @@ describe('template content', () => {
   });
 
   it('refuses content over 1 MiB', () => {
-    expect(domainError(() => normalizeContent({ body: 'x'.repeat(1024 * 1024 + 1) })).message).toContain('at most 1048576 bytes');
+    expect(domainError(() => normalizeContent({ body: 'x'.repeat(1024 * 1024 + 1) })).message).toContain(
+      'at most 1048576 bytes',
+    );
   });
 });
 
 describe('CLI variables file', () => {
   it('reads the list form and the object form alike', () => {
-    const list = parseVariables([{ name: 'customer', required: true, description: 'Who' }, { name: 'total', default: { amount: 1 } }]);
-    const object = parseVariables({ customer: { required: true, description: 'Who' }, total: { default: { amount: 1 } } });
+    const list = parseVariables([
+      { name: 'customer', required: true, description: 'Who' },
+      { name: 'total', default: { amount: 1 } },
+    ]);
+    const object = parseVariables({
+      customer: { required: true, description: 'Who' },
+      total: { default: { amount: 1 } },
+    });
     for (const declarations of [list, object]) {
       expect(declarations.map((d) => [d.name, d.required, d.description])).toEqual([
         ['customer', true, 'Who'],

@@ -35,13 +35,21 @@ describe('histogramTotals', () => {
     ].join('\n');
     const totals = histogramTotals(text);
     expect(totals.get('docgen_render_duration_seconds{outcome="completed"}')).toEqual({ sum: 2, count: 4 });
-    expect(totals.get('docgen_http_request_duration_seconds{method="POST",route="/v1/generations"}')).toEqual({ sum: 0.03, count: 3 });
+    expect(totals.get('docgen_http_request_duration_seconds{method="POST",route="/v1/generations"}')).toEqual({
+      sum: 0.03,
+      count: 3,
+    });
     expect(totals.get('docgen_render_stage_duration_seconds{stage="print"}')).toEqual({ sum: 0.4, count: 5 });
   });
 });
 
 describe('readmeTables', () => {
-  const row = (variant: string, concurrency: number, pdfPerSecond: number, extra: Partial<BenchRow> = {}): BenchRow => ({
+  const row = (
+    variant: string,
+    concurrency: number,
+    pdfPerSecond: number,
+    extra: Partial<BenchRow> = {},
+  ): BenchRow => ({
     variant,
     concurrency,
     pdfPerSecond,
@@ -64,7 +72,12 @@ describe('readmeTables', () => {
       row('(a) bare puppeteer, reused page', 4, 20),
       row('(b) puppeteer-cluster CONTEXT', 1, 2),
       // A baseline that failed keeps its row but has no figures.
-      { ...row('(b) puppeteer-cluster CONTEXT', 4, 0), completed: 0, errors: 3, errorMessage: 'Unable to get browser page' },
+      {
+        ...row('(b) puppeteer-cluster CONTEXT', 4, 0),
+        completed: 0,
+        errors: 3,
+        errorMessage: 'Unable to get browser page',
+      },
       row("(e) bare puppeteer, docgen's Chromium", 1, 20),
       row("(e) bare puppeteer, docgen's Chromium", 4, 40),
       row('(c) docgen engine (4 pages)', 1, 11),
@@ -75,7 +88,7 @@ describe('readmeTables', () => {
     ],
   });
 
-  it('shows medians over the runs, every run\'s ratios, stages and growth; a failed cell is a dash', () => {
+  it("shows medians over the runs, every run's ratios, stages and growth; a failed cell is a dash", () => {
     const text = readmeTables([run(12), run(8), run(10)]);
     expect(text).toContain('| **docgen end to end** | 1 / 4 | 10.0 / 20.0 | 100 / 50 | 200 / 100 | 1000 / 1000 MB |');
     expect(text).toContain('| (b) puppeteer-cluster | 1 / 4 | 2.0 / - |');
@@ -88,7 +101,10 @@ describe('readmeTables', () => {
   });
 
   it('leaves (e) out when no run has it (docgen and the baselines on one Chromium)', () => {
-    const withoutE = (e2e: number): BenchResult => ({ ...run(e2e), rows: run(e2e).rows.filter((r) => !r.variant.startsWith('(e)')) });
+    const withoutE = (e2e: number): BenchResult => ({
+      ...run(e2e),
+      rows: run(e2e).rows.filter((r) => !r.variant.startsWith('(e)')),
+    });
     const text = readmeTables([withoutE(12), withoutE(8)]);
     expect(text).not.toContain('(e)');
     expect(text).toContain('| end to end ÷ (a) | 1.20, 0.80 | 1.20, 0.80 |');

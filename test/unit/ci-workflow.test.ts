@@ -25,7 +25,10 @@ interface Job {
   strategy?: { matrix: Record<string, string[]> };
   steps: Step[];
 }
-const workflow = parseYaml(read('.github/workflows/ci.yml')) as { on: Record<string, unknown>; jobs: Record<string, Job> };
+const workflow = parseYaml(read('.github/workflows/ci.yml')) as {
+  on: Record<string, unknown>;
+  jobs: Record<string, Job>;
+};
 const runs = (job: Job) => job.steps.map((s) => s.run ?? '').join('\n');
 
 describe('.github/workflows/ci.yml', () => {
@@ -45,8 +48,17 @@ describe('.github/workflows/ci.yml', () => {
     expect(job.env!.DOCGEN_TEST_MONGODB_URL).toMatch(/replicaSet=rs0/);
 
     const harness = read('test/harness/dependencies.ts');
-    const read_by_harness = new Set([...harness.matchAll(/(?:testSwitch\(|process\.env\.)'?(DOCGEN_TEST_[A-Z0-9_]+)/g)].map((m) => m[1]!));
-    for (const name of ['DOCGEN_TEST_MONGODB_URL', 'DOCGEN_TEST_NATS_URL', 'DOCGEN_TEST_S3_ENDPOINT', 'DOCGEN_TEST_S3_ACCESS_KEY', 'DOCGEN_TEST_S3_SECRET_KEY', 'DOCGEN_TEST_S3_REGION']) {
+    const read_by_harness = new Set(
+      [...harness.matchAll(/(?:testSwitch\(|process\.env\.)'?(DOCGEN_TEST_[A-Z0-9_]+)/g)].map((m) => m[1]!),
+    );
+    for (const name of [
+      'DOCGEN_TEST_MONGODB_URL',
+      'DOCGEN_TEST_NATS_URL',
+      'DOCGEN_TEST_S3_ENDPOINT',
+      'DOCGEN_TEST_S3_ACCESS_KEY',
+      'DOCGEN_TEST_S3_SECRET_KEY',
+      'DOCGEN_TEST_S3_REGION',
+    ]) {
       expect(read_by_harness, name).toContain(name);
       expect(job.env, name).toHaveProperty(name);
       // The suite runs in a Debian container: each switch must be passed into it.
@@ -58,10 +70,14 @@ describe('.github/workflows/ci.yml', () => {
 
   it('lints the chart with every ci/ values file, installs it on kind with --wait, and runs helm test', () => {
     const job = workflow.jobs.chart!;
-    expect(job.steps.map((s) => s.uses?.split('@')[0]).filter(Boolean)).toEqual(expect.arrayContaining(['actions/checkout', 'azure/setup-helm', 'helm/kind-action']));
+    expect(job.steps.map((s) => s.uses?.split('@')[0]).filter(Boolean)).toEqual(
+      expect.arrayContaining(['actions/checkout', 'azure/setup-helm', 'helm/kind-action']),
+    );
     const script = runs(job);
     expect(script).toContain('docker build -f deploy/Dockerfile -t docgen:ci .');
-    expect(script).toMatch(/for f in deploy\/helm\/docgen\/ci\/\*-values\.yaml; do\s+helm lint deploy\/helm\/docgen --strict -f "\$f"/);
+    expect(script).toMatch(
+      /for f in deploy\/helm\/docgen\/ci\/\*-values\.yaml; do\s+helm lint deploy\/helm\/docgen --strict -f "\$f"/,
+    );
     expect(script).toContain('kind load docker-image docgen:ci --name docgen');
     expect(script).toMatch(/helm install docgen deploy\/helm\/docgen --namespace docgen --wait/);
     expect(script).toContain('helm test docgen --namespace docgen');
@@ -79,7 +95,9 @@ describe('.github/workflows/ci.yml', () => {
   it('starts the one-machine Compose setup with exactly the secrets compose.yaml requires', () => {
     const script = runs(workflow.jobs.compose!);
     const filled = /for name in ([A-Z0-9_ ]+); do/.exec(script)![1]!.trim().split(/\s+/).sort();
-    const required = [...new Set([...read('deploy/compose/compose.yaml').matchAll(/\$\{([A-Z0-9_]+):\?/g)].map((m) => m[1]!))].sort();
+    const required = [
+      ...new Set([...read('deploy/compose/compose.yaml').matchAll(/\$\{([A-Z0-9_]+):\?/g)].map((m) => m[1]!)),
+    ].sort();
     expect(filled).toEqual(required);
     expect(script).toContain('docker compose -f deploy/compose/compose.yaml up -d --wait');
   });

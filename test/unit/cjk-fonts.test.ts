@@ -14,7 +14,7 @@ import { fontconfigFile } from '../../src/render/fonts/fontconfig-file.ts';
 const cp = (char: string) => char.codePointAt(0)!;
 
 describe('national standards', () => {
-  it('hold the region\'s everyday characters and not the others\'', () => {
+  it("hold the region's everyday characters and not the others'", () => {
     const jp = nationalStandard('JP');
     expect(jp.size).toBeGreaterThan(6_500);
     for (const char of '日本語東京髙﨑ア') expect(jp.has(cp(char)), char).toBe(true);
@@ -31,7 +31,7 @@ describe('national standards', () => {
     for (const char of '한국어서울') expect(kr.has(cp(char)), char).toBe(true);
   });
 
-  it('tell a face\'s region from its family name', () => {
+  it("tell a face's region from its family name", () => {
     expect(regionOf('Noto Sans CJK JP')).toBe('JP');
     expect(regionOf('Noto Serif CJK HK')).toBe('HK');
     expect(regionOf('Noto Sans')).toBeUndefined();
@@ -40,7 +40,10 @@ describe('national standards', () => {
 
 describe('planEverydaySubsets', () => {
   const all = [cp('A'), cp('é'), cp('あ'), cp('日'), cp('简'), cp('體'), cp('한'), cp('𠮷'), cp('Ａ')];
-  const faces = ['Noto Sans CJK JP', 'Noto Sans CJK SC', 'Noto Sans Mono CJK JP', 'Some Other Font'].map((family) => ({ family, codepoints: all }));
+  const faces = ['Noto Sans CJK JP', 'Noto Sans CJK SC', 'Noto Sans Mono CJK JP', 'Some Other Font'].map((family) => ({
+    family,
+    codepoints: all,
+  }));
   const plans = planEverydaySubsets(faces, 'NotoSansCJK-Regular');
 
   it('cuts the proportional regional faces only, one file each', () => {
@@ -50,7 +53,7 @@ describe('planEverydaySubsets', () => {
     ]);
   });
 
-  it('keeps Latin, kana and full-width forms everywhere, and Han characters by the region\'s standard', () => {
+  it("keeps Latin, kana and full-width forms everywhere, and Han characters by the region's standard", () => {
     const chars = (i: number) => String.fromCodePoint(...plans[i]!.codepoints);
     expect(chars(0)).toBe('Aéあ日體Ａ'); // 體 is in JIS X 0208, 简 is not
     expect(chars(1)).toBe('Aéあ日简Ａ');
@@ -65,21 +68,25 @@ describe('fontconfigFile', () => {
   });
 
   it('adds the subsets to the system configuration, with their cache first', () => {
-    expect(xml.indexOf('<cachedir>/fonts/cache</cachedir>')).toBeLessThan(xml.indexOf('<include ignore_missing="yes">/etc/fonts/fonts.conf</include>'));
+    expect(xml.indexOf('<cachedir>/fonts/cache</cachedir>')).toBeLessThan(
+      xml.indexOf('<include ignore_missing="yes">/etc/fonts/fonts.conf</include>'),
+    );
     expect(xml).toContain('<dir>/fonts/subsets</dir>');
     expect(xml).not.toContain('rejectfont');
   });
 
-  it('gives each subset its face\'s families and languages and the newest version', () => {
+  it("gives each subset its face's families and languages and the newest version", () => {
     expect(xml).toContain('<test name="file"><string>/fonts/subsets/a.f00.otf</string></test>');
-    expect(xml).toContain('<edit name="family" mode="assign_replace"><string>Noto Sans CJK JP</string><string>A &amp; B</string></edit>');
+    expect(xml).toContain(
+      '<edit name="family" mode="assign_replace"><string>Noto Sans CJK JP</string><string>A &amp; B</string></edit>',
+    );
     expect(xml).toContain('<langset><string>ja</string><string>en</string></langset>');
     expect(xml).toContain('<edit name="fontversion" mode="assign"><int>2147483647</int></edit>');
   });
 });
 
 describe('countCharset', () => {
-  it('counts fontconfig\'s ranges', () => {
+  it("counts fontconfig's ranges", () => {
     expect(countCharset('20-7e a0 4e00-4e0f\n')).toBe(95 + 1 + 16);
     expect(countCharset('')).toBe(0);
   });
@@ -89,12 +96,16 @@ describe('DOCGEN_CHROMIUM_FONTCONFIG', () => {
   const dir = mkdtempSync(join(tmpdir(), 'docgen-fontconfig-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('auto: the built subsets when there are some, else the system\'s fonts', () => {
+  it("auto: the built subsets when there are some, else the system's fonts", () => {
     const built = join(dir, 'built');
     expect(resolveChromiumFontconfig('auto', built)).toEqual({ ok: true, file: null, source: 'system' });
     mkdirSync(built);
     writeFileSync(join(built, 'fonts.conf'), '<fontconfig/>');
-    expect(resolveChromiumFontconfig('auto', built)).toEqual({ ok: true, file: join(built, 'fonts.conf'), source: 'subsets' });
+    expect(resolveChromiumFontconfig('auto', built)).toEqual({
+      ok: true,
+      file: join(built, 'fonts.conf'),
+      source: 'subsets',
+    });
     expect(resolveChromiumFontconfig('', built)).toMatchObject({ ok: true, source: 'subsets' });
     expect(resolveChromiumFontconfig('system', built)).toEqual({ ok: true, file: null, source: 'system' });
   });
@@ -103,7 +114,10 @@ describe('DOCGEN_CHROMIUM_FONTCONFIG', () => {
     const file = join(dir, 'mine.conf');
     writeFileSync(file, '<fontconfig/>');
     expect(resolveChromiumFontconfig(file)).toEqual({ ok: true, file, source: 'configured' });
-    expect(resolveChromiumFontconfig('fonts.conf')).toMatchObject({ ok: false, problem: expect.stringContaining('Use auto, system or an absolute path') });
+    expect(resolveChromiumFontconfig('fonts.conf')).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining('Use auto, system or an absolute path'),
+    });
     expect(resolveChromiumFontconfig(join(dir, 'missing', 'fonts.conf'))).toMatchObject({
       ok: false,
       problem: expect.stringContaining(`docgen fonts build --out ${join(dir, 'missing')}`),

@@ -33,7 +33,10 @@ type Service = {
   shm_size?: string;
 };
 // The yaml package resolves the anchors and `<<` merge keys the way Compose does.
-const compose = parseYaml(composeText, { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+const compose = parseYaml(composeText, { merge: true }) as {
+  services: Record<string, Service>;
+  volumes: Record<string, unknown>;
+};
 const roles = ['api', 'render', 'webhooks'] as const;
 
 /** `KEY=value` lines of an env file. */
@@ -53,20 +56,31 @@ function filledExample(): string {
 
 describe('deploy/compose/compose.yaml', () => {
   it('runs MongoDB as a replica set with auth, NATS with JetStream on disk, and MinIO, each with a health check and a named volume', () => {
-    const { mongo, nats, minio } = compose.services;
+    const { mongo, nats } = compose.services;
     expect(mongo!.command).toEqual(expect.arrayContaining(['--replSet', 'rs0', '--keyFile']));
-    expect(mongo!.healthcheck!.test.join(' ')).toMatch(/rs\.initiate\(\{ _id: 'rs0', members: \[\{ _id: 0, host: 'mongo:27017' \}\] \}\)/);
+    expect(mongo!.healthcheck!.test.join(' ')).toMatch(
+      /rs\.initiate\(\{ _id: 'rs0', members: \[\{ _id: 0, host: 'mongo:27017' \}\] \}\)/,
+    );
     expect(mongo!.healthcheck!.test.join(' ')).toContain('isWritablePrimary');
     expect(nats!.command).toEqual(expect.arrayContaining(['--jetstream', '--store_dir', '/data']));
     expect(nats!.image).toMatch(/nats:2\.(1\d|[2-9]\d)/);
-    for (const [name, mount] of [['mongo', 'mongo-data:/data/db'], ['nats', 'nats-data:/data'], ['minio', 'minio-data:/data']] as const) {
+    for (const [name, mount] of [
+      ['mongo', 'mongo-data:/data/db'],
+      ['nats', 'nats-data:/data'],
+      ['minio', 'minio-data:/data'],
+    ] as const) {
       expect(compose.services[name]!.volumes, name).toContain(mount);
       expect(compose.services[name]!.healthcheck, name).toBeDefined();
     }
     expect(Object.keys(compose.volumes).sort()).toEqual(['minio-data', 'mongo-data', 'mongo-keyfile', 'nats-data']);
     // Only the public API and MinIO's S3 API are published on every interface.
-    const published = Object.entries(compose.services).flatMap(([name, s]) => (s.ports ?? []).map((p) => `${name} ${p}`));
-    expect(published.filter((p) => !/ 127\.0\.0\.1:/.test(p))).toEqual(['minio ${MINIO_PUBLIC_PORT:-9000}:9000', 'api ${DOCGEN_PUBLIC_PORT:-8080}:8080']);
+    const published = Object.entries(compose.services).flatMap(([name, s]) =>
+      (s.ports ?? []).map((p) => `${name} ${p}`),
+    );
+    expect(published.filter((p) => !/ 127\.0\.0\.1:/.test(p))).toEqual([
+      'minio ${MINIO_PUBLIC_PORT:-9000}:9000',
+      'api ${DOCGEN_PUBLIC_PORT:-8080}:8080',
+    ]);
   });
 
   it('runs each docgen role from the image, read-only, probed on /readyz, after its dependencies are ready', () => {
@@ -87,11 +101,16 @@ describe('deploy/compose/compose.yaml', () => {
 
   it('sets only variables docgen reads, every required one, and the admin token for the api role only', () => {
     const known = new Set(CONFIG_VARIABLES.map((v) => v.name));
-    const required = CONFIG_VARIABLES.filter((v) => v.default === undefined && /Required/.test(v.description)).map((v) => v.name);
+    const required = CONFIG_VARIABLES.filter((v) => v.default === undefined && /Required/.test(v.description)).map(
+      (v) => v.name,
+    );
     for (const role of roles) {
       const env = compose.services[role]!.environment!;
       const names = Object.keys(env).filter((n) => n.startsWith('DOCGEN_'));
-      expect(names.filter((n) => !known.has(n)), role).toEqual([]);
+      expect(
+        names.filter((n) => !known.has(n)),
+        role,
+      ).toEqual([]);
       for (const n of required) if (n !== 'DOCGEN_ADMIN_TOKEN') expect(names, `${role} ${n}`).toContain(n);
       expect('DOCGEN_ADMIN_TOKEN' in env, role).toBe(role === 'api');
       expect(env.DOCGEN_MONGODB_URL).toMatch(/^mongodb:\/\/.*@mongo:27017\/\?replicaSet=rs0&authSource=admin$/);
@@ -104,7 +123,15 @@ describe('deploy/compose/compose.yaml', () => {
     expect([...used].filter((n) => !example.has(n))).toEqual([]);
     expect([...example.keys()].filter((n) => !used.has(n))).toEqual([]);
     const mandatory = [...composeText.matchAll(/\$\{([A-Z0-9_]+):\?/g)].map((m) => m[1]!);
-    expect(new Set(mandatory)).toEqual(new Set(['DOCGEN_SECRET_KEY', 'DOCGEN_ADMIN_TOKEN', 'MONGO_ROOT_PASSWORD', 'MINIO_ROOT_PASSWORD', 'DOCGEN_S3_SECRET_KEY']));
+    expect(new Set(mandatory)).toEqual(
+      new Set([
+        'DOCGEN_SECRET_KEY',
+        'DOCGEN_ADMIN_TOKEN',
+        'MONGO_ROOT_PASSWORD',
+        'MINIO_ROOT_PASSWORD',
+        'DOCGEN_S3_SECRET_KEY',
+      ]),
+    );
     for (const n of mandatory) expect(example.get(n), n).toBe('');
   });
 });
@@ -117,11 +144,18 @@ function findCompose(): string | undefined {
   return undefined;
 }
 const composeBin = findCompose();
-if (!composeBin) console.warn('docker-compose not found (scripts/setup.sh installs it): `docker-compose config` was not run on deploy/compose/compose.yaml');
+if (!composeBin)
+  console.warn(
+    'docker-compose not found (scripts/setup.sh installs it): `docker-compose config` was not run on deploy/compose/compose.yaml',
+  );
 
 describe.skipIf(!composeBin)('docker-compose config', () => {
   const run = (envFile: string) =>
-    spawnSync(composeBin!, ['--env-file', envFile, '-f', composeFile, 'config'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' }, cwd: composeDir });
+    spawnSync(composeBin!, ['--env-file', envFile, '-f', composeFile, 'config'], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '' },
+      cwd: composeDir,
+    });
 
   it('accepts the file with the example filled in', () => {
     const envFile = path.join(uniqueRunDir('compose'), '.env');
@@ -130,9 +164,20 @@ describe.skipIf(!composeBin)('docker-compose config', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const resolved = parseYaml(r.stdout) as { services: Record<string, Service> };
-    expect(Object.keys(resolved.services).sort()).toEqual(['api', 'minio', 'minio-init', 'mongo', 'mongo-keyfile', 'nats', 'render', 'webhooks']);
+    expect(Object.keys(resolved.services).sort()).toEqual([
+      'api',
+      'minio',
+      'minio-init',
+      'mongo',
+      'mongo-keyfile',
+      'nats',
+      'render',
+      'webhooks',
+    ]);
     const password = envLines(readFileSync(envFile, 'utf8')).get('MONGO_ROOT_PASSWORD');
-    expect(resolved.services.render!.environment!.DOCGEN_MONGODB_URL).toBe(`mongodb://docgen:${password}@mongo:27017/?replicaSet=rs0&authSource=admin`);
+    expect(resolved.services.render!.environment!.DOCGEN_MONGODB_URL).toBe(
+      `mongodb://docgen:${password}@mongo:27017/?replicaSet=rs0&authSource=admin`,
+    );
   });
 
   it('refuses it while a secret is empty, naming the variable and how to make one', () => {

@@ -34,9 +34,16 @@ describe('configuration', () => {
   });
 
   it('names every bad variable and how to fix it, all at once', () => {
-    const problems = problemsOf({ ...valid, DOCGEN_RENDER_CONCURRENCY: 'lots', DOCGEN_SECRET_KEY: 'short', DOCGEN_PUBLIC_ADDR: 'nowhere' });
+    const problems = problemsOf({
+      ...valid,
+      DOCGEN_RENDER_CONCURRENCY: 'lots',
+      DOCGEN_SECRET_KEY: 'short',
+      DOCGEN_PUBLIC_ADDR: 'nowhere',
+    });
     expect(problems).toHaveLength(3);
-    expect(problems.join('\n')).toMatch(/DOCGEN_RENDER_CONCURRENCY="lots" is not valid\. Set it to a whole number from 1 to 64/);
+    expect(problems.join('\n')).toMatch(
+      /DOCGEN_RENDER_CONCURRENCY="lots" is not valid\. Set it to a whole number from 1 to 64/,
+    );
     expect(problems.join('\n')).toMatch(/DOCGEN_SECRET_KEY must be 32 bytes.*openssl rand -hex 32/);
     expect(problems.join('\n')).toMatch(/DOCGEN_PUBLIC_ADDR="nowhere" is not valid\. Set it to HOST:PORT/);
   });
@@ -64,6 +71,8 @@ describe('configuration', () => {
   it('README marks as required exactly the variables without a default that say Required', () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     const markedRequired = [...readme.matchAll(/^\| `(DOCGEN_[A-Z0-9_]+)` \| \(required\) \|/gm)].map((m) => m[1]);
-    expect(markedRequired).toEqual(CONFIG_VARIABLES.filter((v) => v.default === undefined && /Required/.test(v.description)).map((v) => v.name));
+    expect(markedRequired).toEqual(
+      CONFIG_VARIABLES.filter((v) => v.default === undefined && /Required/.test(v.description)).map((v) => v.name),
+    );
   });
 });

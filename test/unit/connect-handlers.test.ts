@@ -19,7 +19,10 @@ const internal: unknown[] = [];
 beforeAll(async () => {
   stack = await startInProcessStack();
   const transport = createRouterTransport(({ service }) => {
-    service(GenerationService, mapErrors(new GenerationHandler(stack.api), (cause) => internal.push(cause)));
+    service(
+      GenerationService,
+      mapErrors(new GenerationHandler(stack.api), (cause) => internal.push(cause)),
+    );
   });
   client = createClient(GenerationService, transport);
   workspaceId = await stack.workspace();
@@ -43,7 +46,13 @@ describe('GenerationService over Connect', () => {
       { ...auth(), onHeader: (h) => (headers = h) },
     );
     const g = created.generation!;
-    expect(g).toMatchObject({ templateId, templateName: 'Receipt', status: GenerationStatus.PENDING, format: DocumentFormat.PDF, templateVersion: 0 });
+    expect(g).toMatchObject({
+      templateId,
+      templateName: 'Receipt',
+      status: GenerationStatus.PENDING,
+      format: DocumentFormat.PDF,
+      templateVersion: 0,
+    });
     expect(g.data).toEqual({ name: 'Ada', total: 4.5 });
     expect(g.outputUrl).toBeUndefined();
     expect(headers?.get('ratelimit-limit')).toBe('40');
@@ -60,7 +69,9 @@ describe('GenerationService over Connect', () => {
     const missing = await connectError(client.getGeneration({ id: 'gen_000000000000000000000000' }));
     expect(missing.code).toBe(Code.Unauthenticated);
     expect(missing.metadata.get(ERROR_CODE_HEADER)).toBe('UNAUTHORIZED');
-    const unknown = await connectError(client.getGeneration({ id: 'gen_000000000000000000000000' }, auth(`svc_live_${'Z'.repeat(40)}`)));
+    const unknown = await connectError(
+      client.getGeneration({ id: 'gen_000000000000000000000000' }, auth(`svc_live_${'Z'.repeat(40)}`)),
+    );
     expect(unknown.code).toBe(Code.Unauthenticated);
     expect(unknown.metadata.get(ERROR_CODE_HEADER)).toBe('API_KEY_INVALID');
   });

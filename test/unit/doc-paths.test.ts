@@ -7,19 +7,30 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SCANNED = ['src', 'gateway', 'test', 'bench', 'docs', 'deploy', 'scripts', 'README.md'];
-const PATH = /(?<![\w./-])((?:src|gateway|test|docs|proto|deploy|bench|scripts)\/[\w./-]*[\w-]\.(?:json|ts|js|md|yaml|yml|proto|sh))(?![\w])(#[\w-]+)?/g;
+const PATH =
+  /(?<![\w./-])((?:src|gateway|test|docs|proto|deploy|bench|scripts)\/[\w./-]*[\w-]\.(?:json|ts|js|md|yaml|yml|proto|sh))(?![\w])(#[\w-]+)?/g;
 
 const MD_LINK = /\]\(((?!https?:)[\w./-]+\.md)(#[\w-]+)?\)/g;
 
 function files(path: string): string[] {
   const full = join(ROOT, path);
   if (statSync(full).isFile()) return [path];
-  return readdirSync(full).flatMap((name) => (name === 'gen' || name === 'node_modules' || name.startsWith('.') ? [] : files(join(path, name))));
+  return readdirSync(full).flatMap((name) =>
+    name === 'gen' || name === 'node_modules' || name.startsWith('.') ? [] : files(join(path, name)),
+  );
 }
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes. */
 function anchors(markdown: string): Set<string> {
-  return new Set([...markdown.matchAll(/^#+ (.+)$/gm)].map((m) => m[1]!.trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')));
+  return new Set(
+    [...markdown.matchAll(/^#+ (.+)$/gm)].map((m) =>
+      m[1]!
+        .trim()
+        .toLowerCase()
+        .replace(/[^\w\- ]/g, '')
+        .replace(/ /g, '-'),
+    ),
+  );
 }
 
 describe('paths named in code and docs', () => {
@@ -30,7 +41,9 @@ describe('paths named in code and docs', () => {
       const text = readFileSync(join(ROOT, file), 'utf8');
       const named = [...text.matchAll(PATH)].map((m) => ({ file, path: m[1]!, anchor: m[2] }));
       // Relative Markdown links: [text](other.md#section), resolved from the linking file.
-      const linked = file.endsWith('.md') ? [...text.matchAll(MD_LINK)].map((m) => ({ file, path: normalize(join(dirname(file), m[1]!)), anchor: m[2] })) : [];
+      const linked = file.endsWith('.md')
+        ? [...text.matchAll(MD_LINK)].map((m) => ({ file, path: normalize(join(dirname(file), m[1]!)), anchor: m[2] }))
+        : [];
       return [...named, ...linked];
     });
 

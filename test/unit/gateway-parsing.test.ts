@@ -21,7 +21,11 @@ function issues(fn: () => unknown): string[] {
 describe('parseListQuery', () => {
   const q = (s: string) => parseListQuery(new URLSearchParams(s));
   it('reads every parameter', () => {
-    expect(q('pageSize=5&pageToken=t&status=FAILED&templateId=tpl_x&createdAfter=2026-01-01T00:00:00Z&createdBefore=2026-01-02T00:00:00.5%2B01:00')).toEqual({
+    expect(
+      q(
+        'pageSize=5&pageToken=t&status=FAILED&templateId=tpl_x&createdAfter=2026-01-01T00:00:00Z&createdBefore=2026-01-02T00:00:00.5%2B01:00',
+      ),
+    ).toEqual({
       pageSize: 5,
       pageToken: 't',
       status: 'FAILED',
@@ -37,8 +41,16 @@ describe('parseListQuery', () => {
     expect(q('pageSize=0').pageSize).toBe(0);
   });
   it('refuses bad, unknown and repeated parameters, all at once', () => {
-    for (const bad of ['-1', '1.5', '1e3', '', ' 5', '0x1', 'abc']) expect(issues(() => q(`pageSize=${encodeURIComponent(bad)}`)), bad).toEqual(['pageSize']);
-    expect(issues(() => q('foo=1&pageSize=1&pageSize=2&createdAfter=2026-02-30T00:00:00Z')).sort()).toEqual(['createdAfter', 'foo', 'pageSize']);
+    for (const bad of ['-1', '1.5', '1e3', '', ' 5', '0x1', 'abc'])
+      expect(
+        issues(() => q(`pageSize=${encodeURIComponent(bad)}`)),
+        bad,
+      ).toEqual(['pageSize']);
+    expect(issues(() => q('foo=1&pageSize=1&pageSize=2&createdAfter=2026-02-30T00:00:00Z')).sort()).toEqual([
+      'createdAfter',
+      'foo',
+      'pageSize',
+    ]);
   });
 });
 
@@ -46,7 +58,15 @@ describe('parseRfc3339', () => {
   it('accepts RFC 3339 date-times and refuses the rest', () => {
     expect(parseRfc3339('2024-02-29T23:59:59.999Z')?.toISOString()).toBe('2024-02-29T23:59:59.999Z');
     expect(parseRfc3339('2026-01-01t00:00:00z')?.toISOString()).toBe('2026-01-01T00:00:00.000Z');
-    for (const bad of ['2025-02-29T00:00:00Z', '2026-01-01', '2026-01-01T00:00:00', '2026-01-01T24:00:00Z', '2026-01-01T00:00:00+24:00', 'now', '2026-1-1T00:00:00Z']) {
+    for (const bad of [
+      '2025-02-29T00:00:00Z',
+      '2026-01-01',
+      '2026-01-01T00:00:00',
+      '2026-01-01T24:00:00Z',
+      '2026-01-01T00:00:00+24:00',
+      'now',
+      '2026-1-1T00:00:00Z',
+    ]) {
       expect(parseRfc3339(bad), bad).toBeUndefined();
     }
   });
@@ -66,7 +86,9 @@ describe('parseJsonBody', () => {
 describe('create body', () => {
   it('validates every rule and defaults variables and format', () => {
     expect(parseCreateGenerationBody({ templateId: 't' })).toEqual({ templateId: 't', variables: {}, format: 'pdf' });
-    expect(issues(() => parseCreateGenerationBody({ templateId: '', variables: [], format: 'PDF', extra: 1 })).sort()).toEqual(['extra', 'format', 'templateId', 'variables']);
+    expect(
+      issues(() => parseCreateGenerationBody({ templateId: '', variables: [], format: 'PDF', extra: 1 })).sort(),
+    ).toEqual(['extra', 'format', 'templateId', 'variables']);
     expect(issues(() => parseCreateGenerationBody({ templateId: 'x'.repeat(257) }))).toEqual(['templateId']);
   });
   it('measures depth without overflowing on wide values', () => {

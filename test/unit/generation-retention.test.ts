@@ -53,7 +53,12 @@ function fakeStore(now: number) {
       generations: {
         async findExpired(workspaceId: ObjectId, createdBefore: Date, limit: number) {
           return generations
-            .filter((g) => g.workspaceId.equals(workspaceId) && (g.status === 'COMPLETED' || g.status === 'FAILED') && g.createdAt < createdBefore)
+            .filter(
+              (g) =>
+                g.workspaceId.equals(workspaceId) &&
+                (g.status === 'COMPLETED' || g.status === 'FAILED') &&
+                g.createdAt < createdBefore,
+            )
             .slice(0, limit);
         },
       },
@@ -88,7 +93,9 @@ describe('RetentionSweeper', () => {
       },
     });
     expect(await sweeper.sweepOnce()).toEqual({ workspaces: 1, erased: 8, failed: 0 });
-    expect(new Set(erased.map((g) => g._id.toHexString()))).toEqual(new Set([...old, oldFailed].map((g) => g._id.toHexString())));
+    expect(new Set(erased.map((g) => g._id.toHexString()))).toEqual(
+      new Set([...old, oldFailed].map((g) => g._id.toHexString())),
+    );
     expect(store.generations).toEqual([young, stillRendering, unbounded]);
     // Nothing left to do: a second replica sweeping now erases nothing.
     expect(await sweeper.sweepOnce()).toEqual({ workspaces: 1, erased: 0, failed: 0 });
@@ -96,8 +103,18 @@ describe('RetentionSweeper', () => {
 
   it('goes on past a failing erasure and leaves it to the next sweep instead of spinning', async () => {
     const store = fakeStore(now);
-    const a = { _id: new ObjectId('000000000000000000000001'), name: 'a', createdAt: new Date(0), retentionSeconds: 60 };
-    const b = { _id: new ObjectId('000000000000000000000002'), name: 'b', createdAt: new Date(0), retentionSeconds: 60 };
+    const a = {
+      _id: new ObjectId('000000000000000000000001'),
+      name: 'a',
+      createdAt: new Date(0),
+      retentionSeconds: 60,
+    };
+    const b = {
+      _id: new ObjectId('000000000000000000000002'),
+      name: 'b',
+      createdAt: new Date(0),
+      retentionSeconds: 60,
+    };
     store.workspaces.push(a, b);
     const stuck = generation(a._id, 120_000, 'COMPLETED', now);
     const fine = generation(b._id, 120_000, 'COMPLETED', now);

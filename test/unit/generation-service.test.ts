@@ -29,7 +29,15 @@ const domainError = (promise: Promise<unknown>) => rejection(promise, DomainErro
 describe('create', () => {
   it('stores a PENDING generation with the template name and publishes its render job', async () => {
     const view = await stack.generations.create(principal, { templateId, variables: { name: 'Ada' }, format: 'pdf' });
-    expect(view).toMatchObject({ templateId, templateName: 'Invoice', status: 'PENDING', format: 'PDF', data: { name: 'Ada' }, outputUrl: null, error: null });
+    expect(view).toMatchObject({
+      templateId,
+      templateName: 'Invoice',
+      status: 'PENDING',
+      format: 'PDF',
+      data: { name: 'Ada' },
+      outputUrl: null,
+      error: null,
+    });
     expect(stack.jobs.published).toContain(view.id);
     const row = await stack.repositories.generations.get(parseId('generation', view.id)!);
     expect(row).toMatchObject({ status: 'PENDING', attempts: 0, templateRef: templateId });
@@ -61,10 +69,16 @@ describe('create', () => {
     const before = stack.jobs.published.length;
     const input = { templateId, variables: { name: 'Grace', n: 1 }, format: 'pdf' as const };
     const first = await stack.generations.create(principal, input, 'order-1');
-    const again = await stack.generations.create(principal, { ...input, variables: { n: 1, name: 'Grace' } }, 'order-1');
+    const again = await stack.generations.create(
+      principal,
+      { ...input, variables: { n: 1, name: 'Grace' } },
+      'order-1',
+    );
     expect(again.id).toBe(first.id);
     expect(stack.jobs.published.length).toBe(before + 1);
-    const reused = await domainError(stack.generations.create(principal, { ...input, variables: { name: 'Other' } }, 'order-1'));
+    const reused = await domainError(
+      stack.generations.create(principal, { ...input, variables: { name: 'Other' } }, 'order-1'),
+    );
     expect(reused.code).toBe('IDEMPOTENCY_KEY_REUSED');
   });
 
@@ -103,7 +117,9 @@ describe('get', () => {
     await generations.complete(id, 'worker-1', 'workspaces/x/generations/y.pdf', 1);
     const done = await stack.generations.get(principal, view.id);
     expect(done).toMatchObject({ status: 'COMPLETED', templateVersion: 1, error: null });
-    expect(done.outputUrl).toBe(`https://objects.test/workspaces/x/generations/y.pdf?expires=${OUTPUT_URL_TTL_SECONDS}`);
+    expect(done.outputUrl).toBe(
+      `https://objects.test/workspaces/x/generations/y.pdf?expires=${OUTPUT_URL_TTL_SECONDS}`,
+    );
   });
 });
 
@@ -113,7 +129,8 @@ describe('list', () => {
     const who = { ...principal, workspaceId: ws };
     const tpl = await stack.template(ws);
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await stack.generations.create(who, { templateId: tpl, variables: { i }, format: 'pdf' })).id);
+    for (let i = 0; i < 5; i++)
+      ids.push((await stack.generations.create(who, { templateId: tpl, variables: { i }, format: 'pdf' })).id);
 
     const first = await stack.generations.list(who, { pageSize: 2 });
     expect(first.generations.map((g) => g.id)).toEqual([ids[4], ids[3]]);
@@ -123,9 +140,13 @@ describe('list', () => {
     expect([...second.generations, ...third.generations].map((g) => g.id)).toEqual([ids[2], ids[1], ids[0]]);
     expect(third.nextPageToken).toBeNull();
 
-    const withOtherFilter = await domainError(stack.generations.list(who, { pageSize: 2, pageToken: first.nextPageToken!, status: 'PENDING' }));
+    const withOtherFilter = await domainError(
+      stack.generations.list(who, { pageSize: 2, pageToken: first.nextPageToken!, status: 'PENDING' }),
+    );
     expect(withOtherFilter.code).toBe('VALIDATION_ERROR');
-    const inOtherWorkspace = await domainError(stack.generations.list(principal, { pageSize: 2, pageToken: first.nextPageToken! }));
+    const inOtherWorkspace = await domainError(
+      stack.generations.list(principal, { pageSize: 2, pageToken: first.nextPageToken! }),
+    );
     expect(inOtherWorkspace.code).toBe('VALIDATION_ERROR');
   });
 
@@ -141,7 +162,9 @@ describe('list', () => {
     expect((await stack.generations.list(who, { status: 'COMPLETED' })).generations).toEqual([]);
     expect((await stack.generations.list(who, { status: 'PENDING' })).generations).toHaveLength(2);
     for (const input of [{ pageSize: -1 }, { pageSize: 1.5 }, { status: 'DONE' }, { templateId: '' }]) {
-      expect((await domainError(stack.generations.list(who, input))).code, JSON.stringify(input)).toBe('VALIDATION_ERROR');
+      expect((await domainError(stack.generations.list(who, input))).code, JSON.stringify(input)).toBe(
+        'VALIDATION_ERROR',
+      );
     }
   });
 });

@@ -67,7 +67,9 @@ function lookup(root: Json, dotted: string): { found: boolean; value?: Json } {
 const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
 const validate = ajv.compile(schema);
 function errorsOf(v: JsonObject): string[] {
-  return validate(v) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+  return validate(v)
+    ? []
+    : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
 }
 
 describe('values.schema.json', () => {
@@ -85,28 +87,99 @@ describe('values.schema.json', () => {
     ['replicas as a word', { api: { replicaCount: 'two' } }, /\/api\/replicaCount must be integer/],
     ['an unknown top-level key', { replicas: 2 }, /must NOT have additional properties.*"replicas"/],
     ['an unknown nested key', { render: { concurency: 4 } }, /\/render must NOT have additional properties/],
-    ['negative memory', { render: { resources: { limits: { memory: '-1Gi' } } } }, /\/render\/resources\/limits\/memory/],
-    ['a negative number as memory', { api: { resources: { requests: { memory: -5 } } } }, /\/api\/resources\/requests\/memory/],
-    ['a log level docgen does not know', { config: { logLevel: 'verbose' } }, /\/config\/logLevel must be equal to one of the allowed values/],
-    ['render concurrency out of range', { config: { render: { concurrency: 0 } } }, /\/config\/render\/concurrency must be >= 1/],
+    [
+      'negative memory',
+      { render: { resources: { limits: { memory: '-1Gi' } } } },
+      /\/render\/resources\/limits\/memory/,
+    ],
+    [
+      'a negative number as memory',
+      { api: { resources: { requests: { memory: -5 } } } },
+      /\/api\/resources\/requests\/memory/,
+    ],
+    [
+      'a log level docgen does not know',
+      { config: { logLevel: 'verbose' } },
+      /\/config\/logLevel must be equal to one of the allowed values/,
+    ],
+    [
+      'render concurrency out of range',
+      { config: { render: { concurrency: 0 } } },
+      /\/config\/render\/concurrency must be >= 1/,
+    ],
     ['a short admin token', { secrets: { adminToken: 'short' } }, /\/secrets\/adminToken must match pattern/],
     ['a secret key that is not 32 bytes', { secrets: { secretKey: 'abc' } }, /\/secrets\/secretKey must match pattern/],
-    ['a MongoDB URL of another scheme', { secrets: { mongodbUrl: 'postgres://x' } }, /\/secrets\/mongodbUrl must match pattern/],
-    ['a lower-case stream prefix', { config: { nats: { streamPrefix: 'docgen' } } }, /\/config\/nats\/streamPrefix must match pattern/],
-    ['an admin Service of type LoadBalancer', { service: { admin: { type: 'LoadBalancer' } } }, /\/service\/admin must NOT have additional properties/],
-    ['a public Service type that does not exist', { service: { public: { type: 'Public' } } }, /\/service\/public\/type must be equal to one of the allowed values/],
-    ['a DOCGEN_ variable through extraEnv', { api: { extraEnv: [{ name: 'DOCGEN_LOG_LEVEL', value: 'debug' }] } }, /\/api\/extraEnv\/0\/name must NOT be valid/],
-    ['HPA target above 100%', { render: { autoscaling: { targetCPUUtilizationPercentage: 150 } } }, /targetCPUUtilizationPercentage must be <= 100/],
+    [
+      'a MongoDB URL of another scheme',
+      { secrets: { mongodbUrl: 'postgres://x' } },
+      /\/secrets\/mongodbUrl must match pattern/,
+    ],
+    [
+      'a lower-case stream prefix',
+      { config: { nats: { streamPrefix: 'docgen' } } },
+      /\/config\/nats\/streamPrefix must match pattern/,
+    ],
+    [
+      'an admin Service of type LoadBalancer',
+      { service: { admin: { type: 'LoadBalancer' } } },
+      /\/service\/admin must NOT have additional properties/,
+    ],
+    [
+      'a public Service type that does not exist',
+      { service: { public: { type: 'Public' } } },
+      /\/service\/public\/type must be equal to one of the allowed values/,
+    ],
+    [
+      'a DOCGEN_ variable through extraEnv',
+      { api: { extraEnv: [{ name: 'DOCGEN_LOG_LEVEL', value: 'debug' }] } },
+      /\/api\/extraEnv\/0\/name must NOT be valid/,
+    ],
+    [
+      'HPA target above 100%',
+      { render: { autoscaling: { targetCPUUtilizationPercentage: 150 } } },
+      /targetCPUUtilizationPercentage must be <= 100/,
+    ],
     ['a port out of range', { ports: { ops: 70000 } }, /\/ports\/ops must be <= 65535/],
-    ['KEDA and the CPU HPA both on for render', { render: { keda: { enabled: true } } }, /\/render\/autoscaling\/enabled must be equal to constant/],
-    ['KEDA and the CPU HPA both on for webhooks', { webhooks: { autoscaling: { enabled: true }, keda: { enabled: true } } }, /\/webhooks\/autoscaling\/enabled must be equal to constant/],
-    ['KEDA scaling render to zero (its sweepers would stop)', { render: { autoscaling: { enabled: false }, keda: { enabled: true, minReplicaCount: 0 } } }, /\/render\/keda\/minReplicaCount must be >= 1/],
-    ['a KEDA lag threshold of 0', { webhooks: { keda: { lagThreshold: 0 } } }, /\/webhooks\/keda\/lagThreshold must be >= 1/],
-    ['a NATS monitoring endpoint with a scheme', { keda: { natsServerMonitoringEndpoint: 'http://nats:8222' } }, /\/keda\/natsServerMonitoringEndpoint must match pattern/],
-    ['KEDA for the api role (it consumes no queue)', { api: { keda: { enabled: true } } }, /\/api must NOT have additional properties/],
+    [
+      'KEDA and the CPU HPA both on for render',
+      { render: { keda: { enabled: true } } },
+      /\/render\/autoscaling\/enabled must be equal to constant/,
+    ],
+    [
+      'KEDA and the CPU HPA both on for webhooks',
+      { webhooks: { autoscaling: { enabled: true }, keda: { enabled: true } } },
+      /\/webhooks\/autoscaling\/enabled must be equal to constant/,
+    ],
+    [
+      'KEDA scaling render to zero (its sweepers would stop)',
+      { render: { autoscaling: { enabled: false }, keda: { enabled: true, minReplicaCount: 0 } } },
+      /\/render\/keda\/minReplicaCount must be >= 1/,
+    ],
+    [
+      'a KEDA lag threshold of 0',
+      { webhooks: { keda: { lagThreshold: 0 } } },
+      /\/webhooks\/keda\/lagThreshold must be >= 1/,
+    ],
+    [
+      'a NATS monitoring endpoint with a scheme',
+      { keda: { natsServerMonitoringEndpoint: 'http://nats:8222' } },
+      /\/keda\/natsServerMonitoringEndpoint must match pattern/,
+    ],
+    [
+      'KEDA for the api role (it consumes no queue)',
+      { api: { keda: { enabled: true } } },
+      /\/api must NOT have additional properties/,
+    ],
   ];
   it('accepts KEDA for render and webhooks once their CPU HPAs are off', () => {
-    expect(errorsOf(mergeValues(values, { render: { autoscaling: { enabled: false }, keda: { enabled: true } }, webhooks: { keda: { enabled: true } } }))).toEqual([]);
+    expect(
+      errorsOf(
+        mergeValues(values, {
+          render: { autoscaling: { enabled: false }, keda: { enabled: true } },
+          webhooks: { keda: { enabled: true } },
+        }),
+      ),
+    ).toEqual([]);
   });
 
   it.each(bad)('rejects %s', (_name, override, message) => {
@@ -124,7 +197,8 @@ describe('templates', () => {
       aliases.set(m[1]!, m[2]!.slice(1));
     }
     const roleAliases = new Set<string>();
-    for (const m of text.matchAll(/\$(\w+)\s*:=\s*index\s+(?:\$root|\$|\.root)\.Values\s+\$role\b/g)) roleAliases.add(m[1]!);
+    for (const m of text.matchAll(/\$(\w+)\s*:=\s*index\s+(?:\$root|\$|\.root)\.Values\s+\$role\b/g))
+      roleAliases.add(m[1]!);
     const out: { path: string; perRole: boolean; raw: string }[] = [];
     for (const m of text.matchAll(/(?:\$root|\$|\.root)?\.Values((?:\.\w+)+)/g)) {
       out.push({ path: m[1]!.slice(1), perRole: false, raw: m[0] });
@@ -133,7 +207,8 @@ describe('templates', () => {
       const name = m[1]!;
       const rest = m[2]!.slice(1);
       if (name === '.values' || roleAliases.has(name.slice(1))) out.push({ path: rest, perRole: true, raw: m[0] });
-      else if (aliases.has(name.slice(1))) out.push({ path: `${aliases.get(name.slice(1))}.${rest}`, perRole: false, raw: m[0] });
+      else if (aliases.has(name.slice(1)))
+        out.push({ path: `${aliases.get(name.slice(1))}.${rest}`, perRole: false, raw: m[0] });
     }
     return out;
   }
@@ -187,7 +262,13 @@ describe('templates', () => {
     expect([...chartVars].filter((v) => !known.has(v))).toEqual([]);
     expect(configMapVars.length + envVars.length).toBe(chartVars.size);
     // Secrets never go through the ConfigMap.
-    for (const secret of ['DOCGEN_ADMIN_TOKEN', 'DOCGEN_SECRET_KEY', 'DOCGEN_MONGODB_URL', 'DOCGEN_S3_ACCESS_KEY', 'DOCGEN_S3_SECRET_KEY']) {
+    for (const secret of [
+      'DOCGEN_ADMIN_TOKEN',
+      'DOCGEN_SECRET_KEY',
+      'DOCGEN_MONGODB_URL',
+      'DOCGEN_S3_ACCESS_KEY',
+      'DOCGEN_S3_SECRET_KEY',
+    ]) {
       expect(configMapVars).not.toContain(secret);
       expect(envVars).toContain(secret);
     }
@@ -196,7 +277,9 @@ describe('templates', () => {
   it('sets every variable docgen reads (DOCGEN_ROLES through `serve --role`), required ones included', () => {
     const expected = CONFIG_VARIABLES.map((v) => v.name).filter((n) => n !== 'DOCGEN_ROLES');
     expect(expected.filter((n) => !chartVars.has(n))).toEqual([]);
-    const required = CONFIG_VARIABLES.filter((v) => v.default === undefined && /Required/.test(v.description)).map((v) => v.name);
+    const required = CONFIG_VARIABLES.filter((v) => v.default === undefined && /Required/.test(v.description)).map(
+      (v) => v.name,
+    );
     expect(required.length).toBeGreaterThanOrEqual(7);
     for (const n of required) expect(chartVars.has(n), n).toBe(true);
     expect(deployment).toMatch(/args: \["serve", "--role", \{\{ \$role \| quote \}\}\]/);
@@ -228,7 +311,9 @@ describe('templates', () => {
       expect(read(`templates/deployment-${role}.yaml`)).toContain(`"role" "${role}"`);
     }
     // Admin token only for api; /dev/shm only for render; admin Service always ClusterIP.
-    expect(deployment).toMatch(/if eq \$role "api" \}\}\s*\n\s*# Only the api role[^\n]*\n\s*- name: DOCGEN_ADMIN_TOKEN/);
+    expect(deployment).toMatch(
+      /if eq \$role "api" \}\}\s*\n\s*# Only the api role[^\n]*\n\s*- name: DOCGEN_ADMIN_TOKEN/,
+    );
     expect(deployment).toMatch(/medium: Memory/);
     expect(read('templates/service-admin.yaml')).toMatch(/type: ClusterIP/);
     expect(read('templates/service-admin.yaml')).not.toMatch(/\.Values\.service\.admin\.type/);
@@ -271,7 +356,10 @@ function render(valuesFile: string): K8sObject[] {
     .filter((o): o is K8sObject => o !== null);
 }
 
-async function loadModel(apiVersion: string, kind: string): Promise<(new (o: unknown) => { validate(): void }) | undefined> {
+async function loadModel(
+  apiVersion: string,
+  kind: string,
+): Promise<(new (o: unknown) => { validate(): void }) | undefined> {
   const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
   // A variable specifier: kubernetes-models is optional (not every machine installs it).
   const specifier = `kubernetes-models/${group ? `${group}/` : ''}${version}/${kind}`;
@@ -291,7 +379,12 @@ describe.skipIf(!helm)('rendered chart (helm template)', () => {
   });
 
   it('fails when terminationGracePeriodSeconds does not cover the shutdown grace', () => {
-    const r = helmTemplate(['-f', path.join(chartDir, 'ci/default-values.yaml'), '--set', 'render.terminationGracePeriodSeconds=10']);
+    const r = helmTemplate([
+      '-f',
+      path.join(chartDir, 'ci/default-values.yaml'),
+      '--set',
+      'render.terminationGracePeriodSeconds=10',
+    ]);
     expect(r.status).not.toBe(0);
     expect(r.stderr).toMatch(/terminationGracePeriodSeconds 10 is too short/);
   });
@@ -309,7 +402,11 @@ describe.skipIf(!helm)('rendered chart (helm template)', () => {
       });
 
       it('renders one Deployment per role, with standard labels', () => {
-        expect(deployments.map((d) => d.metadata.labels?.['app.kubernetes.io/component']).sort()).toEqual(['api', 'render', 'webhooks']);
+        expect(deployments.map((d) => d.metadata.labels?.['app.kubernetes.io/component']).sort()).toEqual([
+          'api',
+          'render',
+          'webhooks',
+        ]);
         for (const o of objects) {
           expect(o.metadata.labels?.['app.kubernetes.io/name'], `${o.kind}/${o.metadata.name}`).toBe('docgen');
           expect(o.metadata.labels?.['app.kubernetes.io/instance']).toBe('docgen');
@@ -325,7 +422,11 @@ describe.skipIf(!helm)('rendered chart (helm template)', () => {
           expect(pod.automountServiceAccountToken).toBe(false);
           expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(graceSeconds);
           const [c] = pod.containers;
-          expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+          expect(c.securityContext).toMatchObject({
+            readOnlyRootFilesystem: true,
+            allowPrivilegeEscalation: false,
+            capabilities: { drop: ['ALL'] },
+          });
           expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'ops' });
           expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'ops' });
           expect(c.ports.find((p: { name: string }) => p.name === 'ops').containerPort).toBe(9090);
@@ -346,7 +447,14 @@ describe.skipIf(!helm)('rendered chart (helm template)', () => {
           const docgenNames = [...names].filter((n) => n.startsWith('DOCGEN_'));
           for (const n of docgenNames) expect(known.has(n), n).toBe(true);
           expect(names.has('DOCGEN_ADMIN_TOKEN')).toBe(role === 'api');
-          for (const n of ['DOCGEN_SECRET_KEY', 'DOCGEN_MONGODB_URL', 'DOCGEN_NATS_URL', 'DOCGEN_S3_ENDPOINT', 'DOCGEN_S3_ACCESS_KEY', 'DOCGEN_S3_SECRET_KEY']) {
+          for (const n of [
+            'DOCGEN_SECRET_KEY',
+            'DOCGEN_MONGODB_URL',
+            'DOCGEN_NATS_URL',
+            'DOCGEN_S3_ENDPOINT',
+            'DOCGEN_S3_ACCESS_KEY',
+            'DOCGEN_S3_SECRET_KEY',
+          ]) {
             expect(names.has(n), `${role} ${n}`).toBe(true);
           }
           expect(c.args).toEqual(['serve', '--role', role]);
@@ -368,11 +476,15 @@ describe.skipIf(!helm)('rendered chart (helm template)', () => {
       it('render pods accept only the ops port and reach only DNS, MongoDB, NATS and object storage', () => {
         const np = byKind('NetworkPolicy').find((p) => p.metadata.name.endsWith('-render'))!;
         expect(np.spec!.policyTypes).toEqual(['Ingress', 'Egress']);
-        expect(np.spec!.ingress.flatMap((r: { ports: { port: number }[] }) => r.ports.map((p) => p.port))).toEqual([9090]);
+        expect(np.spec!.ingress.flatMap((r: { ports: { port: number }[] }) => r.ports.map((p) => p.port))).toEqual([
+          9090,
+        ]);
         const egressPorts = np.spec!.egress.flatMap((r: { ports: { port: number }[] }) => r.ports.map((p) => p.port));
         const policy = merged.networkPolicy as JsonObject;
         const deps = policy.egress as Record<string, { ports: number[] }>;
-        expect(new Set(egressPorts)).toEqual(new Set([53, ...deps.mongodb!.ports, ...deps.nats!.ports, ...deps.objectStorage!.ports]));
+        expect(new Set(egressPorts)).toEqual(
+          new Set([53, ...deps.mongodb!.ports, ...deps.nats!.ports, ...deps.objectStorage!.ports]),
+        );
         for (const rule of np.spec!.egress) expect(rule.ports.length).toBeGreaterThan(0);
       });
 
@@ -384,7 +496,8 @@ describe.skipIf(!helm)('rendered chart (helm template)', () => {
           expect(() => new Model(o).validate(), `${o.kind}/${o.metadata.name}`).not.toThrow();
           validated++;
         }
-        if (validated === 0) console.warn('kubernetes-models is not installed: rendered manifests were not schema-validated');
+        if (validated === 0)
+          console.warn('kubernetes-models is not installed: rendered manifests were not schema-validated');
       });
     });
   }
@@ -392,14 +505,18 @@ describe.skipIf(!helm)('rendered chart (helm template)', () => {
 
 describe.skipIf(!helm)('rendered chart with KEDA (helm template -f ci/keda-values.yaml)', () => {
   let objects: K8sObject[] = [];
-  const kedaValues = parseYaml(read('ci/keda-values.yaml')) as { config: { nats: { streamPrefix: string } }; keda: { natsServerMonitoringEndpoint: string } };
+  const kedaValues = parseYaml(read('ci/keda-values.yaml')) as {
+    config: { nats: { streamPrefix: string } };
+    keda: { natsServerMonitoringEndpoint: string };
+  };
   const prefix = kedaValues.config.nats.streamPrefix;
   beforeAll(() => {
     objects = render('keda-values.yaml');
   });
-  const scaledObject = (role: string) => objects.find((o) => o.kind === 'ScaledObject' && o.metadata.labels?.['app.kubernetes.io/component'] === role);
+  const scaledObject = (role: string) =>
+    objects.find((o) => o.kind === 'ScaledObject' && o.metadata.labels?.['app.kubernetes.io/component'] === role);
 
-  it('scales render on the render consumer\'s lag (and CPU), webhooks on both of its consumers, with docgen\'s own stream and consumer names', () => {
+  it("scales render on the render consumer's lag (and CPU), webhooks on both of its consumers, with docgen's own stream and consumer names", () => {
     const render = scaledObject('render')!;
     expect(render.apiVersion).toBe('keda.sh/v1alpha1');
     expect(render.spec!.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'docgen-render' });
@@ -409,13 +526,28 @@ describe.skipIf(!helm)('rendered chart with KEDA (helm template -f ci/keda-value
     expect(render.spec!.triggers).toEqual([
       {
         type: 'nats-jetstream',
-        metadata: { natsServerMonitoringEndpoint: endpoint, account: '$G', stream: renderStreamName(prefix), consumer: RENDER_CONSUMER, lagThreshold: '8', activationLagThreshold: '0', useHttps: 'false' },
+        metadata: {
+          natsServerMonitoringEndpoint: endpoint,
+          account: '$G',
+          stream: renderStreamName(prefix),
+          consumer: RENDER_CONSUMER,
+          lagThreshold: '8',
+          activationLagThreshold: '0',
+          useHttps: 'false',
+        },
       },
       { type: 'cpu', metricType: 'Utilization', metadata: { value: '60' } },
     ]);
     const webhooks = scaledObject('webhooks')!;
     expect(webhooks.spec!.scaleTargetRef.name).toBe('docgen-webhooks');
-    expect(webhooks.spec!.triggers.map((t: { type: string; metadata: Record<string, string> }) => [t.type, t.metadata.stream, t.metadata.consumer, t.metadata.lagThreshold])).toEqual([
+    expect(
+      webhooks.spec!.triggers.map((t: { type: string; metadata: Record<string, string> }) => [
+        t.type,
+        t.metadata.stream,
+        t.metadata.consumer,
+        t.metadata.lagThreshold,
+      ]),
+    ).toEqual([
       ['nats-jetstream', eventsStreamName(prefix), WEBHOOK_DISPATCHER_CONSUMER, '200'],
       ['nats-jetstream', deliveriesStreamName(prefix), WEBHOOK_SENDER_CONSUMER, '200'],
     ]);
@@ -423,7 +555,9 @@ describe.skipIf(!helm)('rendered chart with KEDA (helm template -f ci/keda-value
   });
 
   it('leaves the replica count to KEDA and creates no CPU HPA for the roles it scales', () => {
-    const hpaTargets = objects.filter((o) => o.kind === 'HorizontalPodAutoscaler').map((o) => o.spec!.scaleTargetRef.name);
+    const hpaTargets = objects
+      .filter((o) => o.kind === 'HorizontalPodAutoscaler')
+      .map((o) => o.spec!.scaleTargetRef.name);
     expect(hpaTargets).toEqual(['docgen-api']);
     for (const d of objects.filter((o) => o.kind === 'Deployment')) {
       expect(d.spec!.replicas, d.metadata.name).toBeUndefined();
@@ -432,9 +566,13 @@ describe.skipIf(!helm)('rendered chart with KEDA (helm template -f ci/keda-value
 
   it('renders no ScaledObject by default, and refuses KEDA and the CPU HPA together', () => {
     expect(render('default-values.yaml').filter((o) => o.kind === 'ScaledObject')).toEqual([]);
-    const both = helmTemplate(['-f', path.join(chartDir, 'ci/keda-values.yaml'), '--set', 'render.autoscaling.enabled=true']);
+    const both = helmTemplate([
+      '-f',
+      path.join(chartDir, 'ci/keda-values.yaml'),
+      '--set',
+      'render.autoscaling.enabled=true',
+    ]);
     expect(both.status).not.toBe(0);
     expect(both.stderr).toMatch(/render\/autoscaling\/enabled/);
   });
 });
-

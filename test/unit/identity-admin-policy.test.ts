@@ -32,7 +32,10 @@ function registeredRpcs(): string[] {
       deliveries: new DeliveriesRepository(db),
       generations: new GenerationsRepository(db),
     },
-    generationService: { list: async () => ({ generations: [], nextPageToken: null }), getInAnyWorkspace: async () => Promise.reject(new Error('never called')) },
+    generationService: {
+      list: async () => ({ generations: [], nextPageToken: null }),
+      getInAnyWorkspace: async () => Promise.reject(new Error('never called')),
+    },
     objects: { remove: async () => {} },
     diagnoseTemplate: () => ({ diagnostics: [], suggestedVariables: [] }),
     secretKey: Buffer.alloc(32),
@@ -84,15 +87,22 @@ describe('admin policy table', () => {
     expect(policyFor('toString')).toBe(OPERATOR_ONLY);
     const authorizer = new Authorizer({} as never);
     const member = { kind: 'member', user: {}, sessionKey: {}, memberships: [] } as unknown as Principal;
-    await expect(authorizer.authorize(member, 'docgen.admin.v1.NewService/DoSomething', {})).rejects.toMatchObject({ code: 'FORBIDDEN' });
-    await expect(authorizer.authorize(undefined, 'docgen.admin.v1.NewService/DoSomething', {})).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
-    await expect(authorizer.authorize({ kind: 'operator' }, 'docgen.admin.v1.NewService/DoSomething', {})).resolves.toMatchObject({ workspaceId: null });
+    await expect(authorizer.authorize(member, 'docgen.admin.v1.NewService/DoSomething', {})).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+    });
+    await expect(authorizer.authorize(undefined, 'docgen.admin.v1.NewService/DoSomething', {})).rejects.toMatchObject({
+      code: 'UNAUTHORIZED',
+    });
+    await expect(
+      authorizer.authorize({ kind: 'operator' }, 'docgen.admin.v1.NewService/DoSomething', {}),
+    ).resolves.toMatchObject({ workspaceId: null });
   });
 
   it('every state-changing entry names its audit target; every right belongs to the owner', () => {
     for (const [rpc, policy] of Object.entries(ADMIN_POLICY)) {
       if (policy.changes) expect(policy.target, rpc).toMatch(/^(request|response)\.|^caller$/);
-      if (policy.access in PERMISSIONS) expect(PERMISSIONS[policy.access as keyof typeof PERMISSIONS].roles, rpc).toContain('owner');
+      if (policy.access in PERMISSIONS)
+        expect(PERMISSIONS[policy.access as keyof typeof PERMISSIONS].roles, rpc).toContain('owner');
     }
   });
 });
@@ -110,9 +120,21 @@ describe('authorizer: the roles table', () => {
     const workspaceId = objects.get(id.toHexString());
     return workspaceId ? { workspaceId } : null;
   };
-  const authorizer = new Authorizer({ template: lookup, apiKey: lookup, webhookEndpoint: lookup, delivery: lookup, generation: lookup, asset: lookup });
+  const authorizer = new Authorizer({
+    template: lookup,
+    apiKey: lookup,
+    webhookEndpoint: lookup,
+    delivery: lookup,
+    generation: lookup,
+    asset: lookup,
+  });
   const member = (role: 'owner' | 'editor' | 'viewer'): Principal =>
-    ({ kind: 'member', user: {}, sessionKey: new ObjectId(), memberships: [{ workspaceId: mine, role }] }) as unknown as Principal;
+    ({
+      kind: 'member',
+      user: {},
+      sessionKey: new ObjectId(),
+      memberships: [{ workspaceId: mine, role }],
+    }) as unknown as Principal;
   const tpl = object('tpl_', mine);
   const key = object('key_', mine);
   const gen = object('gen_', mine);
@@ -158,11 +180,17 @@ describe('authorizer: the roles table', () => {
 
   it("answers NOT_FOUND for another workspace's objects, as for missing ones, whatever the role", async () => {
     for (const request of [{ id: otherTpl }, { id: `tpl_${new ObjectId().toHexString()}` }]) {
-      await expect(authorizer.authorize(member('owner'), `${S}TemplateService/ArchiveTemplate`, request)).rejects.toMatchObject({
+      await expect(
+        authorizer.authorize(member('owner'), `${S}TemplateService/ArchiveTemplate`, request),
+      ).rejects.toMatchObject({
         code: 'NOT_FOUND',
         message: `Template ${request.id} not found`,
       });
     }
-    await expect(authorizer.authorize(member('viewer'), `${S}ApiKeyService/CreateApiKey`, { workspaceId: `ws_${theirs.toHexString()}` })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(
+      authorizer.authorize(member('viewer'), `${S}ApiKeyService/CreateApiKey`, {
+        workspaceId: `ws_${theirs.toHexString()}`,
+      }),
+    ).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 });

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { checkNewPassword, hashPassword, verifyAgainstDummy, verifyPassword } from '../../src/identity/passwords.ts';
-import { clearedSessionCookie, isAllowedOrigin, readSessionCookie, sessionCookie } from '../../src/identity/session-cookie.ts';
+import {
+  clearedSessionCookie,
+  isAllowedOrigin,
+  readSessionCookie,
+  sessionCookie,
+} from '../../src/identity/session-cookie.ts';
 import { hashSecretToken, isWellFormedToken, newSecretToken } from '../../src/identity/secret-tokens.ts';
 
 describe('passwords', () => {
@@ -16,7 +21,17 @@ describe('passwords', () => {
   });
 
   it('refuses short, common, repetitive, sequential and email-like passwords', () => {
-    const refused = ['elevenchars', 'password1234', 'Password1234', '111111111111', 'abababababab', '123456789012', 'lkjihgfedcba', 'jane.doe@example.com', 'jane.doe1234'];
+    const refused = [
+      'elevenchars',
+      'password1234',
+      'Password1234',
+      '111111111111',
+      'abababababab',
+      '123456789012',
+      'lkjihgfedcba',
+      'jane.doe@example.com',
+      'jane.doe1234',
+    ];
     for (const p of refused) expect(() => checkNewPassword(p, 'jane.doe@example.com'), p).toThrow(/password/);
     expect(checkNewPassword('plum tree at dawn', 'jane.doe@example.com')).toBe('plum tree at dawn');
     expect(() => checkNewPassword(undefined, 'a@b.c')).toThrow(/at least 12/);
@@ -25,7 +40,9 @@ describe('passwords', () => {
 
 describe('session cookie and origin', () => {
   it('builds an HttpOnly, SameSite=Lax cookie, Secure unless told otherwise', () => {
-    expect(sessionCookie('abc', { secure: true, maxAgeSeconds: 60 })).toBe('docgen_session=abc; HttpOnly; SameSite=Lax; Path=/; Max-Age=60; Secure');
+    expect(sessionCookie('abc', { secure: true, maxAgeSeconds: 60 })).toBe(
+      'docgen_session=abc; HttpOnly; SameSite=Lax; Path=/; Max-Age=60; Secure',
+    );
     expect(clearedSessionCookie({ secure: false })).toBe('docgen_session=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0');
     expect(readSessionCookie('a=1; docgen_session=xyz; b=2')).toBe('xyz');
     expect(readSessionCookie('docgen_session=')).toBeUndefined();

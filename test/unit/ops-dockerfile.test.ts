@@ -30,7 +30,16 @@ describe('Dockerfile', () => {
 
   it('installs Chromium, fonts and tini from Debian', () => {
     const apt = instructions.find((i) => i.includes('apt-get install'))!;
-    for (const pkg of ['chromium-headless-shell', 'fonts-liberation', 'fonts-noto-core', 'fonts-noto-cjk', 'fonts-noto-color-emoji', 'qpdf', 'tini']) expect(apt).toMatch(new RegExp(`\\s${pkg}\\s`));
+    for (const pkg of [
+      'chromium-headless-shell',
+      'fonts-liberation',
+      'fonts-noto-core',
+      'fonts-noto-cjk',
+      'fonts-noto-color-emoji',
+      'qpdf',
+      'tini',
+    ])
+      expect(apt).toMatch(new RegExp(`\\s${pkg}\\s`));
     expect(apt).toContain('--no-install-recommends');
     expect(apt).toContain('rm -rf /var/lib/apt/lists/*');
   });
@@ -50,7 +59,11 @@ describe('Dockerfile', () => {
     expect(instructions).toContain('CMD ["serve", "--role", "all"]');
     expect(dockerfile).toMatch(/DOCGEN_CHROMIUM_PATH=\/usr\/bin\/chromium-headless-shell\s/);
     expect(values.config.render.chromiumPath).toBe('/usr/bin/chromium-headless-shell');
-    const exposed = instructions.find((i) => i.startsWith('EXPOSE '))!.split(/\s+/).slice(1).map(Number);
+    const exposed = instructions
+      .find((i) => i.startsWith('EXPOSE '))!
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
     expect(exposed.sort()).toEqual([values.ports.public, values.ports.admin, values.ports.ops].sort());
   });
 
@@ -62,10 +75,15 @@ describe('Dockerfile', () => {
 });
 
 describe('.dockerignore', () => {
-  const lines = dockerignore.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = dockerignore
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   it('is an allow-list: everything out, then the sources and the lock file back in', () => {
     expect(lines[0]).toBe('*');
-    for (const keep of ['!bin/', '!src/', '!package.json', '!package-lock.json', '!.npmrc', '!.puppeteerrc.cjs']) expect(lines).toContain(keep);
-    for (const never of ['!node_modules', '!.git', '!test/', '!.docgen/', '!deploy/']) expect(lines).not.toContain(never);
+    for (const keep of ['!bin/', '!src/', '!package.json', '!package-lock.json', '!.npmrc', '!.puppeteerrc.cjs'])
+      expect(lines).toContain(keep);
+    for (const never of ['!node_modules', '!.git', '!test/', '!.docgen/', '!deploy/'])
+      expect(lines).not.toContain(never);
   });
 });

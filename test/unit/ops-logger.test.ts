@@ -95,7 +95,13 @@ describe('logger', () => {
   });
 
   it('a throwing stream does not throw into the caller', () => {
-    const logger = createLogger({ stream: { write: () => { throw new Error('EPIPE'); } } });
+    const logger = createLogger({
+      stream: {
+        write: () => {
+          throw new Error('EPIPE');
+        },
+      },
+    });
     expect(() => logger.error('x')).not.toThrow();
   });
 });
@@ -142,14 +148,30 @@ describe('redaction', () => {
     const json = JSON.stringify(out);
     expect(json).not.toContain('plain');
     expect(json).not.toContain('Zm9vOmJhcg');
-    expect(out).toMatchObject({ keyId: 'key_123', generationId: 'gen_1', nested: { headers: { 'content-type': 'application/json' } } });
+    expect(out).toMatchObject({
+      keyId: 'key_123',
+      generationId: 'gen_1',
+      nested: { headers: { 'content-type': 'application/json' } },
+    });
   });
 
   it('leaves non-secret names alone', () => {
     for (const name of ['requestId', 'generationId', 'keyId', 'workspaceId', 'route', 'keys', 'monkey']) {
       expect(isSecretFieldName(name), name).toBe(false);
     }
-    for (const name of ['secret', 'Token', 'PASSWORD', 'Authorization', 'apiKey', 'api_key', 'x-api-key', 'key', 'adminToken', 'secretKey', 's3SecretKey']) {
+    for (const name of [
+      'secret',
+      'Token',
+      'PASSWORD',
+      'Authorization',
+      'apiKey',
+      'api_key',
+      'x-api-key',
+      'key',
+      'adminToken',
+      'secretKey',
+      's3SecretKey',
+    ]) {
       expect(isSecretFieldName(name), name).toBe(true);
     }
   });

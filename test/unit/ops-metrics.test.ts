@@ -59,10 +59,24 @@ describe('metrics', () => {
     m.browserPages.set({ state: 'free' }, 1);
     m.generationsCreated.inc();
     const text = await m.metricsText();
-    expect(sample(text, 'docgen_http_requests_total{route="/v1/generations/{id}",method="GET",code="200",role="api"}')).toBe(2);
-    expect(sample(text, 'docgen_http_requests_total{route="/v1/generations",method="OTHER",code="405",role="api"}')).toBe(1);
-    expect(sample(text, 'docgen_http_request_duration_seconds_count{route="/v1/generations/{id}",method="GET",code="200",role="api"}')).toBe(2);
-    expect(sample(text, 'docgen_grpc_requests_total{service="docgen.v1.GenerationService",method="CreateGeneration",code="ok",role="api"}')).toBe(1);
+    expect(
+      sample(text, 'docgen_http_requests_total{route="/v1/generations/{id}",method="GET",code="200",role="api"}'),
+    ).toBe(2);
+    expect(
+      sample(text, 'docgen_http_requests_total{route="/v1/generations",method="OTHER",code="405",role="api"}'),
+    ).toBe(1);
+    expect(
+      sample(
+        text,
+        'docgen_http_request_duration_seconds_count{route="/v1/generations/{id}",method="GET",code="200",role="api"}',
+      ),
+    ).toBe(2);
+    expect(
+      sample(
+        text,
+        'docgen_grpc_requests_total{service="docgen.v1.GenerationService",method="CreateGeneration",code="ok",role="api"}',
+      ),
+    ).toBe(1);
     expect(sample(text, 'docgen_renders_total{outcome="completed",role="api"}')).toBe(1);
     expect(sample(text, 'docgen_render_duration_seconds_bucket{le="2",outcome="completed",role="api"}')).toBe(1);
     expect(sample(text, 'docgen_webhook_attempts_total{outcome="timeout",role="api"}')).toBe(1);

@@ -53,7 +53,16 @@ describe('ops server', () => {
       throw new Error('connect ECONNREFUSED http://minio:s3cr3tpassw0rd@minio:9000');
     });
     ops.addReadinessCheck('browser-pool', () => false);
-    ops.addReadinessCheck('nats', (signal) => new Promise((resolve) => signal.addEventListener('abort', () => { aborted = true; resolve(true); })));
+    ops.addReadinessCheck(
+      'nats',
+      (signal) =>
+        new Promise((resolve) =>
+          signal.addEventListener('abort', () => {
+            aborted = true;
+            resolve(true);
+          }),
+        ),
+    );
     const res = await fetch(`${base}/readyz`);
     expect(res.status).toBe(503);
     const text = await res.text();
@@ -74,7 +83,9 @@ describe('ops server', () => {
   it('/readyz is 503 as soon as shutdown begins, without running the checks', async () => {
     const { ops, base } = await start();
     let runs = 0;
-    ops.addReadinessCheck('mongodb', () => { runs++; });
+    ops.addReadinessCheck('mongodb', () => {
+      runs++;
+    });
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
     ops.setShuttingDown();
     const res = await fetch(`${base}/readyz`);

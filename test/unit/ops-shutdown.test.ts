@@ -33,11 +33,13 @@ describe('shutdown coordinator', () => {
   it('on SIGTERM runs stoppers phase by phase, in registration order within a phase, then exits 0', async () => {
     const { proc, coordinator } = setup(1000);
     const order: string[] = [];
-    const step = (name: string, ms = 0) => async () => {
-      order.push(`${name}:start`);
-      await sleep(ms);
-      order.push(`${name}:end`);
-    };
+    const step =
+      (name: string, ms = 0) =>
+      async () => {
+        order.push(`${name}:start`);
+        await sleep(ms);
+        order.push(`${name}:end`);
+      };
     coordinator.register('close-mongo', step('close-mongo'), 'close');
     coordinator.register('drain-renders', step('drain-renders', 20), 'drain');
     coordinator.register('readiness-503', step('readiness-503'), 'stop-accepting');
@@ -49,11 +51,16 @@ describe('shutdown coordinator', () => {
     expect(coordinator.state).toBe('stopping');
     await expect(coordinator.shutdown('again')).resolves.toBe(0);
     expect(order).toEqual([
-      'readiness-503:start', 'readiness-503:end',
-      'stop-consumer:start', 'stop-consumer:end',
-      'drain-renders:start', 'drain-renders:end',
-      'close-mongo:start', 'close-mongo:end',
-      'close-nats:start', 'close-nats:end',
+      'readiness-503:start',
+      'readiness-503:end',
+      'stop-consumer:start',
+      'stop-consumer:end',
+      'drain-renders:start',
+      'drain-renders:end',
+      'close-mongo:start',
+      'close-mongo:end',
+      'close-nats:start',
+      'close-nats:end',
     ]);
     expect(proc.exits).toEqual([0]);
     expect(coordinator.state).toBe('stopped');
@@ -63,7 +70,13 @@ describe('shutdown coordinator', () => {
   it('gives stoppers the deadline and reason', async () => {
     const { proc, coordinator } = setup(5000);
     let seen: StopContext | undefined;
-    coordinator.register('x', (ctx) => { seen = ctx; }, 'drain');
+    coordinator.register(
+      'x',
+      (ctx) => {
+        seen = ctx;
+      },
+      'drain',
+    );
     const before = Date.now();
     await coordinator.shutdown('SIGINT');
     expect(seen!.reason).toBe('SIGINT');
@@ -76,8 +89,16 @@ describe('shutdown coordinator', () => {
   it('a failing stopper does not stop the others; the exit code is 1', async () => {
     const { proc, coordinator, lines } = setup(1000);
     const ran: string[] = [];
-    coordinator.register('bad', () => { throw new Error('close failed with svc_live_abcdefghijklmnopqrstuvwxyz0123'); }, 'drain');
-    coordinator.register('good', () => { ran.push('good'); });
+    coordinator.register(
+      'bad',
+      () => {
+        throw new Error('close failed with svc_live_abcdefghijklmnopqrstuvwxyz0123');
+      },
+      'drain',
+    );
+    coordinator.register('good', () => {
+      ran.push('good');
+    });
     await expect(coordinator.shutdown('test')).resolves.toBe(1);
     expect(ran).toEqual(['good']);
     expect(proc.exits).toEqual([1]);
@@ -88,11 +109,21 @@ describe('shutdown coordinator', () => {
   it('at the deadline aborts the signal so in-flight work is handed back, then still closes', async () => {
     const { proc, coordinator } = setup(60, 500);
     const events: string[] = [];
-    coordinator.register('drain', (ctx) => new Promise<void>((resolve) => {
-      // Timers may fire a millisecond early against Date.now(): "at the deadline" within 5 ms.
-      ctx.signal.addEventListener('abort', () => { events.push(ctx.remainingMs() <= 5 ? 'nak at the deadline' : `nak ${ctx.remainingMs()} ms early`); resolve(); });
-    }), 'drain');
-    coordinator.register('close', (ctx) => { events.push(`close aborted=${ctx.signal.aborted}`); });
+    coordinator.register(
+      'drain',
+      (ctx) =>
+        new Promise<void>((resolve) => {
+          // Timers may fire a millisecond early against Date.now(): "at the deadline" within 5 ms.
+          ctx.signal.addEventListener('abort', () => {
+            events.push(ctx.remainingMs() <= 5 ? 'nak at the deadline' : `nak ${ctx.remainingMs()} ms early`);
+            resolve();
+          });
+        }),
+      'drain',
+    );
+    coordinator.register('close', (ctx) => {
+      events.push(`close aborted=${ctx.signal.aborted}`);
+    });
     const started = Date.now();
     const code = await coordinator.shutdown('SIGTERM');
     expect(Date.now() - started).toBeGreaterThanOrEqual(55);
@@ -107,7 +138,9 @@ describe('shutdown coordinator', () => {
     const { proc, coordinator } = setup(40, 40);
     let closed = false;
     coordinator.register('hang', () => new Promise(() => {}), 'drain');
-    coordinator.register('close', () => { closed = true; });
+    coordinator.register('close', () => {
+      closed = true;
+    });
     const started = Date.now();
     await expect(coordinator.shutdown('SIGTERM')).resolves.toBe(1);
     const took = Date.now() - started;
@@ -193,7 +226,12 @@ describe('shutdown in a real process', () => {
       expect((await fetch(`http://127.0.0.1:${c.port}/readyz`)).status).toBe(503);
       expect((await fetch(`http://127.0.0.1:${c.port}/healthz`)).status).toBe(200);
       expect(await c.exited).toBe(0);
-      expect(c.out().split('\n').filter((l) => l && !l.startsWith('port='))).toEqual(['stop-accepting', 'drained', 'closed']);
+      expect(
+        c
+          .out()
+          .split('\n')
+          .filter((l) => l && !l.startsWith('port=')),
+      ).toEqual(['stop-accepting', 'drained', 'closed']);
     } finally {
       c.cleanup();
     }
@@ -204,7 +242,12 @@ describe('shutdown in a real process', () => {
     try {
       c.child.kill('SIGTERM');
       expect(await c.exited).toBe(1);
-      expect(c.out().split('\n').filter((l) => l && !l.startsWith('port='))).toEqual(['stop-accepting', 'handed-back', 'closed']);
+      expect(
+        c
+          .out()
+          .split('\n')
+          .filter((l) => l && !l.startsWith('port=')),
+      ).toEqual(['stop-accepting', 'handed-back', 'closed']);
     } finally {
       c.cleanup();
     }

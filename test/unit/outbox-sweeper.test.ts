@@ -69,7 +69,11 @@ async function unpublished(): Promise<string> {
 async function published(): Promise<string> {
   const id = (await stack.generations.create(principal, { templateId, variables: {}, format: 'pdf' })).id;
   // create() marks the row without waiting; wait for the mark as a later sweep would.
-  await pollUntil(() => stack.repositories.generations.get(parseId('generation', id)!), (doc) => doc?.jobPublishedAt instanceof Date, { timeoutMs: 5_000 });
+  await pollUntil(
+    () => stack.repositories.generations.get(parseId('generation', id)!),
+    (doc) => doc?.jobPublishedAt instanceof Date,
+    { timeoutMs: 5_000 },
+  );
   return id;
 }
 
@@ -138,7 +142,11 @@ describe('outbox sweeper', () => {
       throw new Error('database unavailable');
     };
     failing.start();
-    await pollUntil(() => sweeps, (n) => n >= 3, { timeoutMs: 10_000 });
+    await pollUntil(
+      () => sweeps,
+      (n) => n >= 3,
+      { timeoutMs: 10_000 },
+    );
     await failing.stop();
     const after = sweeps;
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -26,7 +26,10 @@ async function serve(portal: PortalAssets): Promise<void> {
 beforeAll(async () => {
   const dir = uniqueRunDir('portal-dist');
   mkdirSync(join(dir, 'assets'), { recursive: true });
-  writeFileSync(join(dir, 'index.html'), '<!doctype html><title>portal</title><meta name="docgen-csp-nonce" content="__CSP_NONCE__"><script type="module" src="/assets/index-abc123.js"></script>');
+  writeFileSync(
+    join(dir, 'index.html'),
+    '<!doctype html><title>portal</title><meta name="docgen-csp-nonce" content="__CSP_NONCE__"><script type="module" src="/assets/index-abc123.js"></script>',
+  );
   writeFileSync(join(dir, 'assets', 'index-abc123.js'), `console.log(${JSON.stringify('x'.repeat(5000))});`);
   await serve(createPortalAssets({ dir }));
 });
@@ -55,11 +58,19 @@ describe('portal assets', () => {
     expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     expect(await res.text()).toContain('xxxxx');
     const raw = await new Promise<{ encoding: string | undefined; body: Buffer; etag: string }>((resolve, reject) => {
-      http.get(`${base}/assets/index-abc123.js`, { headers: { 'accept-encoding': 'gzip' } }, (r) => {
-        const chunks: Buffer[] = [];
-        r.on('data', (c: Buffer) => chunks.push(c));
-        r.on('end', () => resolve({ encoding: r.headers['content-encoding'], body: Buffer.concat(chunks), etag: String(r.headers.etag) }));
-      }).on('error', reject);
+      http
+        .get(`${base}/assets/index-abc123.js`, { headers: { 'accept-encoding': 'gzip' } }, (r) => {
+          const chunks: Buffer[] = [];
+          r.on('data', (c: Buffer) => chunks.push(c));
+          r.on('end', () =>
+            resolve({
+              encoding: r.headers['content-encoding'],
+              body: Buffer.concat(chunks),
+              etag: String(r.headers.etag),
+            }),
+          );
+        })
+        .on('error', reject);
     });
     expect(raw.encoding).toBe('gzip');
     expect(gunzipSync(raw.body).toString()).toContain('xxxxx');
@@ -88,8 +99,13 @@ describe('portal assets', () => {
 
   it('passes Connect RPC paths and non-GET requests through to the admin services', async () => {
     passedThrough = [];
-    expect((await fetch(`${base}/docgen.admin.v1.TemplateService/ListTemplates`, { method: 'POST', body: '{}' })).status).toBe(418);
-    expect((await fetch(`${base}/docgen.admin.v1.SessionService/GetCurrentSession?connect=v1&encoding=json&message=%7B%7D`)).status).toBe(418);
+    expect(
+      (await fetch(`${base}/docgen.admin.v1.TemplateService/ListTemplates`, { method: 'POST', body: '{}' })).status,
+    ).toBe(418);
+    expect(
+      (await fetch(`${base}/docgen.admin.v1.SessionService/GetCurrentSession?connect=v1&encoding=json&message=%7B%7D`))
+        .status,
+    ).toBe(418);
     expect((await fetch(`${base}/templates`, { method: 'POST' })).status).toBe(418);
     expect(passedThrough).toHaveLength(3);
   });

@@ -109,7 +109,10 @@ describe('order of checks', () => {
     expect(result.outcome.ok).toBe(true);
     if (!result.outcome.ok) return;
     expect(result.outcome.view).toMatchObject({ status: 'PENDING', templateId });
-    const read = await stack.api.getGeneration({ authorization: `Bearer ${key.secret}` }, () => (result.outcome as { view: { id: string } }).view.id);
+    const read = await stack.api.getGeneration(
+      { authorization: `Bearer ${key.secret}` },
+      () => (result.outcome as { view: { id: string } }).view.id,
+    );
     expect(read.workspaceId).toBe(result.outcome.view.workspaceId);
   });
 });

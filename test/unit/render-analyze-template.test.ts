@@ -32,10 +32,15 @@ describe('analyzeTemplate', () => {
   it('does not count locals, loop variables or captures as globals', () => {
     const body = `{% assign x = title | upcase %}{% capture y %}{{ x }}{% endcapture %}
       {% for item in items %}{{ forloop.index }} {{ item.name }}{% endfor %}{{ y }}{% increment n %}`;
-    const problems = analyzeTemplate(version({ body, variables: [
-      { name: 'title', required: true, description: '' },
-      { name: 'items', required: false, default: [], description: '' },
-    ] }));
+    const problems = analyzeTemplate(
+      version({
+        body,
+        variables: [
+          { name: 'title', required: true, description: '' },
+          { name: 'items', required: false, default: [], description: '' },
+        ],
+      }),
+    );
     expect(problems).toEqual([]);
   });
 
@@ -43,7 +48,9 @@ describe('analyzeTemplate', () => {
     const problems = analyzeTemplate(version({ body: '<p>{% if title %}unclosed</p>' }));
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(/^template body: .*not closed.*line:1/);
-    expect(analyzeTemplate(version({ body: '{{ title | no_such_filter }}' }))[0]).toContain('undefined filter: no_such_filter');
+    expect(analyzeTemplate(version({ body: '{{ title | no_such_filter }}' }))[0]).toContain(
+      'undefined filter: no_such_filter',
+    );
     expect(analyzeTemplate(version({ body: '{% no_such_tag %}' }))[0]).toContain('tag "no_such_tag" not found');
   });
 
@@ -66,21 +73,35 @@ describe('analyzeTemplate', () => {
 
   it('follows includes through partials that include each other without looping', () => {
     const problems = analyzeTemplate(
-      version({ body: '{% include "a" %}', partials: { a: '{{ title }}{% include "b" %}', b: '{{ deep }}{% include "a" %}' } }),
+      version({
+        body: '{% include "a" %}',
+        partials: { a: '{{ title }}{% include "b" %}', b: '{{ deep }}{% include "a" %}' },
+      }),
     );
     expect(problems).toEqual([expect.stringContaining('variable "deep" is used in partial "b"')]);
   });
 
   it('checks the header and footer templates like the body', () => {
-    const pdfOptions: PdfOptions = { ...DEFAULT_PDF_OPTIONS, footerTemplate: '{{ invoiceNo }} <span class="pageNumber"></span>', headerTemplate: '{% if %}' };
+    const pdfOptions: PdfOptions = {
+      ...DEFAULT_PDF_OPTIONS,
+      footerTemplate: '{{ invoiceNo }} <span class="pageNumber"></span>',
+      headerTemplate: '{% if %}',
+    };
     const problems = analyzeTemplate(version({ pdfOptions }));
     expect(problems).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^header template: /), expect.stringContaining('variable "invoiceNo" is used in footer template')]),
+      expect.arrayContaining([
+        expect.stringMatching(/^header template: /),
+        expect.stringContaining('variable "invoiceNo" is used in footer template'),
+      ]),
     );
   });
 
   it('reports an unsupported page size and bad margins', () => {
-    const pdfOptions = { ...DEFAULT_PDF_OPTIONS, pageSize: 'B5', margins: { top: '10 furlongs', right: '0', bottom: '1in', left: '-3mm' } };
+    const pdfOptions = {
+      ...DEFAULT_PDF_OPTIONS,
+      pageSize: 'B5',
+      margins: { top: '10 furlongs', right: '0', bottom: '1in', left: '-3mm' },
+    };
     const problems = analyzeTemplate(version({ pdfOptions: pdfOptions as unknown as PdfOptions }));
     expect(problems).toEqual([
       'pdfOptions.pageSize "B5" is not supported; use one of A3, A4, A5, Letter, Legal, Tabloid',
@@ -121,7 +142,9 @@ describe('PDF options', () => {
 
   it('refuses margins that leave no room on the page, landscape included', () => {
     const margins = { top: '0', right: '5in', bottom: '0', left: '5in' };
-    expect(validatePdfOptions({ ...DEFAULT_PDF_OPTIONS, margins })).toEqual(['pdfOptions.margins: left + right leave no room on the page']);
+    expect(validatePdfOptions({ ...DEFAULT_PDF_OPTIONS, margins })).toEqual([
+      'pdfOptions.margins: left + right leave no room on the page',
+    ]);
     expect(validatePdfOptions({ ...DEFAULT_PDF_OPTIONS, pageSize: 'A3', landscape: true, margins })).toEqual([]);
   });
 
@@ -152,30 +175,61 @@ describe('PDF options', () => {
     expect(params.marginRight).toBeCloseTo(10 / 25.4, 6);
     expect(params.marginBottom).toBeCloseTo(2 / 2.54, 6);
     expect(params).not.toHaveProperty('pageRanges');
-    expect(toPrintParams(DEFAULT_PDF_OPTIONS, { tagged: false })).toMatchObject({ displayHeaderFooter: false, headerTemplate: '', generateTaggedPDF: false });
+    expect(toPrintParams(DEFAULT_PDF_OPTIONS, { tagged: false })).toMatchObject({
+      displayHeaderFooter: false,
+      headerTemplate: '',
+      generateTaggedPDF: false,
+    });
     // A4 as ISO 210 x 297 mm (what puppeteer's format sent): 595.92 x 841.92 pt once printed.
-    expect(toPrintParams({ ...DEFAULT_PDF_OPTIONS, pageSize: 'A4' }, { tagged: true })).toMatchObject({ paperWidth: 8.2677, paperHeight: 11.6929 });
-    expect(toPrintParams({ ...DEFAULT_PDF_OPTIONS, pageRanges: '1-2' }, { tagged: true })).toMatchObject({ pageRanges: '1-2' });
+    expect(toPrintParams({ ...DEFAULT_PDF_OPTIONS, pageSize: 'A4' }, { tagged: true })).toMatchObject({
+      paperWidth: 8.2677,
+      paperHeight: 11.6929,
+    });
+    expect(toPrintParams({ ...DEFAULT_PDF_OPTIONS, pageRanges: '1-2' }, { tagged: true })).toMatchObject({
+      pageRanges: '1-2',
+    });
   });
 });
 
 describe('diagnoseTemplate: the same checks, placed', () => {
   it('places Liquid errors at their source, line and column, without repeating the position in the message', () => {
-    const { diagnostics } = diagnoseTemplate(version({ body: '<h1>{{ title }}</h1>\n\n  {{ title | no_such_filter }}' }));
-    expect(diagnostics).toEqual([{ source: 'body', line: 3, column: 3, message: 'undefined filter: no_such_filter', severity: 'error' }]);
+    const { diagnostics } = diagnoseTemplate(
+      version({ body: '<h1>{{ title }}</h1>\n\n  {{ title | no_such_filter }}' }),
+    );
+    expect(diagnostics).toEqual([
+      { source: 'body', line: 3, column: 3, message: 'undefined filter: no_such_filter', severity: 'error' },
+    ]);
   });
 
   it('names partials, header and footer templates as sources', () => {
-    const pdfOptions: PdfOptions = { ...DEFAULT_PDF_OPTIONS, headerTemplate: 'a\n{% if %}', footerTemplate: '{{ pageNo }}' };
+    const pdfOptions: PdfOptions = {
+      ...DEFAULT_PDF_OPTIONS,
+      headerTemplate: 'a\n{% if %}',
+      footerTemplate: '{{ pageNo }}',
+    };
     const { diagnostics, suggestedVariables } = diagnoseTemplate(
-      version({ body: '{{ title }}{% render "box" %}', partials: { box: '<b>\n {{ company }}</b>', broken: '{{ title' }, pdfOptions }),
+      version({
+        body: '{{ title }}{% render "box" %}',
+        partials: { box: '<b>\n {{ company }}</b>', broken: '{{ title' },
+        pdfOptions,
+      }),
     );
     expect(diagnostics).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ source: 'partials/broken', line: 1, severity: 'error' }),
         expect.objectContaining({ source: 'header_template', line: 2, severity: 'error' }),
-        expect.objectContaining({ source: 'partials/box', line: 2, column: 5, message: expect.stringContaining('variable "company" is used but not declared') }),
-        expect.objectContaining({ source: 'footer_template', line: 1, column: 4, message: expect.stringContaining('"pageNo"') }),
+        expect.objectContaining({
+          source: 'partials/box',
+          line: 2,
+          column: 5,
+          message: expect.stringContaining('variable "company" is used but not declared'),
+        }),
+        expect.objectContaining({
+          source: 'footer_template',
+          line: 1,
+          column: 4,
+          message: expect.stringContaining('"pageNo"'),
+        }),
       ]),
     );
     expect(suggestedVariables).toEqual(['company', 'pageNo']);
@@ -183,10 +237,23 @@ describe('diagnoseTemplate: the same checks, placed', () => {
 
   it('places declaration and PDF option problems without a line', () => {
     const pdfOptions = { ...DEFAULT_PDF_OPTIONS, pageSize: 'B5' } as unknown as PdfOptions;
-    const { diagnostics } = diagnoseTemplate(version({ pdfOptions, variables: [{ name: 'title', required: true, default: 'x', description: '' }] }));
+    const { diagnostics } = diagnoseTemplate(
+      version({ pdfOptions, variables: [{ name: 'title', required: true, default: 'x', description: '' }] }),
+    );
     expect(diagnostics).toEqual([
-      expect.objectContaining({ source: 'variables', line: 0, column: 0, severity: 'error', message: expect.stringContaining('required and has a default') }),
-      expect.objectContaining({ source: 'pdf_options', line: 0, severity: 'error', message: expect.stringContaining('"B5"') }),
+      expect.objectContaining({
+        source: 'variables',
+        line: 0,
+        column: 0,
+        severity: 'error',
+        message: expect.stringContaining('required and has a default'),
+      }),
+      expect.objectContaining({
+        source: 'pdf_options',
+        line: 0,
+        severity: 'error',
+        message: expect.stringContaining('"B5"'),
+      }),
     ]);
   });
 
@@ -200,8 +267,18 @@ describe('diagnoseTemplate: the same checks, placed', () => {
     });
     const { diagnostics, suggestedVariables } = diagnoseTemplate(content);
     expect(diagnostics).toEqual([
-      { source: 'variables', line: 0, column: 0, message: 'variable "unused" is declared but not used', severity: 'warning' },
-      expect.objectContaining({ source: 'sample_data', severity: 'warning', message: expect.stringContaining('"titel"') }),
+      {
+        source: 'variables',
+        line: 0,
+        column: 0,
+        message: 'variable "unused" is declared but not used',
+        severity: 'warning',
+      },
+      expect.objectContaining({
+        source: 'sample_data',
+        severity: 'warning',
+        message: expect.stringContaining('"titel"'),
+      }),
     ]);
     expect(suggestedVariables).toEqual([]);
     expect(analyzeTemplate(content)).toEqual([]);

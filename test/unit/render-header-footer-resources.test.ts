@@ -6,25 +6,45 @@ import type { TemplateVersionContent } from '../../src/domain/template.ts';
 import { analyzeTemplate } from '../../src/render/liquid/analyze-template.ts';
 
 function withHeader(headerTemplate: string, footerTemplate = ''): TemplateVersionContent {
-  return { body: '<p>x</p>', css: '', partials: {}, variables: [], pdfOptions: { ...DEFAULT_PDF_OPTIONS, headerTemplate, footerTemplate } };
+  return {
+    body: '<p>x</p>',
+    css: '',
+    partials: {},
+    variables: [],
+    pdfOptions: { ...DEFAULT_PDF_OPTIONS, headerTemplate, footerTemplate },
+  };
 }
 
 describe('header/footer resources at publish', () => {
   it.each([
-    ['<link rel="stylesheet" href="https://cdn.example/x.css"><span>h</span>', 'header template loads an external stylesheet: not allowed'],
+    [
+      '<link rel="stylesheet" href="https://cdn.example/x.css"><span>h</span>',
+      'header template loads an external stylesheet: not allowed',
+    ],
     ["<link href='x.css' rel=stylesheet>", 'header template loads an external stylesheet: not allowed'],
     ['<link rel="preload" as="style" href="/x.css">', 'header template loads an external stylesheet: not allowed'],
-    ['<link rel="preload" as="font" href="/f.woff2" crossorigin>', 'header template loads an external font: not allowed'],
-    ['<style>@import url("https://x/y.css");</style>', 'header template loads an external stylesheet (@import): not allowed'],
+    [
+      '<link rel="preload" as="font" href="/f.woff2" crossorigin>',
+      'header template loads an external font: not allowed',
+    ],
+    [
+      '<style>@import url("https://x/y.css");</style>',
+      'header template loads an external stylesheet (@import): not allowed',
+    ],
     ["<style>@import 'y.css';</style>", 'header template loads an external stylesheet (@import): not allowed'],
-    ['<style>@font-face { font-family: X; src: url(https://x/f.woff) }</style>', 'header template loads an external font (@font-face src): not allowed'],
+    [
+      '<style>@font-face { font-family: X; src: url(https://x/f.woff) }</style>',
+      'header template loads an external font (@font-face src): not allowed',
+    ],
     ['<base href="https://x/"><img src="a.png">', 'header template sets a base URL (<base href>): not allowed'],
   ])('refuses %s', (header, message) => {
     expect(analyzeTemplate(withHeader(header)).join('\n')).toContain(message);
   });
 
   it('names the footer when the footer is the one', () => {
-    expect(analyzeTemplate(withHeader('', '<link rel="stylesheet" href="x.css">')).join('\n')).toContain('footer template loads an external stylesheet');
+    expect(analyzeTemplate(withHeader('', '<link rel="stylesheet" href="x.css">')).join('\n')).toContain(
+      'footer template loads an external stylesheet',
+    );
   });
 
   it('accepts inline <style>, data: URLs, Liquid-made URLs and images', () => {

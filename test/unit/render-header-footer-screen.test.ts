@@ -5,8 +5,14 @@ import { mayLoadResources } from '../../src/render/chromium/header-footer-check.
 
 describe('header/footer resource screen', () => {
   it.each([
-    ['page numbers', '<div style="font-size:7pt;text-align:center">INV-1 &amp; co · page <span class="pageNumber"></span> of <span class="totalPages"></span></div>'],
-    ['the version CSS with data: URLs and @page', '<style>@page { size: A4 } .a { background: url("data:,") } @font-face { font-family: X; src: url(data:font/woff2;base64,AAAA) }</style><p>x</p>'],
+    [
+      'page numbers',
+      '<div style="font-size:7pt;text-align:center">INV-1 &amp; co · page <span class="pageNumber"></span> of <span class="totalPages"></span></div>',
+    ],
+    [
+      'the version CSS with data: URLs and @page',
+      '<style>@page { size: A4 } .a { background: url("data:,") } @font-face { font-family: X; src: url(data:font/woff2;base64,AAAA) }</style><p>x</p>',
+    ],
     ['Liquid escapes', '<p>&lt;b&gt; &quot;q&quot; &#39;s&#39;</p>'],
   ])('skips the load for %s', (_, html) => {
     expect(mayLoadResources(html)).toBe(false);

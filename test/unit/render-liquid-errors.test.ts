@@ -17,7 +17,11 @@ afterAll(async () => {
   await liquid?.stop();
 });
 
-async function failure(body: string, partials: Record<string, string> = {}, variables: JsonObject = {}): Promise<RenderError> {
+async function failure(
+  body: string,
+  partials: Record<string, string> = {},
+  variables: JsonObject = {},
+): Promise<RenderError> {
   try {
     await liquid.render({ body, css: '', partials, headerTemplate: '', footerTemplate: '', variables });
   } catch (err) {
@@ -40,8 +44,12 @@ describe('Liquid error texts', () => {
   });
 
   it('keeps the position liquidjs reports', () => {
-    expect(authorFacingLiquidMessage('ENOENT: Failed to lookup "nope" in "", line:1, col:1')).toBe('partial "nope" does not exist, line:1, col:1');
-    expect(authorFacingLiquidMessage('EACCES: permission denied, open \'/x\'')).toBe('permission denied');
-    expect(authorFacingLiquidMessage('undefined filter: frob, line:1, col:4')).toBe('undefined filter: frob, line:1, col:4');
+    expect(authorFacingLiquidMessage('ENOENT: Failed to lookup "nope" in "", line:1, col:1')).toBe(
+      'partial "nope" does not exist, line:1, col:1',
+    );
+    expect(authorFacingLiquidMessage("EACCES: permission denied, open '/x'")).toBe('permission denied');
+    expect(authorFacingLiquidMessage('undefined filter: frob, line:1, col:4')).toBe(
+      'undefined filter: frob, line:1, col:4',
+    );
   });
 });

@@ -22,7 +22,11 @@ function request(body: string, variables: JsonObject = {}, partials: Record<stri
 }
 
 /** The rendered body, without the document around it. */
-async function body(source: string, variables: JsonObject = {}, partials: Record<string, string> = {}): Promise<string> {
+async function body(
+  source: string,
+  variables: JsonObject = {},
+  partials: Record<string, string> = {},
+): Promise<string> {
   const { html } = await liquid.render(request(source, variables, partials));
   return html.slice(html.indexOf('<body>\n') + 7, html.lastIndexOf('\n</body>'));
 }
@@ -44,7 +48,10 @@ async function stillServes(): Promise<void> {
 
 describe('Liquid rendering', () => {
   it('produces a full HTML document with the version CSS', async () => {
-    const { html } = await liquid.render({ ...request('<p>{{ x }}</p>', { x: 'hi' }), css: 'p { color: red } </style><b>' });
+    const { html } = await liquid.render({
+      ...request('<p>{{ x }}</p>', { x: 'hi' }),
+      css: 'p { color: red } </style><b>',
+    });
     expect(html).toMatch(/^<!DOCTYPE html>\n<html><head><meta charset="utf-8"><style>/);
     expect(html).toContain('p { color: red } <\\/style><b>');
     expect(html).toContain('<body>\n<p>hi</p>\n</body></html>');
@@ -69,12 +76,19 @@ describe('Liquid rendering', () => {
   });
 
   it('keeps prototypes out of reach', async () => {
-    expect(await body('[{{ o.constructor }}][{{ o.__proto__ }}][{{ o.toString }}][{{ s.size }}]', { o: {}, s: 'abc' })).toBe('[][][][3]');
+    expect(
+      await body('[{{ o.constructor }}][{{ o.__proto__ }}][{{ o.toString }}][{{ s.size }}]', { o: {}, s: 'abc' }),
+    ).toBe('[][][][3]');
   });
 
   it('renders partials from the version only, with the variables visible inside', async () => {
-    const partials = { line: '<li>{{ item }} {{ currency }}</li>', wrapper: '<ul>{% for item in items %}{% render "line", item: item %}{% endfor %}</ul>' };
-    expect(await body('{% render "wrapper" %}', { items: ['a', 'b'], currency: 'EUR' }, partials)).toBe('<ul><li>a EUR</li><li>b EUR</li></ul>');
+    const partials = {
+      line: '<li>{{ item }} {{ currency }}</li>',
+      wrapper: '<ul>{% for item in items %}{% render "line", item: item %}{% endfor %}</ul>',
+    };
+    expect(await body('{% render "wrapper" %}', { items: ['a', 'b'], currency: 'EUR' }, partials)).toBe(
+      '<ul><li>a EUR</li><li>b EUR</li></ul>',
+    );
     expect(await body('{% include "line" %}', { item: 'x', currency: '<' }, partials)).toBe('<li>x &lt;</li>');
   });
 
@@ -113,8 +127,12 @@ describe('Liquid rendering', () => {
     expect(pids).toHaveLength(2);
     for (const pid of pids) {
       const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      expect(argv).toEqual(expect.arrayContaining(['--max-old-space-size=48', '--permission', '--disallow-code-generation-from-strings']));
-      expect(argv.filter((a) => a.startsWith('--allow-fs-read=')).join(' ')).not.toMatch(/=\/(etc|proc|root|tmp)?\/?( |$)/);
+      expect(argv).toEqual(
+        expect.arrayContaining(['--max-old-space-size=48', '--permission', '--disallow-code-generation-from-strings']),
+      );
+      expect(argv.filter((a) => a.startsWith('--allow-fs-read=')).join(' ')).not.toMatch(
+        /=\/(etc|proc|root|tmp)?\/?( |$)/,
+      );
       const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
       // Only Node's own IPC variables (and the test harness's marker, when set).
       expect(environ.filter((v) => !/^(NODE_CHANNEL_[A-Z_]+|DOCGEN_TEST_SPAWNED_BY)=/.test(v))).toEqual([]);
@@ -156,7 +174,9 @@ describe('Liquid resource limits', () => {
     await hard.start();
     try {
       const started = Date.now();
-      const err = await failure(hard.render(request('{% for i in (1..100000) %}{% for j in (1..100000) %}{% endfor %}{% endfor %}')));
+      const err = await failure(
+        hard.render(request('{% for i in (1..100000) %}{% for j in (1..100000) %}{% endfor %}{% endfor %}')),
+      );
       expect(Date.now() - started).toBeLessThan(800);
       expect(err).toMatchObject({ code: 'LIQUID_TIMEOUT', kind: 'permanent' });
       expect(err.message).toContain('300 ms');
@@ -170,7 +190,8 @@ describe('Liquid resource limits', () => {
 
   it('kills a render that exhausts its heap, permanently, and keeps serving', async () => {
     // Doubling an escaped string: liquidjs's allocation counter does not see captures.
-    const bomb = '{% assign x = "0123456789" %}{% for i in (1..40) %}{% capture x %}{{ x }}{{ x }}{% endcapture %}{% endfor %}';
+    const bomb =
+      '{% assign x = "0123456789" %}{% for i in (1..40) %}{% capture x %}{{ x }}{{ x }}{% endcapture %}{% endfor %}';
     const err = await failure(liquid.render(request(bomb)));
     expect(err).toMatchObject({ code: 'LIQUID_MEMORY', kind: 'permanent' });
     expect(err.message).toBe('Liquid rendering exceeded its memory limit of 48 MB');
@@ -190,7 +211,13 @@ describe('Liquid resource limits', () => {
     expect(err.message).toContain('nested more than 64 deep');
     expect(Date.now() - started).toBeLessThan(500);
     // Recursion that ends (a tree) is fine.
-    const tree = { name: 'root', children: [{ name: 'a', children: [{ name: 'a1', children: [] }] }, { name: 'b', children: [] }] };
+    const tree = {
+      name: 'root',
+      children: [
+        { name: 'a', children: [{ name: 'a1', children: [] }] },
+        { name: 'b', children: [] },
+      ],
+    };
     const node = '{{ node.name }}({% for child in node.children %}{% render "node", node: child %}{% endfor %})';
     expect(await body('{% render "node", node: tree %}', { tree }, { node })).toBe('root(a(a1())b())');
     await stillServes();
@@ -198,14 +225,18 @@ describe('Liquid resource limits', () => {
 
   it('classifies a time-out caused by the caller deadline as transient', async () => {
     const err = await failure(
-      liquid.render(request('{% for i in (1..100000) %}{% for j in (1..100000) %}{% endfor %}{% endfor %}'), { deadline: Date.now() + 150 }),
+      liquid.render(request('{% for i in (1..100000) %}{% for j in (1..100000) %}{% endfor %}{% endfor %}'), {
+        deadline: Date.now() + 150,
+      }),
     );
     expect(err).toMatchObject({ code: 'RENDER_TIMEOUT', kind: 'transient' });
     await stillServes();
   });
 
   it('serves others while one render loops', async () => {
-    const slow = failure(liquid.render(request('{% for i in (1..100000) %}{% for j in (1..100000) %}{% endfor %}{% endfor %}')));
+    const slow = failure(
+      liquid.render(request('{% for i in (1..100000) %}{% for j in (1..100000) %}{% endfor %}{% endfor %}')),
+    );
     const started = Date.now();
     for (let i = 0; i < 5; i++) await stillServes();
     expect(Date.now() - started).toBeLessThan(500);

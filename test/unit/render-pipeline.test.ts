@@ -30,7 +30,10 @@ afterAll(async () => {
   await stack?.close();
 });
 
-function pipeline(renderer: ScriptedRenderer, options: { events?: MemoryEventStream; store?: MemoryPdfStore; leaseMs?: number } = {}) {
+function pipeline(
+  renderer: ScriptedRenderer,
+  options: { events?: MemoryEventStream; store?: MemoryPdfStore; leaseMs?: number } = {},
+) {
   const events = options.events ?? new MemoryEventStream();
   const store = options.store ?? new MemoryPdfStore();
   const outcomes: string[] = [];
@@ -69,9 +72,21 @@ describe('render pipeline', () => {
     const { worker, events, store, outcomes } = pipeline(new ScriptedRenderer(PDF));
     expect(await run(worker, id)).toEqual(['ack']);
     const done = await row(id);
-    expect(done).toMatchObject({ status: 'COMPLETED', attempts: 1, templateVersion: 1, eventPublished: true, leaseOwner: null });
+    expect(done).toMatchObject({
+      status: 'COMPLETED',
+      attempts: 1,
+      templateVersion: 1,
+      eventPublished: true,
+      leaseOwner: null,
+    });
     expect(store.objects.get(done.outputKey!)).toEqual(PDF);
-    expect(events.for(id)).toEqual([expect.objectContaining({ event: 'generation.completed', generationId: id, eventId: expect.stringMatching(/^evt_/) })]);
+    expect(events.for(id)).toEqual([
+      expect.objectContaining({
+        event: 'generation.completed',
+        generationId: id,
+        eventId: expect.stringMatching(/^evt_/),
+      }),
+    ]);
     expect(outcomes).toEqual(['completed']);
   });
 
@@ -93,7 +108,10 @@ describe('render pipeline', () => {
       expect(await row(quickId)).toMatchObject({ status: 'COMPLETED' });
 
       // Rendering takes 80 ms of a 100 ms lease: more than half, so the lease is confirmed.
-      const slow = pipeline(new ScriptedRenderer(() => new Promise((resolve) => setTimeout(() => resolve({ pdf: PDF }), 80))), { leaseMs: 100 });
+      const slow = pipeline(
+        new ScriptedRenderer(() => new Promise((resolve) => setTimeout(() => resolve({ pdf: PDF }), 80))),
+        { leaseMs: 100 },
+      );
       const slowId = await newGeneration();
       await run(slow.worker, slowId);
       expect(extendLease).toHaveBeenCalledTimes(1);
@@ -106,11 +124,19 @@ describe('render pipeline', () => {
 
   it('a permanent failure fails at once, naming the problem, without retry', async () => {
     const id = await newGeneration();
-    const renderer = new ScriptedRenderer(new RenderError('UNKNOWN_VARIABLE', 'Variable "nme" is not declared by the template'));
+    const renderer = new ScriptedRenderer(
+      new RenderError('UNKNOWN_VARIABLE', 'Variable "nme" is not declared by the template'),
+    );
     const { worker, events } = pipeline(renderer);
     expect(await run(worker, id)).toEqual(['ack']);
-    expect(await row(id)).toMatchObject({ status: 'FAILED', attempts: 1, error: 'Variable "nme" is not declared by the template' });
-    expect(events.for(id)).toEqual([expect.objectContaining({ event: 'generation.failed', error: 'Variable "nme" is not declared by the template' })]);
+    expect(await row(id)).toMatchObject({
+      status: 'FAILED',
+      attempts: 1,
+      error: 'Variable "nme" is not declared by the template',
+    });
+    expect(events.for(id)).toEqual([
+      expect.objectContaining({ event: 'generation.failed', error: 'Variable "nme" is not declared by the template' }),
+    ]);
     expect(renderer.calls).toHaveLength(1);
   });
 
@@ -136,10 +162,18 @@ describe('render pipeline', () => {
 
   it('a transient failure is retried with back-off; after the last attempt the generation fails with the last error', async () => {
     const id = await newGeneration();
-    const renderer = new ScriptedRenderer(new RenderError('BROWSER_CRASHED', 'The browser crashed'), new RenderError('RENDER_TIMEOUT', 'Rendering timed out'));
+    const renderer = new ScriptedRenderer(
+      new RenderError('BROWSER_CRASHED', 'The browser crashed'),
+      new RenderError('RENDER_TIMEOUT', 'Rendering timed out'),
+    );
     const { worker, events, outcomes } = pipeline(renderer);
     expect(await run(worker, id)).toEqual([`nak ${RENDER_RETRY_DELAYS_MS[0]}`]);
-    expect(await row(id)).toMatchObject({ status: 'PROCESSING', attempts: 1, leaseOwner: null, lastError: 'The browser crashed' });
+    expect(await row(id)).toMatchObject({
+      status: 'PROCESSING',
+      attempts: 1,
+      leaseOwner: null,
+      lastError: 'The browser crashed',
+    });
     expect(await run(worker, id)).toEqual([`nak ${RENDER_RETRY_DELAYS_MS[1]}`]);
     expect(await run(worker, id)).toEqual(['ack']);
     expect(await row(id)).toMatchObject({ status: 'FAILED', attempts: MAX_ATTEMPTS, error: 'Rendering timed out' });
@@ -160,11 +194,15 @@ describe('render pipeline', () => {
     const id = await newGeneration();
     const oid = parseId('generation', id)!;
     // Three workers claimed it and died (their leases ran out at once).
-    for (let i = 0; i < MAX_ATTEMPTS; i++) expect(await stack.repositories.generations.claim(oid, `dead-${i}`, -1)).not.toBeNull();
+    for (let i = 0; i < MAX_ATTEMPTS; i++)
+      expect(await stack.repositories.generations.claim(oid, `dead-${i}`, -1)).not.toBeNull();
     const renderer = new ScriptedRenderer(PDF);
     const { worker, events } = pipeline(renderer);
     expect(await run(worker, id)).toEqual(['ack']);
-    expect(await row(id)).toMatchObject({ status: 'FAILED', error: `Rendering did not finish after ${MAX_ATTEMPTS} attempts` });
+    expect(await row(id)).toMatchObject({
+      status: 'FAILED',
+      error: `Rendering did not finish after ${MAX_ATTEMPTS} attempts`,
+    });
     expect(renderer.calls).toEqual([]);
     expect(events.for(id)).toHaveLength(1);
   });
@@ -174,7 +212,9 @@ describe('render pipeline', () => {
     const events = new MemoryEventStream();
     const store = new MemoryPdfStore();
     let release!: () => void;
-    const slow = new ScriptedRenderer(() => new Promise((resolve) => (release = () => resolve({ pdf: Buffer.from('%PDF stale') }))));
+    const slow = new ScriptedRenderer(
+      () => new Promise((resolve) => (release = () => resolve({ pdf: Buffer.from('%PDF stale') }))),
+    );
     const a = pipeline(slow, { events, store, leaseMs: 1 });
     const b = pipeline(new ScriptedRenderer(PDF), { events, store });
 

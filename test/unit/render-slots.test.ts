@@ -42,7 +42,12 @@ describe('RenderSlots', () => {
     // All free again: two more start at once.
     const both = [deferred(), deferred()];
     const again: number[] = [];
-    const more = both.map((gate, i) => slots.run(async () => { again.push(i); await gate.promise; }));
+    const more = both.map((gate, i) =>
+      slots.run(async () => {
+        again.push(i);
+        await gate.promise;
+      }),
+    );
     await tick();
     expect(again).toEqual([0, 1]);
     for (const gate of both) gate.resolve();

@@ -30,7 +30,9 @@ describe('resolveVariables', () => {
 
   it('keeps supplied values over defaults, null included', () => {
     expect(resolveVariables(declared, { customer: 'Ada', total: 1, currency: null })).toMatchObject({ currency: null });
-    expect(resolveVariables(declared, { customer: 'Ada', total: 1, currency: 'USD' })).toMatchObject({ currency: 'USD' });
+    expect(resolveVariables(declared, { customer: 'Ada', total: 1, currency: 'USD' })).toMatchObject({
+      currency: 'USD',
+    });
   });
 
   it('copies defaults, so a render cannot change the declaration', () => {

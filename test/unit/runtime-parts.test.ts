@@ -21,7 +21,13 @@ import {
   renderJobRepublishMsgId,
   sweptDeliveryJobMsgId,
 } from '../../src/queue/messages.ts';
-import { PROFILE_DIR_PREFIX, createProfileDir, processStartToken, profileDirOwner, removeStaleProfileDirs } from '../../src/render/chromium/profile-dirs.ts';
+import {
+  PROFILE_DIR_PREFIX,
+  createProfileDir,
+  processStartToken,
+  profileDirOwner,
+  removeStaleProfileDirs,
+} from '../../src/render/chromium/profile-dirs.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -58,7 +64,9 @@ describe('PeriodicTask', () => {
   });
 });
 
-function recordingLogger(): Logger & { records: Array<{ level: string; msg: string; fields?: Record<string, unknown> }> } {
+function recordingLogger(): Logger & {
+  records: Array<{ level: string; msg: string; fields?: Record<string, unknown> }>;
+} {
   const records: Array<{ level: string; msg: string; fields?: Record<string, unknown> }> = [];
   const logger = Object.create(silentLogger) as Logger & { records: typeof records };
   logger.records = records;
@@ -82,7 +90,10 @@ describe('DependencyWaiter', () => {
     expect(value).toBe('connected');
     expect(attempts).toBe(4);
     expect(Date.now() - started).toBeGreaterThanOrEqual(10 + 20 + 40 - 5);
-    expect(logger.records.filter((r) => r.msg === 'waiting for NATS').map((r) => r.fields?.error)).toEqual(['Error: connection refused', 'Error: timed out']);
+    expect(logger.records.filter((r) => r.msg === 'waiting for NATS').map((r) => r.fields?.error)).toEqual([
+      'Error: connection refused',
+      'Error: timed out',
+    ]);
     expect(logger.records.at(-1)).toMatchObject({ level: 'info', msg: 'connected to NATS', fields: { attempts: 4 } });
     expect(waiter.describe()).toBe('connected to NATS');
   });
@@ -101,7 +112,9 @@ describe('DependencyWaiter', () => {
     const misconfigured = new DependencyWaiter('NATS', 'nats://x', async () => {
       throw failedPrecondition('stream exists with another retention');
     });
-    await expect(misconfigured.connect({ logger: silentLogger, isPermanent: () => true })).rejects.toThrow('another retention');
+    await expect(misconfigured.connect({ logger: silentLogger, isPermanent: () => true })).rejects.toThrow(
+      'another retention',
+    );
   });
 });
 
@@ -164,18 +177,48 @@ describe('tracing', () => {
     await tracing.shutdown();
     expect(await withSpan('x', {}, async (span) => span)).toBeUndefined();
     expect(traceHeaders()).toBeUndefined();
-    expect(contextFromHeaders({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' })).toBeDefined();
-    const disabled = await startTracing({ serviceName: 'docgen-test', env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1', OTEL_SDK_DISABLED: 'true' }, logger: silentLogger });
+    expect(
+      contextFromHeaders({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }),
+    ).toBeDefined();
+    const disabled = await startTracing({
+      serviceName: 'docgen-test',
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1', OTEL_SDK_DISABLED: 'true' },
+      logger: silentLogger,
+    });
     expect(disabled.enabled).toBe(false);
-    const none = await startTracing({ serviceName: 'docgen-test', env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1', OTEL_TRACES_EXPORTER: 'none' }, logger: silentLogger });
+    const none = await startTracing({
+      serviceName: 'docgen-test',
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1', OTEL_TRACES_EXPORTER: 'none' },
+      logger: silentLogger,
+    });
     expect(none.enabled).toBe(false);
   });
 
   it('refuses settings it cannot honour, naming the variable', async () => {
     const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1' };
-    await expect(startTracing({ serviceName: 't', env: { ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, logger: silentLogger })).rejects.toThrow(TracingConfigError);
-    await expect(startTracing({ serviceName: 't', env: { ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, logger: silentLogger })).rejects.toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL=grpc/);
-    await expect(startTracing({ serviceName: 't', env: { ...endpoint, OTEL_TRACES_SAMPLER: 'sometimes' }, logger: silentLogger })).rejects.toThrow(/OTEL_TRACES_SAMPLER=sometimes/);
-    await expect(startTracing({ serviceName: 't', env: { ...endpoint, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '2' }, logger: silentLogger })).rejects.toThrow(/OTEL_TRACES_SAMPLER_ARG=2/);
+    await expect(
+      startTracing({
+        serviceName: 't',
+        env: { ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
+        logger: silentLogger,
+      }),
+    ).rejects.toThrow(TracingConfigError);
+    await expect(
+      startTracing({
+        serviceName: 't',
+        env: { ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
+        logger: silentLogger,
+      }),
+    ).rejects.toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL=grpc/);
+    await expect(
+      startTracing({ serviceName: 't', env: { ...endpoint, OTEL_TRACES_SAMPLER: 'sometimes' }, logger: silentLogger }),
+    ).rejects.toThrow(/OTEL_TRACES_SAMPLER=sometimes/);
+    await expect(
+      startTracing({
+        serviceName: 't',
+        env: { ...endpoint, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '2' },
+        logger: silentLogger,
+      }),
+    ).rejects.toThrow(/OTEL_TRACES_SAMPLER_ARG=2/);
   });
 });

@@ -22,7 +22,13 @@ describe('pollUntil', () => {
   });
 
   it('times out with what it waited for, the last value and the last error', async () => {
-    await expect(pollUntil(() => ({ status: 'PENDING' }), (v) => v.status === 'COMPLETED', { timeoutMs: 100, description: 'generation COMPLETED' })).rejects.toThrow(
+    await expect(
+      pollUntil(
+        () => ({ status: 'PENDING' }),
+        (v) => v.status === 'COMPLETED',
+        { timeoutMs: 100, description: 'generation COMPLETED' },
+      ),
+    ).rejects.toThrow(
       /timed out after 100 ms .* waiting for: generation COMPLETED; last value: \{ status: 'PENDING' \}/,
     );
     await expect(
@@ -53,11 +59,15 @@ describe('HTTP receiver', () => {
 
   function send(path: string, body: Buffer, headers: Record<string, string> = {}) {
     return new Promise<{ status: number; body: string; error?: string }>((resolve) => {
-      const req = request(`${receiver.url}${path}`, { method: 'POST', headers: { 'Content-Length': String(body.length), ...headers } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-      });
+      const req = request(
+        `${receiver.url}${path}`,
+        { method: 'POST', headers: { 'Content-Length': String(body.length), ...headers } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+        },
+      );
       req.on('error', (err) => resolve({ status: 0, body: '', error: err.message }));
       req.end(body);
     });
@@ -65,7 +75,11 @@ describe('HTTP receiver', () => {
 
   it('records raw bodies and headers as sent, and answers as scripted, in order', async () => {
     receiver = await startHttpReceiver();
-    receiver.answerNext({ status: 500, body: 'boom' }, (req) => ({ status: 201, body: `got ${req.body.length}`, headers: { 'X-Echo': req.header('x-signature') ?? '' } }));
+    receiver.answerNext({ status: 500, body: 'boom' }, (req) => ({
+      status: 201,
+      body: `got ${req.body.length}`,
+      headers: { 'X-Echo': req.header('x-signature') ?? '' },
+    }));
     const raw = Buffer.from('{"b":1, "a":2}\n');
     const first = await send('/hook?x=1', raw, { 'X-Signature': 'sha256=abc', 'Content-Type': 'application/json' });
     const second = await send('/hook', Buffer.from([0, 255]));

@@ -152,7 +152,11 @@ describe('resolveAndCheck', () => {
   });
 
   it('refuses when ANY address is refused, whatever the order', async () => {
-    for (const answer of [['93.184.216.34', '169.254.169.254'], ['::ffff:127.0.0.1', '93.184.216.34'], ['2606:4700::1', 'fd00::1']]) {
+    for (const answer of [
+      ['93.184.216.34', '169.254.169.254'],
+      ['::ffff:127.0.0.1', '93.184.216.34'],
+      ['2606:4700::1', 'fd00::1'],
+    ]) {
       const lookup = fakeLookup({ 'mixed.example.com': answer });
       const r = await resolveAndCheck('mixed.example.com', { allowInsecure: false, lookup });
       expect(r.ok).toBe(false);
@@ -196,7 +200,10 @@ describe('resolveAndCheck', () => {
       expect((await resolveAndCheck(name, { allowInsecure: false, lookup })).ok).toBe(false);
     }
     expect(lookup.calls).toEqual([]);
-    expect(await resolveAndCheck('localhost', { allowInsecure: true, lookup })).toMatchObject({ ok: true, addresses: [{ address: '127.0.0.1' }] });
+    expect(await resolveAndCheck('localhost', { allowInsecure: true, lookup })).toMatchObject({
+      ok: true,
+      addresses: [{ address: '127.0.0.1' }],
+    });
   });
 
   it('in insecure mode still refuses metadata addresses', async () => {
@@ -206,9 +213,19 @@ describe('resolveAndCheck', () => {
   });
 
   it('reports DNS failures, empty answers and garbage answers as refusals', async () => {
-    const lookup = fakeLookup({ 'empty.example.com': [], 'junk.example.com': ['not-an-ip'], 'fail.example.com': Object.assign(new Error('x'), { code: 'EAI_AGAIN' }) });
-    expect(await resolveAndCheck('nx.example.com', { allowInsecure: false, lookup })).toEqual({ ok: false, error: 'DNS lookup of nx.example.com failed (ENOTFOUND)' });
-    expect(await resolveAndCheck('fail.example.com', { allowInsecure: false, lookup })).toEqual({ ok: false, error: 'DNS lookup of fail.example.com failed (EAI_AGAIN)' });
+    const lookup = fakeLookup({
+      'empty.example.com': [],
+      'junk.example.com': ['not-an-ip'],
+      'fail.example.com': Object.assign(new Error('x'), { code: 'EAI_AGAIN' }),
+    });
+    expect(await resolveAndCheck('nx.example.com', { allowInsecure: false, lookup })).toEqual({
+      ok: false,
+      error: 'DNS lookup of nx.example.com failed (ENOTFOUND)',
+    });
+    expect(await resolveAndCheck('fail.example.com', { allowInsecure: false, lookup })).toEqual({
+      ok: false,
+      error: 'DNS lookup of fail.example.com failed (EAI_AGAIN)',
+    });
     expect((await resolveAndCheck('empty.example.com', { allowInsecure: false, lookup })).ok).toBe(false);
     expect((await resolveAndCheck('junk.example.com', { allowInsecure: true, lookup })).ok).toBe(false);
     expect((await resolveAndCheck('', { allowInsecure: true, lookup })).ok).toBe(false);
@@ -234,14 +251,23 @@ describe('checkWebhookUrl', () => {
       'must use https:// (plain http:// is allowed only with DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS=true)',
     ]);
     expect(await checkWebhookUrl('http://hooks.example.com/', insecure)).toEqual([]);
-    for (const url of ['ftp://hooks.example.com/', 'file:///etc/passwd', 'javascript:alert(1)', 'ws://hooks.example.com/']) {
+    for (const url of [
+      'ftp://hooks.example.com/',
+      'file:///etc/passwd',
+      'javascript:alert(1)',
+      'ws://hooks.example.com/',
+    ]) {
       expect(await checkWebhookUrl(url, insecure)).toContain('must be an https:// URL');
     }
   });
 
   it('refuses credentials in the URL', async () => {
-    expect(await checkWebhookUrl('https://user:pw@hooks.example.com/', secure)).toEqual(['must not contain credentials (user:password@)']);
-    expect(await checkWebhookUrl('https://user@hooks.example.com/', insecure)).toEqual(['must not contain credentials (user:password@)']);
+    expect(await checkWebhookUrl('https://user:pw@hooks.example.com/', secure)).toEqual([
+      'must not contain credentials (user:password@)',
+    ]);
+    expect(await checkWebhookUrl('https://user@hooks.example.com/', insecure)).toEqual([
+      'must not contain credentials (user:password@)',
+    ]);
   });
 
   it('refuses hosts that are or resolve to refused addresses', async () => {
@@ -276,7 +302,9 @@ describe('checkWebhookUrl', () => {
 
   it('reports unparseable, unresolvable and overlong URLs', async () => {
     expect(await checkWebhookUrl('not a url', secure)).toEqual(['is not a valid URL']);
-    expect(await checkWebhookUrl('https://nx.example.com/', secure)).toEqual(['host refused: DNS lookup of nx.example.com failed (ENOTFOUND)']);
+    expect(await checkWebhookUrl('https://nx.example.com/', secure)).toEqual([
+      'host refused: DNS lookup of nx.example.com failed (ENOTFOUND)',
+    ]);
     expect(await checkWebhookUrl('https://hooks.example.com/' + 'a'.repeat(2100), secure)).toHaveLength(1);
   });
 

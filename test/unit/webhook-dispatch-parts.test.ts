@@ -3,7 +3,10 @@
 import { ObjectId } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { deterministicObjectId, formatId } from '../../src/domain/ids.ts';
-import { firstDeliveryJobMsgId as firstJobMsgId, parseFinalEvent as parseWebhookEvent } from '../../src/queue/messages.ts';
+import {
+  firstDeliveryJobMsgId as firstJobMsgId,
+  parseFinalEvent as parseWebhookEvent,
+} from '../../src/queue/messages.ts';
 import { deliveryIdFor } from '../../src/webhooks/delivery-dispatcher.ts';
 import { EndpointLimiter } from '../../src/webhooks/endpoint-limiter.ts';
 
@@ -20,7 +23,11 @@ describe('parseWebhookEvent', () => {
   it('accepts the render pipeline events and keeps error for generation.failed only', () => {
     expect(parseWebhookEvent(base)).toEqual(base);
     expect(parseWebhookEvent({ ...base, error: 'ignored' })).toEqual(base);
-    expect(parseWebhookEvent({ ...base, event: 'generation.failed', error: 'Liquid error: line 3' })).toEqual({ ...base, event: 'generation.failed', error: 'Liquid error: line 3' });
+    expect(parseWebhookEvent({ ...base, event: 'generation.failed', error: 'Liquid error: line 3' })).toEqual({
+      ...base,
+      event: 'generation.failed',
+      error: 'Liquid error: line 3',
+    });
     expect(parseWebhookEvent({ ...base, event: 'generation.failed' })).toMatchObject({ error: 'Rendering failed' });
   });
 
@@ -41,7 +48,11 @@ describe('delivery ids', () => {
   it('one id per event and endpoint, stable, and different for other pairs', () => {
     const event = new ObjectId();
     const endpoint = new ObjectId();
-    expect(deliveryIdFor(event, endpoint).equals(deliveryIdFor(new ObjectId(event.toHexString()), new ObjectId(endpoint.toHexString())))).toBe(true);
+    expect(
+      deliveryIdFor(event, endpoint).equals(
+        deliveryIdFor(new ObjectId(event.toHexString()), new ObjectId(endpoint.toHexString())),
+      ),
+    ).toBe(true);
     expect(deliveryIdFor(event, endpoint).equals(deliveryIdFor(event, new ObjectId()))).toBe(false);
     expect(deliveryIdFor(event, endpoint).equals(deliveryIdFor(endpoint, event))).toBe(false);
     const id = formatId('delivery', deliveryIdFor(event, endpoint));

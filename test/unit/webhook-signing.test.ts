@@ -43,7 +43,12 @@ describe('webhook body', () => {
     expect(buildWebhookBody({ event: 'generation.completed', generationId: 'gen_1' }, 1763712000).toString()).toBe(
       '{"event":"generation.completed","payload":{"generationId":"gen_1"},"timestamp":1763712000}',
     );
-    expect(buildWebhookBody({ event: 'generation.failed', generationId: 'gen_2', error: 'Unknown variable "x"' }, 1763712001).toString()).toBe(
+    expect(
+      buildWebhookBody(
+        { event: 'generation.failed', generationId: 'gen_2', error: 'Unknown variable "x"' },
+        1763712001,
+      ).toString(),
+    ).toBe(
       '{"event":"generation.failed","payload":{"generationId":"gen_2","error":"Unknown variable \\"x\\""},"timestamp":1763712001}',
     );
   });
@@ -89,13 +94,21 @@ describe('signed webhook request', () => {
       { event: 'generation.completed', generationId: 'gen_1' } as const,
       { event: 'generation.failed', generationId: 'gen_2', error: 'Template tpl_9 has no published version' } as const,
     ]) {
-      const { body, headers } = buildSignedRequest({ deliveryId: 'dlv_1', data, eventTimestamp: 1795248000, secrets: { current: secret }, now });
+      const { body, headers } = buildSignedRequest({
+        deliveryId: 'dlv_1',
+        data,
+        eventTimestamp: 1795248000,
+        secrets: { current: secret },
+        now,
+      });
       expect(receiverVerifies(body, headers['X-Service-Signature']!, secret)).toBe(true);
       expect(standardReceiverVerifies(body, headers, secret)).toBe(true);
       expect(verifyServiceSignature(body, headers['X-Service-Signature'], secret)).toBe(true);
       const parsed = JSON.parse(body.toString());
       expect(parsed.event).toBe(data.event);
-      expect(parsed.payload).toEqual('error' in data ? { generationId: data.generationId, error: data.error } : { generationId: data.generationId });
+      expect(parsed.payload).toEqual(
+        'error' in data ? { generationId: data.generationId, error: data.error } : { generationId: data.generationId },
+      );
     }
   });
 
@@ -110,7 +123,9 @@ describe('signed webhook request', () => {
     const sig = headers['X-Service-Signature']!;
     expect(receiverVerifies(Buffer.from(body.toString().replace('gen_1', 'gen_2')), sig, secret)).toBe(false);
     expect(receiverVerifies(body, sig, generateWebhookSecret())).toBe(false);
-    expect(receiverVerifies(Buffer.from(JSON.stringify(JSON.parse(body.toString()), null, 2)), sig, secret)).toBe(false);
+    expect(receiverVerifies(Buffer.from(JSON.stringify(JSON.parse(body.toString()), null, 2)), sig, secret)).toBe(
+      false,
+    );
     expect(standardReceiverVerifies(body, { ...headers, 'webhook-timestamp': '1' }, secret)).toBe(false);
     expect(verifyServiceSignature(body, undefined, secret)).toBe(false);
     expect(verifyServiceSignature(body, 'sha256=00', secret)).toBe(false);
@@ -125,8 +140,12 @@ describe('signed webhook request', () => {
       now,
     });
     const decoded = Buffer.from(secret.slice(6), 'base64');
-    expect(headers['X-Service-Signature']).toBe('sha256=' + createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex'));
-    expect(headers['X-Service-Signature']).not.toBe('sha256=' + createHmac('sha256', decoded).update(body).digest('hex'));
+    expect(headers['X-Service-Signature']).toBe(
+      'sha256=' + createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex'),
+    );
+    expect(headers['X-Service-Signature']).not.toBe(
+      'sha256=' + createHmac('sha256', decoded).update(body).digest('hex'),
+    );
   });
 
   it('signs with both secrets for 24 h after a rotation, then with the current one only', () => {
@@ -147,10 +166,18 @@ describe('signed webhook request', () => {
     // A receiver still configured with the old secret, and one already updated, both verify.
     expect(standardReceiverVerifies(soon.body, soon.headers, previous)).toBe(true);
     expect(standardReceiverVerifies(soon.body, soon.headers, current)).toBe(true);
-    expect(verifyStandardWebhook(
-      { id: soon.headers['webhook-id'], timestamp: soon.headers['webhook-timestamp'], signature: soon.headers['webhook-signature'] },
-      soon.body, previous, { now },
-    )).toBe(true);
+    expect(
+      verifyStandardWebhook(
+        {
+          id: soon.headers['webhook-id'],
+          timestamp: soon.headers['webhook-timestamp'],
+          signature: soon.headers['webhook-signature'],
+        },
+        soon.body,
+        previous,
+        { now },
+      ),
+    ).toBe(true);
     // X-Service-Signature: current secret only.
     expect(receiverVerifies(soon.body, soon.headers['X-Service-Signature']!, current)).toBe(true);
     expect(receiverVerifies(soon.body, soon.headers['X-Service-Signature']!, previous)).toBe(false);
@@ -164,7 +191,10 @@ describe('signed webhook request', () => {
   it('activeSecrets: previous only inside the 24 h window', () => {
     const rotatedAt = new Date('2026-11-20T08:00:00Z');
     const s = { current: 'whsec_a', previous: { secret: 'whsec_b', rotatedAt } };
-    expect(activeSecrets(s, new Date(rotatedAt.getTime() + PREVIOUS_SECRET_VALIDITY_MS - 1))).toEqual(['whsec_a', 'whsec_b']);
+    expect(activeSecrets(s, new Date(rotatedAt.getTime() + PREVIOUS_SECRET_VALIDITY_MS - 1))).toEqual([
+      'whsec_a',
+      'whsec_b',
+    ]);
     expect(activeSecrets(s, new Date(rotatedAt.getTime() + PREVIOUS_SECRET_VALIDITY_MS))).toEqual(['whsec_a']);
     expect(activeSecrets({ current: 'whsec_a' }, now)).toEqual(['whsec_a']);
     expect(activeSecrets({ current: 'whsec_a', previous: null }, now)).toEqual(['whsec_a']);
@@ -174,7 +204,9 @@ describe('signed webhook request', () => {
     expect(activeSecrets(e, new Date(validUntil.getTime() - 1))).toEqual(['whsec_a', 'whsec_b']);
     expect(activeSecrets(e, validUntil)).toEqual(['whsec_a']);
     // A previous secret equal to the current one is not listed twice.
-    expect(activeSecrets({ current: 'whsec_a', previous: { secret: 'whsec_a', rotatedAt } }, rotatedAt)).toEqual(['whsec_a']);
+    expect(activeSecrets({ current: 'whsec_a', previous: { secret: 'whsec_a', rotatedAt } }, rotatedAt)).toEqual([
+      'whsec_a',
+    ]);
   });
 
   it('verifyStandardWebhook enforces the timestamp tolerance', () => {
@@ -185,14 +217,22 @@ describe('signed webhook request', () => {
       secrets: { current: secret },
       now,
     });
-    const h = { id: headers['webhook-id'], timestamp: headers['webhook-timestamp'], signature: headers['webhook-signature'] };
+    const h = {
+      id: headers['webhook-id'],
+      timestamp: headers['webhook-timestamp'],
+      signature: headers['webhook-signature'],
+    };
     expect(verifyStandardWebhook(h, body, secret, { now })).toBe(true);
     expect(verifyStandardWebhook(h, body, secret, { now: new Date(now.getTime() + 301_000) })).toBe(false);
     expect(verifyStandardWebhook({ ...h, id: 'dlv_2' }, body, secret, { now })).toBe(false);
   });
 
   it('refuses delivery ids that could break a header', () => {
-    const base = { data: { event: 'generation.completed', generationId: 'gen_1' } as const, eventTimestamp: 1, secrets: { current: secret } };
+    const base = {
+      data: { event: 'generation.completed', generationId: 'gen_1' } as const,
+      eventTimestamp: 1,
+      secrets: { current: secret },
+    };
     expect(() => buildSignedRequest({ ...base, deliveryId: 'dlv_1\r\nX-Evil: 1' })).toThrow();
     expect(() => buildSignedRequest({ ...base, deliveryId: 'evt_1' })).toThrow();
   });
@@ -208,9 +248,14 @@ describe('openSigningSecrets', () => {
       previousSecret: sealSecret(previous, key, 'whe_1'),
       previousSecretExpiresAt: new Date(now.getTime() + 1000),
     };
-    expect(openSigningSecrets(stored, key, 'whe_1', now)).toEqual({ current, previous: { secret: previous, validUntil: stored.previousSecretExpiresAt } });
+    expect(openSigningSecrets(stored, key, 'whe_1', now)).toEqual({
+      current,
+      previous: { secret: previous, validUntil: stored.previousSecretExpiresAt },
+    });
     expect(openSigningSecrets(stored, key, 'whe_1', new Date(now.getTime() + 1000))).toEqual({ current });
-    expect(openSigningSecrets({ ...stored, previousSecret: null, previousSecretExpiresAt: null }, key, 'whe_1', now)).toEqual({ current });
+    expect(
+      openSigningSecrets({ ...stored, previousSecret: null, previousSecretExpiresAt: null }, key, 'whe_1', now),
+    ).toEqual({ current });
     expect(() => openSigningSecrets(stored, key, 'whe_2', now)).toThrow(/cannot be decrypted/);
   });
 });

@@ -21,7 +21,11 @@ export interface LineDiagnostic {
   severity: 'error' | 'warning';
 }
 
-const LANGUAGES: Record<EditorLanguage, () => Extension> = { liquid: () => liquid(), css: () => css(), json: () => json() };
+const LANGUAGES: Record<EditorLanguage, () => Extension> = {
+  liquid: () => liquid(),
+  css: () => css(),
+  json: () => json(),
+};
 
 export function CodeEditor(props: {
   label: string;
@@ -37,15 +41,18 @@ export function CodeEditor(props: {
   /** The label is shown above the editor unless the surrounding layout already says it. */
   hideLabel?: boolean;
 }) {
-  const host = useRef<HTMLDivElement>(null);
-  const view = useRef<EditorView | null>(null);
-  const readOnly = useRef(new Compartment());
-  const onChange = useRef(props.onChange);
-  onChange.current = props.onChange;
+  const hostRef = useRef<HTMLDivElement>(null);
+  const viewRef = useRef<EditorView | null>(null);
+  const readOnlyRef = useRef(new Compartment());
+  const onChangeRef = useRef(props.onChange);
+  // The editor is created once; its update listener calls whatever onChange is current.
+  useEffect(() => {
+    onChangeRef.current = props.onChange;
+  });
 
   useEffect(() => {
     const editor = new EditorView({
-      parent: host.current!,
+      parent: hostRef.current!,
       state: EditorState.create({
         doc: props.value,
         extensions: [
@@ -55,40 +62,47 @@ export function CodeEditor(props: {
           LANGUAGES[props.language](),
           lintGutter(),
           EditorView.lineWrapping,
-          readOnly.current.of([EditorState.readOnly.of(!!props.readOnly), EditorView.editable.of(!props.readOnly)]),
+          readOnlyRef.current.of([EditorState.readOnly.of(!!props.readOnly), EditorView.editable.of(!props.readOnly)]),
           EditorView.contentAttributes.of({
             'aria-label': props.label,
             ...(props.describedBy ? { 'aria-describedby': props.describedBy } : {}),
           }),
-          EditorView.theme({ '&': { minHeight: `${(props.minLines ?? 6) * 1.45}em` }, '.cm-scroller': { minHeight: `${(props.minLines ?? 6) * 1.45}em` } }),
+          EditorView.theme({
+            '&': { minHeight: `${(props.minLines ?? 6) * 1.45}em` },
+            '.cm-scroller': { minHeight: `${(props.minLines ?? 6) * 1.45}em` },
+          }),
           EditorView.updateListener.of((update) => {
-            if (update.docChanged) onChange.current?.(update.state.doc.toString());
+            if (update.docChanged) onChangeRef.current?.(update.state.doc.toString());
           }),
         ],
       }),
     });
-    view.current = editor;
+    viewRef.current = editor;
     return () => editor.destroy();
-    // The editor is created once; later prop changes are applied by the effects below.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the editor is created once; later prop changes are applied by the effects below
   }, []);
 
   // The editor owns its text while the author types (pushing `value` back in would race the
   // keystrokes); only a new `resetKey` (another version loaded) replaces the document.
   useEffect(() => {
-    const editor = view.current;
+    const editor = viewRef.current;
     if (!editor) return;
     const current = editor.state.doc.toString();
     if (current !== props.value) editor.dispatch({ changes: { from: 0, to: current.length, insert: props.value } });
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- only a new resetKey replaces the text (see above)
   }, [props.resetKey]);
 
   useEffect(() => {
-    view.current?.dispatch({ effects: readOnly.current.reconfigure([EditorState.readOnly.of(!!props.readOnly), EditorView.editable.of(!props.readOnly)]) });
+    viewRef.current?.dispatch({
+      effects: readOnlyRef.current.reconfigure([
+        EditorState.readOnly.of(!!props.readOnly),
+        EditorView.editable.of(!props.readOnly),
+      ]),
+    });
   }, [props.readOnly]);
 
   useEffect(() => {
-    const editor = view.current;
+    const editor = viewRef.current;
     if (!editor) return;
     const doc = editor.state.doc;
     const list: Diagnostic[] = (props.diagnostics ?? []).map((d) => {
@@ -107,7 +121,7 @@ export function CodeEditor(props: {
           {props.readOnly ? ' (read-only)' : ''}
         </div>
       )}
-      <div class={`code-editor ${props.readOnly ? 'read-only' : ''}`} ref={host} />
+      <div class={`code-editor ${props.readOnly ? 'read-only' : ''}`} ref={hostRef} />
     </div>
   );
 }

@@ -11,7 +11,11 @@ const style = HighlightStyle.define([
   { tag: [t.number, t.bool, t.atom, t.unit, t.color, t.constant(t.name)], color: '#0550ae' },
   { tag: [t.propertyName, t.function(t.variableName), t.definition(t.variableName)], color: '#0550ae' },
   { tag: [t.typeName, t.namespace], color: '#6639ba' },
-  { tag: [t.comment, t.lineComment, t.blockComment, t.meta, t.processingInstruction, t.documentMeta], color: '#57606a', fontStyle: 'italic' },
+  {
+    tag: [t.comment, t.lineComment, t.blockComment, t.meta, t.processingInstruction, t.documentMeta],
+    color: '#57606a',
+    fontStyle: 'italic',
+  },
   { tag: [t.variableName, t.operator, t.punctuation, t.bracket, t.brace, t.separator, t.content], color: '#1b1f24' },
   { tag: t.invalid, color: '#a40e26' },
   { tag: t.heading, fontWeight: 'bold', color: '#1b1f24' },

@@ -80,7 +80,18 @@ export function starterDraft(): Draft {
       { name: 'customer', required: true, defaultJson: '', description: '' },
       { name: 'order_number', required: true, defaultJson: '', description: '' },
     ],
-    pdf: { pageSize: 'A4', landscape: false, marginTop: '15mm', marginRight: '15mm', marginBottom: '15mm', marginLeft: '15mm', printBackground: true, headerTemplate: '', footerTemplate: '', ...NO_EXTRAS },
+    pdf: {
+      pageSize: 'A4',
+      landscape: false,
+      marginTop: '15mm',
+      marginRight: '15mm',
+      marginBottom: '15mm',
+      marginLeft: '15mm',
+      printBackground: true,
+      headerTemplate: '',
+      footerTemplate: '',
+      ...NO_EXTRAS,
+    },
     document: { title: '', author: '', subject: '', keywords: '', language: '' },
     sampleDataText: JSON.stringify({ customer: { name: 'Ada Lovelace' }, order_number: 'A-1001' }, null, 2),
   };
@@ -142,7 +153,8 @@ export function parseJsonObject(text: string, what: string): { value?: JsonObjec
   if (text.trim() === '') return { value: {} };
   try {
     const value = JSON.parse(text) as JsonValue;
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return { problem: { line: 1, column: 1, message: `${what} must be a JSON object ({ … })` } };
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      return { problem: { line: 1, column: 1, message: `${what} must be a JSON object ({ … })` } };
     return { value };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
@@ -166,7 +178,11 @@ export function parseJsonObject(text: string, what: string): { value?: JsonObjec
 export type ContentInit = MessageInitShape<typeof TemplateVersionContentSchema>;
 
 /** The content to send, or the problems that keep it from being sent. */
-export function contentFromDraft(draft: Draft): { content?: ContentInit; sampleProblem?: JsonProblem; variableProblems: string[] } {
+export function contentFromDraft(draft: Draft): {
+  content?: ContentInit;
+  sampleProblem?: JsonProblem;
+  variableProblems: string[];
+} {
   const sample = parseJsonObject(draft.sampleDataText, 'Sample data');
   const variableProblems: string[] = [];
   const variables = draft.variables
@@ -180,7 +196,12 @@ export function contentFromDraft(draft: Draft): { content?: ContentInit; sampleP
           variableProblems.push(`The default of variable “${v.name}” is not valid JSON (strings need quotes).`);
         }
       }
-      return { name: v.name.trim(), required: v.required, description: v.description, ...(defaultValue ? { defaultValue } : {}) };
+      return {
+        name: v.name.trim(),
+        required: v.required,
+        description: v.description,
+        ...(defaultValue ? { defaultValue } : {}),
+      };
     });
   const scale = draft.pdf.scale.trim() === '' ? 0 : Number(draft.pdf.scale);
   if (!Number.isFinite(scale)) variableProblems.push('The PDF scale must be a number between 0.1 and 2.');
@@ -198,7 +219,12 @@ export function contentFromDraft(draft: Draft): { content?: ContentInit; sampleP
       pdfOptions: {
         pageSize: draft.pdf.pageSize,
         landscape: draft.pdf.landscape,
-        margins: { top: draft.pdf.marginTop, right: draft.pdf.marginRight, bottom: draft.pdf.marginBottom, left: draft.pdf.marginLeft },
+        margins: {
+          top: draft.pdf.marginTop,
+          right: draft.pdf.marginRight,
+          bottom: draft.pdf.marginBottom,
+          left: draft.pdf.marginLeft,
+        },
         printBackground: draft.pdf.printBackground,
         headerTemplate: draft.pdf.headerTemplate,
         footerTemplate: draft.pdf.footerTemplate,
@@ -220,7 +246,12 @@ export function contentFromDraft(draft: Draft): { content?: ContentInit; sampleP
           : {}),
       },
       title: draft.document.title,
-      metadata: { author: draft.document.author, subject: draft.document.subject, keywords: draft.document.keywords, language: draft.document.language },
+      metadata: {
+        author: draft.document.author,
+        subject: draft.document.subject,
+        keywords: draft.document.keywords,
+        language: draft.document.language,
+      },
       sampleData: sample.value ?? {},
     },
   };

@@ -5,7 +5,19 @@ import { PAGE_SIZES, type Draft, type PdfDraft, type VariableDraft } from './tem
 
 type Update = (change: (draft: Draft) => Draft) => void;
 
-export function PartialsSection({ draft, update, readOnly, diagnosticsFor, resetKey }: { draft: Draft; update: Update; readOnly: boolean; diagnosticsFor: (source: string) => LineDiagnostic[]; resetKey: number }) {
+export function PartialsSection({
+  draft,
+  update,
+  readOnly,
+  diagnosticsFor,
+  resetKey,
+}: {
+  draft: Draft;
+  update: Update;
+  readOnly: boolean;
+  diagnosticsFor: (source: string) => LineDiagnostic[];
+  resetKey: number;
+}) {
   const setPartial = (index: number, change: Partial<{ name: string; source: string }>) =>
     update((d) => ({ ...d, partials: d.partials.map((p, i) => (i === index ? { ...p, ...change } : p)) }));
   return (
@@ -17,10 +29,19 @@ export function PartialsSection({ draft, update, readOnly, diagnosticsFor, reset
           <div class="row">
             <label class="inline">
               Partial name
-              <input type="text" value={partial.name} readOnly={readOnly} onInput={(e) => setPartial(index, { name: e.currentTarget.value })} />
+              <input
+                type="text"
+                value={partial.name}
+                readOnly={readOnly}
+                onInput={(e) => setPartial(index, { name: e.currentTarget.value })}
+              />
             </label>
             {!readOnly && (
-              <button type="button" class="secondary" onClick={() => update((d) => ({ ...d, partials: d.partials.filter((_, i) => i !== index) }))}>
+              <button
+                type="button"
+                class="secondary"
+                onClick={() => update((d) => ({ ...d, partials: d.partials.filter((_, i) => i !== index) }))}
+              >
                 Remove partial {partial.name}
               </button>
             )}
@@ -38,7 +59,16 @@ export function PartialsSection({ draft, update, readOnly, diagnosticsFor, reset
         </div>
       ))}
       {!readOnly && (
-        <button type="button" class="secondary" onClick={() => update((d) => ({ ...d, partials: [...d.partials, { name: `partial_${d.partials.length + 1}`, source: '' }] }))}>
+        <button
+          type="button"
+          class="secondary"
+          onClick={() =>
+            update((d) => ({
+              ...d,
+              partials: [...d.partials, { name: `partial_${d.partials.length + 1}`, source: '' }],
+            }))
+          }
+        >
           Add partial
         </button>
       )}
@@ -46,7 +76,19 @@ export function PartialsSection({ draft, update, readOnly, diagnosticsFor, reset
   );
 }
 
-export function VariablesSection({ draft, update, readOnly, suggested, problems }: { draft: Draft; update: Update; readOnly: boolean; suggested: string[]; problems: string[] }) {
+export function VariablesSection({
+  draft,
+  update,
+  readOnly,
+  suggested,
+  problems,
+}: {
+  draft: Draft;
+  update: Update;
+  readOnly: boolean;
+  suggested: string[];
+  problems: string[];
+}) {
   const setVariable = (index: number, change: Partial<VariableDraft>) =>
     update((d) => ({ ...d, variables: d.variables.map((v, i) => (i === index ? { ...v, ...change } : v)) }));
   const declared = new Set(draft.variables.map((v) => v.name));
@@ -57,12 +99,21 @@ export function VariablesSection({ draft, update, readOnly, suggested, problems 
       {missing.length > 0 && (
         <div class="suggestion" role="status">
           <p>
-            The template uses {missing.length === 1 ? 'a variable' : 'variables'} it does not declare: <strong>{missing.join(', ')}</strong>.
+            The template uses {missing.length === 1 ? 'a variable' : 'variables'} it does not declare:{' '}
+            <strong>{missing.join(', ')}</strong>.
           </p>
           {!readOnly && (
             <button
               type="button"
-              onClick={() => update((d) => ({ ...d, variables: [...d.variables, ...missing.map((name) => ({ name, required: true, defaultJson: '', description: '' }))] }))}
+              onClick={() =>
+                update((d) => ({
+                  ...d,
+                  variables: [
+                    ...d.variables,
+                    ...missing.map((name) => ({ name, required: true, defaultJson: '', description: '' })),
+                  ],
+                }))
+              }
             >
               Declare suggested variables
             </button>
@@ -82,27 +133,59 @@ export function VariablesSection({ draft, update, readOnly, suggested, problems 
               <th scope="col">Required</th>
               <th scope="col">Default (JSON)</th>
               <th scope="col">Description</th>
-              {!readOnly && <th scope="col"><span class="visually-hidden">Actions</span></th>}
+              {!readOnly && (
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              )}
             </tr>
           </thead>
           <tbody>
             {draft.variables.map((v, index) => (
               <tr key={index}>
                 <td>
-                  <input type="text" aria-label={`Variable ${index + 1} name`} value={v.name} readOnly={readOnly} onInput={(e) => setVariable(index, { name: e.currentTarget.value })} />
+                  <input
+                    type="text"
+                    aria-label={`Variable ${index + 1} name`}
+                    value={v.name}
+                    readOnly={readOnly}
+                    onInput={(e) => setVariable(index, { name: e.currentTarget.value })}
+                  />
                 </td>
                 <td>
-                  <input type="checkbox" aria-label={`${v.name || `Variable ${index + 1}`} required`} checked={v.required} disabled={readOnly} onChange={(e) => setVariable(index, { required: e.currentTarget.checked })} />
+                  <input
+                    type="checkbox"
+                    aria-label={`${v.name || `Variable ${index + 1}`} required`}
+                    checked={v.required}
+                    disabled={readOnly}
+                    onChange={(e) => setVariable(index, { required: e.currentTarget.checked })}
+                  />
                 </td>
                 <td>
-                  <input type="text" aria-label={`${v.name || `Variable ${index + 1}`} default`} value={v.defaultJson} readOnly={readOnly} onInput={(e) => setVariable(index, { defaultJson: e.currentTarget.value })} />
+                  <input
+                    type="text"
+                    aria-label={`${v.name || `Variable ${index + 1}`} default`}
+                    value={v.defaultJson}
+                    readOnly={readOnly}
+                    onInput={(e) => setVariable(index, { defaultJson: e.currentTarget.value })}
+                  />
                 </td>
                 <td>
-                  <input type="text" aria-label={`${v.name || `Variable ${index + 1}`} description`} value={v.description} readOnly={readOnly} onInput={(e) => setVariable(index, { description: e.currentTarget.value })} />
+                  <input
+                    type="text"
+                    aria-label={`${v.name || `Variable ${index + 1}`} description`}
+                    value={v.description}
+                    readOnly={readOnly}
+                    onInput={(e) => setVariable(index, { description: e.currentTarget.value })}
+                  />
                 </td>
                 {!readOnly && (
                   <td>
-                    <button type="button" class="secondary" onClick={() => update((d) => ({ ...d, variables: d.variables.filter((_, i) => i !== index) }))}>
+                    <button
+                      type="button"
+                      class="secondary"
+                      onClick={() => update((d) => ({ ...d, variables: d.variables.filter((_, i) => i !== index) }))}
+                    >
                       Remove {v.name || `variable ${index + 1}`}
                     </button>
                   </td>
@@ -113,7 +196,16 @@ export function VariablesSection({ draft, update, readOnly, suggested, problems 
         </table>
       )}
       {!readOnly && (
-        <button type="button" class="secondary" onClick={() => update((d) => ({ ...d, variables: [...d.variables, { name: '', required: false, defaultJson: '', description: '' }] }))}>
+        <button
+          type="button"
+          class="secondary"
+          onClick={() =>
+            update((d) => ({
+              ...d,
+              variables: [...d.variables, { name: '', required: false, defaultJson: '', description: '' }],
+            }))
+          }
+        >
           Add variable
         </button>
       )}
@@ -121,12 +213,30 @@ export function VariablesSection({ draft, update, readOnly, suggested, problems 
   );
 }
 
-export function PdfOptionsSection({ draft, update, readOnly, diagnosticsFor, resetKey }: { draft: Draft; update: Update; readOnly: boolean; diagnosticsFor: (source: string) => LineDiagnostic[]; resetKey: number }) {
+export function PdfOptionsSection({
+  draft,
+  update,
+  readOnly,
+  diagnosticsFor,
+  resetKey,
+}: {
+  draft: Draft;
+  update: Update;
+  readOnly: boolean;
+  diagnosticsFor: (source: string) => LineDiagnostic[];
+  resetKey: number;
+}) {
   const set = (change: Partial<PdfDraft>) => update((d) => ({ ...d, pdf: { ...d.pdf, ...change } }));
   const margin = (key: 'marginTop' | 'marginRight' | 'marginBottom' | 'marginLeft', label: string) => (
     <label>
       {label}
-      <input type="text" placeholder="e.g. 10mm" value={draft.pdf[key]} readOnly={readOnly} onInput={(e) => set({ [key]: e.currentTarget.value })} />
+      <input
+        type="text"
+        placeholder="e.g. 10mm"
+        value={draft.pdf[key]}
+        readOnly={readOnly}
+        onInput={(e) => set({ [key]: e.currentTarget.value })}
+      />
     </label>
   );
   return (
@@ -135,7 +245,11 @@ export function PdfOptionsSection({ draft, update, readOnly, diagnosticsFor, res
       <div class="grid-4">
         <label>
           Page size
-          <select value={draft.pdf.pageSize} disabled={readOnly} onChange={(e) => set({ pageSize: e.currentTarget.value })}>
+          <select
+            value={draft.pdf.pageSize}
+            disabled={readOnly}
+            onChange={(e) => set({ pageSize: e.currentTarget.value })}
+          >
             {PAGE_SIZES.map((size) => (
               <option key={size}>{size}</option>
             ))}
@@ -143,13 +257,22 @@ export function PdfOptionsSection({ draft, update, readOnly, diagnosticsFor, res
         </label>
         <label>
           Orientation
-          <select value={draft.pdf.landscape ? 'landscape' : 'portrait'} disabled={readOnly} onChange={(e) => set({ landscape: e.currentTarget.value === 'landscape' })}>
+          <select
+            value={draft.pdf.landscape ? 'landscape' : 'portrait'}
+            disabled={readOnly}
+            onChange={(e) => set({ landscape: e.currentTarget.value === 'landscape' })}
+          >
             <option value="portrait">Portrait</option>
             <option value="landscape">Landscape</option>
           </select>
         </label>
         <label class="checkbox">
-          <input type="checkbox" checked={draft.pdf.printBackground} disabled={readOnly} onChange={(e) => set({ printBackground: e.currentTarget.checked })} />
+          <input
+            type="checkbox"
+            checked={draft.pdf.printBackground}
+            disabled={readOnly}
+            onChange={(e) => set({ printBackground: e.currentTarget.checked })}
+          />
           Print backgrounds
         </label>
       </div>
@@ -161,46 +284,128 @@ export function PdfOptionsSection({ draft, update, readOnly, diagnosticsFor, res
         {margin('marginLeft', 'Left margin')}
       </fieldset>
       <p class="muted">
-        Header and footer are small HTML documents; elements with the classes pageNumber, totalPages, date and title are filled in. Leave a margin for them.
+        Header and footer are small HTML documents; elements with the classes pageNumber, totalPages, date and title are
+        filled in. Leave a margin for them.
       </p>
       <div class="grid-4">
         <label>
           Scale
-          <input type="text" inputMode="decimal" placeholder="1" value={draft.pdf.scale} readOnly={readOnly} onInput={(e) => set({ scale: e.currentTarget.value })} />
+          <input
+            type="text"
+            inputMode="decimal"
+            placeholder="1"
+            value={draft.pdf.scale}
+            readOnly={readOnly}
+            onInput={(e) => set({ scale: e.currentTarget.value })}
+          />
         </label>
         <label>
           Page ranges
-          <input type="text" placeholder="all, or e.g. 1-3, 5" value={draft.pdf.pageRanges} readOnly={readOnly} onInput={(e) => set({ pageRanges: e.currentTarget.value })} />
+          <input
+            type="text"
+            placeholder="all, or e.g. 1-3, 5"
+            value={draft.pdf.pageRanges}
+            readOnly={readOnly}
+            onInput={(e) => set({ pageRanges: e.currentTarget.value })}
+          />
         </label>
         <label class="checkbox">
-          <input type="checkbox" checked={draft.pdf.preferCssPageSize} disabled={readOnly} onChange={(e) => set({ preferCssPageSize: e.currentTarget.checked })} />
+          <input
+            type="checkbox"
+            checked={draft.pdf.preferCssPageSize}
+            disabled={readOnly}
+            onChange={(e) => set({ preferCssPageSize: e.currentTarget.checked })}
+          />
           Paper size from CSS @page
         </label>
       </div>
-      <CodeEditor resetKey={resetKey} label="Header" language="liquid" minLines={2} value={draft.pdf.headerTemplate} readOnly={readOnly} onChange={(headerTemplate) => set({ headerTemplate })} diagnostics={diagnosticsFor('header_template')} />
-      <CodeEditor resetKey={resetKey} label="Footer" language="liquid" minLines={2} value={draft.pdf.footerTemplate} readOnly={readOnly} onChange={(footerTemplate) => set({ footerTemplate })} diagnostics={diagnosticsFor('footer_template')} />
-      <CodeEditor resetKey={resetKey} label="First page header" language="liquid" minLines={2} value={draft.pdf.firstPageHeaderTemplate} readOnly={readOnly} onChange={(firstPageHeaderTemplate) => set({ firstPageHeaderTemplate })} diagnostics={diagnosticsFor('first_page_header_template')} />
-      <CodeEditor resetKey={resetKey} label="First page footer" language="liquid" minLines={2} value={draft.pdf.firstPageFooterTemplate} readOnly={readOnly} onChange={(firstPageFooterTemplate) => set({ firstPageFooterTemplate })} diagnostics={diagnosticsFor('first_page_footer_template')} />
+      <CodeEditor
+        resetKey={resetKey}
+        label="Header"
+        language="liquid"
+        minLines={2}
+        value={draft.pdf.headerTemplate}
+        readOnly={readOnly}
+        onChange={(headerTemplate) => set({ headerTemplate })}
+        diagnostics={diagnosticsFor('header_template')}
+      />
+      <CodeEditor
+        resetKey={resetKey}
+        label="Footer"
+        language="liquid"
+        minLines={2}
+        value={draft.pdf.footerTemplate}
+        readOnly={readOnly}
+        onChange={(footerTemplate) => set({ footerTemplate })}
+        diagnostics={diagnosticsFor('footer_template')}
+      />
+      <CodeEditor
+        resetKey={resetKey}
+        label="First page header"
+        language="liquid"
+        minLines={2}
+        value={draft.pdf.firstPageHeaderTemplate}
+        readOnly={readOnly}
+        onChange={(firstPageHeaderTemplate) => set({ firstPageHeaderTemplate })}
+        diagnostics={diagnosticsFor('first_page_header_template')}
+      />
+      <CodeEditor
+        resetKey={resetKey}
+        label="First page footer"
+        language="liquid"
+        minLines={2}
+        value={draft.pdf.firstPageFooterTemplate}
+        readOnly={readOnly}
+        onChange={(firstPageFooterTemplate) => set({ firstPageFooterTemplate })}
+        diagnostics={diagnosticsFor('first_page_footer_template')}
+      />
       <fieldset>
         <legend>Protection</legend>
         <label class="checkbox">
-          <input type="checkbox" checked={draft.pdf.protect} disabled={readOnly} onChange={(e) => set({ protect: e.currentTarget.checked })} />
+          <input
+            type="checkbox"
+            checked={draft.pdf.protect}
+            disabled={readOnly}
+            onChange={(e) => set({ protect: e.currentTarget.checked })}
+          />
           Encrypt the PDF (AES-256)
         </label>
         {draft.pdf.protect && (
           <div class="grid-4">
             <label>
               Open password
-              <input type="text" autoComplete="off" placeholder="none" value={draft.pdf.userPassword} readOnly={readOnly} onInput={(e) => set({ userPassword: e.currentTarget.value })} />
+              <input
+                type="text"
+                autoComplete="off"
+                placeholder="none"
+                value={draft.pdf.userPassword}
+                readOnly={readOnly}
+                onInput={(e) => set({ userPassword: e.currentTarget.value })}
+              />
             </label>
             <label>
               Owner password
-              <input type="text" autoComplete="off" value={draft.pdf.ownerPassword} readOnly={readOnly} onInput={(e) => set({ ownerPassword: e.currentTarget.value })} />
+              <input
+                type="text"
+                autoComplete="off"
+                value={draft.pdf.ownerPassword}
+                readOnly={readOnly}
+                onInput={(e) => set({ ownerPassword: e.currentTarget.value })}
+              />
             </label>
             {(['allowPrinting', 'allowCopying', 'allowModifying'] as const).map((key) => (
               <label class="checkbox" key={key}>
-                <input type="checkbox" checked={draft.pdf[key]} disabled={readOnly} onChange={(e) => set({ [key]: e.currentTarget.checked })} />
-                {key === 'allowPrinting' ? 'Allow printing' : key === 'allowCopying' ? 'Allow copying' : 'Allow changes'}
+                <input
+                  type="checkbox"
+                  checked={draft.pdf[key]}
+                  disabled={readOnly}
+                  onChange={(e) => set({ [key]: e.currentTarget.checked })}
+                />
+                {key === 'allowPrinting'
+                  ? 'Allow printing'
+                  : key === 'allowCopying'
+                    ? 'Allow copying'
+                    : 'Allow changes'}
               </label>
             ))}
           </div>
@@ -210,12 +415,28 @@ export function PdfOptionsSection({ draft, update, readOnly, diagnosticsFor, res
   );
 }
 
-export function DocumentSection({ draft, update, readOnly, diagnosticsFor }: { draft: Draft; update: Update; readOnly: boolean; diagnosticsFor: (source: string) => LineDiagnostic[] }) {
+export function DocumentSection({
+  draft,
+  update,
+  readOnly,
+  diagnosticsFor,
+}: {
+  draft: Draft;
+  update: Update;
+  readOnly: boolean;
+  diagnosticsFor: (source: string) => LineDiagnostic[];
+}) {
   const set = (change: Partial<Draft['document']>) => update((d) => ({ ...d, document: { ...d.document, ...change } }));
   const field = (key: keyof Draft['document'], label: string, placeholder = '') => (
     <label>
       {label}
-      <input type="text" placeholder={placeholder} value={draft.document[key]} readOnly={readOnly} onInput={(e) => set({ [key]: e.currentTarget.value })} />
+      <input
+        type="text"
+        placeholder={placeholder}
+        value={draft.document[key]}
+        readOnly={readOnly}
+        onInput={(e) => set({ [key]: e.currentTarget.value })}
+      />
     </label>
   );
   const titleProblems = diagnosticsFor('title');

@@ -8,7 +8,6 @@ import type { TemplateDiagnostic } from '@gen/docgen/admin/v1/template_pb.js';
 import type { ContentInit } from './template-draft.ts';
 import { PREVIEW_DEBOUNCE_MS } from './preview-timing.ts';
 
-
 export interface PreviewState {
   pdf: Uint8Array | undefined;
   diagnostics: TemplateDiagnostic[];
@@ -23,8 +22,22 @@ export interface PreviewState {
   changedAt: number;
 }
 
-export function useLivePreview(workspaceId: string, content: ContentInit | undefined, contentKey: string, variables?: ContentInit['sampleData']): PreviewState {
-  const [state, setState] = useState<PreviewState>({ pdf: undefined, diagnostics: [], suggestedVariables: [], error: '', pending: false, renderMs: 0, requestMs: 0, changedAt: 0 });
+export function useLivePreview(
+  workspaceId: string,
+  content: ContentInit | undefined,
+  contentKey: string,
+  variables?: ContentInit['sampleData'],
+): PreviewState {
+  const [state, setState] = useState<PreviewState>({
+    pdf: undefined,
+    diagnostics: [],
+    suggestedVariables: [],
+    error: '',
+    pending: false,
+    renderMs: 0,
+    requestMs: 0,
+    changedAt: 0,
+  });
   const latest = useRef<AbortController | null>(null);
   useEffect(() => {
     if (!content) return;
@@ -49,26 +62,28 @@ export function useLivePreview(workspaceId: string, content: ContentInit | undef
           return true;
         });
       };
-      api.templates.previewTemplateContent({ workspaceId, content, ...(variables ? { variables } : {}) }, { signal }).then(
-        (res) => {
-          if (signal.aborted) return;
-          rendered = res.diagnostics;
-          setState((s) => ({
-            pdf: res.pdf.length > 0 ? res.pdf : undefined,
-            diagnostics: merged(),
-            suggestedVariables: checked?.suggestedVariables ?? s.suggestedVariables,
-            error: '',
-            pending: false,
-            renderMs: res.renderMs,
-            requestMs: Math.round(performance.now() - sentAt),
-            changedAt,
-          }));
-        },
-        (err: unknown) => {
-          if (signal.aborted || isAbort(err)) return;
-          setState((s) => ({ ...s, error: errorText(err), pending: false }));
-        },
-      );
+      api.templates
+        .previewTemplateContent({ workspaceId, content, ...(variables ? { variables } : {}) }, { signal })
+        .then(
+          (res) => {
+            if (signal.aborted) return;
+            rendered = res.diagnostics;
+            setState((s) => ({
+              pdf: res.pdf.length > 0 ? res.pdf : undefined,
+              diagnostics: merged(),
+              suggestedVariables: checked?.suggestedVariables ?? s.suggestedVariables,
+              error: '',
+              pending: false,
+              renderMs: res.renderMs,
+              requestMs: Math.round(performance.now() - sentAt),
+              changedAt,
+            }));
+          },
+          (err: unknown) => {
+            if (signal.aborted || isAbort(err)) return;
+            setState((s) => ({ ...s, error: errorText(err), pending: false }));
+          },
+        );
       api.templates.checkTemplateContent({ workspaceId, content }, { signal }).then(
         (res) => {
           if (signal.aborted) return;
@@ -79,8 +94,7 @@ export function useLivePreview(workspaceId: string, content: ContentInit | undef
       );
     }, PREVIEW_DEBOUNCE_MS);
     return () => clearTimeout(timer);
-    // contentKey stands for content and variables (new objects on every render).
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- contentKey stands for content and variables (new objects on every render)
   }, [workspaceId, contentKey]);
   useEffect(() => () => latest.current?.abort(), []);
   return state;

@@ -28,19 +28,34 @@ export function ApiKeysPage() {
   };
   return (
     <Page title="API keys">
-      <p class="muted">Applications call the public API with these keys. A key is shown once, when it is created; only its prefix is kept.</p>
+      <p class="muted">
+        Applications call the public API with these keys. A key is shown once, when it is created; only its prefix is
+        kept.
+      </p>
       {isOwner ? (
         <form class="card inline-form" onSubmit={submit} aria-labelledby="create-key-title">
           <h2 id="create-key-title">New key</h2>
           <label>
             Key name
-            <input type="text" required value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="e.g. billing service" />
+            <input
+              type="text"
+              required
+              value={name}
+              onInput={(e) => setName(e.currentTarget.value)}
+              placeholder="e.g. billing service"
+            />
           </label>
           <fieldset>
             <legend>Scopes</legend>
             {SCOPES.map(([scope, label]) => (
               <label class="checkbox" key={scope}>
-                <input type="checkbox" checked={scopes.includes(scope)} onChange={(e) => setScopes((s) => (e.currentTarget.checked ? [...s, scope] : s.filter((x) => x !== scope)))} />
+                <input
+                  type="checkbox"
+                  checked={scopes.includes(scope)}
+                  onChange={(e) =>
+                    setScopes((s) => (e.currentTarget.checked ? [...s, scope] : s.filter((x) => x !== scope)))
+                  }
+                />
                 {label} <code>{scope}</code>
               </label>
             ))}
@@ -87,7 +102,13 @@ export function ApiKeysPage() {
                   <Time ts={key.createdAt} />
                 </td>
                 <td>{key.lastUsedAt ? <Time ts={key.lastUsedAt} /> : 'Never'}</td>
-                <td>{key.revokedAt ? <span class="badge badge-muted">Revoked</span> : <span class="badge badge-ok">Active</span>}</td>
+                <td>
+                  {key.revokedAt ? (
+                    <span class="badge badge-muted">Revoked</span>
+                  ) : (
+                    <span class="badge badge-ok">Active</span>
+                  )}
+                </td>
                 {isOwner && (
                   <td>
                     {!key.revokedAt && (

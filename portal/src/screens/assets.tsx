@@ -24,7 +24,11 @@ export function AssetsPage() {
     void upload.run(async () => {
       const file = fileInput.current?.files?.[0];
       if (!file) throw new Error('Choose a file to upload.');
-      const res = await api.assets.uploadAsset({ workspaceId, name: (name.trim() || file.name).trim(), content: new Uint8Array(await file.arrayBuffer()) });
+      const res = await api.assets.uploadAsset({
+        workspaceId,
+        name: (name.trim() || file.name).trim(),
+        content: new Uint8Array(await file.arrayBuffer()),
+      });
       setNotice(`Uploaded ${res.asset?.name}.${res.warnings.length ? ` ${res.warnings.join('; ')}.` : ''}`);
       setName('');
       if (fileInput.current) fileInput.current.value = '';
@@ -34,19 +38,29 @@ export function AssetsPage() {
   return (
     <Page title="Assets">
       <p class="muted">
-        Images and fonts for templates. Use one by name: <code>{"<img src=\"{{ 'logo.png' | asset_url }}\">"}</code> in the body, or{' '}
-        <code>{"src: url({{ 'brand.woff2' | asset_url }})"}</code> in an @font-face rule.
+        Images and fonts for templates. Use one by name: <code>{'<img src="{{ \'logo.png\' | asset_url }}">'}</code> in
+        the body, or <code>{"src: url({{ 'brand.woff2' | asset_url }})"}</code> in an @font-face rule.
       </p>
       {canEditTemplates && (
         <form class="card inline-form" onSubmit={submit} aria-labelledby="upload-title">
           <h2 id="upload-title">Upload</h2>
           <label>
             File
-            <input type="file" ref={fileInput} accept=".png,.jpg,.jpeg,.webp,.gif,.svg,.woff2,.woff,.ttf,.otf" required />
+            <input
+              type="file"
+              ref={fileInput}
+              accept=".png,.jpg,.jpeg,.webp,.gif,.svg,.woff2,.woff,.ttf,.otf"
+              required
+            />
           </label>
           <label>
             Asset name
-            <input type="text" value={name} placeholder="the file's name" onInput={(e) => setName(e.currentTarget.value)} />
+            <input
+              type="text"
+              value={name}
+              placeholder="the file's name"
+              onInput={(e) => setName(e.currentTarget.value)}
+            />
           </label>
           <button type="submit" disabled={upload.busy}>
             Upload asset

@@ -4,7 +4,10 @@ import { Empty, ErrorMessage, Page, Time, useLoad } from '../ui.tsx';
 
 export function AuditPage() {
   const { workspaceId, isOwner } = useAbilities();
-  const events = useLoad(() => (isOwner ? api.audit.listAuditEvents({ workspaceId, pageSize: 200 }) : Promise.resolve(undefined)), [workspaceId, isOwner]);
+  const events = useLoad(
+    () => (isOwner ? api.audit.listAuditEvents({ workspaceId, pageSize: 200 }) : Promise.resolve(undefined)),
+    [workspaceId, isOwner],
+  );
   return (
     <Page title="Audit log">
       {!isOwner && <p class="notice">Only workspace owners read the audit log.</p>}

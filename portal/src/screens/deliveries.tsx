@@ -19,7 +19,14 @@ export function DeliveriesPage() {
   const [generationId, setGenerationId] = useState(query.generation ?? '');
   const endpoints = useLoad(() => api.webhooks.listWebhookEndpoints({ workspaceId, pageSize: 200 }), [workspaceId]);
   const deliveries = useLoad(
-    () => api.deliveries.listDeliveries({ workspaceId, generationId: generationId.trim(), endpointId, status: Number(status) as DeliveryStatus, pageSize: 100 }),
+    () =>
+      api.deliveries.listDeliveries({
+        workspaceId,
+        generationId: generationId.trim(),
+        endpointId,
+        status: Number(status) as DeliveryStatus,
+        pageSize: 100,
+      }),
     [workspaceId, generationId, endpointId, status],
   );
   const redeliver = useAction();
@@ -121,12 +128,30 @@ export function DeliveriesPage() {
   );
 }
 
-function DeliveryItem({ delivery: d, endpointUrl, open, canRedeliver, busy, onRedeliver }: { delivery: Delivery; endpointUrl: string; open: boolean; canRedeliver: boolean; busy: boolean; onRedeliver: () => void }) {
+function DeliveryItem({
+  delivery: d,
+  endpointUrl,
+  open,
+  canRedeliver,
+  busy,
+  onRedeliver,
+}: {
+  delivery: Delivery;
+  endpointUrl: string;
+  open: boolean;
+  canRedeliver: boolean;
+  busy: boolean;
+  onRedeliver: () => void;
+}) {
   const statusName = STATUS_NAMES[d.status] ?? 'Unknown';
   return (
     <li class="delivery">
       <div class="delivery-head">
-        <span class={`badge ${d.status === DeliveryStatus.SUCCEEDED ? 'badge-ok' : d.status === DeliveryStatus.DROPPED ? 'badge-bad' : 'badge-muted'}`}>{statusName}</span>
+        <span
+          class={`badge ${d.status === DeliveryStatus.SUCCEEDED ? 'badge-ok' : d.status === DeliveryStatus.DROPPED ? 'badge-bad' : 'badge-muted'}`}
+        >
+          {statusName}
+        </span>
         <code>{d.event}</code>
         {d.test && <span class="badge badge-muted">Test event</span>}
         <span class="break">to {endpointUrl}</span>
@@ -139,7 +164,13 @@ function DeliveryItem({ delivery: d, endpointUrl, open, canRedeliver, busy, onRe
           <Time ts={d.createdAt} />
         </span>
         {canRedeliver && (
-          <button type="button" class="secondary" disabled={busy} onClick={onRedeliver} aria-describedby={`dlv-${d.id}`}>
+          <button
+            type="button"
+            class="secondary"
+            disabled={busy}
+            onClick={onRedeliver}
+            aria-describedby={`dlv-${d.id}`}
+          >
             Redeliver
           </button>
         )}
@@ -170,9 +201,18 @@ function DeliveryItem({ delivery: d, endpointUrl, open, canRedeliver, busy, onRe
                   <td>
                     <Time ts={a.attemptedAt} />
                   </td>
-                  <td class="break">{a.statusCode ? `HTTP ${a.statusCode}` : ''}{a.error ? `${a.statusCode ? ': ' : ''}${a.error}` : ''}</td>
+                  <td class="break">
+                    {a.statusCode ? `HTTP ${a.statusCode}` : ''}
+                    {a.error ? `${a.statusCode ? ': ' : ''}${a.error}` : ''}
+                  </td>
                   <td>{a.durationMs} ms</td>
-                  <td>{a.responseExcerpt ? <pre class="excerpt">{a.responseExcerpt.slice(0, 500)}</pre> : <span class="muted">—</span>}</td>
+                  <td>
+                    {a.responseExcerpt ? (
+                      <pre class="excerpt">{a.responseExcerpt.slice(0, 500)}</pre>
+                    ) : (
+                      <span class="muted">—</span>
+                    )}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -14,7 +14,12 @@ const STATUS_NAMES: Record<number, string> = {
 };
 
 function StatusBadge({ status }: { status: GenerationStatus }) {
-  const tone = status === GenerationStatus.COMPLETED ? 'badge-ok' : status === GenerationStatus.FAILED ? 'badge-bad' : 'badge-muted';
+  const tone =
+    status === GenerationStatus.COMPLETED
+      ? 'badge-ok'
+      : status === GenerationStatus.FAILED
+        ? 'badge-bad'
+        : 'badge-muted';
   return <span class={`badge ${tone}`}>{STATUS_NAMES[status] ?? 'Unknown'}</span>;
 }
 
@@ -150,7 +155,8 @@ export function GenerationDetailPage() {
             </dd>
             <dt>Template</dt>
             <dd>
-              <a href={`/templates/${g.templateId}`}>{g.templateName || g.templateId}</a> {g.templateVersion ? `version ${g.templateVersion}` : ''}
+              <a href={`/templates/${g.templateId}`}>{g.templateName || g.templateId}</a>{' '}
+              {g.templateVersion ? `version ${g.templateVersion}` : ''}
             </dd>
             <dt>Created</dt>
             <dd>

@@ -27,18 +27,40 @@ export function InvitationPage({ token, onSignedIn }: { token: string; onSignedI
         <p>Choose a password to finish setting up your docgen account.</p>
         <label>
           Your name
-          <input type="text" name="name" autoComplete="name" value={displayName} onInput={(e) => setDisplayName(e.currentTarget.value)} />
+          <input
+            type="text"
+            name="name"
+            autoComplete="name"
+            value={displayName}
+            onInput={(e) => setDisplayName(e.currentTarget.value)}
+          />
         </label>
         <label>
           New password
-          <input type="password" name="new-password" autoComplete="new-password" required minLength={12} aria-describedby="password-rule" value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+          <input
+            type="password"
+            name="new-password"
+            autoComplete="new-password"
+            required
+            minLength={12}
+            aria-describedby="password-rule"
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
         </label>
         <p id="password-rule" class="muted">
           At least 12 characters; not a common password.
         </p>
         <label>
           Repeat password
-          <input type="password" name="repeat-password" autoComplete="new-password" required value={repeat} onInput={(e) => setRepeat(e.currentTarget.value)} />
+          <input
+            type="password"
+            name="repeat-password"
+            autoComplete="new-password"
+            required
+            value={repeat}
+            onInput={(e) => setRepeat(e.currentTarget.value)}
+          />
         </label>
         <ErrorMessage error={action.error} />
         <button type="submit" disabled={action.busy}>

@@ -51,7 +51,13 @@ export function MembersPage() {
       ) : (
         <p class="notice">Only workspace owners invite people and change roles.</p>
       )}
-      {invite && <SecretOnce label={`Invitation link for ${invite.email} (single use, expires in 72 hours)`} secret={invite.url} onDone={() => setInvite(undefined)} />}
+      {invite && (
+        <SecretOnce
+          label={`Invitation link for ${invite.email} (single use, expires in 72 hours)`}
+          secret={invite.url}
+          onDone={() => setInvite(undefined)}
+        />
+      )}
       <ErrorMessage error={members.error} />
       <ErrorMessage error={rowAction.error} />
       {members.data && (

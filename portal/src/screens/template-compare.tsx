@@ -17,7 +17,21 @@ import { useLivePreview } from '../editor/use-live-preview.ts';
 import { contentFromDraft, draftFromContent } from '../editor/template-draft.ts';
 import type { TemplateVersion } from '@gen/docgen/admin/v1/template_pb.js';
 
-function SourceDiff({ label, a, b, language, versionA, versionB }: { label: string; a: string; b: string; language: 'liquid' | 'css'; versionA: number; versionB: number }) {
+function SourceDiff({
+  label,
+  a,
+  b,
+  language,
+  versionA,
+  versionB,
+}: {
+  label: string;
+  a: string;
+  b: string;
+  language: 'liquid' | 'css';
+  versionA: number;
+  versionB: number;
+}) {
   const host = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const side = (name: string) => [
@@ -47,10 +61,33 @@ function SourceDiff({ label, a, b, language, versionA, versionB }: { label: stri
   );
 }
 
-function VersionPreview({ version, sampleData, sampleKey, workspaceId, allowed }: { version: TemplateVersion; sampleData: Record<string, unknown>; sampleKey: string; workspaceId: string; allowed: boolean }) {
+function VersionPreview({
+  version,
+  sampleData,
+  sampleKey,
+  workspaceId,
+  allowed,
+}: {
+  version: TemplateVersion;
+  sampleData: Record<string, unknown>;
+  sampleKey: string;
+  workspaceId: string;
+  allowed: boolean;
+}) {
   const content = useMemo(() => contentFromDraft(draftFromContent(version.content)).content, [version]);
-  const preview = useLivePreview(workspaceId, allowed ? content : undefined, `${version.templateId}:${version.version}:${sampleKey}`, sampleData as never);
-  return <PreviewPane preview={preview} label={`Preview of version ${version.version}`} blocked={allowed ? undefined : 'Previews are rendered for owners and editors.'} />;
+  const preview = useLivePreview(
+    workspaceId,
+    allowed ? content : undefined,
+    `${version.templateId}:${version.version}:${sampleKey}`,
+    sampleData as never,
+  );
+  return (
+    <PreviewPane
+      preview={preview}
+      label={`Preview of version ${version.version}`}
+      blocked={allowed ? undefined : 'Previews are rendered for owners and editors.'}
+    />
+  );
 }
 
 export function TemplateComparePage() {
@@ -59,7 +96,10 @@ export function TemplateComparePage() {
   const { workspaceId, canEditTemplates } = useAbilities();
   const id = params.id!;
   const loaded = useLoad(async () => {
-    const [template, versions] = await Promise.all([api.templates.getTemplate({ id }), api.templates.listTemplateVersions({ templateId: id })]);
+    const [template, versions] = await Promise.all([
+      api.templates.getTemplate({ id }),
+      api.templates.listTemplateVersions({ templateId: id }),
+    ]);
     return { template: template.template!, versions: [...versions.versions].sort((x, y) => x.version - y.version) };
   }, [id]);
   const versions = loaded.data?.versions ?? [];
@@ -70,10 +110,14 @@ export function TemplateComparePage() {
   const b = versions.find((v) => v.version === numberB);
   const [sampleFrom, setSampleFrom] = useState<'a' | 'b'>('b');
   const sampleData = (sampleFrom === 'a' ? a : b)?.content?.sampleData ?? {};
-  const select = (which: 'a' | 'b', value: string) => route(`/templates/${id}/compare?a=${which === 'a' ? value : numberA}&b=${which === 'b' ? value : numberB}`, true);
+  const select = (which: 'a' | 'b', value: string) =>
+    route(`/templates/${id}/compare?a=${which === 'a' ? value : numberA}&b=${which === 'b' ? value : numberB}`, true);
 
   return (
-    <Page title={loaded.data ? `Compare versions of ${loaded.data.template.name}` : 'Compare versions'} actions={<a href={`/templates/${id}`}>Back to the editor</a>}>
+    <Page
+      title={loaded.data ? `Compare versions of ${loaded.data.template.name}` : 'Compare versions'}
+      actions={<a href={`/templates/${id}`}>Back to the editor</a>}
+    >
       <ErrorMessage error={loaded.error} />
       {loaded.data && (
         <>
@@ -108,12 +152,38 @@ export function TemplateComparePage() {
           </div>
           {a && b ? (
             <>
-              <SourceDiff label="Body" a={a.content?.body ?? ''} b={b.content?.body ?? ''} language="liquid" versionA={a.version} versionB={b.version} />
-              <SourceDiff label="CSS" a={a.content?.css ?? ''} b={b.content?.css ?? ''} language="css" versionA={a.version} versionB={b.version} />
+              <SourceDiff
+                label="Body"
+                a={a.content?.body ?? ''}
+                b={b.content?.body ?? ''}
+                language="liquid"
+                versionA={a.version}
+                versionB={b.version}
+              />
+              <SourceDiff
+                label="CSS"
+                a={a.content?.css ?? ''}
+                b={b.content?.css ?? ''}
+                language="css"
+                versionA={a.version}
+                versionB={b.version}
+              />
               <h2>Rendered with the same sample data</h2>
               <div class="compare-previews">
-                <VersionPreview version={a} sampleData={sampleData} sampleKey={`${sampleFrom}:${numberA}:${numberB}`} workspaceId={workspaceId} allowed={canEditTemplates} />
-                <VersionPreview version={b} sampleData={sampleData} sampleKey={`${sampleFrom}:${numberA}:${numberB}`} workspaceId={workspaceId} allowed={canEditTemplates} />
+                <VersionPreview
+                  version={a}
+                  sampleData={sampleData}
+                  sampleKey={`${sampleFrom}:${numberA}:${numberB}`}
+                  workspaceId={workspaceId}
+                  allowed={canEditTemplates}
+                />
+                <VersionPreview
+                  version={b}
+                  sampleData={sampleData}
+                  sampleKey={`${sampleFrom}:${numberA}:${numberB}`}
+                  workspaceId={workspaceId}
+                  allowed={canEditTemplates}
+                />
               </div>
             </>
           ) : (

@@ -23,7 +23,10 @@ export function TemplateEditorPage() {
 
 function ExistingTemplate({ id }: { id: string }) {
   const loaded = useLoad(async () => {
-    const [template, versions] = await Promise.all([api.templates.getTemplate({ id }), api.templates.listTemplateVersions({ templateId: id })]);
+    const [template, versions] = await Promise.all([
+      api.templates.getTemplate({ id }),
+      api.templates.listTemplateVersions({ templateId: id }),
+    ]);
     return { template: template.template!, versions: [...versions.versions].sort((a, b) => b.version - a.version) };
   }, [id]);
   if (loaded.error && !loaded.data) {
@@ -37,7 +40,15 @@ function ExistingTemplate({ id }: { id: string }) {
   return <TemplateEditor template={loaded.data.template} versions={loaded.data.versions} reload={loaded.reload} />;
 }
 
-function TemplateEditor({ template, versions = [], reload }: { template?: Template; versions?: TemplateVersion[]; reload?: () => void }) {
+function TemplateEditor({
+  template,
+  versions = [],
+  reload,
+}: {
+  template?: Template;
+  versions?: TemplateVersion[];
+  reload?: () => void;
+}) {
   const { workspaceId, canEditTemplates } = useAbilities();
   const { route, query } = useLocation();
   const archived = template?.status === TemplateStatus.ARCHIVED;
@@ -69,7 +80,12 @@ function TemplateEditor({ template, versions = [], reload }: { template?: Templa
     for (const d of preview.diagnostics) {
       if (d.line <= 0) continue;
       const list = bySource.get(d.source) ?? [];
-      list.push({ line: d.line, column: d.column, message: d.message, severity: d.severity === 'warning' ? 'warning' : 'error' });
+      list.push({
+        line: d.line,
+        column: d.column,
+        message: d.message,
+        severity: d.severity === 'warning' ? 'warning' : 'error',
+      });
       bySource.set(d.source, list);
     }
     return bySource;
@@ -78,6 +94,7 @@ function TemplateEditor({ template, versions = [], reload }: { template?: Templa
   const sampleProblem = built.sampleProblem;
   const sampleDiagnostics = useMemo<LineDiagnostic[]>(
     () => (sampleProblem ? [{ ...sampleProblem, severity: 'error' }] : NO_DIAGNOSTICS),
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- keyed on the problem's facts, not its object (new every render), so the editor keeps its markers
     [sampleProblem?.line, sampleProblem?.column, sampleProblem?.message],
   );
   const update = (change: (d: Draft) => Draft) => setDraft((d) => change(d));
@@ -89,13 +106,22 @@ function TemplateEditor({ template, versions = [], reload }: { template?: Templa
       if (!template) {
         if (name.trim() === '') throw new Error('Give the template a name.');
         if (publish) await refuseOnCheckErrors();
-        const res = await api.templates.createTemplate({ workspaceId, name: name.trim(), content: built.content, publish });
+        const res = await api.templates.createTemplate({
+          workspaceId,
+          name: name.trim(),
+          content: built.content,
+          publish,
+        });
         route(`/templates/${res.template!.id}`);
         return;
       }
       if (publish) await refuseOnCheckErrors();
       if (changed) {
-        const res = await api.templates.createTemplateVersion({ templateId: template.id, content: built.content, publish });
+        const res = await api.templates.createTemplateVersion({
+          templateId: template.id,
+          content: built.content,
+          publish,
+        });
         setNotice(`Saved as version ${res.version!.version}${publish ? ' and published it' : ''}.`);
         // Without ?version the editor follows the latest version, which is now this one.
         if (query.version) route(`/templates/${template.id}`, true);
@@ -110,7 +136,9 @@ function TemplateEditor({ template, versions = [], reload }: { template?: Templa
     const checked = await api.templates.checkTemplateContent({ workspaceId, content: built.content! });
     const errors = checked.diagnostics.filter((d) => d.severity !== 'warning');
     if (errors.length > 0) {
-      throw new Error(`Not published: ${errors.map((d) => `${d.source}${d.line ? ` line ${d.line}` : ''}: ${d.message}`).join('; ')}`);
+      throw new Error(
+        `Not published: ${errors.map((d) => `${d.source}${d.line ? ` line ${d.line}` : ''}: ${d.message}`).join('; ')}`,
+      );
     }
   };
 
@@ -122,7 +150,19 @@ function TemplateEditor({ template, versions = [], reload }: { template?: Templa
     });
 
   const title = template ? template.name : 'New template';
-  const otherDiagnostics = preview.diagnostics.filter((d) => d.line === 0 || !['body', 'css', 'header_template', 'footer_template', 'first_page_header_template', 'first_page_footer_template'].includes(d.source) && !d.source.startsWith('partials/'));
+  const otherDiagnostics = preview.diagnostics.filter(
+    (d) =>
+      d.line === 0 ||
+      (![
+        'body',
+        'css',
+        'header_template',
+        'footer_template',
+        'first_page_header_template',
+        'first_page_footer_template',
+      ].includes(d.source) &&
+        !d.source.startsWith('partials/')),
+  );
   return (
     <Page
       title={title}
@@ -130,18 +170,29 @@ function TemplateEditor({ template, versions = [], reload }: { template?: Templa
         template && (
           <>
             <span class={`badge ${archived ? 'badge-muted' : 'badge-ok'}`}>{archived ? 'Archived' : 'Active'}</span>
-            <span class="muted">{template.publishedVersion ? `Published: v${template.publishedVersion}` : 'Not published'}</span>
+            <span class="muted">
+              {template.publishedVersion ? `Published: v${template.publishedVersion}` : 'Not published'}
+            </span>
             {versions.length > 1 && <a href={`/templates/${template.id}/compare`}>Compare versions</a>}
             {canEditTemplates && !archived && (
-              <ConfirmButton label="Archive" question={`Archive the template “${template.name}”? New generations of it will be refused.`} confirmLabel="Archive template" onConfirm={archive} danger />
+              <ConfirmButton
+                label="Archive"
+                question={`Archive the template “${template.name}”? New generations of it will be refused.`}
+                confirmLabel="Archive template"
+                onConfirm={archive}
+                danger
+              />
             )}
           </>
         )
       }
     >
-      {template && <p class="muted">
-        {readOnly ? 'Viewing' : 'Editing a new version based on'} version {base?.version ?? '—'}. ID <code>{template.id}</code>.
-      </p>}
+      {template && (
+        <p class="muted">
+          {readOnly ? 'Viewing' : 'Editing a new version based on'} version {base?.version ?? '—'}. ID{' '}
+          <code>{template.id}</code>.
+        </p>
+      )}
       <div class="editor-layout">
         <div class="editor-fields">
           {!template && (
@@ -150,18 +201,63 @@ function TemplateEditor({ template, versions = [], reload }: { template?: Templa
               <input type="text" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
             </label>
           )}
-          <CodeEditor resetKey={resets} label="Template body" language="liquid" value={draft.body} readOnly={readOnly} minLines={14} onChange={(body) => update((d) => ({ ...d, body }))} diagnostics={diagnosticsFor('body')} />
-          <CodeEditor resetKey={resets} label="CSS" language="css" value={draft.css} readOnly={readOnly} minLines={6} onChange={(css) => update((d) => ({ ...d, css }))} diagnostics={diagnosticsFor('css')} />
-          <CodeEditor resetKey={resets} label="Sample data" language="json" value={draft.sampleDataText} readOnly={readOnly} minLines={6} onChange={(sampleDataText) => update((d) => ({ ...d, sampleDataText }))} diagnostics={sampleDiagnostics} />
+          <CodeEditor
+            resetKey={resets}
+            label="Template body"
+            language="liquid"
+            value={draft.body}
+            readOnly={readOnly}
+            minLines={14}
+            onChange={(body) => update((d) => ({ ...d, body }))}
+            diagnostics={diagnosticsFor('body')}
+          />
+          <CodeEditor
+            resetKey={resets}
+            label="CSS"
+            language="css"
+            value={draft.css}
+            readOnly={readOnly}
+            minLines={6}
+            onChange={(css) => update((d) => ({ ...d, css }))}
+            diagnostics={diagnosticsFor('css')}
+          />
+          <CodeEditor
+            resetKey={resets}
+            label="Sample data"
+            language="json"
+            value={draft.sampleDataText}
+            readOnly={readOnly}
+            minLines={6}
+            onChange={(sampleDataText) => update((d) => ({ ...d, sampleDataText }))}
+            diagnostics={sampleDiagnostics}
+          />
           {built.sampleProblem && (
             <p class="error" role="alert">
               Line {built.sampleProblem.line}: {built.sampleProblem.message}
             </p>
           )}
-          <VariablesSection draft={draft} update={update} readOnly={readOnly} suggested={preview.suggestedVariables} problems={built.variableProblems} />
-          <PartialsSection resetKey={resets} draft={draft} update={update} readOnly={readOnly} diagnosticsFor={diagnosticsFor} />
+          <VariablesSection
+            draft={draft}
+            update={update}
+            readOnly={readOnly}
+            suggested={preview.suggestedVariables}
+            problems={built.variableProblems}
+          />
+          <PartialsSection
+            resetKey={resets}
+            draft={draft}
+            update={update}
+            readOnly={readOnly}
+            diagnosticsFor={diagnosticsFor}
+          />
           <DocumentSection draft={draft} update={update} readOnly={readOnly} diagnosticsFor={diagnosticsFor} />
-          <PdfOptionsSection resetKey={resets} draft={draft} update={update} readOnly={readOnly} diagnosticsFor={diagnosticsFor} />
+          <PdfOptionsSection
+            resetKey={resets}
+            draft={draft}
+            update={update}
+            readOnly={readOnly}
+            diagnosticsFor={diagnosticsFor}
+          />
           {preview.diagnostics.length > 0 && (
             <div class="diagnostics" role="group" aria-label="Problems">
               <h2>Problems</h2>
@@ -173,7 +269,9 @@ function TemplateEditor({ template, versions = [], reload }: { template?: Templa
                   </li>
                 ))}
               </ul>
-              {otherDiagnostics.length > 0 && <p class="muted">Problems without a line apply to the whole section named.</p>}
+              {otherDiagnostics.length > 0 && (
+                <p class="muted">Problems without a line apply to the whole section named.</p>
+              )}
             </div>
           )}
           <ErrorMessage error={action.error} />
@@ -184,10 +282,19 @@ function TemplateEditor({ template, versions = [], reload }: { template?: Templa
           )}
           {!readOnly && (
             <div class="row sticky-actions">
-              <button type="button" class="secondary" disabled={action.busy || (!!template && !changed)} onClick={() => save(false)}>
+              <button
+                type="button"
+                class="secondary"
+                disabled={action.busy || (!!template && !changed)}
+                onClick={() => save(false)}
+              >
                 {template ? 'Save version' : 'Save draft'}
               </button>
-              <button type="button" disabled={action.busy || (!!template && !changed && base?.version === template.publishedVersion)} onClick={() => save(true)}>
+              <button
+                type="button"
+                disabled={action.busy || (!!template && !changed && base?.version === template.publishedVersion)}
+                onClick={() => save(true)}
+              >
                 Publish
               </button>
             </div>
@@ -196,9 +303,11 @@ function TemplateEditor({ template, versions = [], reload }: { template?: Templa
         <PreviewPane
           preview={preview}
           blocked={
-            !canEditTemplates ? 'Previews are rendered for owners and editors; your role reads the source.'
-            : built.sampleProblem ? 'Preview paused: the sample data is not valid JSON.'
-            : undefined
+            !canEditTemplates
+              ? 'Previews are rendered for owners and editors; your role reads the source.'
+              : built.sampleProblem
+                ? 'Preview paused: the sample data is not valid JSON.'
+                : undefined
           }
         />
       </div>
@@ -207,7 +316,15 @@ function TemplateEditor({ template, versions = [], reload }: { template?: Templa
   );
 }
 
-function VersionHistory({ template, versions, current }: { template: Template; versions: TemplateVersion[]; current: number }) {
+function VersionHistory({
+  template,
+  versions,
+  current,
+}: {
+  template: Template;
+  versions: TemplateVersion[];
+  current: number;
+}) {
   return (
     <section class="history" aria-labelledby="history-title">
       <h2 id="history-title">Version history</h2>
@@ -229,15 +346,25 @@ function VersionHistory({ template, versions, current }: { template: Template; v
               <td>
                 <Time ts={v.createdAt} />
               </td>
-              <td>{v.version === template.publishedVersion ? <span class="badge badge-ok">Published</span> : v.version === current ? 'In the editor' : ''}</td>
+              <td>
+                {v.version === template.publishedVersion ? (
+                  <span class="badge badge-ok">Published</span>
+                ) : v.version === current ? (
+                  'In the editor'
+                ) : (
+                  ''
+                )}
+              </td>
               <td>
                 <div class="row">
-                {v.version !== current && <a href={`/templates/${template.id}?version=${v.version}`}>Open v{v.version}</a>}
-                {v.version !== current && (
-                  <a href={`/templates/${template.id}/compare?a=${v.version}&b=${current}`}>
-                    Compare v{v.version} with v{current}
-                  </a>
-                )}
+                  {v.version !== current && (
+                    <a href={`/templates/${template.id}?version=${v.version}`}>Open v{v.version}</a>
+                  )}
+                  {v.version !== current && (
+                    <a href={`/templates/${template.id}/compare?a=${v.version}&b=${current}`}>
+                      Compare v{v.version} with v{current}
+                    </a>
+                  )}
                 </div>
               </td>
             </tr>

@@ -21,7 +21,9 @@ export function TemplatesPage() {
     >
       <ErrorMessage error={templates.error} />
       {templates.loading && !templates.data && <p role="status">Loading templates…</p>}
-      {templates.data && templates.data.templates.length === 0 && <Empty>No templates yet.{canEditTemplates && ' Create one with “New template”.'}</Empty>}
+      {templates.data && templates.data.templates.length === 0 && (
+        <Empty>No templates yet.{canEditTemplates && ' Create one with “New template”.'}</Empty>
+      )}
       {templates.data && templates.data.templates.length > 0 && (
         <table>
           <caption class="visually-hidden">Templates of this workspace</caption>
@@ -42,7 +44,9 @@ export function TemplatesPage() {
                   <a href={`/templates/${t.id}`}>{t.name}</a>
                 </td>
                 <td>
-                  <span class={`badge ${t.status === TemplateStatus.ARCHIVED ? 'badge-muted' : 'badge-ok'}`}>{t.status === TemplateStatus.ARCHIVED ? 'Archived' : 'Active'}</span>
+                  <span class={`badge ${t.status === TemplateStatus.ARCHIVED ? 'badge-muted' : 'badge-ok'}`}>
+                    {t.status === TemplateStatus.ARCHIVED ? 'Archived' : 'Active'}
+                  </span>
                 </td>
                 <td>{t.publishedVersion ? `v${t.publishedVersion}` : 'Not published'}</td>
                 <td>v{t.latestVersion}</td>

@@ -28,13 +28,22 @@ export function WebhooksPage() {
   };
   return (
     <Page title="Webhooks">
-      <p class="muted">docgen posts signed events (Standard Webhooks) to these endpoints when generations complete or fail.</p>
+      <p class="muted">
+        docgen posts signed events (Standard Webhooks) to these endpoints when generations complete or fail.
+      </p>
       {isOwner ? (
         <form class="card inline-form" onSubmit={submit} aria-labelledby="add-endpoint-title">
           <h2 id="add-endpoint-title">New endpoint</h2>
           <label>
             Endpoint URL
-            <input class="wide" type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} placeholder="https://example.com/webhooks/docgen" />
+            <input
+              class="wide"
+              type="url"
+              required
+              value={url}
+              onInput={(e) => setUrl(e.currentTarget.value)}
+              placeholder="https://example.com/webhooks/docgen"
+            />
           </label>
           <label>
             Description
@@ -44,7 +53,13 @@ export function WebhooksPage() {
             <legend>Events</legend>
             {EVENTS.map((event) => (
               <label class="checkbox" key={event}>
-                <input type="checkbox" checked={events.includes(event)} onChange={(e) => setEvents((s) => (e.currentTarget.checked ? [...s, event] : s.filter((x) => x !== event)))} />
+                <input
+                  type="checkbox"
+                  checked={events.includes(event)}
+                  onChange={(e) =>
+                    setEvents((s) => (e.currentTarget.checked ? [...s, event] : s.filter((x) => x !== event)))
+                  }
+                />
                 <code>{event}</code>
               </label>
             ))}
@@ -60,7 +75,8 @@ export function WebhooksPage() {
       {secret && <SecretOnce label={secret.label} secret={secret.value} onDone={() => setSecret(undefined)} />}
       {notice && (
         <p class="notice" role="status">
-          {notice.text} {notice.deliveryId && <a href={`/deliveries?delivery=${notice.deliveryId}`}>See the delivery</a>}
+          {notice.text}{' '}
+          {notice.deliveryId && <a href={`/deliveries?delivery=${notice.deliveryId}`}>See the delivery</a>}
         </p>
       )}
       <ErrorMessage error={endpoints.error} />
@@ -98,43 +114,46 @@ export function WebhooksPage() {
                 {isOwner && (
                   <td>
                     <div class="row">
-                    <button
-                      type="button"
-                      disabled={rowAction.busy}
-                      onClick={() =>
-                        rowAction.run(async () => {
-                          const res = await api.webhooks.sendTestEvent({ id: ep.id });
-                          setNotice({ text: `Test event ${res.eventId} sent to ${ep.url}.`, deliveryId: res.deliveryId });
-                        })
-                      }
-                    >
-                      Send test event
-                    </button>
-                    <ConfirmButton
-                      secondary
-                      label="Rotate secret"
-                      question={`Issue a new signing secret for ${ep.url}? The old one keeps verifying for 24 hours.`}
-                      confirmLabel="Rotate"
-                      onConfirm={() =>
-                        rowAction.run(async () => {
-                          const res = await api.webhooks.rotateWebhookEndpointSecret({ id: ep.id });
-                          setSecret({ label: `New signing secret of ${ep.url}`, value: res.secret });
-                          endpoints.reload();
-                        })
-                      }
-                    />
-                    <ConfirmButton
-                      label="Delete"
-                      danger
-                      question={`Delete the endpoint ${ep.url}? It receives no more events.`}
-                      confirmLabel="Delete endpoint"
-                      onConfirm={() =>
-                        rowAction.run(async () => {
-                          await api.webhooks.deleteWebhookEndpoint({ id: ep.id });
-                          endpoints.reload();
-                        })
-                      }
-                    />
+                      <button
+                        type="button"
+                        disabled={rowAction.busy}
+                        onClick={() =>
+                          rowAction.run(async () => {
+                            const res = await api.webhooks.sendTestEvent({ id: ep.id });
+                            setNotice({
+                              text: `Test event ${res.eventId} sent to ${ep.url}.`,
+                              deliveryId: res.deliveryId,
+                            });
+                          })
+                        }
+                      >
+                        Send test event
+                      </button>
+                      <ConfirmButton
+                        secondary
+                        label="Rotate secret"
+                        question={`Issue a new signing secret for ${ep.url}? The old one keeps verifying for 24 hours.`}
+                        confirmLabel="Rotate"
+                        onConfirm={() =>
+                          rowAction.run(async () => {
+                            const res = await api.webhooks.rotateWebhookEndpointSecret({ id: ep.id });
+                            setSecret({ label: `New signing secret of ${ep.url}`, value: res.secret });
+                            endpoints.reload();
+                          })
+                        }
+                      />
+                      <ConfirmButton
+                        label="Delete"
+                        danger
+                        question={`Delete the endpoint ${ep.url}? It receives no more events.`}
+                        confirmLabel="Delete endpoint"
+                        onConfirm={() =>
+                          rowAction.run(async () => {
+                            await api.webhooks.deleteWebhookEndpoint({ id: ep.id });
+                            endpoints.reload();
+                          })
+                        }
+                      />
                     </div>
                   </td>
                 )}

@@ -63,7 +63,10 @@ export function adminClientsOn(transport: Transport): AdminClients {
 
 /** The clients of `docgen admin`, configured from DOCGEN_ADMIN_URL and DOCGEN_ADMIN_TOKEN. */
 export function adminClientsFromEnv(env: Record<string, string | undefined>): AdminClients {
-  return createAdminClients(env.DOCGEN_ADMIN_URL || DEFAULT_ADMIN_URL, { token: env.DOCGEN_ADMIN_TOKEN || DEV_ADMIN_TOKEN, timeoutMs: 120_000 });
+  return createAdminClients(env.DOCGEN_ADMIN_URL || DEFAULT_ADMIN_URL, {
+    token: env.DOCGEN_ADMIN_TOKEN || DEV_ADMIN_TOKEN,
+    timeoutMs: 120_000,
+  });
 }
 
 /** A failed admin call in words, with a hint at the setting to check. */

@@ -10,7 +10,8 @@ export const assetCommands: Command[] = [
   {
     path: ['asset', 'upload'],
     synopsis: '--workspace WS_ID --file PATH [--name NAME]',
-    summary: 'Upload an image (PNG, JPEG, WebP, GIF, SVG) or font (WOFF2, WOFF, TTF, OTF); the name defaults to the file name.',
+    summary:
+      'Upload an image (PNG, JPEG, WebP, GIF, SVG) or font (WOFF2, WOFF, TTF, OTF); the name defaults to the file name.',
     positionals: [],
     options: { workspace: { type: 'string' }, file: { type: 'string' }, name: { type: 'string' } },
     required: ['workspace', 'file'],
@@ -20,7 +21,9 @@ export const assetCommands: Command[] = [
       try {
         content = await readFile(path);
       } catch (err) {
-        throw new UsageError(`--file ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+        throw new UsageError(
+          `--file ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+        );
       }
       const name = values.name === undefined ? basename(path) : str(values.name);
       const res = await clients.assets.uploadAsset({ workspaceId: str(values.workspace), name, content });
@@ -43,8 +46,10 @@ export const assetCommands: Command[] = [
       const res = await clients.assets.listAssets({ workspaceId: str(values.workspace) });
       print(
         { assets: res.assets.map(assetJson), usedBytes: Number(res.usedBytes), quotaBytes: Number(res.quotaBytes) },
-        table(['ID', 'NAME', 'TYPE', 'BYTES', 'CREATED'], res.assets.map((a) => [a.id, a.name, a.contentType, String(a.sizeBytes), time(a.createdAt)])) +
-          `\n${res.usedBytes} of ${res.quotaBytes} bytes used\n`,
+        table(
+          ['ID', 'NAME', 'TYPE', 'BYTES', 'CREATED'],
+          res.assets.map((a) => [a.id, a.name, a.contentType, String(a.sizeBytes), time(a.createdAt)]),
+        ) + `\n${res.usedBytes} of ${res.quotaBytes} bytes used\n`,
       );
     },
   },

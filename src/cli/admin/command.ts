@@ -34,25 +34,33 @@ export interface Command {
   run(ctx: CommandContext): Promise<void>;
 }
 
-export const PAGE_OPTIONS: Record<string, OptionSpec> = { 'page-size': { type: 'string' }, 'page-token': { type: 'string' } };
+export const PAGE_OPTIONS: Record<string, OptionSpec> = {
+  'page-size': { type: 'string' },
+  'page-token': { type: 'string' },
+};
 
 export function str(value: string | boolean | undefined): string {
   return typeof value === 'string' ? value : '';
 }
 
 export function list(value: string | boolean | undefined): string[] {
-  return str(value).split(',').map((s) => s.trim()).filter(Boolean);
+  return str(value)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 export function positiveInteger(flag: string, value: string | boolean | undefined): number {
   const text = str(value);
-  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 2 ** 31 - 1) throw new UsageError(`${flag} must be a whole number of 1 or more`);
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 2 ** 31 - 1)
+    throw new UsageError(`${flag} must be a whole number of 1 or more`);
   return Number(text);
 }
 
 export function positiveNumber(flag: string, value: string | boolean | undefined): number {
   const n = Number(str(value));
-  if (str(value) === '' || !Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} must be a number greater than 0`);
+  if (str(value) === '' || !Number.isFinite(n) || n <= 0)
+    throw new UsageError(`${flag} must be a number greater than 0`);
   return n;
 }
 

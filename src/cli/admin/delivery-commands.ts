@@ -6,10 +6,17 @@ import { fields, iso, more, table, time } from './output.ts';
 export const deliveryCommands: Command[] = [
   {
     path: ['deliveries', 'list'],
-    synopsis: '--workspace WS_ID [--generation GEN_ID] [--endpoint WHE_ID] [--status pending|succeeded|dropped] [--page-size N] [--page-token TOKEN]',
+    synopsis:
+      '--workspace WS_ID [--generation GEN_ID] [--endpoint WHE_ID] [--status pending|succeeded|dropped] [--page-size N] [--page-token TOKEN]',
     summary: 'List webhook deliveries with their attempts, newest first (--generation or --endpoint alone also works).',
     positionals: [],
-    options: { workspace: { type: 'string' }, generation: { type: 'string' }, endpoint: { type: 'string' }, status: { type: 'string' }, ...PAGE_OPTIONS },
+    options: {
+      workspace: { type: 'string' },
+      generation: { type: 'string' },
+      endpoint: { type: 'string' },
+      status: { type: 'string' },
+      ...PAGE_OPTIONS,
+    },
     async run({ values, clients, print }) {
       if (values.workspace === undefined && values.generation === undefined && values.endpoint === undefined) {
         throw new UsageError('give --workspace, --generation or --endpoint (or several)');
@@ -25,7 +32,15 @@ export const deliveryCommands: Command[] = [
         { deliveries: res.deliveries.map(deliveryJson), nextPageToken: res.nextPageToken || null },
         table(
           ['ID', 'EVENT', 'GENERATION', 'ENDPOINT', 'STATUS', 'ATTEMPTS', 'LAST RESULT'],
-          res.deliveries.map((d) => [d.id, d.event, d.generationId, d.endpointId, deliveryStatus(d.status), String(d.attempts.length), lastResult(d)]),
+          res.deliveries.map((d) => [
+            d.id,
+            d.event,
+            d.generationId,
+            d.endpointId,
+            deliveryStatus(d.status),
+            String(d.attempts.length),
+            lastResult(d),
+          ]),
         ) + more(res.nextPageToken),
       );
     },
@@ -49,21 +64,35 @@ export const deliveryCommands: Command[] = [
     options: {},
     async run({ args, clients, print }) {
       const d = need((await clients.deliveries.redeliverDelivery({ id: args[0]! })).delivery);
-      print(deliveryJson(d), `Redelivering ${d.id} (${d.event} for ${d.generationId}); status ${deliveryStatus(d.status)}`);
+      print(
+        deliveryJson(d),
+        `Redelivering ${d.id} (${d.event} for ${d.generationId}); status ${deliveryStatus(d.status)}`,
+      );
     },
   },
 ];
 
-const STATUS_FLAGS: Record<string, DeliveryStatus> = { pending: DeliveryStatus.PENDING, succeeded: DeliveryStatus.SUCCEEDED, dropped: DeliveryStatus.DROPPED };
+const STATUS_FLAGS: Record<string, DeliveryStatus> = {
+  pending: DeliveryStatus.PENDING,
+  succeeded: DeliveryStatus.SUCCEEDED,
+  dropped: DeliveryStatus.DROPPED,
+};
 
 function statusFlag(value: string): DeliveryStatus {
   const status = STATUS_FLAGS[value.toLowerCase()];
-  if (status === undefined) throw new UsageError(`--status ${JSON.stringify(value)}: use pending, succeeded or dropped`);
+  if (status === undefined)
+    throw new UsageError(`--status ${JSON.stringify(value)}: use pending, succeeded or dropped`);
   return status;
 }
 
 function deliveryStatus(s: DeliveryStatus): string {
-  return s === DeliveryStatus.PENDING ? 'PENDING' : s === DeliveryStatus.SUCCEEDED ? 'SUCCEEDED' : s === DeliveryStatus.DROPPED ? 'DROPPED' : 'UNSPECIFIED';
+  return s === DeliveryStatus.PENDING
+    ? 'PENDING'
+    : s === DeliveryStatus.SUCCEEDED
+      ? 'SUCCEEDED'
+      : s === DeliveryStatus.DROPPED
+        ? 'DROPPED'
+        : 'UNSPECIFIED';
 }
 
 function deliveryJson(d: Delivery) {
@@ -75,7 +104,14 @@ function deliveryJson(d: Delivery) {
     event: d.event,
     generationId: d.generationId,
     status: deliveryStatus(d.status),
-    attempts: d.attempts.map((a) => ({ number: a.number, attemptedAt: iso(a.attemptedAt), statusCode: a.statusCode || null, error: a.error || null, durationMs: a.durationMs, responseExcerpt: a.responseExcerpt || null })),
+    attempts: d.attempts.map((a) => ({
+      number: a.number,
+      attemptedAt: iso(a.attemptedAt),
+      statusCode: a.statusCode || null,
+      error: a.error || null,
+      durationMs: a.durationMs,
+      responseExcerpt: a.responseExcerpt || null,
+    })),
     createdAt: iso(d.createdAt),
     updatedAt: iso(d.updatedAt),
     nextAttemptAt: iso(d.nextAttemptAt),

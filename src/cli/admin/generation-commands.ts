@@ -18,20 +18,23 @@ function statusName(s: GenerationStatus): string {
 
 function statusFlag(value: string): GenerationStatus {
   const status = STATUS_NAMES[value.toUpperCase()];
-  if (status === undefined) throw new UsageError(`--status ${JSON.stringify(value)}: use ${Object.keys(STATUS_NAMES).join(', ')}`);
+  if (status === undefined)
+    throw new UsageError(`--status ${JSON.stringify(value)}: use ${Object.keys(STATUS_NAMES).join(', ')}`);
   return status;
 }
 
 function dateFlag(flag: string, value: string): ReturnType<typeof timestampFromDate> {
   const date = new Date(value);
-  if (Number.isNaN(date.getTime())) throw new UsageError(`${flag} ${JSON.stringify(value)}: use an ISO 8601 time, e.g. 2026-11-23T12:00:00Z`);
+  if (Number.isNaN(date.getTime()))
+    throw new UsageError(`${flag} ${JSON.stringify(value)}: use an ISO 8601 time, e.g. 2026-11-23T12:00:00Z`);
   return timestampFromDate(date);
 }
 
 export const generationCommands: Command[] = [
   {
     path: ['generation', 'list'],
-    synopsis: '--workspace WS_ID [--status STATUS] [--template TPL_ID] [--created-after ISO] [--created-before ISO] [--page-size N] [--page-token TOKEN]',
+    synopsis:
+      '--workspace WS_ID [--status STATUS] [--template TPL_ID] [--created-after ISO] [--created-before ISO] [--page-size N] [--page-token TOKEN]',
     summary: 'List generations, newest first, with the public API filters.',
     positionals: [],
     options: {
@@ -48,15 +51,25 @@ export const generationCommands: Command[] = [
         workspaceId: str(values.workspace),
         status: values.status === undefined ? GenerationStatus.UNSPECIFIED : statusFlag(str(values.status)),
         templateId: values.template === undefined ? '' : str(values.template),
-        createdAfter: values['created-after'] === undefined ? undefined : dateFlag('--created-after', str(values['created-after'])),
-        createdBefore: values['created-before'] === undefined ? undefined : dateFlag('--created-before', str(values['created-before'])),
+        createdAfter:
+          values['created-after'] === undefined ? undefined : dateFlag('--created-after', str(values['created-after'])),
+        createdBefore:
+          values['created-before'] === undefined
+            ? undefined
+            : dateFlag('--created-before', str(values['created-before'])),
         ...page(values),
       });
       print(
         { generations: res.generations.map(generationJson), nextPageToken: res.nextPageToken || null },
         table(
           ['ID', 'TEMPLATE', 'STATUS', 'CREATED', 'ERROR'],
-          res.generations.map((g) => [g.id, g.templateName || g.templateId, statusName(g.status), time(g.createdAt), g.error ?? '']),
+          res.generations.map((g) => [
+            g.id,
+            g.templateName || g.templateId,
+            statusName(g.status),
+            time(g.createdAt),
+            g.error ?? '',
+          ]),
         ) + more(res.nextPageToken),
       );
     },
@@ -74,7 +87,10 @@ export const generationCommands: Command[] = [
         fields([
           ['id', g.id],
           ['workspace', g.workspaceId],
-          ['template', `${g.templateId}${g.templateName ? ` (${g.templateName})` : ''}${g.templateVersion ? `, version ${g.templateVersion}` : ''}`],
+          [
+            'template',
+            `${g.templateId}${g.templateName ? ` (${g.templateName})` : ''}${g.templateVersion ? `, version ${g.templateVersion}` : ''}`,
+          ],
           ['status', statusName(g.status)],
           ['created', time(g.createdAt)],
           ['updated', time(g.updatedAt)],

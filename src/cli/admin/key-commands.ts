@@ -9,14 +9,21 @@ export const keyCommands: Command[] = [
     synopsis: '--workspace WS_ID --name NAME --scopes SCOPE[,SCOPE] [--rate-limit PER_SECOND] [--burst N]',
     summary: 'Create an API key; the key is printed once and cannot be shown again.',
     positionals: [],
-    options: { workspace: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' }, 'rate-limit': { type: 'string' }, burst: { type: 'string' } },
+    options: {
+      workspace: { type: 'string' },
+      name: { type: 'string' },
+      scopes: { type: 'string' },
+      'rate-limit': { type: 'string' },
+      burst: { type: 'string' },
+    },
     required: ['workspace', 'name', 'scopes'],
     async run({ values, clients, print }) {
       const res = await clients.apiKeys.createApiKey({
         workspaceId: str(values.workspace),
         name: str(values.name),
         scopes: list(values.scopes),
-        rateLimitPerSecond: values['rate-limit'] === undefined ? 0 : positiveNumber('--rate-limit', values['rate-limit']),
+        rateLimitPerSecond:
+          values['rate-limit'] === undefined ? 0 : positiveNumber('--rate-limit', values['rate-limit']),
         rateLimitBurst: values.burst === undefined ? 0 : positiveInteger('--burst', values.burst),
       });
       const k = need(res.apiKey);
@@ -39,7 +46,15 @@ export const keyCommands: Command[] = [
         { apiKeys: res.apiKeys.map(apiKeyJson), nextPageToken: res.nextPageToken || null },
         table(
           ['ID', 'NAME', 'PREFIX', 'SCOPES', 'CREATED', 'LAST USED', 'REVOKED'],
-          res.apiKeys.map((k) => [k.id, k.name, `${k.prefix}…`, k.scopes.join(','), time(k.createdAt), time(k.lastUsedAt), time(k.revokedAt)]),
+          res.apiKeys.map((k) => [
+            k.id,
+            k.name,
+            `${k.prefix}…`,
+            k.scopes.join(','),
+            time(k.createdAt),
+            time(k.lastUsedAt),
+            time(k.revokedAt),
+          ]),
         ) + more(res.nextPageToken),
       );
     },

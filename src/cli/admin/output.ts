@@ -9,7 +9,12 @@ export function iso(t: Timestamp | undefined): string | null {
 
 /** A timestamp for people: to the second, UTC, or "-" when unset. */
 export function time(t: Timestamp | undefined): string {
-  return t ? timestampDate(t).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '-';
+  return t
+    ? timestampDate(t)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, 'Z')
+    : '-';
 }
 
 export function fields(rows: Array<[string, string]>): string {
@@ -20,7 +25,11 @@ export function fields(rows: Array<[string, string]>): string {
 export function table(header: string[], rows: string[][]): string {
   if (rows.length === 0) return '(none)';
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }
 

@@ -3,7 +3,13 @@
 // Connect client: everything it can do, the portal can do through the same services. This
 // file finds the command, parses its flags and reports errors; commands.ts lists them.
 import { parseArgs } from 'node:util';
-import { adminClientsFromEnv, DEFAULT_ADMIN_URL, describeAdminError, DEV_ADMIN_TOKEN, type AdminClients } from './admin-client.ts';
+import {
+  adminClientsFromEnv,
+  DEFAULT_ADMIN_URL,
+  describeAdminError,
+  DEV_ADMIN_TOKEN,
+  type AdminClients,
+} from './admin-client.ts';
 import { UsageError, type Command, type Values } from './command.ts';
 import { COMMANDS } from './commands.ts';
 
@@ -27,13 +33,19 @@ Environment: DOCGEN_ADMIN_URL (default ${DEFAULT_ADMIN_URL}), DOCGEN_ADMIN_TOKEN
 export async function runAdminCli(argv: string[], io: AdminCliIo): Promise<number> {
   const write = (stream: AdminCliIo['stdout'], text: string) => stream.write(text.endsWith('\n') ? text : `${text}\n`);
   const words = argv.filter((a) => !a.startsWith('-'));
-  if (argv.length === 0 || words[0] === 'help' || (words.length === 0 && argv.some((a) => a === '--help' || a === '-h'))) {
+  if (
+    argv.length === 0 ||
+    words[0] === 'help' ||
+    (words.length === 0 && argv.some((a) => a === '--help' || a === '-h'))
+  ) {
     write(argv.length === 0 ? io.stderr : io.stdout, usage());
     return argv.length === 0 ? 2 : 0;
   }
 
   // The longest command path that the leading words spell.
-  const command = COMMANDS.filter((c) => c.path.every((p, i) => argv[i] === p)).sort((a, b) => b.path.length - a.path.length)[0];
+  const command = COMMANDS.filter((c) => c.path.every((p, i) => argv[i] === p)).sort(
+    (a, b) => b.path.length - a.path.length,
+  )[0];
   if (!command) {
     const related = COMMANDS.filter((c) => c.path[0] === argv[0]);
     const wantsHelp = argv.includes('--help') || argv.includes('-h');
@@ -41,7 +53,15 @@ export async function runAdminCli(argv: string[], io: AdminCliIo): Promise<numbe
       write(io.stdout, usage(related));
       return 0;
     }
-    const what = related.length > 0 ? `unknown command ${JSON.stringify(argv.slice(0, 3).filter((a) => !a.startsWith('-')).join(' '))}` : `unknown resource ${JSON.stringify(argv[0])}`;
+    const what =
+      related.length > 0
+        ? `unknown command ${JSON.stringify(
+            argv
+              .slice(0, 3)
+              .filter((a) => !a.startsWith('-'))
+              .join(' '),
+          )}`
+        : `unknown resource ${JSON.stringify(argv[0])}`;
     write(io.stderr, `docgen admin: ${what}\n${usage(related.length > 0 ? related : COMMANDS)}`);
     return 2;
   }
@@ -71,7 +91,9 @@ export async function runAdminCli(argv: string[], io: AdminCliIo): Promise<numbe
   try {
     if (args.length !== command.positionals.length) {
       throw new UsageError(
-        args.length < command.positionals.length ? `missing ${command.positionals.slice(args.length).join(' ')}` : `unexpected argument ${JSON.stringify(args[command.positionals.length])}`,
+        args.length < command.positionals.length
+          ? `missing ${command.positionals.slice(args.length).join(' ')}`
+          : `unexpected argument ${JSON.stringify(args[command.positionals.length])}`,
       );
     }
     for (const name of command.required ?? []) {

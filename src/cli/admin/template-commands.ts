@@ -11,7 +11,8 @@ import { CONTENT_OPTIONS, readContent, readJsonObject } from './template-files.t
 export const templateCommands: Command[] = [
   {
     path: ['template', 'create'],
-    synopsis: '--workspace WS_ID --name NAME --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--publish]',
+    synopsis:
+      '--workspace WS_ID --name NAME --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--publish]',
     summary: 'Create a template with its first version (optionally published).',
     positionals: [],
     options: { workspace: { type: 'string' }, name: { type: 'string' }, ...CONTENT_OPTIONS },
@@ -26,7 +27,10 @@ export const templateCommands: Command[] = [
       });
       const t = need(res.template);
       const v = need(res.version);
-      print({ id: t.id, version: v.version }, `Created template ${t.id} (${t.name}), version ${v.version}${t.publishedVersion === v.version ? ', published' : ''}`);
+      print(
+        { id: t.id, version: v.version },
+        `Created template ${t.id} (${t.name}), version ${v.version}${t.publishedVersion === v.version ? ', published' : ''}`,
+      );
     },
   },
   {
@@ -65,24 +69,39 @@ export const templateCommands: Command[] = [
         { templates: res.templates.map(templateJson), nextPageToken: res.nextPageToken || null },
         table(
           ['ID', 'NAME', 'STATUS', 'PUBLISHED', 'LATEST', 'UPDATED'],
-          res.templates.map((t) => [t.id, t.name, templateStatus(t.status), t.publishedVersion ? String(t.publishedVersion) : '-', String(t.latestVersion), time(t.updatedAt)]),
+          res.templates.map((t) => [
+            t.id,
+            t.name,
+            templateStatus(t.status),
+            t.publishedVersion ? String(t.publishedVersion) : '-',
+            String(t.latestVersion),
+            time(t.updatedAt),
+          ]),
         ) + more(res.nextPageToken),
       );
     },
   },
   {
     path: ['template', 'version', 'add'],
-    synopsis: 'TPL_ID --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--publish]',
+    synopsis:
+      'TPL_ID --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--publish]',
     summary: 'Add a new version to a template (refused once archived).',
     positionals: ['TPL_ID'],
     options: CONTENT_OPTIONS,
     required: ['file'],
     async run({ args, values, clients, print }) {
       const content = await readContent(values);
-      const res = await clients.templates.createTemplateVersion({ templateId: args[0]!, content, publish: values.publish === true });
+      const res = await clients.templates.createTemplateVersion({
+        templateId: args[0]!,
+        content,
+        publish: values.publish === true,
+      });
       const t = need(res.template);
       const v = need(res.version);
-      print({ id: t.id, version: v.version }, `Added version ${v.version} to template ${t.id}${t.publishedVersion === v.version ? ', published' : ''}`);
+      print(
+        { id: t.id, version: v.version },
+        `Added version ${v.version} to template ${t.id}${t.publishedVersion === v.version ? ', published' : ''}`,
+      );
     },
   },
   {
@@ -101,7 +120,12 @@ export const templateCommands: Command[] = [
         { versions: res.versions.map(versionJson) },
         table(
           ['VERSION', 'PUBLISHED', 'VARIABLES', 'CREATED'],
-          res.versions.map((v) => [String(v.version), v.version === t.publishedVersion ? 'yes' : '', (v.content?.variables ?? []).map((d) => d.name).join(',') || '-', time(v.createdAt)]),
+          res.versions.map((v) => [
+            String(v.version),
+            v.version === t.publishedVersion ? 'yes' : '',
+            (v.content?.variables ?? []).map((d) => d.name).join(',') || '-',
+            time(v.createdAt),
+          ]),
         ),
       );
     },
@@ -114,9 +138,19 @@ export const templateCommands: Command[] = [
     options: { version: { type: 'string' } },
     required: ['version'],
     async run({ args, values, clients, print }) {
-      const v = need((await clients.templates.getTemplateVersion({ templateId: args[0]!, version: positiveInteger('--version', values.version) })).version);
+      const v = need(
+        (
+          await clients.templates.getTemplateVersion({
+            templateId: args[0]!,
+            version: positiveInteger('--version', values.version),
+          })
+        ).version,
+      );
       const c = v.content;
-      const vars = (c?.variables ?? []).map((d) => `${d.name}${d.required ? ' (required)' : ''}${d.defaultValue ? ` = ${JSON.stringify(toJson(ValueSchema, d.defaultValue))}` : ''}${d.description ? ` - ${d.description}` : ''}`);
+      const vars = (c?.variables ?? []).map(
+        (d) =>
+          `${d.name}${d.required ? ' (required)' : ''}${d.defaultValue ? ` = ${JSON.stringify(toJson(ValueSchema, d.defaultValue))}` : ''}${d.description ? ` - ${d.description}` : ''}`,
+      );
       print(
         versionJson(v),
         fields([
@@ -139,7 +173,10 @@ export const templateCommands: Command[] = [
     options: { version: { type: 'string' } },
     required: ['version'],
     async run({ args, values, clients, print }) {
-      const res = await clients.templates.publishTemplateVersion({ templateId: args[0]!, version: positiveInteger('--version', values.version) });
+      const res = await clients.templates.publishTemplateVersion({
+        templateId: args[0]!,
+        version: positiveInteger('--version', values.version),
+      });
       const t = need(res.template);
       print(templateJson(t), `Published version ${t.publishedVersion} of template ${t.id}`);
     },
@@ -158,13 +195,15 @@ export const templateCommands: Command[] = [
   {
     path: ['template', 'preview'],
     synopsis: 'TPL_ID [--version N] [--data VALUES.json] --out FILE.pdf',
-    summary: "Render a version (default: the published one) to a PDF file with --data (default: the version's sample data); nothing is stored.",
+    summary:
+      "Render a version (default: the published one) to a PDF file with --data (default: the version's sample data); nothing is stored.",
     positionals: ['TPL_ID'],
     options: { version: { type: 'string' }, data: { type: 'string' }, out: { type: 'string' } },
     required: ['out'],
     async run({ args, values, clients, print }) {
       // Without --data the variables stay unset: the server uses the version's sample data.
-      const variables = values.data === undefined ? undefined : ((await readJsonObject('--data', str(values.data))) as JsonObject);
+      const variables =
+        values.data === undefined ? undefined : ((await readJsonObject('--data', str(values.data))) as JsonObject);
       const version = values.version === undefined ? 0 : positiveInteger('--version', values.version);
       const res = await clients.templates.previewTemplateVersion({ templateId: args[0]!, version, variables });
       const out = str(values.out);
@@ -212,7 +251,12 @@ function versionJson(v: TemplateVersion) {
             ? {
                 pageSize: c.pdfOptions.pageSize,
                 landscape: c.pdfOptions.landscape,
-                margins: { top: c.pdfOptions.margins?.top ?? '0', right: c.pdfOptions.margins?.right ?? '0', bottom: c.pdfOptions.margins?.bottom ?? '0', left: c.pdfOptions.margins?.left ?? '0' },
+                margins: {
+                  top: c.pdfOptions.margins?.top ?? '0',
+                  right: c.pdfOptions.margins?.right ?? '0',
+                  bottom: c.pdfOptions.margins?.bottom ?? '0',
+                  left: c.pdfOptions.margins?.left ?? '0',
+                },
                 printBackground: c.pdfOptions.printBackground,
                 headerTemplate: c.pdfOptions.headerTemplate,
                 footerTemplate: c.pdfOptions.footerTemplate,
@@ -233,7 +277,14 @@ function versionJson(v: TemplateVersion) {
               }
             : null,
           title: c.title,
-          metadata: c.metadata ? { author: c.metadata.author, subject: c.metadata.subject, keywords: c.metadata.keywords, language: c.metadata.language } : null,
+          metadata: c.metadata
+            ? {
+                author: c.metadata.author,
+                subject: c.metadata.subject,
+                keywords: c.metadata.keywords,
+                language: c.metadata.language,
+              }
+            : null,
           sampleData: c.sampleData ?? null,
         }
       : null,

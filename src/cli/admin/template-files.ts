@@ -42,13 +42,15 @@ export const CONTENT_OPTIONS: Record<string, OptionSpec> = {
 export async function readContent(values: Values): Promise<TemplateVersionContent> {
   const body = await readText('--file', str(values.file));
   const css = values.css === undefined ? '' : await readText('--css', str(values.css));
-  const variables = values.variables === undefined ? [] : parseVariables(await readJson('--variables', str(values.variables)));
+  const variables =
+    values.variables === undefined ? [] : parseVariables(await readJson('--variables', str(values.variables)));
   const partials = values.partials === undefined ? {} : await readPartials(str(values.partials));
   const content = create(TemplateVersionContentSchema, { body, css, partials, variables });
   if (values['pdf-options'] !== undefined) content.pdfOptions = await readPdfOptions(str(values['pdf-options']));
   if (values.title !== undefined) content.title = str(values.title);
   if (values.metadata !== undefined) content.metadata = await readMetadata(str(values.metadata));
-  if (values['sample-data'] !== undefined) content.sampleData = (await readJsonObject('--sample-data', str(values['sample-data']))) as JsonObject;
+  if (values['sample-data'] !== undefined)
+    content.sampleData = (await readJsonObject('--sample-data', str(values['sample-data']))) as JsonObject;
   return content;
 }
 
@@ -56,7 +58,9 @@ async function readText(flag: string, file: string): Promise<string> {
   try {
     return await readFile(file, 'utf8');
   } catch (err) {
-    throw new UsageError(`${flag} ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new UsageError(
+      `${flag} ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
 }
 
@@ -86,11 +90,16 @@ export function parseVariables(value: unknown): VariableDeclaration[] {
     const where = key === undefined ? `--variables: entry ${i}` : `--variables: ${JSON.stringify(key)}`;
     if (!isPlainObject(raw)) throw new UsageError(`${where} must be an object`);
     const unknown = Object.keys(raw).filter((k) => !VARIABLE_KEYS.includes(k) || (key !== undefined && k === 'name'));
-    if (unknown.length > 0) throw new UsageError(`${where}: unknown field ${JSON.stringify(unknown[0])} (use ${VARIABLE_KEYS.filter((k) => key === undefined || k !== 'name').join(', ')})`);
+    if (unknown.length > 0)
+      throw new UsageError(
+        `${where}: unknown field ${JSON.stringify(unknown[0])} (use ${VARIABLE_KEYS.filter((k) => key === undefined || k !== 'name').join(', ')})`,
+      );
     const name = key ?? raw.name;
     if (typeof name !== 'string' || name === '') throw new UsageError(`${where}: "name" must be a non-empty string`);
-    if (raw.required !== undefined && typeof raw.required !== 'boolean') throw new UsageError(`${where}: "required" must be true or false`);
-    if (raw.description !== undefined && typeof raw.description !== 'string') throw new UsageError(`${where}: "description" must be a string`);
+    if (raw.required !== undefined && typeof raw.required !== 'boolean')
+      throw new UsageError(`${where}: "required" must be true or false`);
+    if (raw.description !== undefined && typeof raw.description !== 'string')
+      throw new UsageError(`${where}: "description" must be a string`);
     return create(VariableDeclarationSchema, {
       name,
       required: raw.required === true,
@@ -106,12 +115,15 @@ async function readPartials(path: string): Promise<Record<string, string>> {
   try {
     isDirectory = (await stat(path)).isDirectory();
   } catch (err) {
-    throw new UsageError(`--partials ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new UsageError(
+      `--partials ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
   if (!isDirectory) {
     const value = await readJsonObject('--partials', path);
     for (const [name, text] of Object.entries(value)) {
-      if (typeof text !== 'string') throw new UsageError(`--partials ${path}: partial ${JSON.stringify(name)} must be a string of Liquid`);
+      if (typeof text !== 'string')
+        throw new UsageError(`--partials ${path}: partial ${JSON.stringify(name)} must be a string of Liquid`);
     }
     return value as Record<string, string>;
   }
@@ -120,7 +132,8 @@ async function readPartials(path: string): Promise<Record<string, string>> {
     const full = join(path, file);
     if (file.startsWith('.') || !(await stat(full)).isFile()) continue;
     const name = basename(file, extname(file));
-    if (Object.hasOwn(partials, name)) throw new UsageError(`--partials ${path}: two files give the partial name ${JSON.stringify(name)}`);
+    if (Object.hasOwn(partials, name))
+      throw new UsageError(`--partials ${path}: two files give the partial name ${JSON.stringify(name)}`);
     partials[name] = await readText('--partials', full);
   }
   return partials;
@@ -160,38 +173,52 @@ async function readJsonObjectFlag(flag: string, value: string): Promise<Record<s
 async function readMetadata(value: string) {
   const o = await readJsonObjectFlag('--metadata', value);
   const unknown = Object.keys(o).filter((k) => !METADATA_KEYS.includes(k));
-  if (unknown.length > 0) throw new UsageError(`--metadata: unknown field ${JSON.stringify(unknown[0])} (use ${METADATA_KEYS.join(', ')})`);
-  for (const key of METADATA_KEYS) if (o[key] !== undefined && typeof o[key] !== 'string') throw new UsageError(`--metadata: "${key}" must be a string`);
+  if (unknown.length > 0)
+    throw new UsageError(`--metadata: unknown field ${JSON.stringify(unknown[0])} (use ${METADATA_KEYS.join(', ')})`);
+  for (const key of METADATA_KEYS)
+    if (o[key] !== undefined && typeof o[key] !== 'string')
+      throw new UsageError(`--metadata: "${key}" must be a string`);
   return create(DocumentMetadataSchema, o as Record<string, string>);
 }
 
 function readProtection(value: unknown) {
   if (value === undefined || value === null) return undefined;
-  if (!isPlainObject(value)) throw new UsageError('--pdf-options: "protection" must be an object {ownerPassword, userPassword, allowPrinting, allowCopying, allowModifying}');
+  if (!isPlainObject(value))
+    throw new UsageError(
+      '--pdf-options: "protection" must be an object {ownerPassword, userPassword, allowPrinting, allowCopying, allowModifying}',
+    );
   const unknown = Object.keys(value).filter((k) => !PROTECTION_KEYS.includes(k));
-  if (unknown.length > 0) throw new UsageError(`--pdf-options: unknown protection field ${JSON.stringify(unknown[0])} (use ${PROTECTION_KEYS.join(', ')})`);
+  if (unknown.length > 0)
+    throw new UsageError(
+      `--pdf-options: unknown protection field ${JSON.stringify(unknown[0])} (use ${PROTECTION_KEYS.join(', ')})`,
+    );
   return create(PdfProtectionSchema, value as Record<string, never>);
 }
 
 async function readPdfOptions(value: string) {
   const parsed = await readJsonObjectFlag('--pdf-options', value);
   const unknown = Object.keys(parsed).filter((k) => !PDF_KEYS.includes(k));
-  if (unknown.length > 0) throw new UsageError(`--pdf-options: unknown field ${JSON.stringify(unknown[0])} (use ${PDF_KEYS.join(', ')})`);
+  if (unknown.length > 0)
+    throw new UsageError(`--pdf-options: unknown field ${JSON.stringify(unknown[0])} (use ${PDF_KEYS.join(', ')})`);
   const d = DEFAULT_PDF_OPTIONS;
   const o = parsed;
   const typed = (key: string, type: 'string' | 'boolean' | 'number') => {
-    if (o[key] !== undefined && typeof o[key] !== type) throw new UsageError(`--pdf-options: "${key}" must be a ${type}`);
+    if (o[key] !== undefined && typeof o[key] !== type)
+      throw new UsageError(`--pdf-options: "${key}" must be a ${type}`);
     return o[key] as never;
   };
   let margins = { ...d.margins };
   if (typeof o.margins === 'string') margins = { top: o.margins, right: o.margins, bottom: o.margins, left: o.margins };
   else if (isPlainObject(o.margins)) {
     for (const [side, v] of Object.entries(o.margins)) {
-      if (!['top', 'right', 'bottom', 'left'].includes(side)) throw new UsageError(`--pdf-options: unknown margin ${JSON.stringify(side)}`);
-      if (typeof v !== 'string' && typeof v !== 'number') throw new UsageError(`--pdf-options: margin ${side} must be a CSS length such as "10mm"`);
+      if (!['top', 'right', 'bottom', 'left'].includes(side))
+        throw new UsageError(`--pdf-options: unknown margin ${JSON.stringify(side)}`);
+      if (typeof v !== 'string' && typeof v !== 'number')
+        throw new UsageError(`--pdf-options: margin ${side} must be a CSS length such as "10mm"`);
       margins[side as keyof typeof margins] = String(v);
     }
-  } else if (o.margins !== undefined) throw new UsageError('--pdf-options: "margins" must be a length or an object {top, right, bottom, left}');
+  } else if (o.margins !== undefined)
+    throw new UsageError('--pdf-options: "margins" must be a length or an object {top, right, bottom, left}');
   // Sent in full: a proto3 message cannot say "unset", so the defaults are filled in here.
   return create(PdfOptionsSchema, {
     pageSize: typed('pageSize', 'string') ?? d.pageSize,

@@ -4,7 +4,11 @@ import { MemberRole } from '../../gen/docgen/admin/v1/identity_pb.js';
 import { need, page, PAGE_OPTIONS, str, UsageError, type Command } from './command.ts';
 import { iso, more, table, time } from './output.ts';
 
-const ROLES: Record<string, MemberRole> = { owner: MemberRole.OWNER, editor: MemberRole.EDITOR, viewer: MemberRole.VIEWER };
+const ROLES: Record<string, MemberRole> = {
+  owner: MemberRole.OWNER,
+  editor: MemberRole.EDITOR,
+  viewer: MemberRole.VIEWER,
+};
 
 function role(value: string | boolean | undefined): MemberRole {
   const r = ROLES[str(value).toLowerCase()];
@@ -23,10 +27,20 @@ export const userCommands: Command[] = [
     synopsis: '--workspace WS_ID --email EMAIL --role owner|editor|viewer [--name DISPLAY_NAME]',
     summary: 'Add a person to a workspace; prints a single-use link (72 h) where they set their password.',
     positionals: [],
-    options: { workspace: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, name: { type: 'string' } },
+    options: {
+      workspace: { type: 'string' },
+      email: { type: 'string' },
+      role: { type: 'string' },
+      name: { type: 'string' },
+    },
     required: ['workspace', 'email', 'role'],
     async run({ values, clients, print }) {
-      const res = await clients.users.inviteUser({ workspaceId: str(values.workspace), email: str(values.email), role: role(values.role), displayName: str(values.name) });
+      const res = await clients.users.inviteUser({
+        workspaceId: str(values.workspace),
+        email: str(values.email),
+        role: role(values.role),
+        displayName: str(values.name),
+      });
       const user = need(res.user);
       print({ id: user.id, inviteUrl: res.inviteUrl }, inviteText(user, res.inviteUrl, time(res.inviteExpiresAt)));
     },
@@ -94,7 +108,14 @@ export const userCommands: Command[] = [
         { events: res.events.map(auditJson), nextPageToken: res.nextPageToken || null },
         table(
           ['TIME', 'ACTOR', 'ACTION', 'TARGET', 'WORKSPACE', 'DETAIL'],
-          res.events.map((e) => [time(e.occurredAt), e.actor, e.action, e.targetId || '-', e.workspaceId || '-', e.detail]),
+          res.events.map((e) => [
+            time(e.occurredAt),
+            e.actor,
+            e.action,
+            e.targetId || '-',
+            e.workspaceId || '-',
+            e.detail,
+          ]),
         ) + more(res.nextPageToken),
       );
     },
@@ -107,9 +128,25 @@ function state(u: User): string {
 }
 
 function userJson(u: User) {
-  return { id: u.id, email: u.email, displayName: u.displayName, disabled: u.disabled, hasPassword: u.hasPassword, createdAt: iso(u.createdAt), updatedAt: iso(u.updatedAt) };
+  return {
+    id: u.id,
+    email: u.email,
+    displayName: u.displayName,
+    disabled: u.disabled,
+    hasPassword: u.hasPassword,
+    createdAt: iso(u.createdAt),
+    updatedAt: iso(u.updatedAt),
+  };
 }
 
 function auditJson(e: AuditEvent) {
-  return { id: e.id, workspaceId: e.workspaceId || null, actor: e.actor, action: e.action, targetId: e.targetId, occurredAt: iso(e.occurredAt), detail: e.detail };
+  return {
+    id: e.id,
+    workspaceId: e.workspaceId || null,
+    actor: e.actor,
+    action: e.action,
+    targetId: e.targetId,
+    occurredAt: iso(e.occurredAt),
+    detail: e.detail,
+  };
 }

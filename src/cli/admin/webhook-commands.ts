@@ -9,7 +9,12 @@ export const webhookCommands: Command[] = [
     synopsis: '--workspace WS_ID --url URL --events EVENT[,EVENT] [--description TEXT]',
     summary: 'Create a webhook endpoint; its signing secret is printed once.',
     positionals: [],
-    options: { workspace: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' } },
+    options: {
+      workspace: { type: 'string' },
+      url: { type: 'string' },
+      events: { type: 'string' },
+      description: { type: 'string' },
+    },
     required: ['workspace', 'url', 'events'],
     async run({ values, clients, print }) {
       const res = await clients.webhooks.createWebhookEndpoint({
@@ -72,7 +77,8 @@ export const webhookCommands: Command[] = [
   {
     path: ['webhook', 'test'],
     synopsis: 'WHE_ID',
-    summary: 'Send a signed test event (generation.completed-shaped, "test": true) to the endpoint; it is recorded as a delivery.',
+    summary:
+      'Send a signed test event (generation.completed-shaped, "test": true) to the endpoint; it is recorded as a delivery.',
     positionals: ['WHE_ID'],
     options: {},
     async run({ args, clients, print }) {

@@ -28,7 +28,15 @@ export const workspaceCommands: Command[] = [
     options: {},
     async run({ args, clients, print }) {
       const w = need((await clients.workspaces.getWorkspace({ id: args[0]! })).workspace);
-      print(workspaceJson(w), fields([['id', w.id], ['name', w.name], ['created', time(w.createdAt)], ['retention', retentionText(w.retention)]]));
+      print(
+        workspaceJson(w),
+        fields([
+          ['id', w.id],
+          ['name', w.name],
+          ['created', time(w.createdAt)],
+          ['retention', retentionText(w.retention)],
+        ]),
+      );
     },
   },
   {
@@ -38,7 +46,8 @@ export const workspaceCommands: Command[] = [
     positionals: ['WS_ID'],
     options: { name: { type: 'string' }, retention: { type: 'string' } },
     async run({ args, values, clients, print }) {
-      if (values.name === undefined && values.retention === undefined) throw new UsageError('nothing to change: give --name and/or --retention');
+      if (values.name === undefined && values.retention === undefined)
+        throw new UsageError('nothing to change: give --name and/or --retention');
       let retention: Duration | undefined;
       if (values.retention !== undefined) {
         const text = str(values.retention);
@@ -67,14 +76,22 @@ export const workspaceCommands: Command[] = [
       const res = await clients.workspaces.listWorkspaces(page(values));
       print(
         { workspaces: res.workspaces.map(workspaceJson), nextPageToken: res.nextPageToken || null },
-        table(['ID', 'NAME', 'CREATED'], res.workspaces.map((w) => [w.id, w.name, time(w.createdAt)])) + more(res.nextPageToken),
+        table(
+          ['ID', 'NAME', 'CREATED'],
+          res.workspaces.map((w) => [w.id, w.name, time(w.createdAt)]),
+        ) + more(res.nextPageToken),
       );
     },
   },
 ];
 
 function workspaceJson(w: Workspace) {
-  return { id: w.id, name: w.name, createdAt: iso(w.createdAt), retention: w.retention ? formatRetention(Number(w.retention.seconds)) : null };
+  return {
+    id: w.id,
+    name: w.name,
+    createdAt: iso(w.createdAt),
+    retention: w.retention ? formatRetention(Number(w.retention.seconds)) : null,
+  };
 }
 
 function retentionText(retention: Duration | undefined): string {

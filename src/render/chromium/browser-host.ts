@@ -6,7 +6,13 @@
 import { rm } from 'node:fs/promises';
 import puppeteer from 'puppeteer';
 import type { Browser, BrowserContext } from 'puppeteer';
-import { chromiumFlags, devShmIsRoomy, ignoredDefaultArgs, isExecutable, resolveChromiumExecutable } from './launch-options.ts';
+import {
+  chromiumFlags,
+  devShmIsRoomy,
+  ignoredDefaultArgs,
+  isExecutable,
+  resolveChromiumExecutable,
+} from './launch-options.ts';
 import { chromiumEnvironment } from '../fonts/chromium-fontconfig.ts';
 import { killTree, listProcesses, treeRss, waitForGroupExit } from './process-tree.ts';
 import { createProfileDir } from './profile-dirs.ts';

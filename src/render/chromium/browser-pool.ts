@@ -229,7 +229,9 @@ export class BrowserPool {
     preferWarmPages(this.cluster);
     // One empty job per page: puppeteer-cluster opens its workers (our pages) lazily.
     await Promise.all(
-      Array.from({ length: this.options.concurrency }, () => this.cluster!.execute(null, async () => undefined).catch(() => {})),
+      Array.from({ length: this.options.concurrency }, () =>
+        this.cluster!.execute(null, async () => undefined).catch(() => {}),
+      ),
     );
   }
 
@@ -244,18 +246,21 @@ export class BrowserPool {
       return Promise.reject(new RenderError('BROWSER_UNAVAILABLE', 'The browser pool is not running'));
     }
     const problems = validatePdfOptions(pdfOptions, { rendered: true });
-    if (problems.length > 0) return Promise.reject(new RenderError('INVALID_TEMPLATE', `Invalid PDF options: ${problems.join('; ')}`));
+    if (problems.length > 0)
+      return Promise.reject(new RenderError('INVALID_TEMPLATE', `Invalid PDF options: ${problems.join('; ')}`));
     const htmlBytes = Buffer.byteLength(html);
     if (htmlBytes > this.options.maxHtmlBytes) {
       const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
       return Promise.reject(
-        new RenderError('DOCUMENT_TOO_LARGE', `The rendered document is ${mb(htmlBytes)} of HTML, more than the ${mb(this.options.maxHtmlBytes)} that can be printed; split it or show fewer rows`),
+        new RenderError(
+          'DOCUMENT_TOO_LARGE',
+          `The rendered document is ${mb(htmlBytes)} of HTML, more than the ${mb(this.options.maxHtmlBytes)} that can be printed; split it or show fewer rows`,
+        ),
       );
     }
 
     return new Promise<Buffer>((resolve, reject) => {
       const timeoutMs = Math.max(1, options.timeoutMs);
-      let timer: NodeJS.Timeout | undefined;
       const job: Job = {
         html,
         assets: options.assets,
@@ -276,20 +281,26 @@ export class BrowserPool {
       };
       this.jobs.add(job);
       // Also bounds the wait for a free page; runJob() skips a job whose deadline passed.
-      timer = setTimeout(() => {
+      // (job.reject reads `timer`; nothing calls it before this line.)
+      const timer = setTimeout(() => {
         job.reject(new RenderError('RENDER_TIMEOUT', `PDF rendering did not finish within ${timeoutMs} ms`));
       }, timeoutMs);
       // Job data is only a label: puppeteer-cluster's debug logging prints job data.
-      cluster.execute('render', ({ page }) => this.runJob(page, job)).then(
-        (pdf: Buffer) => {
-          if (job.settled) return;
-          job.settled = true;
-          clearTimeout(timer);
-          this.jobs.delete(job);
-          resolve(pdf);
-        },
-        (err: unknown) => job.reject(err instanceof RenderError ? err : new RenderError('INTERNAL', 'PDF rendering failed', { cause: err })),
-      );
+      cluster
+        .execute('render', ({ page }) => this.runJob(page, job))
+        .then(
+          (pdf: Buffer) => {
+            if (job.settled) return;
+            job.settled = true;
+            clearTimeout(timer);
+            this.jobs.delete(job);
+            resolve(pdf);
+          },
+          (err: unknown) =>
+            job.reject(
+              err instanceof RenderError ? err : new RenderError('INTERNAL', 'PDF rendering failed', { cause: err }),
+            ),
+        );
     });
   }
 
@@ -401,8 +412,7 @@ export class BrowserPool {
       if (err instanceof RenderError) error = err;
       else if (pageCrashed || owner?.dead || isDisconnectError(err)) {
         error = new RenderError('BROWSER_CRASHED', 'The browser crashed while rendering', { cause: err });
-      }
-      else error = new RenderError('INTERNAL', 'PDF rendering failed', { cause: err });
+      } else error = new RenderError('INTERNAL', 'PDF rendering failed', { cause: err });
       if (error.code !== 'RENDER_TIMEOUT') this.counters.failures += 1;
       this.emit({ type: 'render', ok: false, durationMs: Date.now() - started, code: error.code });
       throw error;
@@ -417,7 +427,9 @@ export class BrowserPool {
     setPageAssets(page, job.assets);
     const loadTimeoutMs = this.options.loadTimeoutMs;
     try {
-      const refused = await timeStage(job.onStage, 'header_footer_check', () => checkHeaderFooter(page, job.pdfOptions, loadTimeoutMs));
+      const refused = await timeStage(job.onStage, 'header_footer_check', () =>
+        checkHeaderFooter(page, job.pdfOptions, loadTimeoutMs),
+      );
       if (refused) throw refused;
       // Straight through the DevTools protocol (devtools-print.ts): no navigation, so no request
       // to intercept for the document itself.
@@ -432,7 +444,10 @@ export class BrowserPool {
     } catch (err) {
       // The same ranges fail the same way every time: the version's fault, not the browser's.
       if (/page range/i.test(String((err as Error)?.message))) {
-        throw new RenderError('INVALID_TEMPLATE', `pdfOptions.pageRanges "${job.pdfOptions.pageRanges}" asks for pages the document does not have`);
+        throw new RenderError(
+          'INVALID_TEMPLATE',
+          `pdfOptions.pageRanges "${job.pdfOptions.pageRanges}" asks for pages the document does not have`,
+        );
       }
       throw err;
     } finally {

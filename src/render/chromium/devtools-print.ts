@@ -91,7 +91,11 @@ export async function setDocument(page: Page, html: string, timeoutMs: number): 
       await loaded;
       // Web fonts (data: URLs) may still be decoding after the load event; puppeteer's pdf()
       // waits for the same promise. Evaluation by the protocol runs with the page's scripts off.
-      await session.send('Runtime.evaluate', { expression: 'document.fonts.ready.then(() => true)', awaitPromise: true, returnByValue: true });
+      await session.send('Runtime.evaluate', {
+        expression: 'document.fonts.ready.then(() => true)',
+        awaitPromise: true,
+        returnByValue: true,
+      });
       return true as const;
     })();
     ready.catch(() => {}); // after a time-out nobody waits for it

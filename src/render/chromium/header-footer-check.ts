@@ -59,14 +59,23 @@ export async function checkHeaderFooter(
     found.push({ slot: slots.includes(slot as 'header') ? slot : slots[0]!, what });
   });
   try {
-    const frames = slots.map((slot) => `<iframe name="${slot}" srcdoc="${attribute(templates[`${slot}Template`])}"></iframe>`);
+    const frames = slots.map(
+      (slot) => `<iframe name="${slot}" srcdoc="${attribute(templates[`${slot}Template`])}"></iframe>`,
+    );
     const started = Date.now();
-    await page.setContent(`<!doctype html><html><body>${frames.join('')}</body></html>`, { waitUntil: 'load', timeout: timeoutMs });
+    await page.setContent(`<!doctype html><html><body>${frames.join('')}</body></html>`, {
+      waitUntil: 'load',
+      timeout: timeoutMs,
+    });
     // Preloads do not hold up the load event, and their requests can be reported just after it.
     await page.waitForNetworkIdle({ idleTime: SETTLE_MS, timeout: Math.max(1, timeoutMs - (Date.now() - started)) });
   } catch (err) {
     if (found.length === 0) {
-      return new RenderError('PAGE_LOAD_TIMEOUT', `The header or footer template did not finish loading within ${timeoutMs} ms`, { cause: err });
+      return new RenderError(
+        'PAGE_LOAD_TIMEOUT',
+        `The header or footer template did not finish loading within ${timeoutMs} ms`,
+        { cause: err },
+      );
     }
   } finally {
     stop();

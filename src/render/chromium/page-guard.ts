@@ -68,5 +68,9 @@ export async function guardPage(page: Page, hooks: PageGuardHooks = {}): Promise
     // 'aborted' cancels a navigation without committing an error page in its place.
     request.abort(request.isNavigationRequest() ? 'aborted' : 'blockedbyclient').catch(() => {});
   });
-  await Promise.all([page.setJavaScriptEnabled(false), page.setRequestInterception(true), page.setBypassServiceWorker(true)]);
+  await Promise.all([
+    page.setJavaScriptEnabled(false),
+    page.setRequestInterception(true),
+    page.setBypassServiceWorker(true),
+  ]);
 }

@@ -62,7 +62,8 @@ export function processTree(
     const pid = stack.pop()!;
     if (found.has(pid)) continue;
     // A root that is gone, or whose pid now belongs to a process outside its group, has no tree.
-    if (pid === rootPid && !processes.some((p) => p.pid === rootPid && (!requireLeader || p.pgid === rootPid))) continue;
+    if (pid === rootPid && !processes.some((p) => p.pid === rootPid && (!requireLeader || p.pgid === rootPid)))
+      continue;
     found.add(pid);
     stack.push(...(children.get(pid) ?? []));
   }
@@ -104,7 +105,11 @@ export function pssBytes(pid: number): number {
  * process's page tables: for a browser with 4 pages that was about 30 ms of CPU per
  * measurement, where /proc/<pid>/status costs next to nothing. `pssBytes` is null when skipped.
  */
-export function treeRss(rootPid: number, pssAboveBytes: number, processes: ProcessInfo[] = listProcesses()): { rssBytes: number; pssBytes: number | null } {
+export function treeRss(
+  rootPid: number,
+  pssAboveBytes: number,
+  processes: ProcessInfo[] = listProcesses(),
+): { rssBytes: number; pssBytes: number | null } {
   const pids = processTree(rootPid, processes);
   let rss = 0;
   for (const pid of pids) rss += rssBytes(pid);

@@ -84,4 +84,3 @@ export async function removeStaleProfileDirs(tmpDir: string): Promise<string[]> 
   }
   return removed;
 }
-

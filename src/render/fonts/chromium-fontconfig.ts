@@ -13,21 +13,28 @@ export const DEFAULT_FONTS_DIR = fileURLToPath(new URL('../../../build/fonts', i
 export const FONTCONFIG_FILE_NAME = 'fonts.conf';
 
 export type FontconfigChoice =
-  | { ok: true; file: string | null; source: 'subsets' | 'system' | 'configured' }
-  | { ok: false; problem: string };
+  { ok: true; file: string | null; source: 'subsets' | 'system' | 'configured' } | { ok: false; problem: string };
 
 export function resolveChromiumFontconfig(setting: string, fontsDir = DEFAULT_FONTS_DIR): FontconfigChoice {
   const value = setting.trim();
   if (value === 'system') return { ok: true, file: null, source: 'system' };
   if (value === '' || value === 'auto') {
     const built = join(fontsDir, FONTCONFIG_FILE_NAME);
-    return existsSync(built) ? { ok: true, file: built, source: 'subsets' } : { ok: true, file: null, source: 'system' };
+    return existsSync(built)
+      ? { ok: true, file: built, source: 'subsets' }
+      : { ok: true, file: null, source: 'system' };
   }
   if (!value.startsWith('/')) {
-    return { ok: false, problem: `DOCGEN_CHROMIUM_FONTCONFIG=${JSON.stringify(value)} is not valid. Use auto, system or an absolute path to a fontconfig file.` };
+    return {
+      ok: false,
+      problem: `DOCGEN_CHROMIUM_FONTCONFIG=${JSON.stringify(value)} is not valid. Use auto, system or an absolute path to a fontconfig file.`,
+    };
   }
   if (!existsSync(value)) {
-    return { ok: false, problem: `DOCGEN_CHROMIUM_FONTCONFIG=${value} does not exist. Build it with \`docgen fonts build --out ${dirname(value)}\`, or use auto or system.` };
+    return {
+      ok: false,
+      problem: `DOCGEN_CHROMIUM_FONTCONFIG=${value} does not exist. Build it with \`docgen fonts build --out ${dirname(value)}\`, or use auto or system.`,
+    };
   }
   return { ok: true, file: value, source: 'configured' };
 }

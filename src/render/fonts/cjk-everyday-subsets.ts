@@ -47,7 +47,8 @@ export function planEverydaySubsets(faces: readonly CollectionFace[], stem: stri
     if (!region || /\bMono\b/.test(face.family)) return;
     const standard = nationalStandard(region);
     const codepoints = [...face.codepoints].filter((c) => isEveryday(c) || standard.has(c)).sort((a, b) => a - b);
-    if (codepoints.length > 0) plans.push({ fileName: `${stem}.f${String(faceIndex).padStart(2, '0')}.otf`, faceIndex, codepoints });
+    if (codepoints.length > 0)
+      plans.push({ fileName: `${stem}.f${String(faceIndex).padStart(2, '0')}.otf`, faceIndex, codepoints });
   });
   return plans;
 }
@@ -69,16 +70,40 @@ export function nationalStandard(region: CjkRegion): ReadonlySet<number> {
     switch (region) {
       case 'JP':
         decodeInto(chars, 'euc-jp', [0xa1, 0xfe], euc); // JIS X 0208
-        decodeInto(chars, 'shift_jis', [0xed, 0xfc], [[0x40, 0x7e], [0x80, 0xfc]]); // NEC and IBM additions (髙, 﨑)
+        decodeInto(
+          chars,
+          'shift_jis',
+          [0xed, 0xfc],
+          [
+            [0x40, 0x7e],
+            [0x80, 0xfc],
+          ],
+        ); // NEC and IBM additions (髙, 﨑)
         break;
       case 'SC':
         decodeInto(chars, 'gbk', [0xa1, 0xf7], euc); // GB 2312
         break;
       case 'TC':
-        decodeInto(chars, 'big5', [0xa1, 0xf9], [[0x40, 0x7e], [0xa1, 0xfe]]); // Big5
+        decodeInto(
+          chars,
+          'big5',
+          [0xa1, 0xf9],
+          [
+            [0x40, 0x7e],
+            [0xa1, 0xfe],
+          ],
+        ); // Big5
         break;
       case 'HK':
-        decodeInto(chars, 'big5', [0x87, 0xfe], [[0x40, 0x7e], [0xa1, 0xfe]]); // Big5 and HKSCS
+        decodeInto(
+          chars,
+          'big5',
+          [0x87, 0xfe],
+          [
+            [0x40, 0x7e],
+            [0xa1, 0xfe],
+          ],
+        ); // Big5 and HKSCS
         break;
       case 'KR':
         decodeInto(chars, 'euc-kr', [0xa1, 0xfe], euc); // KS X 1001
@@ -90,7 +115,12 @@ export function nationalStandard(region: CjkRegion): ReadonlySet<number> {
   return set;
 }
 
-function decodeInto(set: Set<number>, encoding: string, leads: [number, number], trails: Array<[number, number]>): void {
+function decodeInto(
+  set: Set<number>,
+  encoding: string,
+  leads: [number, number],
+  trails: Array<[number, number]>,
+): void {
   const decoder = new TextDecoder(encoding);
   const bytes = new Uint8Array(2);
   for (let lead = leads[0]; lead <= leads[1]; lead += 1) {

@@ -58,7 +58,9 @@ export interface BuildCjkSubsetsOptions {
   log?: (line: string) => void;
 }
 
-export async function buildCjkSubsets(options: BuildCjkSubsetsOptions): Promise<CjkSubsetsManifest & { fontconfigFile: string }> {
+export async function buildCjkSubsets(
+  options: BuildCjkSubsetsOptions,
+): Promise<CjkSubsetsManifest & { fontconfigFile: string }> {
   const log = options.log ?? (() => {});
   await requireTool('hb-subset', 'Debian package libharfbuzz-bin');
   await requireTool('fc-query', 'Debian package fontconfig');
@@ -82,7 +84,11 @@ export async function buildCjkSubsets(options: BuildCjkSubsetsOptions): Promise<
       basename(source, '.ttc'),
     );
     for (const plan of plans) {
-      entries.push({ fileName: plan.fileName, families: faces[plan.faceIndex]!.families, languages: faces[plan.faceIndex]!.languages });
+      entries.push({
+        fileName: plan.fileName,
+        families: faces[plan.faceIndex]!.families,
+        languages: faces[plan.faceIndex]!.languages,
+      });
       jobs.push(() => cutSubset(source, plan, subsetDir));
     }
     log(`${basename(source)}: ${plans.length} of ${faces.length} faces`);
@@ -113,12 +119,17 @@ interface FaceInfo {
 async function collectionFaces(source: string): Promise<FaceInfo[]> {
   const opened = fontkit.openSync(source);
   if (!('fonts' in opened)) throw new Error(`${source} is not a font collection`);
-  const { stdout } = await run('fc-query', ['--format', '%{index}\t%{family}\t%{lang}\n', source], { maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await run('fc-query', ['--format', '%{index}\t%{family}\t%{lang}\n', source], {
+    maxBuffer: 16 * 1024 * 1024,
+  });
   const described = new Map<number, { families: string[]; languages: string[] }>();
   for (const line of stdout.split('\n')) {
     const [index, families, languages] = line.split('\t');
     if (!index || !families) continue;
-    described.set(Number(index), { families: families.split(','), languages: (languages ?? '').split('|').filter(Boolean) });
+    described.set(Number(index), {
+      families: families.split(','),
+      languages: (languages ?? '').split('|').filter(Boolean),
+    });
   }
   return opened.fonts.map((font, index) => {
     const info = described.get(index);
@@ -156,7 +167,9 @@ async function cutSubset(source: string, plan: EverydaySubset, subsetDir: string
   const { stdout } = await run('fc-query', ['--format', '%{charset}', output]);
   const mapped = countCharset(stdout);
   if (mapped !== plan.codepoints.length) {
-    throw new Error(`${plan.fileName}: fontconfig reads ${mapped} characters, ${plan.codepoints.length} were asked for`);
+    throw new Error(
+      `${plan.fileName}: fontconfig reads ${mapped} characters, ${plan.codepoints.length} were asked for`,
+    );
   }
 }
 

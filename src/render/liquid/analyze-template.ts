@@ -76,14 +76,18 @@ function checkDeclarations(content: TemplateVersionContent): string[] {
   for (const d of content.variables) {
     const name = (d as { name?: unknown }).name;
     if (typeof name !== 'string' || !VARIABLE_NAME.test(name)) {
-      problems.push(`variable name ${JSON.stringify(name)} is not valid; use letters, digits, _ or -, starting with a letter or _`);
+      problems.push(
+        `variable name ${JSON.stringify(name)} is not valid; use letters, digits, _ or -, starting with a letter or _`,
+      );
       continue;
     }
     if (seen.has(name)) problems.push(`variable "${name}" is declared more than once`);
     seen.add(name);
     if (typeof d.required !== 'boolean') problems.push(`variable "${name}": required must be true or false`);
     if (d.required === true && d.default !== undefined) {
-      problems.push(`variable "${name}" is required and has a default, which would never be used; make it optional or drop the default`);
+      problems.push(
+        `variable "${name}" is required and has a default, which would never be used; make it optional or drop the default`,
+      );
     }
   }
   return problems;
@@ -95,7 +99,9 @@ function checkDeclarations(content: TemplateVersionContent): string[] {
  * partials referenced but missing, invalid variable declarations and invalid PDF options.
  */
 export function analyzeTemplate(content: TemplateVersionContent): string[] {
-  return findings(content).findings.filter((f) => f.diagnostic.severity === 'error').map((f) => f.text);
+  return findings(content)
+    .findings.filter((f) => f.diagnostic.severity === 'error')
+    .map((f) => f.text);
 }
 
 /** The same checks as analyzeTemplate, placed (source, line, column), plus warnings and suggestions. */
@@ -108,7 +114,13 @@ export function diagnoseTemplate(content: TemplateVersionContent): TemplateDiagn
     try {
       resolveVariables(content.variables, content.sampleData);
     } catch (err) {
-      diagnostics.push({ source: 'sample_data', line: 0, column: 0, message: `sample data: ${(err as Error).message}`, severity: 'warning' });
+      diagnostics.push({
+        source: 'sample_data',
+        line: 0,
+        column: 0,
+        message: `sample data: ${(err as Error).message}`,
+        severity: 'warning',
+      });
     }
   }
   return { diagnostics, suggestedVariables: result.undeclared };
@@ -133,7 +145,10 @@ function findings(content: TemplateVersionContent): { findings: Finding[]; undec
       liquid.parse(text, name);
       parsedPartials[name] = text;
     } catch (err) {
-      problems.push({ text: `partial ${JSON.stringify(name)}: ${firstLine(err)}`, diagnostic: liquidErrorDiagnostic(err, `partials/${name}`) });
+      problems.push({
+        text: `partial ${JSON.stringify(name)}: ${firstLine(err)}`,
+        diagnostic: liquidErrorDiagnostic(err, `partials/${name}`),
+      });
       parsedPartials[name] = ''; // analysed as empty; its syntax error is reported above
       everythingAnalysed = false;
     }
@@ -141,13 +156,23 @@ function findings(content: TemplateVersionContent): { findings: Finding[]; undec
 
   const sources: Source[] = [{ label: 'template body', source: 'body', text: content.body }];
   const pdf = content.pdfOptions as Partial<typeof content.pdfOptions> | undefined;
-  if (typeof pdf?.headerTemplate === 'string' && pdf.headerTemplate !== '') sources.push({ label: 'header template', source: 'header_template', text: pdf.headerTemplate });
-  if (typeof pdf?.footerTemplate === 'string' && pdf.footerTemplate !== '') sources.push({ label: 'footer template', source: 'footer_template', text: pdf.footerTemplate });
+  if (typeof pdf?.headerTemplate === 'string' && pdf.headerTemplate !== '')
+    sources.push({ label: 'header template', source: 'header_template', text: pdf.headerTemplate });
+  if (typeof pdf?.footerTemplate === 'string' && pdf.footerTemplate !== '')
+    sources.push({ label: 'footer template', source: 'footer_template', text: pdf.footerTemplate });
   if (typeof pdf?.firstPageHeaderTemplate === 'string' && pdf.firstPageHeaderTemplate !== '') {
-    sources.push({ label: 'first-page header template', source: 'first_page_header_template', text: pdf.firstPageHeaderTemplate });
+    sources.push({
+      label: 'first-page header template',
+      source: 'first_page_header_template',
+      text: pdf.firstPageHeaderTemplate,
+    });
   }
   if (typeof pdf?.firstPageFooterTemplate === 'string' && pdf.firstPageFooterTemplate !== '') {
-    sources.push({ label: 'first-page footer template', source: 'first_page_footer_template', text: pdf.firstPageFooterTemplate });
+    sources.push({
+      label: 'first-page footer template',
+      source: 'first_page_footer_template',
+      text: pdf.firstPageFooterTemplate,
+    });
   }
   for (const source of sources) {
     if (!/header|footer/.test(source.source)) continue;
@@ -156,7 +181,8 @@ function findings(content: TemplateVersionContent): { findings: Finding[]; undec
   }
   // The CSS and the title are Liquid too (rendered with the same variables).
   if (/{[{%]/.test(content.css)) sources.push({ label: 'CSS', source: 'css', text: content.css });
-  if (typeof content.title === 'string' && content.title !== '') sources.push({ label: 'title', source: 'title', text: content.title });
+  if (typeof content.title === 'string' && content.title !== '')
+    sources.push({ label: 'title', source: 'title', text: content.title });
 
   const declared = new Set(content.variables.map((d) => d.name));
   const declaredNames = [...declared];
@@ -173,7 +199,10 @@ function findings(content: TemplateVersionContent): { findings: Finding[]; undec
     try {
       templates = liquid.parse(source.text);
     } catch (err) {
-      problems.push({ text: `${source.label}: ${firstLine(err)}`, diagnostic: liquidErrorDiagnostic(err, source.source) });
+      problems.push({
+        text: `${source.label}: ${firstLine(err)}`,
+        diagnostic: liquidErrorDiagnostic(err, source.source),
+      });
       everythingAnalysed = false;
       continue;
     }
@@ -198,7 +227,10 @@ function findings(content: TemplateVersionContent): { findings: Finding[]; undec
         });
       }
     } catch (err) {
-      problems.push({ text: `${source.label}: ${firstLine(err)}`, diagnostic: liquidErrorDiagnostic(err, source.source) });
+      problems.push({
+        text: `${source.label}: ${firstLine(err)}`,
+        diagnostic: liquidErrorDiagnostic(err, source.source),
+      });
       everythingAnalysed = false;
     }
     for (const name of store.missing) {
@@ -207,15 +239,24 @@ function findings(content: TemplateVersionContent): { findings: Finding[]; undec
   }
 
   for (const [name, source] of missingPartials) {
-    problems.push(unplaced(source.source, `${source.label} references partial ${JSON.stringify(name)}, which this version does not define`));
+    problems.push(
+      unplaced(
+        source.source,
+        `${source.label} references partial ${JSON.stringify(name)}, which this version does not define`,
+      ),
+    );
   }
   for (const [name, { where, diagnostic }] of undeclared) {
-    problems.push({ text: `variable "${name}" is used in ${where} but not declared (${declaredText(declaredNames)})`, diagnostic });
+    problems.push({
+      text: `variable "${name}" is used in ${where} but not declared (${declaredText(declaredNames)})`,
+      diagnostic,
+    });
   }
   // Only when every source could be analysed: a parse error hides what the rest uses.
   if (everythingAnalysed) {
     for (const name of declaredNames) {
-      if (!used.has(name)) problems.push(unplaced('variables', `variable "${name}" is declared but not used`, 'warning'));
+      if (!used.has(name))
+        problems.push(unplaced('variables', `variable "${name}" is declared but not used`, 'warning'));
     }
   }
   return { findings: problems, undeclared: [...undeclared.keys()] };

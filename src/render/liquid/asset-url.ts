@@ -40,9 +40,22 @@ export function literalAssetNamesOf(content: {
   css: string;
   partials: Record<string, string>;
   title?: string | undefined;
-  pdfOptions: { headerTemplate: string; footerTemplate: string; firstPageHeaderTemplate?: string | undefined; firstPageFooterTemplate?: string | undefined };
+  pdfOptions: {
+    headerTemplate: string;
+    footerTemplate: string;
+    firstPageHeaderTemplate?: string | undefined;
+    firstPageFooterTemplate?: string | undefined;
+  };
 }): string[] {
   const o = content.pdfOptions;
-  const sources = [content.body, content.css, ...Object.values(content.partials), o.headerTemplate, o.footerTemplate, o.firstPageHeaderTemplate ?? '', o.firstPageFooterTemplate ?? ''];
+  const sources = [
+    content.body,
+    content.css,
+    ...Object.values(content.partials),
+    o.headerTemplate,
+    o.footerTemplate,
+    o.firstPageHeaderTemplate ?? '',
+    o.firstPageFooterTemplate ?? '',
+  ];
   return [...new Set(sources.flatMap((s) => (typeof s === 'string' ? literalAssetNames(s) : [])))];
 }

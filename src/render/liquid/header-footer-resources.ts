@@ -14,7 +14,8 @@ function attr(tag: string, name: string): string | undefined {
 
 /** What an author must change in a header or footer template, or undefined when it is fine. */
 export function headerFooterResourceProblem(text: string): string | undefined {
-  if (/<base[\s>]/i.test(text)) return 'sets a base URL (<base href>): not allowed; headers and footers cannot load anything';
+  if (/<base[\s>]/i.test(text))
+    return 'sets a base URL (<base href>): not allowed; headers and footers cannot load anything';
   for (const [tag] of text.matchAll(/<link\b[^>]*>/gi)) {
     const rel = (attr(tag, 'rel') ?? '').toLowerCase();
     const as = (attr(tag, 'as') ?? '').toLowerCase();
@@ -23,14 +24,17 @@ export function headerFooterResourceProblem(text: string): string | undefined {
     if (/\bstylesheet\b/.test(rel) || (/\bpreload\b/.test(rel) && as === 'style')) {
       return 'loads an external stylesheet: not allowed; put the CSS in a <style> element (or a data: URL)';
     }
-    if (/\bpreload\b/.test(rel) && as === 'font') return 'loads an external font: not allowed; embed the font as a data: URL in @font-face';
+    if (/\bpreload\b/.test(rel) && as === 'font')
+      return 'loads an external font: not allowed; embed the font as a data: URL in @font-face';
   }
   for (const m of text.matchAll(/@import\s+(?:url\(\s*)?(["']?)([^"')\s;]*)/gi)) {
-    if (!LIQUID_OR_DATA.test(m[2] ?? '')) return 'loads an external stylesheet (@import): not allowed; put the CSS in the <style> element itself';
+    if (!LIQUID_OR_DATA.test(m[2] ?? ''))
+      return 'loads an external stylesheet (@import): not allowed; put the CSS in the <style> element itself';
   }
   for (const [block] of text.matchAll(/@font-face\s*\{[^}]*\}/gi)) {
     for (const m of block.matchAll(/url\(\s*(["']?)([^"')]*)/gi)) {
-      if (!LIQUID_OR_DATA.test(m[2] ?? '')) return 'loads an external font (@font-face src): not allowed; embed the font as a data: URL';
+      if (!LIQUID_OR_DATA.test(m[2] ?? ''))
+        return 'loads an external font (@font-face src): not allowed; embed the font as a data: URL';
     }
   }
   return undefined;

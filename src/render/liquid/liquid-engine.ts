@@ -122,14 +122,21 @@ function htmlOf(value: unknown): string {
   return value instanceof SafeHtml ? value.html : escapeHtml(stringify(value));
 }
 
-const UNESCAPES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&#34;': '"', '&#39;': "'", '&quot;': '"' };
+const UNESCAPES: Record<string, string> = {
+  '&amp;': '&',
+  '&lt;': '<',
+  '&gt;': '>',
+  '&#34;': '"',
+  '&#39;': "'",
+  '&quot;': '"',
+};
 
 /** Deepest nesting of include/render/layout: a partial that includes itself fails at once
  * instead of running into the time-out (recursion with a condition, e.g. a tree, still works). */
 export const MAX_PARTIAL_DEPTH = 64;
 
 // liquidjs's tag classes as constructors we can extend (their constructors take parser internals).
-type TagConstructor = new (...args: any[]) => { render(ctx: Context, emitter: Emitter): unknown }; // eslint-disable-line @typescript-eslint/no-explicit-any
+type TagConstructor = new (...args: any[]) => { render(ctx: Context, emitter: Emitter): unknown }; // eslint-disable-line @typescript-eslint/no-explicit-any -- liquidjs's tag constructors take parser internals
 type TagClass = Parameters<Liquid['registerTag']>[1];
 
 /** The tag with a nesting counter around its render (renders are synchronous: one counter per engine). */
@@ -175,7 +182,10 @@ export interface LiquidEngineOptions {
   onAsset?: (name: string) => void;
 }
 
-export function createLiquidEngine(store: PartialStore, limitsOrOptions: LiquidLimits | LiquidEngineOptions = DEFAULT_LIQUID_LIMITS): Liquid {
+export function createLiquidEngine(
+  store: PartialStore,
+  limitsOrOptions: LiquidLimits | LiquidEngineOptions = DEFAULT_LIQUID_LIMITS,
+): Liquid {
   const options: LiquidEngineOptions = 'parseLimit' in limitsOrOptions ? { limits: limitsOrOptions } : limitsOrOptions;
   const limits = options.limits ?? DEFAULT_LIQUID_LIMITS;
   const output = options.output ?? 'html';
@@ -207,13 +217,16 @@ export function createLiquidEngine(store: PartialStore, limitsOrOptions: LiquidL
   liquid.registerFilter('escape', (v: unknown) => new SafeHtml(htmlOf(v)));
   liquid.registerFilter('xml_escape', (v: unknown) => new SafeHtml(htmlOf(v)));
   liquid.registerFilter('escape_once', (v: unknown) =>
-    v instanceof SafeHtml ? v : new SafeHtml(escapeHtml(stringify(v).replace(/&(amp|lt|gt|#34|#39|quot);/g, (m) => UNESCAPES[m]!))),
+    v instanceof SafeHtml
+      ? v
+      : new SafeHtml(escapeHtml(stringify(v).replace(/&(amp|lt|gt|#34|#39|quot);/g, (m) => UNESCAPES[m]!))),
   );
   liquid.registerFilter('newline_to_br', (v: unknown) => new SafeHtml(htmlOf(v).replace(/\r?\n/g, '<br />\n')));
   // `{{ 'logo.png' | asset_url }}`: the URL the renderer serves the workspace asset at.
   liquid.registerFilter('asset_url', (v: unknown) => {
     const name = stringify(v);
-    if (!ASSET_NAME.test(name)) throw new Error(`asset_url: ${JSON.stringify(name.slice(0, 100))} is not an asset name (e.g. 'logo.png')`);
+    if (!ASSET_NAME.test(name))
+      throw new Error(`asset_url: ${JSON.stringify(name.slice(0, 100))} is not an asset name (e.g. 'logo.png')`);
     options.onAsset?.(name);
     return new SafeHtml(assetUrl(name));
   });

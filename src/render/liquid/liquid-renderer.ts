@@ -184,11 +184,14 @@ export class LiquidRenderer {
         reject,
       };
       // While queued, only the caller's deadline applies (a wait is not the template's fault).
-      task.timer = setTimeout(() => {
-        const index = this.queue.indexOf(task);
-        if (index >= 0) this.queue.splice(index, 1);
-        this.fail(task, new RenderError('RENDER_TIMEOUT', 'Render timed out waiting for a Liquid worker'));
-      }, Math.max(0, deadline - Date.now()));
+      task.timer = setTimeout(
+        () => {
+          const index = this.queue.indexOf(task);
+          if (index >= 0) this.queue.splice(index, 1);
+          this.fail(task, new RenderError('RENDER_TIMEOUT', 'Render timed out waiting for a Liquid worker'));
+        },
+        Math.max(0, deadline - Date.now()),
+      );
       this.queue.push(task);
       this.dispatch();
     });
@@ -284,7 +287,10 @@ export class LiquidRenderer {
     if (!task) return;
     if (HEAP_LIMIT_DEATH.test(slot.stderr)) {
       this.counters.memoryKills += 1;
-      this.fail(task, new RenderError('LIQUID_MEMORY', `Liquid rendering exceeded its memory limit of ${this.options.memoryMb} MB`));
+      this.fail(
+        task,
+        new RenderError('LIQUID_MEMORY', `Liquid rendering exceeded its memory limit of ${this.options.memoryMb} MB`),
+      );
     } else {
       const how = signal ?? `code ${code}`;
       this.fail(task, new RenderError('INTERNAL', `Liquid worker exited (${how})`));
@@ -302,9 +308,12 @@ export class LiquidRenderer {
     if (this.startFailures > 3) {
       // A worker that cannot even start will not start on the next try either: back off.
       this.slots.splice(index, 1);
-      setTimeout(() => {
-        if (!this.stopped && this.slots.length < this.options.workers) this.slots.push(this.spawn());
-      }, Math.min(30_000, 250 * 2 ** this.startFailures)).unref();
+      setTimeout(
+        () => {
+          if (!this.stopped && this.slots.length < this.options.workers) this.slots.push(this.spawn());
+        },
+        Math.min(30_000, 250 * 2 ** this.startFailures),
+      ).unref();
       return;
     }
     this.slots[index] = this.spawn();
@@ -360,13 +369,19 @@ export class LiquidRenderer {
         slot.child.send(request, (err) => {
           if (err && slot.task === task) {
             this.release(slot);
-            this.fail(task, new RenderError('INTERNAL', 'Could not pass the render to a Liquid worker', { cause: err }));
+            this.fail(
+              task,
+              new RenderError('INTERNAL', 'Could not pass the render to a Liquid worker', { cause: err }),
+            );
           }
         });
       } catch (err) {
         // Variables that cannot be cloned (not JSON) are the caller's bug, not a template's.
         this.release(slot);
-        this.fail(task, new RenderError('INTERNAL', 'Variables could not be passed to the Liquid worker', { cause: err }));
+        this.fail(
+          task,
+          new RenderError('INTERNAL', 'Variables could not be passed to the Liquid worker', { cause: err }),
+        );
       }
     }
   }

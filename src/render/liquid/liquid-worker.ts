@@ -43,7 +43,13 @@ function describe(where: string, err: unknown): string {
   return `Liquid error in ${where}: ${authorFacingLiquidMessage(message)}`;
 }
 
-function renderPart(where: string, part: DiagnosticSource, source: string, request: LiquidRequest, engine: Liquid = liquid): string {
+function renderPart(
+  where: string,
+  part: DiagnosticSource,
+  source: string,
+  request: LiquidRequest,
+  engine: Liquid = liquid,
+): string {
   let templates: Template[];
   try {
     templates = engine.parse(source);
@@ -70,18 +76,30 @@ process.on('message', (request: LiquidRequest) => {
   try {
     store.set(request.partials);
     assets.clear();
-    const part = (where: string, at: DiagnosticSource, source: string) => (source === '' ? '' : renderPart(where, at, source, request));
+    const part = (where: string, at: DiagnosticSource, source: string) =>
+      source === '' ? '' : renderPart(where, at, source, request);
     const body = renderPart('template body', 'body', request.body, request);
     // Most CSS has no Liquid in it: skip the parse.
     const css = /{[{%]/.test(request.css) ? renderPart('CSS', 'css', request.css, request, cssLiquid) : request.css;
-    const title = request.title === '' ? request.defaultTitle : renderPart('title', 'title', request.title, request, textLiquid).trim();
+    const title =
+      request.title === ''
+        ? request.defaultTitle
+        : renderPart('title', 'title', request.title, request, textLiquid).trim();
     const result = {
       html: buildHtmlDocument(body, css, { title, language: request.language }),
       css,
       headerTemplate: part('header template', 'header_template', request.headerTemplate),
       footerTemplate: part('footer template', 'footer_template', request.footerTemplate),
-      firstPageHeaderTemplate: part('first-page header template', 'first_page_header_template', request.firstPageHeaderTemplate),
-      firstPageFooterTemplate: part('first-page footer template', 'first_page_footer_template', request.firstPageFooterTemplate),
+      firstPageHeaderTemplate: part(
+        'first-page header template',
+        'first_page_header_template',
+        request.firstPageHeaderTemplate,
+      ),
+      firstPageFooterTemplate: part(
+        'first-page footer template',
+        'first_page_footer_template',
+        request.firstPageFooterTemplate,
+      ),
       title,
       assets: [...assets],
     };

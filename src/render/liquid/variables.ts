@@ -14,7 +14,9 @@ function quoteList(names: readonly string[]): string {
 }
 
 function declaredList(declared: readonly VariableDeclaration[]): string {
-  return declared.length === 0 ? 'the template declares no variables' : `declared: ${quoteList(declared.map((d) => d.name))}`;
+  return declared.length === 0
+    ? 'the template declares no variables'
+    : `declared: ${quoteList(declared.map((d) => d.name))}`;
 }
 
 /**

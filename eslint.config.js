@@ -1,0 +1,44 @@
+// ESLint (npm run lint; part of npm test). typescript-eslint's recommended rules for all of
+// our TypeScript, react-hooks' rules for the portal's Preact components. Formatting is
+// Prettier's job (.prettierrc.json), not ESLint's.
+import comments from '@eslint-community/eslint-plugin-eslint-comments/configs';
+import js from '@eslint/js';
+import globals from 'globals';
+import reactHooks from 'eslint-plugin-react-hooks';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['src/gen/**', 'portal/dist/**', 'build/**', 'node_modules/**', 'coverage/**', '.docgen/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  comments.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      // Every eslint-disable says why, after `--`.
+      '@eslint-community/eslint-comments/require-description': ['error', { ignore: [] }],
+      // Unused names are mistakes, except the conventional `_`-prefixed ones (ignored parameters,
+      // rest siblings that drop a field).
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
+      // Our input rules name control characters on purpose (variable names, header values).
+      'no-control-regex': 'off',
+    },
+  },
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      // Tests and benchmarks read arbitrary JSON bodies and library internals they assert on.
+      '@typescript-eslint/no-explicit-any': 'off',
+    },
+  },
+  {
+    files: ['portal/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: { ...globals.browser } },
+    plugins: { 'react-hooks': reactHooks },
+    rules: reactHooks.configs.recommended.rules,
+  },
+);
