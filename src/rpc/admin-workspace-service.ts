@@ -17,7 +17,7 @@ import {
   type UpdateWorkspaceResponse,
   type WorkspaceService,
 } from '../gen/docgen/admin/v1/workspace_pb.js';
-import { callerKey } from './admin-access.ts';
+import { callerKey } from './admin-access-interceptor.ts';
 import { validationError } from '../domain/errors.ts';
 import { workspaceToProto } from './admin-proto.ts';
 
