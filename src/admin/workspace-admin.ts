@@ -63,11 +63,13 @@ export class WorkspaceAdmin {
     return toWorkspaceView(updated);
   }
 
-  /** All workspaces, or only those with the given ids (a member's own). */
-  async list(input?: PageInput, only?: ObjectId[]): Promise<Page<WorkspaceView>> {
-    const onlyIds = only?.map((id) => id.toHexString()).sort();
-    const page = this.pageTokens.request(input, { list: 'workspaces', filters: { only: onlyIds?.join(',') } });
-    const result = await this.workspaces.list(page, only);
+  /**
+   * All workspaces, or a member's own. A member's page tokens are theirs: bound to the member,
+   * not to their workspaces of the moment, so a walk survives being added to one meanwhile.
+   */
+  async list(input?: PageInput, member?: { userId: string; workspaceIds: ObjectId[] }): Promise<Page<WorkspaceView>> {
+    const page = this.pageTokens.request(input, { list: 'workspaces', filters: { member: member?.userId } });
+    const result = await this.workspaces.list(page, member?.workspaceIds);
     return { items: result.items.map(toWorkspaceView), nextPageToken: result.nextPageToken };
   }
 }

@@ -69,7 +69,9 @@ export function adminAccessInterceptor(
           authorization: req.header.get('authorization'),
           cookie: req.header.get('cookie'),
           origin: req.header.get('origin'),
-          host: req.header.get('host') ?? req.header.get(':authority'),
+          // The address the request was sent to: the Host header, or HTTP/2's :authority, which
+          // connect-node puts into the request URL (pseudo-headers are not Headers entries).
+          host: req.header.get('host') ?? new URL(req.url).host,
         },
       });
       req.contextValues.set(callerKey, admission.caller);
