@@ -1,6 +1,6 @@
 // Builds the admin plane's domain services from repositories and collaborators. Transport-
-// neutral: the Connect handlers (src/rpc/admin-services.ts) and `docgen dev`'s seeding can
-// both use what this returns.
+// neutral: the admin listener's composition (src/app/admin-services.ts) hands them to the
+// Connect handlers (src/rpc/admin-routes.ts), and `docgen dev`'s seeding can use them too.
 import { AssetAdmin, type AssetBytesStore } from '../assets/asset-admin.ts';
 import type { ApiKeysRepository } from '../store/api-keys-repository.ts';
 import type { AssetsRepository } from '../store/assets-repository.ts';
