@@ -143,7 +143,7 @@ export class GenerationService {
 
   /** Newest first, with filters and keyset paging; the public API and the admin plane both list here. */
   async list(principal: Pick<Principal, 'workspaceId'>, input: ListGenerationsInput): Promise<GenerationPage> {
-    checkPageSize(input.pageSize);
+    checkPageSize(input.pageSize); // first: a bad size is reported before bad filters
     if (input.status !== undefined && !(GENERATION_STATUSES as readonly string[]).includes(input.status)) {
       throw validationError([{ field: 'status', issue: `must be one of ${GENERATION_STATUSES.join(', ')}` }]);
     }

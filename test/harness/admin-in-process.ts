@@ -5,15 +5,18 @@
 // (a render process). No HTTP server, Chromium or nats-server.
 import { randomBytes } from 'node:crypto';
 import { createRouterTransport, type CallOptions } from '@connectrpc/connect';
+import { ObjectId } from 'mongodb';
 import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
 import { createAdminServices } from '../../src/app/admin-services.ts';
 import { adminClientsOn, type AdminClients } from '../../src/cli/admin/admin-client.ts';
+import { formatId } from '../../src/domain/ids.ts';
 import { createIdentityRepositories } from '../../src/identity/identity.ts';
 import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
 import type { DeliveryJob } from '../../src/queue/messages.ts';
 import { registerAdminRoutes, type AdminServices } from '../../src/rpc/admin-routes.ts';
 import { AssetsRepository } from '../../src/store/assets-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
+import type { DeliveryDoc, DeliveryStatus } from '../../src/store/documents.ts';
 import { WebhookEndpointsRepository } from '../../src/store/webhook-endpoints-repository.ts';
 import { startInProcessStack, type InProcessStack } from './in-process.ts';
 import { testAdminToken, testSecretKey } from './test-config.ts';
@@ -47,6 +50,11 @@ export interface AdminInProcess {
   enqueued: DeliveryJob[];
   /** Unexpected errors the routes answered as INTERNAL: a test expects none. */
   internal: unknown[];
+  /**
+   * A delivery of the workspace as the webhook workers write one (of a generation and an
+   * endpoint that need not exist); returns its `dlv_…` id.
+   */
+  delivery(workspaceId: ObjectId, status: DeliveryStatus): Promise<string>;
   /** A new workspace made by the operator; returns its `ws_…` id. */
   workspace(name?: string): Promise<string>;
   /**
@@ -125,6 +133,28 @@ export async function startAdminInProcess(): Promise<AdminInProcess> {
     objects,
     enqueued,
     internal,
+    async delivery(workspaceId, status) {
+      const now = new Date();
+      const doc: DeliveryDoc = {
+        _id: new ObjectId(),
+        workspaceId,
+        endpointId: new ObjectId(),
+        eventId: new ObjectId(),
+        event: 'generation.completed',
+        generationId: new ObjectId(),
+        payload: { generationId: formatId('generation', new ObjectId()) },
+        timestamp: Math.floor(now.getTime() / 1000),
+        status,
+        attempts: [],
+        roundAttempts: status === 'PENDING' ? 0 : 6,
+        round: 1,
+        createdAt: now,
+        updatedAt: now,
+        nextAttemptAt: status === 'PENDING' ? now : null,
+      };
+      await repositories.deliveries.insertOnce(doc);
+      return formatId('delivery', doc._id);
+    },
     async workspace(name = `ws-${randomBytes(3).toString('hex')}`) {
       return (await clients.workspaces.createWorkspace({ name }, operator)).workspace!.id;
     },

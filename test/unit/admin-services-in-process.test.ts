@@ -7,11 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Code, ConnectError, type CallOptions } from '@connectrpc/connect';
 import { ObjectId } from 'mongodb';
-import { formatId, parseId } from '../../src/domain/ids.ts';
+import { parseId } from '../../src/domain/ids.ts';
 import { DeliveryStatus } from '../../src/gen/docgen/admin/v1/delivery_pb.js';
 import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
 import { ERROR_CODE_HEADER } from '../../src/rpc/connect-errors.ts';
-import type { DeliveryDoc } from '../../src/store/documents.ts';
 import { makePng } from '../fixtures/assets/make-png.ts';
 import { startAdminInProcess, type AdminInProcess, type SignedInMember } from '../harness/admin-in-process.ts';
 import { rejection } from '../harness/in-process.ts';
@@ -35,29 +34,8 @@ afterAll(async () => {
 const connectError = (promise: Promise<unknown>) => rejection(promise, ConnectError);
 const content = { body: '<p>{{ name }}</p>', variables: [{ name: 'name' }] };
 
-/** A dropped delivery of a generation of the workspace (what a redeliver needs). */
-async function droppedDelivery(workspaceId: string): Promise<string> {
-  const now = new Date();
-  const doc: DeliveryDoc = {
-    _id: new ObjectId(),
-    workspaceId: parseId('workspace', workspaceId)!,
-    endpointId: new ObjectId(),
-    eventId: new ObjectId(),
-    event: 'generation.completed',
-    generationId: new ObjectId(),
-    payload: { generationId: formatId('generation', new ObjectId()) },
-    timestamp: Math.floor(now.getTime() / 1000),
-    status: 'DROPPED',
-    attempts: [],
-    roundAttempts: 6,
-    round: 1,
-    createdAt: now,
-    updatedAt: now,
-    nextAttemptAt: null,
-  };
-  await admin.repositories.deliveries.insertOnce(doc);
-  return formatId('delivery', doc._id);
-}
+/** A dropped delivery of the workspace (what a redeliver needs). */
+const droppedDelivery = (workspaceId: string) => admin.delivery(parseId('workspace', workspaceId)!, 'DROPPED');
 
 /** A generation of the workspace, made through the public API's service. */
 async function generation(workspaceId: string): Promise<string> {

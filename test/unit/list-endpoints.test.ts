@@ -19,7 +19,6 @@ import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
 import { GenerationService, GenerationStatus } from '../../src/gen/docgen/v1/generation_pb.js';
 import { ERROR_CODE_HEADER, mapErrors } from '../../src/rpc/connect-errors.ts';
 import { GenerationHandler } from '../../src/rpc/generation-handler.ts';
-import type { DeliveryDoc } from '../../src/store/documents.ts';
 import { makePng } from '../fixtures/assets/make-png.ts';
 import { startAdminInProcess, type AdminInProcess, type SignedInMember } from '../harness/admin-in-process.ts';
 import { rejection } from '../harness/in-process.ts';
@@ -294,26 +293,7 @@ const ENDPOINTS: ListEndpoint<any>[] = [
     transport: 'rpc',
     scope: newWorkspace,
     async insert(ws: { objectId: ObjectId }, n) {
-      const now = new Date();
-      const doc: DeliveryDoc = {
-        _id: new ObjectId(),
-        workspaceId: ws.objectId,
-        endpointId: new ObjectId(),
-        eventId: new ObjectId(),
-        event: 'generation.completed',
-        generationId: new ObjectId(),
-        payload: { generationId: formatId('generation', new ObjectId()) },
-        timestamp: Math.floor(now.getTime() / 1000),
-        status: n % 2 === 0 ? 'DROPPED' : 'SUCCEEDED',
-        attempts: [],
-        roundAttempts: 1,
-        round: 1,
-        createdAt: now,
-        updatedAt: now,
-        nextAttemptAt: null,
-      };
-      await admin.repositories.deliveries.insertOnce(doc);
-      return { id: formatId('delivery', doc._id) };
+      return { id: await admin.delivery(ws.objectId, n % 2 === 0 ? 'DROPPED' : 'SUCCEEDED') };
     },
     async page(ws: { id: string }, call) {
       const res = await admin.clients.deliveries.listDeliveries(
