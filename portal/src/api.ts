@@ -29,6 +29,29 @@ export const api = {
   assets: client(AssetService),
 };
 
+/**
+ * A whole list, read page by page by passing each next_page_token back (at most `maxPages`
+ * pages of 100), for screens that show a list at once. `key` names the response's rows.
+ */
+export interface PageRequest {
+  pageSize: number;
+  pageToken: string;
+}
+
+export async function listAll<R extends { nextPageToken: string }>(
+  fetchPage: (page: PageRequest) => Promise<R>,
+  key: keyof R,
+  maxPages = 10,
+): Promise<R> {
+  let page = await fetchPage({ pageSize: 100, pageToken: '' });
+  const rows = [...(page[key] as unknown[])];
+  for (let n = 1; page.nextPageToken && n < maxPages; n++) {
+    page = await fetchPage({ pageSize: 100, pageToken: page.nextPageToken });
+    rows.push(...(page[key] as unknown[]));
+  }
+  return { ...page, [key]: rows };
+}
+
 /** Called when any call answers Unauthenticated (the session ended): the app shows sign-in. */
 let onSignedOut: (() => void) | undefined;
 export function setSignedOutHandler(handler: () => void): void {

@@ -1,12 +1,13 @@
 // Builds the admin plane's domain services from repositories and collaborators. Transport-
-// neutral: the Connect handlers (src/rpc/admin-services.ts) and `docgen dev`'s seeding can
-// both use what this returns.
+// neutral: the admin listener's composition (src/app/admin-services.ts) hands them to the
+// Connect handlers (src/rpc/admin-routes.ts), and `docgen dev`'s seeding can use them too.
 import { AssetAdmin, type AssetBytesStore } from '../assets/asset-admin.ts';
 import type { ApiKeysRepository } from '../store/api-keys-repository.ts';
 import type { AssetsRepository } from '../store/assets-repository.ts';
 import type { GenerationService } from '../generations/generation-service.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
+import type { PageTokens } from '../store/pagination.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
@@ -37,6 +38,8 @@ export interface AdminPlaneDeps {
   repositories: AdminRepositories;
   /** config.secretKey: seals webhook signing secrets. */
   secretKey: Buffer;
+  /** Signs the lists' page tokens (src/store/pagination.ts). */
+  pageTokens: PageTokens;
   /** config.webhooks.allowInsecureUrls. */
   allowInsecureWebhookUrls: boolean;
   /** Liquid/declaration/PDF-option checks run before publishing (src/render/liquid). */
@@ -70,6 +73,7 @@ export interface AdminPlane {
 
 export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
   const { workspaces, apiKeys, templates, webhookEndpoints, deliveries, generations } = deps.repositories;
+  const { pageTokens } = deps;
   const a = deps.assets;
   const assets = a
     ? new AssetAdmin({
@@ -78,11 +82,12 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
         objects: a.objects,
         maxBytes: a.maxBytes,
         workspaceQuotaBytes: a.workspaceQuotaBytes,
+        pageTokens,
       })
     : undefined;
   return {
-    workspaces: new WorkspaceAdmin({ workspaces }),
-    apiKeys: new ApiKeyAdmin({ workspaces, apiKeys }),
+    workspaces: new WorkspaceAdmin({ workspaces, pageTokens }),
+    apiKeys: new ApiKeyAdmin({ workspaces, apiKeys, pageTokens }),
     templates: new TemplateAdmin({
       workspaces,
       templates,
@@ -90,6 +95,7 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
       diagnoseTemplate: deps.diagnoseTemplate,
       renderPreview: deps.renderPreview,
       missingAssets: assets ? (workspaceId, names) => assets.missing(workspaceId, names) : undefined,
+      pageTokens,
     }),
     webhookEndpoints: new WebhookEndpointAdmin({
       workspaces,
@@ -97,6 +103,7 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
       secretKey: deps.secretKey,
       allowInsecureUrls: deps.allowInsecureWebhookUrls,
       lookup: deps.lookup,
+      pageTokens,
     }),
     webhookTestEvents: new WebhookTestEvents({
       endpoints: webhookEndpoints,
@@ -109,6 +116,7 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
       deliveries,
       enqueueDelivery: deps.enqueueDelivery,
       onEnqueueError: deps.onEnqueueError,
+      pageTokens,
     }),
     assets,
     generations: new GenerationAdmin({

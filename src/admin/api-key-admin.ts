@@ -6,16 +6,9 @@ import { notFound, validationError, type FieldIssue } from '../domain/errors.ts'
 import { formatId } from '../domain/ids.ts';
 import type { ApiKeysRepository } from '../store/api-keys-repository.ts';
 import type { ApiKeyDoc } from '../store/documents.ts';
+import type { PageInput, Page, PageTokens } from '../store/pagination.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
-import {
-  checkPage,
-  quoteId,
-  requireId,
-  requireName,
-  requireWorkspace,
-  type PageInput,
-  type PageOf,
-} from './admin-input.ts';
+import { quoteId, requireId, requireName, requireWorkspace } from '../domain/input.ts';
 
 /** Same ceilings as DOCGEN_RATE_LIMIT_PER_SECOND / DOCGEN_RATE_LIMIT_BURST. */
 const MAX_RATE = 1_000_000;
@@ -61,9 +54,11 @@ export function toApiKeyView(doc: ApiKeyDoc): ApiKeyView {
 export class ApiKeyAdmin {
   private readonly workspaces: WorkspacesRepository;
   private readonly apiKeys: ApiKeysRepository;
-  constructor(deps: { workspaces: WorkspacesRepository; apiKeys: ApiKeysRepository }) {
+  private readonly pageTokens: PageTokens;
+  constructor(deps: { workspaces: WorkspacesRepository; apiKeys: ApiKeysRepository; pageTokens: PageTokens }) {
     this.workspaces = deps.workspaces;
     this.apiKeys = deps.apiKeys;
+    this.pageTokens = deps.pageTokens;
   }
 
   /** Returns the record and the key itself; the key is never retrievable again. */
@@ -90,10 +85,10 @@ export class ApiKeyAdmin {
     return { apiKey: toApiKeyView(doc), secret };
   }
 
-  async list(workspaceId: string, page?: PageInput): Promise<PageOf<ApiKeyView>> {
-    const { pageSize, pageToken } = checkPage(page);
+  async list(workspaceId: string, input?: PageInput): Promise<Page<ApiKeyView>> {
+    const page = this.pageTokens.request(input, { list: 'apiKeys', filters: { workspace: workspaceId } });
     const workspace = await requireWorkspace(this.workspaces, workspaceId);
-    const result = await this.apiKeys.list(workspace._id, pageSize, pageToken);
+    const result = await this.apiKeys.list(workspace._id, page);
     return { items: result.items.map(toApiKeyView), nextPageToken: result.nextPageToken };
   }
 

@@ -4,8 +4,9 @@ import { formatId, parseId } from '../domain/ids.ts';
 import { redeliverJobMsgId, type DeliveryJob } from '../queue/messages.ts';
 import type { DeliveriesRepository, DeliveryFilter } from '../store/deliveries-repository.ts';
 import type { DeliveryAttemptDoc, DeliveryDoc, DeliveryStatus } from '../store/documents.ts';
+import type { Page, PageInput, PageTokens } from '../store/pagination.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
-import { checkPage, quoteId, requireId, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
+import { quoteId, requireId, requireWorkspace } from '../domain/input.ts';
 
 export interface DeliveryAttemptView {
   number: number;
@@ -52,6 +53,7 @@ export interface DeliveryAdminDeps {
    * picks it up anyway; the redeliver itself still succeeds.
    */
   onEnqueueError?: ((deliveryId: string, err: unknown) => void) | undefined;
+  pageTokens: PageTokens;
 }
 
 function toAttemptView(a: DeliveryAttemptDoc): DeliveryAttemptView {
@@ -89,8 +91,16 @@ export class DeliveryAdmin {
   }
 
   /** By workspace, generation or endpoint (at least one), optionally by status; newest first. */
-  async list(input: ListDeliveriesInput): Promise<PageOf<DeliveryView>> {
-    const { pageSize, pageToken } = checkPage(input);
+  async list(input: ListDeliveriesInput): Promise<Page<DeliveryView>> {
+    const page = this.deps.pageTokens.request(input, {
+      list: 'deliveries',
+      filters: {
+        workspace: input.workspaceId,
+        generation: input.generationId,
+        endpoint: input.endpointId,
+        status: input.status,
+      },
+    });
     const filter: DeliveryFilter = {};
     if (!input.workspaceId && !input.generationId && !input.endpointId) {
       throw validationError([
@@ -121,7 +131,7 @@ export class DeliveryAdmin {
         ]);
       filter.generationId = generationId;
     }
-    const result = await this.deps.deliveries.list(filter, pageSize, pageToken);
+    const result = await this.deps.deliveries.list(filter, page);
     return { items: result.items.map(toDeliveryView), nextPageToken: result.nextPageToken };
   }
 

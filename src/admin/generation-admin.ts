@@ -6,7 +6,7 @@ import { eraseGeneration, type GenerationErasureDeps } from '../generations/gene
 import type { GenerationPage, GenerationService, ListGenerationsInput } from '../generations/generation-service.ts';
 import type { GenerationView } from '../generations/generation-view.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
-import { quoteId, requireId, requireWorkspace } from './admin-input.ts';
+import { quoteId, requireId, requireWorkspace } from '../domain/input.ts';
 
 export interface GenerationAdminDeps {
   workspaces: WorkspacesRepository;

@@ -7,16 +7,9 @@ import { formatId } from '../domain/ids.ts';
 import type { JsonObject, Template, TemplateVersion, TemplateVersionContent } from '../domain/template.ts';
 import type { TemplateDoc, TemplateVersionDoc } from '../store/documents.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
+import type { Page, PageInput, PageTokens } from '../store/pagination.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
-import {
-  checkPage,
-  quoteId,
-  requireId,
-  requireName,
-  requireWorkspace,
-  type PageInput,
-  type PageOf,
-} from './admin-input.ts';
+import { quoteId, requireId, requireName, requireWorkspace } from '../domain/input.ts';
 import { literalAssetNamesOf } from '../render/liquid/asset-url.ts';
 import { normalizeContent, type TemplateContentInput } from './template-content.ts';
 import type { DiagnosticSource, TemplateDiagnostic } from '../domain/template-diagnostics.ts';
@@ -57,6 +50,7 @@ export interface TemplateAdminDeps {
   renderPreview: RenderPreview;
   /** Asset names (of those given) the workspace lacks; publishing needs none missing. */
   missingAssets?: ((workspaceId: string, names: readonly string[]) => Promise<string[]>) | undefined;
+  pageTokens: PageTokens;
 }
 
 export interface ContentCheck {
@@ -127,10 +121,10 @@ export class TemplateAdmin {
     return toTemplateView(await this.requireTemplate(id, 'id'));
   }
 
-  async list(workspaceId: string, page?: PageInput): Promise<PageOf<Template>> {
-    const { pageSize, pageToken } = checkPage(page);
+  async list(workspaceId: string, input?: PageInput): Promise<Page<Template>> {
+    const page = this.deps.pageTokens.request(input, { list: 'templates', filters: { workspace: workspaceId } });
     const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
-    const result = await this.deps.templates.list(workspace._id, pageSize, pageToken);
+    const result = await this.deps.templates.list(workspace._id, page);
     return { items: result.items.map(toTemplateView), nextPageToken: result.nextPageToken };
   }
 

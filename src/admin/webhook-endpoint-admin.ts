@@ -4,12 +4,13 @@ import { ObjectId } from 'mongodb';
 import { DomainError, notFound, validationError, type FieldIssue } from '../domain/errors.ts';
 import { formatId } from '../domain/ids.ts';
 import type { WebhookEndpointDoc } from '../store/documents.ts';
+import type { Page, PageInput, PageTokens } from '../store/pagination.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import { checkWebhookUrl, type HostLookup } from '../webhooks/address-guard.ts';
 import { generateWebhookSecret, sealSecret, webhookSecretContext } from '../webhooks/secret-box.ts';
 import { PREVIOUS_SECRET_VALIDITY_MS, WEBHOOK_EVENTS } from '../webhooks/signing.ts';
-import { checkPage, quoteId, requireId, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
+import { quoteId, requireId, requireWorkspace } from '../domain/input.ts';
 
 const MAX_DESCRIPTION = 500;
 
@@ -39,6 +40,7 @@ export interface WebhookEndpointAdminDeps {
   allowInsecureUrls: boolean;
   /** Host resolution for the URL check; the system resolver by default. */
   lookup?: HostLookup | undefined;
+  pageTokens: PageTokens;
 }
 
 export function toWebhookEndpointView(doc: WebhookEndpointDoc): WebhookEndpointView {
@@ -96,10 +98,10 @@ export class WebhookEndpointAdmin {
     return { endpoint: toWebhookEndpointView(doc), secret };
   }
 
-  async list(workspaceId: string, page?: PageInput): Promise<PageOf<WebhookEndpointView>> {
-    const { pageSize, pageToken } = checkPage(page);
+  async list(workspaceId: string, input?: PageInput): Promise<Page<WebhookEndpointView>> {
+    const page = this.deps.pageTokens.request(input, { list: 'webhookEndpoints', filters: { workspace: workspaceId } });
     const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
-    const result = await this.deps.endpoints.list(workspace._id, pageSize, pageToken);
+    const result = await this.deps.endpoints.list(workspace._id, page);
     return { items: result.items.map(toWebhookEndpointView), nextPageToken: result.nextPageToken };
   }
 

@@ -10,7 +10,7 @@ import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
 import { firstDeliveryJobMsgId, type DeliveryJob, type FinalEvent } from '../queue/messages.ts';
 import { newDeliveryDoc } from '../webhooks/delivery-dispatcher.ts';
-import { quoteId, requireId } from './admin-input.ts';
+import { quoteId, requireId } from '../domain/input.ts';
 
 export interface WebhookTestEventsDeps {
   endpoints: Pick<WebhookEndpointsRepository, 'get'>;

@@ -4,8 +4,9 @@ import { notFound, validationError } from '../domain/errors.ts';
 import { formatId } from '../domain/ids.ts';
 import { retentionProblem } from '../domain/retention.ts';
 import type { WorkspaceDoc } from '../store/documents.ts';
+import type { Page, PageInput, PageTokens } from '../store/pagination.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
-import { checkPage, requireName, requireWorkspace, type PageInput, type PageOf } from './admin-input.ts';
+import { requireName, requireWorkspace } from '../domain/input.ts';
 
 export interface WorkspaceView {
   id: string;
@@ -34,8 +35,10 @@ export interface WorkspaceChanges {
 
 export class WorkspaceAdmin {
   private readonly workspaces: WorkspacesRepository;
-  constructor(deps: { workspaces: WorkspacesRepository }) {
+  private readonly pageTokens: PageTokens;
+  constructor(deps: { workspaces: WorkspacesRepository; pageTokens: PageTokens }) {
     this.workspaces = deps.workspaces;
+    this.pageTokens = deps.pageTokens;
   }
 
   async create(input: { name: string }): Promise<WorkspaceView> {
@@ -60,10 +63,13 @@ export class WorkspaceAdmin {
     return toWorkspaceView(updated);
   }
 
-  /** All workspaces, or only those with the given ids (a member's own). */
-  async list(page?: PageInput, only?: ObjectId[]): Promise<PageOf<WorkspaceView>> {
-    const { pageSize, pageToken } = checkPage(page);
-    const result = await this.workspaces.list(pageSize, pageToken, only);
+  /**
+   * All workspaces, or a member's own. A member's page tokens are theirs: bound to the member,
+   * not to their workspaces of the moment, so a walk survives being added to one meanwhile.
+   */
+  async list(input?: PageInput, member?: { userId: string; workspaceIds: ObjectId[] }): Promise<Page<WorkspaceView>> {
+    const page = this.pageTokens.request(input, { list: 'workspaces', filters: { member: member?.userId } });
+    const result = await this.workspaces.list(page, member?.workspaceIds);
     return { items: result.items.map(toWorkspaceView), nextPageToken: result.nextPageToken };
   }
 }

@@ -3,12 +3,11 @@
 // closes both listeners; in-flight requests finish (the dual-protocol server's close waits).
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import type { ConnectRouter, Interceptor } from '@connectrpc/connect';
-import { ApiKeyAuthenticator } from '../auth/api-key-authenticator.ts';
+import { ApiKeyAuthenticator } from '../auth/authentication.ts';
 import { PublicApi } from '../api/public-api.ts';
 import { requestIdFrom } from '../api/request-id.ts';
 import { describeError } from '../domain/errors.ts';
 import { GenerationService } from '../generations/generation-service.ts';
-import { PageTokenCodec } from '../generations/page-token.ts';
 import { GenerationService as GenerationServiceDesc } from '../gen/docgen/v1/generation_pb.js';
 import type { Metrics } from '../ops/metrics.ts';
 import { traceHttpRequest } from '../ops/tracing.ts';
@@ -16,9 +15,10 @@ import { renderJobMsgId } from '../queue/messages.ts';
 import { GenerationHandler } from '../rpc/generation-handler.ts';
 import { mapErrors } from '../rpc/connect-errors.ts';
 import { createRestGateway } from '../../gateway/rest-gateway.ts';
-import { buildAdminRouter } from './admin-role.ts';
+import { PageTokens } from '../store/pagination.ts';
+import { buildAdminListenerHandler } from './admin-listener.ts';
 import { observeConnectCalls } from './connect-metrics.ts';
-import { mapDecodeErrors } from '../rpc/decode-errors.ts';
+import { rewriteDecodeErrors } from '../rpc/decode-error-adapter.ts';
 import { startDualProtocolServer, type DualProtocolServer, type RequestHandler } from './dual-protocol-server.ts';
 import type { Role, RoleContext } from './role.ts';
 
@@ -40,7 +40,7 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
     templates: repositories.templates,
     jobs: { publishRenderJob: (id) => infrastructure.queue.publishRenderJob(id, renderJobMsgId(id)) },
     urls: infrastructure.objects,
-    pageTokens: new PageTokenCodec(config.secretKey),
+    pageTokens: new PageTokens(config.secretKey),
     onPublishError: (generationId, err) =>
       logger.warn('render job publish failed; the outbox sweeper will publish it', { generationId, err: String(err) }),
     afterInsert: options.afterGenerationInsert,
@@ -57,7 +57,7 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
   const connect = connectNodeAdapter({
     routes: (router: ConnectRouter) => {
       router.service(GenerationServiceDesc, mapErrors(new GenerationHandler(api), onInternal));
-      mapDecodeErrors(router);
+      rewriteDecodeErrors(router);
     },
     readMaxBytes: config.api.maxBodyBytes,
     interceptors: [observeConnectCalls(metrics, logger), countCreatedGenerations(metrics)],
@@ -92,14 +92,14 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
     });
 
   const publicServer: DualProtocolServer = await startDualProtocolServer(config.publicAddress, handler, config.http);
-  const adminRouter = buildAdminRouter(config, infrastructure, { logger, metrics, generations });
+  const adminHandler = buildAdminListenerHandler(config, infrastructure, { logger, metrics, generations });
   let adminServer: DualProtocolServer;
   try {
-    adminServer = await startDualProtocolServer(config.adminAddress, adminRouter.handler, config.http);
-    adminRouter.bound(adminServer.port);
+    adminServer = await startDualProtocolServer(config.adminAddress, adminHandler.handler, config.http);
+    adminHandler.bound(adminServer.port);
   } catch (err) {
     await publicServer.close().catch(() => {});
-    await adminRouter.close().catch(() => {});
+    await adminHandler.close().catch(() => {});
     throw err;
   }
 
@@ -120,7 +120,7 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
     async drain() {},
     async close() {
       await stopAccepting();
-      await adminRouter.close();
+      await adminHandler.close();
     },
   };
 }

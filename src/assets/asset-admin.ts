@@ -1,13 +1,14 @@
 // Workspace assets for the admin plane: upload (type checked from the bytes, size limit and
-// workspace quota), list, delete. Rows in MongoDB, bytes in the object store.
+// workspace quota), list (by name, paged), delete. Rows in MongoDB, bytes in the object store.
 import { createHash } from 'node:crypto';
 import { ObjectId } from 'mongodb';
 import { DomainError, failedPrecondition, notFound, validationError } from '../domain/errors.ts';
 import { formatId } from '../domain/ids.ts';
 import type { AssetDoc } from '../store/documents.ts';
 import type { AssetsRepository } from '../store/assets-repository.ts';
+import type { PageInput, PageTokens } from '../store/pagination.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
-import { quoteId, requireId, requireWorkspace } from '../admin/admin-input.ts';
+import { quoteId, requireId, requireWorkspace } from '../domain/input.ts';
 import { AssetRejected, checkAssetFile, type AssetKind } from './asset-file.ts';
 
 export interface AssetView {
@@ -34,6 +35,16 @@ export interface AssetAdminDeps {
   maxBytes: number;
   /** config.assets.workspaceQuotaBytes. */
   workspaceQuotaBytes: number;
+  pageTokens: PageTokens;
+}
+
+export interface AssetPage {
+  assets: AssetView[];
+  /** '' on the last page. */
+  nextPageToken: string;
+  /** Bytes of all the workspace's assets, and the quota they count against. */
+  usedBytes: number;
+  quotaBytes: number;
 }
 
 export function toAssetView(doc: AssetDoc): AssetView {
@@ -101,12 +112,17 @@ export class AssetAdmin {
     return { asset: toAssetView(doc), warnings: checked.warnings };
   }
 
-  async list(workspaceId: string): Promise<{ assets: AssetView[]; usedBytes: number; quotaBytes: number }> {
+  async list(workspaceId: string, input?: PageInput): Promise<AssetPage> {
+    const page = this.deps.pageTokens.request(input, { list: 'assets', filters: { workspace: workspaceId } });
     const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
-    const docs = await this.deps.assets.list(workspace._id);
+    const [result, usedBytes] = await Promise.all([
+      this.deps.assets.list(workspace._id, page),
+      this.deps.assets.usedBytes(workspace._id),
+    ]);
     return {
-      assets: docs.map(toAssetView),
-      usedBytes: docs.reduce((s, d) => s + d.sizeBytes, 0),
+      assets: result.items.map(toAssetView),
+      nextPageToken: result.nextPageToken,
+      usedBytes,
       quotaBytes: this.deps.workspaceQuotaBytes,
     };
   }
@@ -123,7 +139,7 @@ export class AssetAdmin {
   async missing(workspaceId: string, names: readonly string[]): Promise<string[]> {
     if (names.length === 0) return [];
     const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
-    const have = new Set((await this.deps.assets.list(workspace._id)).map((d) => d.name));
+    const have = await this.deps.assets.existingNames(workspace._id, names);
     return names.filter((n) => !have.has(n));
   }
 }

@@ -2,8 +2,9 @@
 // Each start issues a fresh single-use invitation link while the owner has no password yet
 // (the previous link stops working); once the password is set, the banner says to sign in.
 import type { App } from '../app/build-app.ts';
-import { portalBaseUrl } from '../app/admin-role.ts';
+import { portalBaseUrl } from '../app/admin-listener.ts';
 import { People } from '../identity/people.ts';
+import { PageTokens } from '../store/pagination.ts';
 
 export const DEV_OWNER_EMAIL = 'owner@example.com';
 
@@ -22,6 +23,7 @@ export async function devOwnerInvitation(app: App, workspaceId: string): Promise
     ...repositories.identity,
     workspaces: repositories.workspaces,
     portalBaseUrl: () => portalUrl,
+    pageTokens: new PageTokens(app.config.secretKey),
   });
   const { member, invitation } = await people.invite({
     workspaceId,

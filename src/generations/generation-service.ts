@@ -7,11 +7,10 @@ import { DomainError, notFound, validationError } from '../domain/errors.ts';
 import { deterministicObjectId, formatId, parseId } from '../domain/ids.ts';
 import type { GenerationDoc, GenerationStatus } from '../store/documents.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
-import { clampPageSize } from '../store/pagination.ts';
+import { checkPageSize, type PageTokens } from '../store/pagination.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import { createInputHash, type CreateGenerationInput } from './create-input.ts';
 import { GENERATION_STATUSES, toGenerationView, type GenerationView } from './generation-view.ts';
-import { PageTokenCodec } from './page-token.ts';
 
 export const OUTPUT_URL_TTL_SECONDS = 3600;
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -43,7 +42,7 @@ export interface GenerationServiceDeps {
   templates: TemplatesRepository;
   jobs: RenderJobPublisher;
   urls: OutputUrlSigner;
-  pageTokens: PageTokenCodec;
+  pageTokens: PageTokens;
   onPublishError?: (generationId: string, err: unknown) => void;
   /** Runs between the database write and the job publish (a seam the crash tests fill). */
   afterInsert?: (generationId: string) => void;
@@ -144,50 +143,43 @@ export class GenerationService {
 
   /** Newest first, with filters and keyset paging; the public API and the admin plane both list here. */
   async list(principal: Pick<Principal, 'workspaceId'>, input: ListGenerationsInput): Promise<GenerationPage> {
-    if (input.pageSize !== undefined && (!Number.isInteger(input.pageSize) || input.pageSize < 0)) {
-      throw validationError([{ field: 'pageSize', issue: 'must be a non-negative integer' }]);
-    }
+    checkPageSize(input.pageSize); // first: a bad size is reported before bad filters
     if (input.status !== undefined && !(GENERATION_STATUSES as readonly string[]).includes(input.status)) {
       throw validationError([{ field: 'status', issue: `must be one of ${GENERATION_STATUSES.join(', ')}` }]);
     }
     if (input.templateId !== undefined && input.templateId.length === 0) {
       throw validationError([{ field: 'templateId', issue: 'must not be empty' }]);
     }
-    const limit = clampPageSize(input.pageSize);
-    const queryHash = PageTokenCodec.queryHash({
-      workspace: principal.workspaceId.toHexString(),
-      status: input.status,
-      templateId: input.templateId,
-      createdAfter: input.createdAfter?.toISOString(),
-      createdBefore: input.createdBefore?.toISOString(),
+    const page = this.deps.pageTokens.request(input, {
+      list: 'generations',
+      filters: {
+        workspace: principal.workspaceId.toHexString(),
+        status: input.status,
+        templateId: input.templateId,
+        createdAfter: input.createdAfter?.toISOString(),
+        createdBefore: input.createdBefore?.toISOString(),
+      },
     });
-    let after;
-    if (input.pageToken !== undefined && input.pageToken !== '') {
-      after = this.deps.pageTokens.decode(input.pageToken, queryHash);
-      if (!after) throw validationError([{ field: 'pageToken', issue: 'is not a valid page token for this query' }]);
-    }
     let templateId: ObjectId | undefined;
     if (input.templateId !== undefined) {
       templateId = parseId('template', input.templateId);
       // An id that is not a template id matches nothing.
       if (!templateId) return { generations: [], nextPageToken: null };
     }
-    const rows = await this.deps.generations.list({
-      workspaceId: principal.workspaceId,
-      status: input.status as GenerationStatus | undefined,
-      templateId,
-      createdAfter: input.createdAfter,
-      createdBefore: input.createdBefore,
-      after,
-      limit: limit + 1,
-    });
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    const nextPageToken =
-      rows.length > limit && last
-        ? this.deps.pageTokens.encode({ createdAt: last.createdAt, id: last._id }, queryHash)
-        : null;
-    return { generations: await Promise.all(page.map((doc) => this.view(doc))), nextPageToken };
+    const rows = await this.deps.generations.list(
+      {
+        workspaceId: principal.workspaceId,
+        status: input.status as GenerationStatus | undefined,
+        templateId,
+        createdAfter: input.createdAfter,
+        createdBefore: input.createdBefore,
+      },
+      page,
+    );
+    return {
+      generations: await Promise.all(rows.items.map((doc) => this.view(doc))),
+      nextPageToken: rows.nextPageToken || null,
+    };
   }
 
   private async view(doc: GenerationDoc): Promise<GenerationView> {

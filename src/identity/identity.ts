@@ -1,20 +1,21 @@
-// The identity module: builds sessions, people, the audit log and the authorizer from their
-// repositories. Transport-neutral (never imports Connect); src/rpc serves it.
+// The identity module: people (users, members, invitations) and signing in and out, built from
+// their repositories. Transport-neutral (never imports Connect); src/rpc serves it. Recognising
+// a session on later calls is authentication's (src/auth); what a member may do, and the audit
+// trail, are access control's (src/access).
 import type { Db } from 'mongodb';
 import { AuditEventsRepository } from '../store/audit-events-repository.ts';
 import { InvitationsRepository } from '../store/invitations-repository.ts';
 import { MembershipsRepository } from '../store/memberships-repository.ts';
+import type { PageTokens } from '../store/pagination.ts';
 import type { RateLimitsRepository } from '../store/rate-limits-repository.ts';
 import { SessionsRepository } from '../store/sessions-repository.ts';
 import { UsersRepository } from '../store/users-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
-import type { ObjectKind } from './admin-policy.ts';
-import { AuditLog } from './audit-log.ts';
-import { Authorizer, type WorkspaceLookup } from './authorizer.ts';
 import { People } from './people.ts';
 import { SessionManager } from './sessions.ts';
 import { SignInLimiter, type SignInLimits } from './sign-in-limiter.ts';
 
+/** The collections of people, their sessions and the audit trail. */
 export interface IdentityRepositories {
   users: UsersRepository;
   memberships: MembershipsRepository;
@@ -37,23 +38,20 @@ export interface IdentityDeps {
   repositories: IdentityRepositories;
   workspaces: WorkspacesRepository;
   rateLimits: RateLimitsRepository;
-  /** The workspace of an object by its id, for the policy's object lookups. */
-  lookups: Record<ObjectKind, WorkspaceLookup>;
   /** DOCGEN_PORTAL_BASE_URL, or the admin listener's address once it is bound. */
   portalBaseUrl: () => string;
-  signInLimits?: SignInLimits;
+  pageTokens: PageTokens;
+  signInLimits?: SignInLimits | undefined;
 }
 
 export interface Identity {
   sessions: SessionManager;
   people: People;
-  audit: AuditLog;
-  authorizer: Authorizer;
   portalBaseUrl: () => string;
 }
 
 export function createIdentity(deps: IdentityDeps): Identity {
-  const { users, memberships, sessions, invitations, auditEvents } = deps.repositories;
+  const { users, memberships, sessions, invitations } = deps.repositories;
   const workspaces = deps.workspaces;
   return {
     sessions: new SessionManager({
@@ -64,9 +62,15 @@ export function createIdentity(deps: IdentityDeps): Identity {
       workspaces,
       limiter: new SignInLimiter(deps.rateLimits, deps.signInLimits),
     }),
-    people: new People({ users, memberships, sessions, invitations, workspaces, portalBaseUrl: deps.portalBaseUrl }),
-    audit: new AuditLog({ events: auditEvents, workspaces }),
-    authorizer: new Authorizer(deps.lookups),
+    people: new People({
+      users,
+      memberships,
+      sessions,
+      invitations,
+      workspaces,
+      portalBaseUrl: deps.portalBaseUrl,
+      pageTokens: deps.pageTokens,
+    }),
     portalBaseUrl: deps.portalBaseUrl,
   };
 }

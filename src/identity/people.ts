@@ -2,17 +2,18 @@
 // hash is stored), disabling (revokes every session at once), resets, roles and removal.
 // Used by the operator's UserService and by owners through MemberService.
 import type { ObjectId } from 'mongodb';
-import { checkPage, quoteId, requireId, requireWorkspace, type PageInput, type PageOf } from '../admin/admin-input.ts';
+import { hashSecretToken, newSecretToken, tokenDocumentId } from '../auth/secret-tokens.ts';
+import { isMemberRole, MEMBER_ROLES } from '../access/roles.ts';
 import { failedPrecondition, notFound, validationError } from '../domain/errors.ts';
+import { quoteId, requireId, requireWorkspace } from '../domain/input.ts';
 import type { InvitationsRepository } from '../store/invitations-repository.ts';
 import type { MemberRole, UserDoc } from '../store/identity-documents.ts';
 import type { MembershipsRepository } from '../store/memberships-repository.ts';
+import type { Page, PageInput, PageTokens } from '../store/pagination.ts';
 import type { SessionsRepository } from '../store/sessions-repository.ts';
 import type { UsersRepository } from '../store/users-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import { requireEmail, toMemberView, toUserView, type MemberView, type UserView } from './identity-views.ts';
-import { isMemberRole, MEMBER_ROLES } from './roles.ts';
-import { hashSecretToken, newSecretToken, tokenDocumentId } from './secret-tokens.ts';
 
 export const INVITATION_TTL_MS = 72 * 60 * 60 * 1000;
 
@@ -30,6 +31,7 @@ export interface PeopleDeps {
   workspaces: WorkspacesRepository;
   /** DOCGEN_PORTAL_BASE_URL (or the admin listener's address), without a trailing slash. */
   portalBaseUrl: () => string;
+  pageTokens: PageTokens;
   invitationTtlMs?: number;
 }
 
@@ -63,14 +65,15 @@ export class People {
     return { member: toMemberView(fresh, membership), invitation };
   }
 
-  async listUsers(workspaceId: string | undefined, page?: PageInput): Promise<PageOf<UserView>> {
-    const { pageSize, pageToken } = checkPage(page);
+  /** Newest first; only the workspace's members when one is given. */
+  async listUsers(workspaceId: string | undefined, input?: PageInput): Promise<Page<UserView>> {
+    const page = this.deps.pageTokens.request(input, { list: 'users', filters: { workspace: workspaceId } });
     let ids: ObjectId[] | undefined;
     if (workspaceId) {
       const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
       ids = (await this.deps.memberships.listByWorkspace(workspace._id)).map((m) => m.userId);
     }
-    const result = await this.deps.users.list(ids, pageSize, pageToken);
+    const result = await this.deps.users.list(ids, page);
     return { items: result.items.map(toUserView), nextPageToken: result.nextPageToken };
   }
 
@@ -99,16 +102,21 @@ export class People {
     return { user: toUserView(cleared ?? user), invitation };
   }
 
-  async listMembers(workspaceId: string): Promise<MemberView[]> {
+  /** In the order they joined. */
+  async listMembers(workspaceId: string, input?: PageInput): Promise<Page<MemberView>> {
+    const page = this.deps.pageTokens.request(input, { list: 'members', filters: { workspace: workspaceId } });
     const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
-    const memberships = await this.deps.memberships.listByWorkspace(workspace._id);
+    const memberships = await this.deps.memberships.page(workspace._id, page);
     const users = new Map(
-      (await this.deps.users.getMany(memberships.map((m) => m.userId))).map((u) => [u._id.toHexString(), u]),
+      (await this.deps.users.getMany(memberships.items.map((m) => m.userId))).map((u) => [u._id.toHexString(), u]),
     );
-    return memberships.flatMap((m) => {
-      const user = users.get(m.userId.toHexString());
-      return user ? [toMemberView(user, m)] : [];
-    });
+    return {
+      items: memberships.items.flatMap((m) => {
+        const user = users.get(m.userId.toHexString());
+        return user ? [toMemberView(user, m)] : [];
+      }),
+      nextPageToken: memberships.nextPageToken,
+    };
   }
 
   async updateRole(workspaceId: string, userId: string, roleInput: unknown): Promise<MemberView> {

@@ -1,8 +1,9 @@
-// Signing in and out, and recognising a session on later calls. The cookie carries a random
-// session id; MongoDB holds only its SHA-256, so a database dump cannot be replayed. Every
-// call re-reads the session, the user and the memberships (no cache): a sign-out, a disable
-// or a removed membership takes effect on the very next call.
+// Signing in and out: opening a portal session (with a password, or by accepting an
+// invitation) and ending it. The session is a credential: src/auth/portal-session.ts
+// recognises it on later calls, and says how long it lasts.
 import type { ObjectId } from 'mongodb';
+import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, type SignedInMember } from '../auth/portal-session.ts';
+import { hashSecretToken, isWellFormedToken, newSecretToken, tokenDocumentId } from '../auth/secret-tokens.ts';
 import { DomainError, unauthorized } from '../domain/errors.ts';
 import type { SessionDoc } from '../store/identity-documents.ts';
 import type { InvitationsRepository } from '../store/invitations-repository.ts';
@@ -10,7 +11,6 @@ import type { MembershipsRepository } from '../store/memberships-repository.ts';
 import type { SessionsRepository } from '../store/sessions-repository.ts';
 import type { UsersRepository } from '../store/users-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
-import type { Principal } from './authorizer.ts';
 import { membershipViews, normaliseEmail, toUserView, type MembershipView, type UserView } from './identity-views.ts';
 import {
   checkNewPassword,
@@ -19,13 +19,7 @@ import {
   verifyAgainstDummy,
   verifyPassword,
 } from './passwords.ts';
-import { hashSecretToken, isWellFormedToken, newSecretToken, tokenDocumentId } from './secret-tokens.ts';
 import type { SignInLimiter } from './sign-in-limiter.ts';
-
-export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
-export const SESSION_ABSOLUTE_MS = 7 * 24 * 60 * 60 * 1000;
-/** The idle expiry moves forward at most this often (one write a minute, not one per call). */
-const TOUCH_EVERY_MS = 60_000;
 
 export interface SignedIn {
   /** The new session id: goes into the cookie, never stored. */
@@ -42,8 +36,6 @@ export interface SessionDeps {
   invitations: InvitationsRepository;
   workspaces: WorkspacesRepository;
   limiter: SignInLimiter;
-  idleMs?: number;
-  absoluteMs?: number;
 }
 
 export const invalidInvitation = () =>
@@ -52,12 +44,8 @@ const wrongCredentials = () => unauthorized('Email or password is wrong');
 
 export class SessionManager {
   private readonly deps: SessionDeps;
-  private readonly idleMs: number;
-  private readonly absoluteMs: number;
   constructor(deps: SessionDeps) {
     this.deps = deps;
-    this.idleMs = deps.idleMs ?? SESSION_IDLE_MS;
-    this.absoluteMs = deps.absoluteMs ?? SESSION_ABSOLUTE_MS;
   }
 
   /** Wrong email, wrong password, no password yet or disabled: all answer the same. */
@@ -76,40 +64,14 @@ export class SessionManager {
     return this.open(user._id);
   }
 
-  /** The member behind a session id, or undefined when it is unknown, expired, revoked or disabled. */
-  async authenticate(sessionId: string): Promise<Principal | undefined> {
-    if (!isWellFormedToken(sessionId)) return undefined;
-    const idHash = hashSecretToken(sessionId);
-    const session = await this.deps.sessions.get(tokenDocumentId('session', idHash));
-    const now = new Date();
-    if (
-      !session ||
-      session.idHash !== idHash ||
-      session.revokedAt ||
-      session.idleExpiresAt <= now ||
-      session.absoluteExpiresAt <= now
-    )
-      return undefined;
-    const user = await this.deps.users.get(session.userId);
-    if (!user || user.disabled) return undefined;
-    const memberships = await this.deps.memberships.listByUser(user._id);
-    if (now.getTime() - session.lastSeenAt.getTime() >= TOUCH_EVERY_MS) {
-      const idle = new Date(Math.min(now.getTime() + this.idleMs, session.absoluteExpiresAt.getTime()));
-      await this.deps.sessions.touch(session._id, now, idle);
-    }
-    return { kind: 'member', user, sessionKey: session._id, memberships };
-  }
-
   async signOut(sessionKey: ObjectId): Promise<void> {
     await this.deps.sessions.revoke(sessionKey);
   }
 
-  async describe(
-    principal: Principal & { kind: 'member' },
-  ): Promise<{ user: UserView; memberships: MembershipView[] }> {
+  async describe(member: SignedInMember): Promise<{ user: UserView; memberships: MembershipView[] }> {
     return {
-      user: toUserView(principal.user),
-      memberships: await membershipViews(this.deps.workspaces, principal.memberships),
+      user: toUserView(member.user),
+      memberships: await membershipViews(this.deps.workspaces, member.memberships),
     };
   }
 
@@ -150,8 +112,8 @@ export class SessionManager {
       userId,
       createdAt: now,
       lastSeenAt: now,
-      idleExpiresAt: new Date(now.getTime() + Math.min(this.idleMs, this.absoluteMs)),
-      absoluteExpiresAt: new Date(now.getTime() + this.absoluteMs),
+      idleExpiresAt: new Date(now.getTime() + Math.min(SESSION_IDLE_MS, SESSION_ABSOLUTE_MS)),
+      absoluteExpiresAt: new Date(now.getTime() + SESSION_ABSOLUTE_MS),
       revokedAt: null,
     };
     await this.deps.sessions.insert(doc);
@@ -160,7 +122,7 @@ export class SessionManager {
     const memberships = await this.deps.memberships.listByUser(userId);
     return {
       sessionId,
-      maxAgeSeconds: Math.floor(this.absoluteMs / 1000),
+      maxAgeSeconds: Math.floor(SESSION_ABSOLUTE_MS / 1000),
       user: toUserView(user),
       memberships: await membershipViews(this.deps.workspaces, memberships),
     };

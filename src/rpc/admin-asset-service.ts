@@ -47,11 +47,12 @@ export class AssetServiceHandler implements ServiceImpl<typeof AssetService> {
   }
 
   async listAssets(req: ListAssetsRequest): Promise<ListAssetsResponse> {
-    const { assets, usedBytes, quotaBytes } = await this.admin.list(req.workspaceId);
+    const page = await this.admin.list(req.workspaceId, { pageSize: req.pageSize, pageToken: req.pageToken });
     return create(ListAssetsResponseSchema, {
-      assets: assets.map(assetToProto),
-      usedBytes: BigInt(usedBytes),
-      quotaBytes: BigInt(quotaBytes),
+      assets: page.assets.map(assetToProto),
+      nextPageToken: page.nextPageToken,
+      usedBytes: BigInt(page.usedBytes),
+      quotaBytes: BigInt(page.quotaBytes),
     });
   }
 

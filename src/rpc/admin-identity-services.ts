@@ -1,17 +1,17 @@
 // Connect handlers of the identity services (SessionService, UserService, MemberService,
 // AuditService): proto in, domain call, proto out. Who may call what is decided before these
-// run, by the access interceptor (admin-access.ts); the session handlers set the cookie.
+// run, by the access interceptor (admin-access-interceptor.ts); the session handlers set the cookie.
 import { create } from '@bufbuild/protobuf';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
-import type { AuditEventView } from '../identity/audit-log.ts';
+import type { AuditEventView, AuditLog } from '../access/audit-log.ts';
+import type { MemberRole as DomainRole } from '../access/roles.ts';
+import { clearedSessionCookie, sessionCookie } from '../auth/session-cookie.ts';
 import type { Identity } from '../identity/identity.ts';
 import type { MembershipView, MemberView, UserView } from '../identity/identity-views.ts';
-import type { MemberRole as DomainRole } from '../identity/roles.ts';
-import { clearedSessionCookie, sessionCookie } from '../identity/session-cookie.ts';
 import type { SignedIn } from '../identity/sessions.ts';
 import * as pb from '../gen/docgen/admin/v1/identity_pb.js';
 import { MemberRole } from '../gen/docgen/admin/v1/identity_pb.js';
-import { callerKey, clientAddressKey } from './admin-access.ts';
+import { callerKey, clientAddressKey } from './admin-access-interceptor.ts';
 import { ts } from './admin-proto.ts';
 
 const ROLE_TO_PROTO: Record<DomainRole, MemberRole> = {
@@ -178,8 +178,13 @@ export class MemberServiceHandler implements ServiceImpl<typeof pb.MemberService
   }
 
   async listMembers(req: pb.ListMembersRequest): Promise<pb.ListMembersResponse> {
+    const page = await this.identity.people.listMembers(req.workspaceId, {
+      pageSize: req.pageSize,
+      pageToken: req.pageToken,
+    });
     return create(pb.ListMembersResponseSchema, {
-      members: (await this.identity.people.listMembers(req.workspaceId)).map(memberToProto),
+      members: page.items.map(memberToProto),
+      nextPageToken: page.nextPageToken,
     });
   }
 
@@ -209,13 +214,13 @@ export class MemberServiceHandler implements ServiceImpl<typeof pb.MemberService
 }
 
 export class AuditServiceHandler implements ServiceImpl<typeof pb.AuditService> {
-  private readonly identity: Identity;
-  constructor(identity: Identity) {
-    this.identity = identity;
+  private readonly audit: AuditLog;
+  constructor(audit: AuditLog) {
+    this.audit = audit;
   }
 
   async listAuditEvents(req: pb.ListAuditEventsRequest): Promise<pb.ListAuditEventsResponse> {
-    const page = await this.identity.audit.list(req.workspaceId || undefined, {
+    const page = await this.audit.list(req.workspaceId || undefined, {
       pageSize: req.pageSize,
       pageToken: req.pageToken,
     });

@@ -17,8 +17,9 @@ import {
   type UpdateWorkspaceResponse,
   type WorkspaceService,
 } from '../gen/docgen/admin/v1/workspace_pb.js';
-import { callerKey } from './admin-access.ts';
+import { callerKey } from './admin-access-interceptor.ts';
 import { validationError } from '../domain/errors.ts';
+import { formatId } from '../domain/ids.ts';
 import { workspaceToProto } from './admin-proto.ts';
 
 export class WorkspaceServiceHandler implements ServiceImpl<typeof WorkspaceService> {
@@ -39,8 +40,11 @@ export class WorkspaceServiceHandler implements ServiceImpl<typeof WorkspaceServ
   async listWorkspaces(req: ListWorkspacesRequest, ctx: HandlerContext): Promise<ListWorkspacesResponse> {
     // A signed-in member sees only the workspaces they belong to; the operator sees all.
     const caller = ctx.values.get(callerKey);
-    const only = caller?.kind === 'member' ? caller.memberships.map((m) => m.workspaceId) : undefined;
-    const page = await this.admin.list({ pageSize: req.pageSize, pageToken: req.pageToken }, only);
+    const member =
+      caller?.kind === 'member'
+        ? { userId: formatId('user', caller.user._id), workspaceIds: caller.memberships.map((m) => m.workspaceId) }
+        : undefined;
+    const page = await this.admin.list({ pageSize: req.pageSize, pageToken: req.pageToken }, member);
     return create(ListWorkspacesResponseSchema, {
       workspaces: page.items.map(workspaceToProto),
       nextPageToken: page.nextPageToken,

@@ -1,6 +1,6 @@
 import { ObjectId, type Db } from 'mongodb';
 import { COLLECTIONS, type ApiKeyDoc } from './documents.ts';
-import { pageByIdDesc, type Page } from './pagination.ts';
+import { keysetPage, NEWEST_ID_FIRST, type Page, type PageRequest } from './pagination.ts';
 
 export class ApiKeysRepository {
   private readonly collection;
@@ -20,8 +20,9 @@ export class ApiKeysRepository {
     return this.collection.findOne({ hash });
   }
 
-  list(workspaceId: ObjectId, pageSize?: number, pageToken?: string): Promise<Page<ApiKeyDoc>> {
-    return pageByIdDesc(this.collection, { workspaceId }, pageSize, pageToken);
+  /** Newest first. */
+  list(workspaceId: ObjectId, page: PageRequest): Promise<Page<ApiKeyDoc>> {
+    return keysetPage(this.collection, { workspaceId }, NEWEST_ID_FIRST, page);
   }
 
   /** Sets revokedAt once; revoking again keeps the first time. */

@@ -5,6 +5,10 @@ import type { Db, ObjectId } from 'mongodb';
 import { deterministicObjectId } from '../domain/ids.ts';
 import { COLLECTIONS, type AssetDoc, type AssetNameDoc } from './documents.ts';
 import { isDuplicateKeyError } from './mongo.ts';
+import { keysetPage, type Keyset, type Page, type PageRequest } from './pagination.ts';
+
+/** Assets list by name (unique in a workspace), as people look for them. */
+const BY_NAME: Keyset = { field: 'name', kind: 'string', order: 1 };
 
 /** A claim older than this whose asset row never appeared was left by a crashed upload. */
 const ABANDONED_CLAIM_MS = 5 * 60_000;
@@ -55,8 +59,17 @@ export class AssetsRepository {
     return this.assets.findOne({ workspaceId, name });
   }
 
-  list(workspaceId: ObjectId): Promise<AssetDoc[]> {
-    return this.assets.find({ workspaceId }).sort({ name: 1 }).toArray();
+  /** By name. */
+  list(workspaceId: ObjectId, page: PageRequest): Promise<Page<AssetDoc>> {
+    return keysetPage(this.assets, { workspaceId }, BY_NAME, page);
+  }
+
+  /** Those of `names` that the workspace has an asset of. */
+  async existingNames(workspaceId: ObjectId, names: readonly string[]): Promise<Set<string>> {
+    const docs = await this.assets
+      .find({ workspaceId, name: { $in: [...names] } }, { projection: { name: 1 } })
+      .toArray();
+    return new Set(docs.map((d) => d.name));
   }
 
   /** Bytes stored for the workspace (the quota counts them). */

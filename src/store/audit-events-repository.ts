@@ -2,7 +2,7 @@
 import type { Db, Filter, ObjectId } from 'mongodb';
 import { COLLECTIONS } from './documents.ts';
 import type { AuditEventDoc } from './identity-documents.ts';
-import { pageByIdDesc, type Page } from './pagination.ts';
+import { keysetPage, NEWEST_ID_FIRST, type Page, type PageRequest } from './pagination.ts';
 
 export class AuditEventsRepository {
   private readonly collection;
@@ -15,8 +15,8 @@ export class AuditEventsRepository {
   }
 
   /** Events of one workspace, or of all (and those of no workspace) when it is undefined. */
-  list(workspaceId: ObjectId | undefined, pageSize?: number, pageToken?: string): Promise<Page<AuditEventDoc>> {
+  list(workspaceId: ObjectId | undefined, page: PageRequest): Promise<Page<AuditEventDoc>> {
     const filter: Filter<AuditEventDoc> = workspaceId ? { workspaceId } : {};
-    return pageByIdDesc(this.collection, filter, pageSize, pageToken);
+    return keysetPage(this.collection, filter, NEWEST_ID_FIRST, page);
   }
 }

@@ -2,7 +2,7 @@
 import type { Db, Filter, ObjectId } from 'mongodb';
 import { COLLECTIONS, type DeliveryAttemptDoc, type DeliveryDoc, type DeliveryStatus } from './documents.ts';
 import { isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
-import { pageByIdDesc, type Page } from './pagination.ts';
+import { keysetPage, NEWEST_FIRST, type Page, type PageRequest } from './pagination.ts';
 
 export interface DeliveryFilter {
   workspaceId?: ObjectId;
@@ -32,13 +32,14 @@ export class DeliveriesRepository {
     return this.collection.findOne({ _id: id });
   }
 
-  list(filter: DeliveryFilter, pageSize?: number, pageToken?: string): Promise<Page<DeliveryDoc>> {
+  /** Newest first (by creation: a delivery's _id is derived, not a creation time). */
+  list(filter: DeliveryFilter, page: PageRequest): Promise<Page<DeliveryDoc>> {
     const query: Filter<DeliveryDoc> = {};
     if (filter.workspaceId) query.workspaceId = filter.workspaceId;
     if (filter.generationId) query.generationId = filter.generationId;
     if (filter.endpointId) query.endpointId = filter.endpointId;
     if (filter.status) query.status = filter.status;
-    return pageByIdDesc(this.collection, query, pageSize, pageToken);
+    return keysetPage(this.collection, query, NEWEST_FIRST, page);
   }
 
   /** Removes every delivery of a generation (right to erasure); returns how many went. */

@@ -225,13 +225,21 @@ const INDEXES: Record<string, IndexDescription[]> = {
     { key: { workspaceId: 1, _id: -1 }, name: 'workspace' },
     { key: { generationId: 1, _id: -1 }, name: 'generation' },
     { key: { endpointId: 1, _id: -1 }, name: 'endpoint' },
+    // The admin list pages newest first by creation (a delivery's _id is derived): src/store/pagination.ts.
+    { key: { workspaceId: 1, createdAt: -1, _id: -1 }, name: 'workspace_created' },
+    { key: { generationId: 1, createdAt: -1, _id: -1 }, name: 'generation_created' },
+    { key: { endpointId: 1, createdAt: -1, _id: -1 }, name: 'endpoint_created' },
     { key: { status: 1, nextAttemptAt: 1 }, name: 'due' },
   ],
   // Identity (src/store/identity-documents.ts): uniqueness comes from derived _ids, not these.
   [COLLECTIONS.memberships]: [
     { key: { userId: 1 }, name: 'user' },
     { key: { workspaceId: 1, _id: 1 }, name: 'workspace' },
+    // Members page in the order they joined.
+    { key: { workspaceId: 1, createdAt: 1, _id: 1 }, name: 'workspace_joined' },
   ],
+  // Users page newest first by creation (a user's _id is derived from the email).
+  [COLLECTIONS.users]: [{ key: { createdAt: -1, _id: -1 }, name: 'created' }],
   [COLLECTIONS.sessions]: [
     { key: { userId: 1 }, name: 'user' },
     { key: { absoluteExpiresAt: 1 }, name: 'ttl', expireAfterSeconds: 0 },

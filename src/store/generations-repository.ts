@@ -6,6 +6,7 @@ import { ObjectId, type Db, type Filter } from 'mongodb';
 import type { JsonObject } from '../domain/template.ts';
 import { COLLECTIONS, type GenerationDoc, type GenerationStatus, type IdempotencyDoc } from './documents.ts';
 import { isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
+import { keysetPage, NEWEST_FIRST, type Page, type PageRequest } from './pagination.ts';
 
 export interface NewGeneration {
   workspaceId: ObjectId;
@@ -21,9 +22,6 @@ export interface ListQuery {
   templateId?: ObjectId;
   createdAfter?: Date;
   createdBefore?: Date;
-  /** Keyset cursor: the last row of the previous page. */
-  after?: { createdAt: Date; id: ObjectId };
-  limit: number;
 }
 
 export class GenerationsRepository {
@@ -66,21 +64,14 @@ export class GenerationsRepository {
     return this.collection.findOne({ _id: id });
   }
 
-  async list(query: ListQuery): Promise<GenerationDoc[]> {
+  /** Newest first (createdAt, then _id, descending). */
+  list(query: ListQuery, page: PageRequest): Promise<Page<GenerationDoc>> {
     const and: Filter<GenerationDoc>[] = [{ workspaceId: query.workspaceId }];
     if (query.status) and.push({ status: query.status });
     if (query.templateId) and.push({ templateId: query.templateId });
     if (query.createdAfter) and.push({ createdAt: { $gte: query.createdAfter } });
     if (query.createdBefore) and.push({ createdAt: { $lt: query.createdBefore } });
-    if (query.after) {
-      and.push({
-        $or: [
-          { createdAt: { $lt: query.after.createdAt } },
-          { createdAt: query.after.createdAt, _id: { $lt: query.after.id } },
-        ],
-      });
-    }
-    return this.collection.find({ $and: and }).sort({ createdAt: -1, _id: -1 }).limit(query.limit).toArray();
+    return keysetPage(this.collection, { $and: and }, NEWEST_FIRST, page);
   }
 
   /** Removes the row (right to erasure, retention). True when there was one. */

@@ -68,7 +68,7 @@ export interface AuditEventDoc {
   workspaceId: ObjectId | null;
   /** `usr_…` or `operator`. */
   actor: string;
-  /** `Service.Method`, e.g. `TemplateService.PublishTemplateVersion`. */
+  /** The operation, e.g. `templates.publish` (older events: the RPC, `TemplateService.PublishTemplateVersion`). */
   action: string;
   targetId: string;
   occurredAt: Date;

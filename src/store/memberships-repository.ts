@@ -5,6 +5,7 @@ import { deterministicObjectId } from '../domain/ids.ts';
 import { COLLECTIONS } from './documents.ts';
 import type { MemberRole, MembershipDoc } from './identity-documents.ts';
 import { isDuplicateKeyError } from './mongo.ts';
+import { keysetPage, OLDEST_FIRST, type Page, type PageRequest } from './pagination.ts';
 
 export function membershipId(userId: ObjectId, workspaceId: ObjectId): ObjectId {
   return deterministicObjectId('membership', userId.toHexString(), workspaceId.toHexString());
@@ -65,6 +66,11 @@ export class MembershipsRepository {
   /** A workspace's members in the order they joined (bounded: a workspace has people, not crowds). */
   listByWorkspace(workspaceId: ObjectId, limit = 1000): Promise<MembershipDoc[]> {
     return this.collection.find({ workspaceId }).sort({ createdAt: 1, _id: 1 }).limit(limit).toArray();
+  }
+
+  /** A page of a workspace's members, in the order they joined. */
+  page(workspaceId: ObjectId, page: PageRequest): Promise<Page<MembershipDoc>> {
+    return keysetPage(this.collection, { workspaceId }, OLDEST_FIRST, page);
   }
 
   countOwners(workspaceId: ObjectId): Promise<number> {

@@ -3,7 +3,7 @@ import { deterministicObjectId } from '../domain/ids.ts';
 import type { TemplateVersionContent } from '../domain/template.ts';
 import { COLLECTIONS, type TemplateDoc, type TemplateVersionDoc } from './documents.ts';
 import { isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
-import { pageByIdDesc, type Page } from './pagination.ts';
+import { keysetPage, NEWEST_ID_FIRST, type Page, type PageRequest } from './pagination.ts';
 
 export function templateVersionId(templateId: ObjectId, version: number): ObjectId {
   return deterministicObjectId('template-version', templateId.toHexString(), String(version));
@@ -50,8 +50,9 @@ export class TemplatesRepository {
     return this.templates.findOne({ _id: id });
   }
 
-  list(workspaceId: ObjectId, pageSize?: number, pageToken?: string): Promise<Page<TemplateDoc>> {
-    return pageByIdDesc(this.templates, { workspaceId }, pageSize, pageToken);
+  /** Newest first. */
+  list(workspaceId: ObjectId, page: PageRequest): Promise<Page<TemplateDoc>> {
+    return keysetPage(this.templates, { workspaceId }, NEWEST_ID_FIRST, page);
   }
 
   getVersion(templateId: ObjectId, version: number): Promise<TemplateVersionDoc | null> {

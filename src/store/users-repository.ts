@@ -5,7 +5,7 @@ import { deterministicObjectId } from '../domain/ids.ts';
 import { COLLECTIONS } from './documents.ts';
 import type { UserDoc } from './identity-documents.ts';
 import { isDuplicateKeyError } from './mongo.ts';
-import { pageByIdDesc, type Page } from './pagination.ts';
+import { keysetPage, NEWEST_FIRST, type Page, type PageRequest } from './pagination.ts';
 
 /** The _id of the user with this (already normalised) email. */
 export function userIdForEmail(email: string): ObjectId {
@@ -61,10 +61,10 @@ export class UsersRepository {
     return this.get(userIdForEmail(email));
   }
 
-  /** Users, newest id first; only the given ids when `ids` is set. */
-  list(ids: ObjectId[] | undefined, pageSize?: number, pageToken?: string): Promise<Page<UserDoc>> {
+  /** Users, newest first (by creation: a user's _id is derived); only the given ids when `ids` is set. */
+  list(ids: ObjectId[] | undefined, page: PageRequest): Promise<Page<UserDoc>> {
     const filter: Filter<UserDoc> = ids ? { _id: { $in: ids } } : {};
-    return pageByIdDesc(this.collection, filter, pageSize, pageToken);
+    return keysetPage(this.collection, filter, NEWEST_FIRST, page);
   }
 
   getMany(ids: ObjectId[]): Promise<UserDoc[]> {

@@ -1,6 +1,6 @@
 import type { Db, ObjectId } from 'mongodb';
 import { COLLECTIONS, type EncryptedSecret, type WebhookEndpointDoc } from './documents.ts';
-import { pageByIdDesc, type Page } from './pagination.ts';
+import { keysetPage, NEWEST_ID_FIRST, type Page, type PageRequest } from './pagination.ts';
 
 export class WebhookEndpointsRepository {
   private readonly collection;
@@ -16,8 +16,9 @@ export class WebhookEndpointsRepository {
     return this.collection.findOne({ _id: id, deletedAt: null });
   }
 
-  list(workspaceId: ObjectId, pageSize?: number, pageToken?: string): Promise<Page<WebhookEndpointDoc>> {
-    return pageByIdDesc(this.collection, { workspaceId, deletedAt: null }, pageSize, pageToken);
+  /** Live endpoints, newest first. */
+  list(workspaceId: ObjectId, page: PageRequest): Promise<Page<WebhookEndpointDoc>> {
+    return keysetPage(this.collection, { workspaceId, deletedAt: null }, NEWEST_ID_FIRST, page);
   }
 
   /** Live endpoints of a workspace that selected the event. */

@@ -1,6 +1,6 @@
 import { ObjectId, type Db } from 'mongodb';
 import { COLLECTIONS, type WorkspaceDoc } from './documents.ts';
-import { pageByIdDesc, type Page } from './pagination.ts';
+import { keysetPage, NEWEST_ID_FIRST, type Page, type PageRequest } from './pagination.ts';
 
 export class WorkspacesRepository {
   private readonly collection;
@@ -45,7 +45,7 @@ export class WorkspacesRepository {
   }
 
   /** Newest first; only the given ids when `only` is set. */
-  list(pageSize?: number, pageToken?: string, only?: ObjectId[]): Promise<Page<WorkspaceDoc>> {
-    return pageByIdDesc(this.collection, only ? { _id: { $in: only } } : {}, pageSize, pageToken);
+  list(page: PageRequest, only?: ObjectId[]): Promise<Page<WorkspaceDoc>> {
+    return keysetPage(this.collection, only ? { _id: { $in: only } } : {}, NEWEST_ID_FIRST, page);
   }
 }

@@ -15,6 +15,7 @@ import { WebhookEndpointService } from '../../src/gen/docgen/admin/v1/webhook_en
 import { generationObjectKey } from '../../src/generations/generation-erasure.ts';
 import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.ts';
 import { pollUntil } from '../harness/poll-until.ts';
+import { firstPage } from '../harness/test-config.ts';
 import { publishedTemplate, request, startApiStack, type ApiStack } from './api-stack.ts';
 
 let stack: ApiStack;
@@ -88,7 +89,7 @@ describe('retention of generations', () => {
       );
       expect((await fetch(done.body.outputUrl)).status).toBe(200);
       await pollUntil(
-        () => repositories.deliveries.list({ generationId: parseId('generation', g.generationId)! }),
+        () => repositories.deliveries.list({ generationId: parseId('generation', g.generationId)! }, firstPage()),
         (p) => p.items.some((d) => d.status === 'SUCCEEDED'),
         {
           timeoutMs: 15_000,
@@ -124,7 +125,7 @@ describe('retention of generations', () => {
     const id = parseId('generation', expiring.generationId)!;
     expect(await repositories.generations.get(id)).toBeNull();
     expect(await objects.exists(keyOf(expiring))).toBe(false);
-    expect((await repositories.deliveries.list({ generationId: id })).items).toEqual([]);
+    expect((await repositories.deliveries.list({ generationId: id }, firstPage())).items).toEqual([]);
 
     // The workspace without a retention keeps its generation (older than the other one).
     const stillThere = await getStatus(kept.key, kept.generationId);
@@ -132,7 +133,8 @@ describe('retention of generations', () => {
     expect(stillThere.body.status).toBe('COMPLETED');
     expect(await objects.exists(keyOf(kept))).toBe(true);
     expect(
-      (await repositories.deliveries.list({ generationId: parseId('generation', kept.generationId)! })).items,
+      (await repositories.deliveries.list({ generationId: parseId('generation', kept.generationId)! }, firstPage()))
+        .items,
     ).toHaveLength(1);
     expect(await stack.app.metrics.metricsText()).toMatch(/docgen_generations_expired_total\{[^}]*\} 1\b/);
   }, 180_000);

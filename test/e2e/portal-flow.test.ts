@@ -292,7 +292,7 @@ describe('portal, as a workspace owner', () => {
       { description: 'the member gone' },
     );
     await click(page, 'Audit log', 'link');
-    await waitForText(page, 'TemplateService');
+    await waitForText(page, 'members.remove');
     await checkScreen(owner, 'audit-log');
   });
 

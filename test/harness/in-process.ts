@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { MongoClient, type Db, type ObjectId } from 'mongodb';
 import { ApiKeyAdmin } from '../../src/admin/api-key-admin.ts';
 import { PublicApi } from '../../src/api/public-api.ts';
-import { ApiKeyAuthenticator, type Principal } from '../../src/auth/api-key-authenticator.ts';
+import { ApiKeyAuthenticator, type Principal } from '../../src/auth/authentication.ts';
 import { formatId, parseId } from '../../src/domain/ids.ts';
 import { DEFAULT_PDF_OPTIONS, type TemplateVersionContent } from '../../src/domain/template.ts';
 import {
@@ -13,9 +13,9 @@ import {
   type OutputUrlSigner,
   type RenderJobPublisher,
 } from '../../src/generations/generation-service.ts';
-import { PageTokenCodec } from '../../src/generations/page-token.ts';
 import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
 import { ensureIndexes } from '../../src/store/documents.ts';
+import { PageTokens } from '../../src/store/pagination.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
 import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
 import { TemplatesRepository } from '../../src/store/templates-repository.ts';
@@ -111,13 +111,14 @@ export async function startInProcessStack(): Promise<InProcessStack> {
     rateLimits: new RateLimitsRepository(db),
   };
   const jobs = new MemoryJobQueue();
+  const pageTokens = new PageTokens(testSecretKey());
   const publishErrors: InProcessStack['publishErrors'] = [];
   const generations = new GenerationService({
     generations: repositories.generations,
     templates: repositories.templates,
     jobs,
     urls: memoryUrlSigner,
-    pageTokens: new PageTokenCodec(testSecretKey()),
+    pageTokens,
     onPublishError: (generationId, err) => publishErrors.push({ generationId, err }),
   });
   const authenticator = new ApiKeyAuthenticator(repositories.apiKeys, {
@@ -125,7 +126,11 @@ export async function startInProcessStack(): Promise<InProcessStack> {
     defaultRateLimit: { perSecond: 20, burst: 40 },
   });
   const api = new PublicApi({ authenticator, rateLimits: repositories.rateLimits, generations });
-  const apiKeyAdmin = new ApiKeyAdmin({ workspaces: repositories.workspaces, apiKeys: repositories.apiKeys });
+  const apiKeyAdmin = new ApiKeyAdmin({
+    workspaces: repositories.workspaces,
+    apiKeys: repositories.apiKeys,
+    pageTokens,
+  });
 
   return {
     mongo,

@@ -3,11 +3,22 @@
 // 2-core CI machine.
 import { randomBytes } from 'node:crypto';
 import type { RenderEngineConfig } from '../../src/render/render-engine.ts';
+import { PageTokens, type PageRequest } from '../../src/store/pagination.ts';
 import { chromiumPath } from './dependencies.ts';
 
 /** A fresh 32-byte DOCGEN_SECRET_KEY. */
 export function testSecretKey(): Buffer {
   return randomBytes(32);
+}
+
+/** Page tokens signed with a fresh key. */
+export function testPageTokens(): PageTokens {
+  return new PageTokens(testSecretKey());
+}
+
+/** The first page of a repository's list, for tests that read a repository directly. */
+export function firstPage(pageSize = 100): PageRequest {
+  return testPageTokens().request({ pageSize }, { list: 'test', filters: {} });
 }
 
 /** A fresh operator token (DOCGEN_ADMIN_TOKEN), long enough for the config check. */

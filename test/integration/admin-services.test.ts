@@ -26,8 +26,9 @@ import { createRenderEngine } from '../../src/render/render-engine.ts';
 import { createPreviewClient, startPreviewService } from '../../src/render/preview-service.ts';
 import { previewSubject } from '../../src/queue/preview-channel.ts';
 import { GenerationService } from '../../src/generations/generation-service.ts';
-import { PageTokenCodec } from '../../src/generations/page-token.ts';
-import { registerAdminServices } from '../../src/rpc/admin-services.ts';
+import { PageTokens } from '../../src/store/pagination.ts';
+import { createAdminServices } from '../../src/app/admin-services.ts';
+import { registerAdminRoutes } from '../../src/rpc/admin-routes.ts';
 import { createIdentityRepositories } from '../../src/identity/identity.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
 import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
@@ -103,30 +104,32 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
     jobs: { publishRenderJob: async () => {} },
     // This file stores no PDFs (the generations screen is tested in test/e2e/portal-api.test.ts).
     urls: { presignGet: async () => Promise.reject(new Error('no object store in this test')) },
-    pageTokens: new PageTokenCodec(SECRET_KEY),
+    pageTokens: new PageTokens(SECRET_KEY),
+  });
+  const services = createAdminServices({
+    repositories,
+    secretKey: SECRET_KEY,
+    allowInsecureWebhookUrls,
+    adminToken: ADMIN_TOKEN,
+    analyzeTemplate,
+    diagnoseTemplate,
+    renderPreview: createPreviewClient(queue.connection, {
+      subject: previewSubject(queue.prefix),
+      timeoutMs: 40_000,
+    }),
+    generationService,
+    objects: { remove: async () => Promise.reject(new Error('no object store in this test')) },
+    enqueueDelivery: (job, msgId) => createDocgenQueue(queue).publishDeliveryJob(job, msgId),
+    identity: {
+      repositories: createIdentityRepositories(db),
+      rateLimits: new RateLimitsRepository(db),
+      portalBaseUrl: () => 'http://127.0.0.1:8081',
+    },
   });
   const handler = connectNodeAdapter({
     routes: (router) => {
-      registerAdminServices(router, {
-        repositories,
-        secretKey: SECRET_KEY,
-        allowInsecureWebhookUrls,
-        adminToken: ADMIN_TOKEN,
-        analyzeTemplate,
-        diagnoseTemplate,
-        renderPreview: createPreviewClient(queue.connection, {
-          subject: previewSubject(queue.prefix),
-          timeoutMs: 40_000,
-        }),
-        generationService,
-        objects: { remove: async () => Promise.reject(new Error('no object store in this test')) },
-        enqueueDelivery: (job, msgId) => createDocgenQueue(queue).publishDeliveryJob(job, msgId),
+      registerAdminRoutes(router, services, {
         onInternal: (cause) => console.error('admin test server: internal error', cause),
-        identity: {
-          repositories: createIdentityRepositories(db),
-          rateLimits: new RateLimitsRepository(db),
-          portalBaseUrl: () => 'http://127.0.0.1:8081',
-        },
       });
     },
   });

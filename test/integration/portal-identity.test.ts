@@ -94,7 +94,7 @@ async function newMember(
   password: string,
 ): Promise<{ userId: string; cookie: string }> {
   const invited = await ok(operator('UserService/InviteUser', { workspaceId, email, role: `MEMBER_ROLE_${role}` }));
-  changes.push({ action: 'UserService.InviteUser', actor: 'operator', target: invited.user.id, workspaceId });
+  changes.push({ action: 'users.invite', actor: 'operator', target: invited.user.id, workspaceId });
   const token = tokenOf(invited.inviteUrl);
   secrets.add(password);
   const accepted = await call(
@@ -103,7 +103,7 @@ async function newMember(
     { origin: portal },
   );
   expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
-  changes.push({ action: 'SessionService.AcceptInvitation', actor: invited.user.id });
+  changes.push({ action: 'sessions.acceptInvitation', actor: invited.user.id });
   return { userId: invited.user.id, cookie: sessionFrom(accepted) };
 }
 
@@ -155,13 +155,13 @@ beforeAll(async () => {
     )
   ).endpoint.id;
   changes.push(
-    { action: 'WorkspaceService.CreateWorkspace', actor: 'operator', target: wsA, workspaceId: wsA },
-    { action: 'TemplateService.CreateTemplate', actor: 'operator', target: templateA, workspaceId: wsA },
-    { action: 'ApiKeyService.CreateApiKey', actor: 'operator', target: keyA, workspaceId: wsA },
-    { action: 'WorkspaceService.CreateWorkspace', actor: 'operator', target: wsB, workspaceId: wsB },
-    { action: 'TemplateService.CreateTemplate', actor: 'operator', target: templateB, workspaceId: wsB },
-    { action: 'ApiKeyService.CreateApiKey', actor: 'operator', target: keyB, workspaceId: wsB },
-    { action: 'WebhookEndpointService.CreateWebhookEndpoint', actor: 'operator', target: endpointB, workspaceId: wsB },
+    { action: 'workspaces.create', actor: 'operator', target: wsA, workspaceId: wsA },
+    { action: 'templates.create', actor: 'operator', target: templateA, workspaceId: wsA },
+    { action: 'apiKeys.create', actor: 'operator', target: keyA, workspaceId: wsA },
+    { action: 'workspaces.create', actor: 'operator', target: wsB, workspaceId: wsB },
+    { action: 'templates.create', actor: 'operator', target: templateB, workspaceId: wsB },
+    { action: 'apiKeys.create', actor: 'operator', target: keyB, workspaceId: wsB },
+    { action: 'webhookEndpoints.create', actor: 'operator', target: endpointB, workspaceId: wsB },
   );
   // A delivery of workspace B, as the webhooks role would have written it.
   const delivery = new ObjectId();
@@ -202,7 +202,7 @@ describe('invitations and sessions', () => {
       { origin: portal },
     );
     expect(signedIn.status).toBe(200);
-    changes.push({ action: 'SessionService.SignIn', actor: owner.userId });
+    changes.push({ action: 'sessions.signIn', actor: owner.userId });
     const cookie = (signedIn.headers['set-cookie'] ?? [])[0]!;
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).toMatch(/SameSite=Lax/);
@@ -225,7 +225,7 @@ describe('invitations and sessions', () => {
     const invited = await ok(
       operator('UserService/InviteUser', { workspaceId: wsA, email: 'late@a.example', role: 'MEMBER_ROLE_VIEWER' }),
     );
-    changes.push({ action: 'UserService.InviteUser', actor: 'operator', target: invited.user.id, workspaceId: wsA });
+    changes.push({ action: 'users.invite', actor: 'operator', target: invited.user.id, workspaceId: wsA });
     const token = tokenOf(invited.inviteUrl);
     for (const weak of ['short', 'password1234', '123456789012', 'late@a.example!!']) {
       const refused = await call('SessionService/AcceptInvitation', { token, password: weak }, { origin: portal });
@@ -239,7 +239,7 @@ describe('invitations and sessions', () => {
       { origin: portal },
     );
     expect(accepted.status).toBe(200);
-    changes.push({ action: 'SessionService.AcceptInvitation', actor: invited.user.id });
+    changes.push({ action: 'sessions.acceptInvitation', actor: invited.user.id });
     const again = await call(
       'SessionService/AcceptInvitation',
       { token, password: 'another good passphrase' },
@@ -259,7 +259,7 @@ describe('invitations and sessions', () => {
     expect(ids.size).toBe(1);
     const userId = [...ids][0] as string;
     for (let i = 0; i < 3; i++)
-      changes.push({ action: 'UserService.InviteUser', actor: 'operator', target: userId, workspaceId: wsA });
+      changes.push({ action: 'users.invite', actor: 'operator', target: userId, workspaceId: wsA });
     const members = await ok(operator('MemberService/ListMembers', { workspaceId: wsA }));
     expect(members.members.filter((m: { user: { id: string } }) => m.user.id === userId)).toHaveLength(1);
     // Each invitation replaces the ones before: of the three links, used twice each at once, one works once.
@@ -275,14 +275,14 @@ describe('invitations and sessions', () => {
     expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
     expect(answers.filter((a) => a.status === 401)).toHaveLength(5);
     for (const a of answers.filter((x) => x.status === 200)) sessionFrom(a);
-    changes.push({ action: 'SessionService.AcceptInvitation', actor: userId });
+    changes.push({ action: 'sessions.acceptInvitation', actor: userId });
   });
 
   it('refuses an expired invitation', async () => {
     const invited = await ok(
       operator('UserService/InviteUser', { workspaceId: wsA, email: 'expired@a.example', role: 'MEMBER_ROLE_VIEWER' }),
     );
-    changes.push({ action: 'UserService.InviteUser', actor: 'operator', target: invited.user.id, workspaceId: wsA });
+    changes.push({ action: 'users.invite', actor: 'operator', target: invited.user.id, workspaceId: wsA });
     const expiresAt = new Date(invited.inviteExpiresAt).getTime() - Date.now();
     expect(expiresAt).toBeGreaterThan(71.9 * 3600_000);
     expect(expiresAt).toBeLessThanOrEqual(72 * 3600_000);
@@ -326,7 +326,7 @@ describe('roles', () => {
       ),
     );
     const editorId = invited.member.user.id;
-    changes.push({ action: 'MemberService.InviteMember', actor: owner.userId, target: editorId, workspaceId: wsA });
+    changes.push({ action: 'members.invite', actor: owner.userId, target: editorId, workspaceId: wsA });
     secrets.add('editor passphrase here');
     const accepted = await call(
       'SessionService/AcceptInvitation',
@@ -334,7 +334,7 @@ describe('roles', () => {
       { origin: portal },
     );
     expect(accepted.status).toBe(200);
-    changes.push({ action: 'SessionService.AcceptInvitation', actor: editorId });
+    changes.push({ action: 'sessions.acceptInvitation', actor: editorId });
     const editor = sessionFrom(accepted);
 
     const version = await ok(
@@ -345,7 +345,7 @@ describe('roles', () => {
       ),
     );
     changes.push({
-      action: 'TemplateService.CreateTemplateVersion',
+      action: 'templates.addVersion',
       actor: editorId,
       target: templateA,
       workspaceId: wsA,
@@ -358,7 +358,7 @@ describe('roles', () => {
       ),
     );
     changes.push({
-      action: 'TemplateService.PublishTemplateVersion',
+      action: 'templates.publish',
       actor: editorId,
       target: templateA,
       workspaceId: wsA,
@@ -371,7 +371,7 @@ describe('roles', () => {
     expect(audit.status).toBe(403);
 
     await ok(call('ApiKeyService/RevokeApiKey', { id: keyA }, { cookie: owner.cookie }));
-    changes.push({ action: 'ApiKeyService.RevokeApiKey', actor: owner.userId, target: keyA, workspaceId: wsA });
+    changes.push({ action: 'apiKeys.revoke', actor: owner.userId, target: keyA, workspaceId: wsA });
     const members = await ok(call('MemberService/ListMembers', { workspaceId: wsA }, { cookie: editor }));
     expect(members.members.map((m: { user: { email: string } }) => m.user.email)).toContain('editor@a.example');
     // Operator-only calls stay operator-only.
@@ -421,7 +421,7 @@ describe('ending sessions', () => {
     const member = await newMember(wsA, 'VIEWER', 'leaver@a.example', 'leaver passphrase here');
     const out = await call('SessionService/SignOut', {}, { cookie: member.cookie });
     expect(out.status).toBe(200);
-    changes.push({ action: 'SessionService.SignOut', actor: member.userId, target: member.userId });
+    changes.push({ action: 'sessions.signOut', actor: member.userId, target: member.userId });
     expect(out.headers['set-cookie']?.[0]).toMatch(/^docgen_session=; .*Max-Age=0/);
     const after = await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie: member.cookie });
     expect(after.status).toBe(401);
@@ -436,10 +436,10 @@ describe('ending sessions', () => {
         { origin: portal },
       ),
     );
-    changes.push({ action: 'SessionService.SignIn', actor: member.userId });
+    changes.push({ action: 'sessions.signIn', actor: member.userId });
     expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie: second })).status).toBe(200);
     await ok(operator('UserService/DisableUser', { id: member.userId }));
-    changes.push({ action: 'UserService.DisableUser', actor: 'operator', target: member.userId });
+    changes.push({ action: 'users.disable', actor: 'operator', target: member.userId });
     const started = Date.now();
     for (const cookie of [member.cookie, second])
       expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie })).status).toBe(401);
@@ -451,7 +451,7 @@ describe('ending sessions', () => {
     );
     expect(signIn.status).toBe(401);
     await ok(operator('UserService/EnableUser', { id: member.userId }));
-    changes.push({ action: 'UserService.EnableUser', actor: 'operator', target: member.userId });
+    changes.push({ action: 'users.enable', actor: 'operator', target: member.userId });
     expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie: second })).status).toBe(401);
   });
 
@@ -464,7 +464,7 @@ describe('ending sessions', () => {
         { origin: portal },
       ),
     );
-    changes.push({ action: 'SessionService.SignIn', actor: member.userId });
+    changes.push({ action: 'sessions.signIn', actor: member.userId });
     const sessions = mongo.db(stack.deps.mongo.database).collection(COLLECTIONS.sessions);
     const stored = await sessions
       .find({ userId: new ObjectId(member.userId.slice(4)) })
@@ -495,7 +495,7 @@ describe('ending sessions', () => {
   it('reset clears the password, signs the user out and issues a new link', async () => {
     const member = await newMember(wsA, 'VIEWER', 'forgetful@a.example', 'forgetful passphrase');
     const reset = await ok(operator('UserService/ResetUser', { id: member.userId }));
-    changes.push({ action: 'UserService.ResetUser', actor: 'operator', target: member.userId });
+    changes.push({ action: 'users.reset', actor: 'operator', target: member.userId });
     expect(reset.user.hasPassword ?? false).toBe(false);
     expect((await call('TemplateService/ListTemplates', { workspaceId: wsA }, { cookie: member.cookie })).status).toBe(
       401,
@@ -507,7 +507,7 @@ describe('ending sessions', () => {
       { origin: portal },
     );
     expect(accepted.status).toBe(200);
-    changes.push({ action: 'SessionService.AcceptInvitation', actor: member.userId });
+    changes.push({ action: 'sessions.acceptInvitation', actor: member.userId });
   });
 });
 
@@ -527,7 +527,7 @@ describe('CSRF', () => {
     // The same call from the portal's origin goes through.
     const same = await ok(call('TemplateService/CreateTemplate', body, { cookie: owner.cookie }));
     changes.push({
-      action: 'TemplateService.CreateTemplate',
+      action: 'templates.create',
       actor: owner.userId,
       target: same.template.id,
       workspaceId: wsA,
@@ -600,7 +600,7 @@ describe('docgen admin user … and audit list', () => {
     const { id, inviteUrl } = JSON.parse(invited.stdout) as { id: string; inviteUrl: string };
     expect(Object.keys(JSON.parse(invited.stdout))).toEqual(['id', 'inviteUrl']);
     expect(id).toMatch(/^usr_[0-9a-f]{24}$/);
-    changes.push({ action: 'UserService.InviteUser', actor: 'operator', target: id, workspaceId: wsA });
+    changes.push({ action: 'users.invite', actor: 'operator', target: id, workspaceId: wsA });
     tokenOf(inviteUrl);
 
     const listed = JSON.parse((await cli(['user', 'list', '--workspace', wsA, '--json'])).stdout) as {
@@ -610,7 +610,7 @@ describe('docgen admin user … and audit list', () => {
     expect((await cli(['user', 'list'])).stdout).toMatch(/cli@a\.example\s+-\s+invited/);
 
     expect((await cli(['user', 'disable', id])).stdout).toMatch(/Disabled cli@a\.example/);
-    changes.push({ action: 'UserService.DisableUser', actor: 'operator', target: id });
+    changes.push({ action: 'users.disable', actor: 'operator', target: id });
     expect(
       (
         await call(
@@ -621,11 +621,11 @@ describe('docgen admin user … and audit list', () => {
       ).status,
     ).toBe(401);
     expect((await cli(['user', 'enable', id])).code).toBe(0);
-    changes.push({ action: 'UserService.EnableUser', actor: 'operator', target: id });
+    changes.push({ action: 'users.enable', actor: 'operator', target: id });
 
     const reset = await cli(['user', 'reset', id, '--json']);
     expect(reset.code, reset.stderr).toBe(0);
-    changes.push({ action: 'UserService.ResetUser', actor: 'operator', target: id });
+    changes.push({ action: 'users.reset', actor: 'operator', target: id });
     const again = JSON.parse(reset.stdout) as { id: string; inviteUrl: string };
     expect(again.inviteUrl).not.toBe(inviteUrl);
     secrets.add('cli owner passphrase');
@@ -638,7 +638,7 @@ describe('docgen admin user … and audit list', () => {
         )
       ).status,
     ).toBe(200);
-    changes.push({ action: 'SessionService.AcceptInvitation', actor: id });
+    changes.push({ action: 'sessions.acceptInvitation', actor: id });
 
     const bad = await cli(['user', 'invite', '--workspace', wsA, '--email', 'x@a.example', '--role', 'admin']);
     expect(bad.code).toBe(2);
@@ -649,10 +649,8 @@ describe('docgen admin user … and audit list', () => {
     const res = await cli(['audit', 'list', '--workspace', wsA, '--page-size', '100', '--json']);
     expect(res.code, res.stderr).toBe(0);
     const { events } = JSON.parse(res.stdout) as { events: { actor: string; action: string; targetId: string }[] };
-    expect(events.some((e) => e.action === 'UserService.InviteUser' && e.actor === 'operator')).toBe(true);
-    expect(
-      events.some((e) => e.action === 'TemplateService.PublishTemplateVersion' && e.actor.startsWith('usr_')),
-    ).toBe(true);
+    expect(events.some((e) => e.action === 'users.invite' && e.actor === 'operator')).toBe(true);
+    expect(events.some((e) => e.action === 'templates.publish' && e.actor.startsWith('usr_'))).toBe(true);
     const human = await cli(['audit', 'list', '--workspace', wsA]);
     expect(human.stdout.split('\n')[0]).toMatch(/^TIME\s+ACTOR\s+ACTION\s+TARGET\s+WORKSPACE\s+DETAIL$/);
   });

@@ -21,9 +21,10 @@ import { createIdentityRepositories } from '../../src/identity/identity.ts';
 import { createAssetLoader } from '../../src/render/asset-loader.ts';
 import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
 import { GenerationService } from '../../src/generations/generation-service.ts';
-import { PageTokenCodec } from '../../src/generations/page-token.ts';
+import { PageTokens } from '../../src/store/pagination.ts';
 import { createRenderEngine, type RenderEngine } from '../../src/render/render-engine.ts';
-import { registerAdminServices } from '../../src/rpc/admin-services.ts';
+import { createAdminServices } from '../../src/app/admin-services.ts';
+import { registerAdminRoutes } from '../../src/rpc/admin-routes.ts';
 import { createObjectStore, type ObjectStore } from '../../src/storage/object-store.ts';
 import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
 import { AssetsRepository } from '../../src/store/assets-repository.ts';
@@ -107,34 +108,36 @@ beforeAll(async () => {
     templates: repositories.templates,
     jobs: { publishRenderJob: async () => {} },
     urls: objects,
-    pageTokens: new PageTokenCodec(Buffer.alloc(32, 7)),
+    pageTokens: new PageTokens(Buffer.alloc(32, 7)),
+  });
+  const services = createAdminServices({
+    repositories,
+    secretKey: Buffer.alloc(32, 7),
+    allowInsecureWebhookUrls: true,
+    adminToken: ADMIN_TOKEN,
+    analyzeTemplate,
+    diagnoseTemplate,
+    generationService,
+    objects,
+    renderPreview: async (content, variables, options) => {
+      const started = Date.now();
+      return {
+        pdf: (await engine.renderer.render(content, variables, options)).pdf,
+        renderMs: Date.now() - started,
+      };
+    },
+    enqueueDelivery: async () => {},
+    assets: { repository: assets, objects, maxBytes: MAX_BYTES, workspaceQuotaBytes: QUOTA_BYTES },
+    identity: {
+      repositories: createIdentityRepositories(db),
+      rateLimits: new RateLimitsRepository(db),
+      portalBaseUrl: () => 'http://127.0.0.1:8081',
+    },
   });
   const handler = connectNodeAdapter({
     routes: (router) => {
-      registerAdminServices(router, {
-        repositories,
-        secretKey: Buffer.alloc(32, 7),
-        allowInsecureWebhookUrls: true,
-        adminToken: ADMIN_TOKEN,
-        analyzeTemplate,
-        diagnoseTemplate,
-        generationService,
-        objects,
-        renderPreview: async (content, variables, options) => {
-          const started = Date.now();
-          return {
-            pdf: (await engine.renderer.render(content, variables, options)).pdf,
-            renderMs: Date.now() - started,
-          };
-        },
-        enqueueDelivery: async () => {},
+      registerAdminRoutes(router, services, {
         onInternal: (cause) => console.error('admin test server: internal error', cause),
-        assets: { repository: assets, objects, maxBytes: MAX_BYTES, workspaceQuotaBytes: QUOTA_BYTES },
-        identity: {
-          repositories: createIdentityRepositories(db),
-          rateLimits: new RateLimitsRepository(db),
-          portalBaseUrl: () => 'http://127.0.0.1:8081',
-        },
       });
     },
     readMaxBytes: 16 * 1024 * 1024,

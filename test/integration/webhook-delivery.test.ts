@@ -27,6 +27,7 @@ import { generateWebhookSecret, sealSecret } from '../../src/webhooks/secret-box
 import { startMongo, startNats, type TestMongo } from '../harness/dependencies.ts';
 import { startHttpReceiver, type HttpReceiver, type ReceivedRequest } from '../harness/http-receiver.ts';
 import { pollUntil } from '../harness/poll-until.ts';
+import { firstPage, testPageTokens } from '../harness/test-config.ts';
 import {
   PACKAGE_VERSION,
   createEndpoint,
@@ -217,7 +218,8 @@ describe.concurrent('webhooks role', () => {
     expect(failedOnly.r.requests).toHaveLength(1);
     expect(otherWorkspace.r.requests).toHaveLength(0);
     expect(
-      (await repos.deliveries.list({ generationId: parseId('generation', completed.generationId)! })).items,
+      (await repos.deliveries.list({ generationId: parseId('generation', completed.generationId)! }, firstPage()))
+        .items,
     ).toHaveLength(2);
   });
 
@@ -289,6 +291,7 @@ describe.concurrent('webhooks role', () => {
         workspaces: repos.workspaces,
         deliveries: repos.deliveries,
         enqueueDelivery: (job, msgId) => app.infrastructure.queue.publishDeliveryJob(job, msgId),
+        pageTokens: testPageTokens(),
       });
       const deliveryId = formatId('delivery', dropped._id);
       const view = await admin.redeliver(deliveryId);
@@ -323,6 +326,7 @@ describe.concurrent('webhooks role', () => {
       endpoints: repos.webhookEndpoints,
       secretKey: strict.config.secretKey,
       allowInsecureUrls: false,
+      pageTokens: testPageTokens(),
     });
     for (const url of urls) {
       const refused = await admin.create({ workspaceId: ws.id, url, events: ['generation.completed'] }).then(

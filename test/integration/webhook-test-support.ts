@@ -19,7 +19,7 @@ import type { DeliveryDoc } from '../../src/store/documents.ts';
 import { dependencyEnv, type TestMongo } from '../harness/dependencies.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 import type { ReceivedRequest } from '../harness/http-receiver.ts';
-import { LOOPBACK_LISTENERS, testSecretKey } from '../harness/test-config.ts';
+import { LOOPBACK_LISTENERS, testPageTokens, testSecretKey } from '../harness/test-config.ts';
 
 export const PACKAGE_VERSION = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -76,7 +76,9 @@ export async function createWorkspace(
   repositories: Repositories,
   name = 'webhooks test',
 ): Promise<{ id: string; objectId: ObjectId }> {
-  const view = await new WorkspaceAdmin({ workspaces: repositories.workspaces }).create({ name });
+  const view = await new WorkspaceAdmin({ workspaces: repositories.workspaces, pageTokens: testPageTokens() }).create({
+    name,
+  });
   return { id: view.id, objectId: new ObjectId(view.id.slice('ws_'.length)) };
 }
 
@@ -93,6 +95,7 @@ export async function createEndpoint(
     endpoints: repositories.webhookEndpoints,
     secretKey: config.secretKey,
     allowInsecureUrls: config.allowInsecureUrls,
+    pageTokens: testPageTokens(),
   });
   const { endpoint, secret } = await admin.create({ workspaceId, url, events });
   return { id: endpoint.id, objectId: new ObjectId(endpoint.id.slice('whe_'.length)), secret, url };

@@ -20,6 +20,7 @@ import { mapErrors } from '../../src/rpc/connect-errors.ts';
 import { TemplateServiceHandler } from '../../src/rpc/admin-template-service.ts';
 import { WorkspaceServiceHandler } from '../../src/rpc/admin-workspace-service.ts';
 import { startInProcessStack, type InProcessStack } from '../harness/in-process.ts';
+import { testPageTokens } from '../harness/test-config.ts';
 
 let stack: InProcessStack;
 let clients: AdminClients;
@@ -28,9 +29,10 @@ let files: string;
 beforeAll(async () => {
   stack = await startInProcessStack();
   const { workspaces, apiKeys, templates } = stack.repositories;
+  const pageTokens = testPageTokens();
   const transport = createRouterTransport(({ service }) => {
-    service(WorkspaceService, mapErrors(new WorkspaceServiceHandler(new WorkspaceAdmin({ workspaces }))));
-    service(ApiKeyService, mapErrors(new ApiKeyServiceHandler(new ApiKeyAdmin({ workspaces, apiKeys }))));
+    service(WorkspaceService, mapErrors(new WorkspaceServiceHandler(new WorkspaceAdmin({ workspaces, pageTokens }))));
+    service(ApiKeyService, mapErrors(new ApiKeyServiceHandler(new ApiKeyAdmin({ workspaces, apiKeys, pageTokens }))));
     service(
       TemplateService,
       mapErrors(
@@ -43,6 +45,7 @@ beforeAll(async () => {
             renderPreview: async () => {
               throw new Error('previews are not rendered in this test');
             },
+            pageTokens,
           }),
         ),
       ),

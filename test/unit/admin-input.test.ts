@@ -7,7 +7,7 @@ import { normalizeContent } from '../../src/admin/template-content.ts';
 import { parseVariables } from '../../src/cli/admin/template-files.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
-import { isAdminAuthorization } from '../../src/rpc/admin-auth.ts';
+import { isAdminAuthorization } from '../../src/auth/operator-token.ts';
 
 function domainError(fn: () => unknown): DomainError {
   try {

@@ -5,8 +5,8 @@ import {
   isAllowedOrigin,
   readSessionCookie,
   sessionCookie,
-} from '../../src/identity/session-cookie.ts';
-import { hashSecretToken, isWellFormedToken, newSecretToken } from '../../src/identity/secret-tokens.ts';
+} from '../../src/auth/session-cookie.ts';
+import { hashSecretToken, isWellFormedToken, newSecretToken } from '../../src/auth/secret-tokens.ts';
 
 describe('passwords', () => {
   it('hashes with scrypt and a per-user salt, and verifies', async () => {
@@ -67,7 +67,7 @@ describe('session cookie and origin', () => {
 
 describe('client address for sign-in limits', () => {
   it('is the TCP peer, or the X-Forwarded-For entry the trusted proxies appended', async () => {
-    const { clientAddress } = await import('../../src/rpc/admin-access.ts');
+    const { clientAddress } = await import('../../src/rpc/admin-access-interceptor.ts');
     expect(clientAddress('10.0.0.5', '203.0.113.9', 0)).toBe('10.0.0.5');
     expect(clientAddress('10.0.0.5', '203.0.113.9', 1)).toBe('203.0.113.9');
     // A client that sends its own X-Forwarded-For cannot choose its address.

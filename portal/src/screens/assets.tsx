@@ -1,5 +1,5 @@
 import { useRef, useState } from 'preact/hooks';
-import { api } from '../api.ts';
+import { api, listAll, type PageRequest } from '../api.ts';
 import { useAbilities } from '../session.tsx';
 import { ConfirmButton, Empty, ErrorMessage, Page, Time, useAction, useLoad } from '../ui.tsx';
 
@@ -13,7 +13,10 @@ function size(bytes: bigint | number): string {
 /** Images and fonts templates use by name (`{{ 'logo.png' | asset_url }}`). */
 export function AssetsPage() {
   const { workspaceId, canEditTemplates } = useAbilities();
-  const assets = useLoad(() => api.assets.listAssets({ workspaceId }), [workspaceId]);
+  const assets = useLoad(
+    () => listAll((page: PageRequest) => api.assets.listAssets({ workspaceId, ...page }), 'assets'),
+    [workspaceId],
+  );
   const fileInput = useRef<HTMLInputElement>(null);
   const [name, setName] = useState('');
   const [notice, setNotice] = useState('');

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api.ts';
+import { api, listAll, type PageRequest } from '../api.ts';
 import { ROLE_NAMES, useAbilities, useSession } from '../session.tsx';
 import { ConfirmButton, ErrorMessage, Page, SecretOnce, Time, useAction, useLoad } from '../ui.tsx';
 import { MemberRole } from '@gen/docgen/admin/v1/identity_pb.js';
@@ -9,7 +9,10 @@ const ROLES = [MemberRole.OWNER, MemberRole.EDITOR, MemberRole.VIEWER];
 export function MembersPage() {
   const { workspaceId, isOwner } = useAbilities();
   const { session } = useSession();
-  const members = useLoad(() => api.members.listMembers({ workspaceId }), [workspaceId]);
+  const members = useLoad(
+    () => listAll((page: PageRequest) => api.members.listMembers({ workspaceId, ...page }), 'members'),
+    [workspaceId],
+  );
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<MemberRole>(MemberRole.EDITOR);
   const [invite, setInvite] = useState<{ email: string; url: string } | undefined>();

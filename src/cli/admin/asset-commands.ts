@@ -3,8 +3,8 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Asset } from '../../gen/docgen/admin/v1/asset_pb.js';
-import { need, str, UsageError, type Command } from './command.ts';
-import { iso, table, time } from './output.ts';
+import { need, page, PAGE_OPTIONS, str, UsageError, type Command } from './command.ts';
+import { iso, more, table, time } from './output.ts';
 
 export const assetCommands: Command[] = [
   {
@@ -37,19 +37,26 @@ export const assetCommands: Command[] = [
   },
   {
     path: ['asset', 'list'],
-    synopsis: '--workspace WS_ID',
-    summary: "List a workspace's assets and its quota use.",
+    synopsis: '--workspace WS_ID [--page-size N] [--page-token TOKEN]',
+    summary: "List a workspace's assets by name, and its quota use.",
     positionals: [],
-    options: { workspace: { type: 'string' } },
+    options: { workspace: { type: 'string' }, ...PAGE_OPTIONS },
     required: ['workspace'],
     async run({ values, clients, print }) {
-      const res = await clients.assets.listAssets({ workspaceId: str(values.workspace) });
+      const res = await clients.assets.listAssets({ workspaceId: str(values.workspace), ...page(values) });
       print(
-        { assets: res.assets.map(assetJson), usedBytes: Number(res.usedBytes), quotaBytes: Number(res.quotaBytes) },
+        {
+          assets: res.assets.map(assetJson),
+          usedBytes: Number(res.usedBytes),
+          quotaBytes: Number(res.quotaBytes),
+          nextPageToken: res.nextPageToken || null,
+        },
         table(
           ['ID', 'NAME', 'TYPE', 'BYTES', 'CREATED'],
           res.assets.map((a) => [a.id, a.name, a.contentType, String(a.sizeBytes), time(a.createdAt)]),
-        ) + `\n${res.usedBytes} of ${res.quotaBytes} bytes used\n`,
+        ) +
+          more(res.nextPageToken) +
+          `\n${res.usedBytes} of ${res.quotaBytes} bytes used\n`,
       );
     },
   },

@@ -1,5 +1,6 @@
-// `docgen admin user …` (people of the portal) and `docgen admin audit list`.
-import type { AuditEvent, User } from '../../gen/docgen/admin/v1/identity_pb.js';
+// `docgen admin user …` (people of the portal), `docgen admin member list` and
+// `docgen admin audit list`.
+import type { AuditEvent, Member, User } from '../../gen/docgen/admin/v1/identity_pb.js';
 import { MemberRole } from '../../gen/docgen/admin/v1/identity_pb.js';
 import { need, page, PAGE_OPTIONS, str, UsageError, type Command } from './command.ts';
 import { iso, more, table, time } from './output.ts';
@@ -9,6 +10,9 @@ const ROLES: Record<string, MemberRole> = {
   editor: MemberRole.EDITOR,
   viewer: MemberRole.VIEWER,
 };
+const ROLE_NAMES: Partial<Record<MemberRole, string>> = Object.fromEntries(
+  Object.entries(ROLES).map(([name, value]) => [value, name]),
+);
 
 function role(value: string | boolean | undefined): MemberRole {
   const r = ROLES[str(value).toLowerCase()];
@@ -97,6 +101,27 @@ export const userCommands: Command[] = [
     },
   },
   {
+    path: ['member', 'list'],
+    synopsis: '--workspace WS_ID [--page-size N] [--page-token TOKEN]',
+    summary: "List a workspace's members and their roles, in the order they joined.",
+    positionals: [],
+    options: { workspace: { type: 'string' }, ...PAGE_OPTIONS },
+    required: ['workspace'],
+    async run({ values, clients, print }) {
+      const res = await clients.members.listMembers({ workspaceId: str(values.workspace), ...page(values) });
+      print(
+        { members: res.members.map(memberJson), nextPageToken: res.nextPageToken || null },
+        table(
+          ['USER', 'EMAIL', 'ROLE', 'STATE', 'JOINED'],
+          res.members.map((m) => {
+            const u = need(m.user);
+            return [u.id, u.email, ROLE_NAMES[m.role] ?? '-', state(u), time(m.createdAt)];
+          }),
+        ) + more(res.nextPageToken),
+      );
+    },
+  },
+  {
     path: ['audit', 'list'],
     synopsis: '[--workspace WS_ID] [--page-size N] [--page-token TOKEN]',
     summary: 'Who changed what and when, newest first (one workspace, or everything).',
@@ -137,6 +162,10 @@ function userJson(u: User) {
     createdAt: iso(u.createdAt),
     updatedAt: iso(u.updatedAt),
   };
+}
+
+function memberJson(m: Member) {
+  return { user: userJson(need(m.user)), role: ROLE_NAMES[m.role] ?? null, joinedAt: iso(m.createdAt) };
 }
 
 function auditJson(e: AuditEvent) {

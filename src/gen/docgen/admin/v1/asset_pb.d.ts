@@ -132,6 +132,20 @@ export declare type ListAssetsRequest = Message<"docgen.admin.v1.ListAssetsReque
    * @generated from field: string workspace_id = 1;
    */
   workspaceId: string;
+
+  /**
+   * Assets per page: 0 means 20, at most 100. Assets list by name.
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * The previous page's next_page_token; empty for the first page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
 };
 
 /**
@@ -150,7 +164,8 @@ export declare type ListAssetsResponse = Message<"docgen.admin.v1.ListAssetsResp
   assets: Asset[];
 
   /**
-   * Sum of size_bytes over the workspace's assets, and the quota it counts against.
+   * Sum of size_bytes over all the workspace's assets (not only this page's), and the quota
+   * it counts against.
    *
    * @generated from field: int64 used_bytes = 2;
    */
@@ -160,6 +175,13 @@ export declare type ListAssetsResponse = Message<"docgen.admin.v1.ListAssetsResp
    * @generated from field: int64 quota_bytes = 3;
    */
   quotaBytes: bigint;
+
+  /**
+   * Token for the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 4;
+   */
+  nextPageToken: string;
 };
 
 /**

@@ -497,6 +497,20 @@ export declare type ListMembersRequest = Message<"docgen.admin.v1.ListMembersReq
    * @generated from field: string workspace_id = 1;
    */
   workspaceId: string;
+
+  /**
+   * Members per page: 0 means 20, at most 100. Members list in the order they joined.
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * The previous page's next_page_token; empty for the first page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
 };
 
 /**
@@ -513,6 +527,13 @@ export declare type ListMembersResponse = Message<"docgen.admin.v1.ListMembersRe
    * @generated from field: repeated docgen.admin.v1.Member members = 1;
    */
   members: Member[];
+
+  /**
+   * Token for the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
 };
 
 /**
@@ -677,7 +698,9 @@ export declare type AuditEvent = Message<"docgen.admin.v1.AuditEvent"> & {
   actor: string;
 
   /**
-   * The RPC that changed state, e.g. `TemplateService.PublishTemplateVersion`.
+   * The operation that changed state, e.g. `templates.publish` (docs/admin.md lists them).
+   * Events recorded before operations had names carry the RPC, e.g.
+   * `TemplateService.PublishTemplateVersion`.
    *
    * @generated from field: string action = 4;
    */

@@ -1,4 +1,5 @@
-// The operator's credential on the admin listener: `authorization: Bearer <DOCGEN_ADMIN_TOKEN>`.
+// The operator token: the operator's credential on the admin listener,
+// `authorization: Bearer <DOCGEN_ADMIN_TOKEN>`.
 // Compared as SHA-256 digests with timingSafeEqual, so neither the content nor the length of
 // the token leaks through response timing.
 import { createHash, timingSafeEqual } from 'node:crypto';

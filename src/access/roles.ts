@@ -1,5 +1,5 @@
-// Roles of a workspace member and the rights each grants. The admin policy
-// (admin-policy.ts) names the right each RPC needs; this table says which roles hold it.
+// Roles of a workspace member and the rights each grants. The operations table
+// (admin-operations.ts) names the right each operation needs; this table says which roles hold it.
 import type { MemberRole } from '../store/identity-documents.ts';
 
 export type { MemberRole };

@@ -1,16 +1,21 @@
-// The admin policy table fails closed, so a forgotten entry makes an RPC operator-only; this
-// test makes the omission loud instead: every RPC registered on the admin router, and every
-// RPC declared in proto/docgen/admin/v1, must have its line in src/identity/admin-policy.ts.
+// The access table fails closed, so a forgotten line makes an RPC operator-only; this test
+// makes the omission loud instead: every RPC registered on the admin router, and every RPC
+// declared in proto/docgen/admin/v1, must map to a domain operation (src/rpc/admin-rpc-map.ts)
+// that has its line in src/access/admin-operations.ts. Then the Authorizer against the roles
+// table, for each role.
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createConnectRouter } from '@connectrpc/connect';
 import type { DescService } from '@bufbuild/protobuf';
 import { MongoClient, ObjectId } from 'mongodb';
-import { ADMIN_POLICY, OPERATOR_ONLY, policyFor } from '../../src/identity/admin-policy.ts';
-import { Authorizer, type Principal } from '../../src/identity/authorizer.ts';
+import { ADMIN_OPERATIONS, isAdminOperation, OPERATOR_ONLY, policyOf } from '../../src/access/admin-operations.ts';
+import { Authorizer, type Subject } from '../../src/access/authorizer.ts';
+import { PERMISSIONS } from '../../src/access/roles.ts';
+import { createAdminServices } from '../../src/app/admin-services.ts';
+import type { AdminCaller } from '../../src/auth/authentication.ts';
 import { createIdentityRepositories } from '../../src/identity/identity.ts';
-import { PERMISSIONS } from '../../src/identity/roles.ts';
-import { registerAdminServices } from '../../src/rpc/admin-services.ts';
+import { ADMIN_RPCS } from '../../src/rpc/admin-rpc-map.ts';
+import { registerAdminRoutes } from '../../src/rpc/admin-routes.ts';
 import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
@@ -23,7 +28,7 @@ import { WorkspacesRepository } from '../../src/store/workspaces-repository.ts';
 function registeredRpcs(): string[] {
   const db = new MongoClient('mongodb://127.0.0.1:1', { serverSelectionTimeoutMS: 1 }).db('never-used');
   const router = createConnectRouter();
-  registerAdminServices(router, {
+  const deps = {
     repositories: {
       workspaces: new WorkspacesRepository(db),
       apiKeys: new ApiKeysRepository(db),
@@ -49,7 +54,8 @@ function registeredRpcs(): string[] {
       rateLimits: new RateLimitsRepository(db),
       portalBaseUrl: () => 'http://127.0.0.1:8081',
     },
-  } as Parameters<typeof registerAdminServices>[1]);
+  } as Parameters<typeof createAdminServices>[0];
+  registerAdminRoutes(router, createAdminServices(deps));
   return router.handlers.map((h) => h.requestPath.replace(/^\//, ''));
 }
 
@@ -68,41 +74,56 @@ async function declaredRpcs(): Promise<string[]> {
   return names;
 }
 
-describe('admin policy table', () => {
-  it('has an entry for every RPC registered on the admin listener', () => {
+describe('access table and RPC map', () => {
+  it('maps every RPC registered on the admin listener to an operation', () => {
     const registered = registeredRpcs();
     expect(registered.length).toBeGreaterThan(30);
-    const missing = registered.filter((rpc) => !Object.hasOwn(ADMIN_POLICY, rpc));
-    expect(missing, 'add these to src/identity/admin-policy.ts (see docs/admin.md, "Authorization")').toEqual([]);
+    const missing = registered.filter((rpc) => !Object.hasOwn(ADMIN_RPCS, rpc));
+    expect(missing, 'add these to src/rpc/admin-rpc-map.ts (see docs/admin.md, "Authorization")').toEqual([]);
   });
 
-  it('has an entry for every RPC declared in docgen.admin.v1, and none for RPCs that do not exist', async () => {
+  it('maps every RPC declared in docgen.admin.v1, and none that does not exist', async () => {
     const declared = await declaredRpcs();
-    expect(declared.filter((rpc) => !Object.hasOwn(ADMIN_POLICY, rpc))).toEqual([]);
-    expect(Object.keys(ADMIN_POLICY).filter((rpc) => !declared.includes(rpc))).toEqual([]);
+    expect(declared.filter((rpc) => !Object.hasOwn(ADMIN_RPCS, rpc))).toEqual([]);
+    expect(Object.keys(ADMIN_RPCS).filter((rpc) => !declared.includes(rpc))).toEqual([]);
   });
 
-  it('fails closed: an unknown RPC is operator-only, state-changing, and refused to members', async () => {
-    expect(policyFor('docgen.admin.v1.NewService/DoSomething')).toBe(OPERATOR_ONLY);
-    expect(policyFor('toString')).toBe(OPERATOR_ONLY);
+  it('maps to operations of the table, each operation served by one RPC', () => {
+    const operations = Object.values(ADMIN_RPCS).map((b) => b.operation);
+    expect(operations.filter((op) => !isAdminOperation(op))).toEqual([]);
+    expect(new Set(operations).size).toBe(operations.length);
+    expect(Object.keys(ADMIN_OPERATIONS).filter((op) => !operations.includes(op as never))).toEqual([]);
+  });
+
+  it('says where the workspace is for every workspace-scoped operation, and the audit target of every change', () => {
+    for (const [rpc, binding] of Object.entries(ADMIN_RPCS)) {
+      const policy = policyOf(binding.operation);
+      if (policy.scope === 'workspace' && policy.access !== 'signed-in') expect(binding.subject, rpc).toBeDefined();
+      if (policy.changes) expect(binding.target, rpc).toBeDefined();
+      else expect(binding.target, rpc).toBeUndefined();
+    }
+  });
+
+  it('fails closed: an operation without a line is operator-only, state-changing, and refused to members', async () => {
+    expect(policyOf('docgen.admin.v1.NewService/DoSomething')).toBe(OPERATOR_ONLY);
+    expect(policyOf('toString')).toBe(OPERATOR_ONLY);
     const authorizer = new Authorizer({} as never);
-    const member = { kind: 'member', user: {}, sessionKey: {}, memberships: [] } as unknown as Principal;
-    await expect(authorizer.authorize(member, 'docgen.admin.v1.NewService/DoSomething', {})).rejects.toMatchObject({
-      code: 'FORBIDDEN',
-    });
-    await expect(authorizer.authorize(undefined, 'docgen.admin.v1.NewService/DoSomething', {})).rejects.toMatchObject({
-      code: 'UNAUTHORIZED',
-    });
+    const member = { kind: 'member', user: {}, sessionKey: {}, memberships: [] } as unknown as AdminCaller;
     await expect(
-      authorizer.authorize({ kind: 'operator' }, 'docgen.admin.v1.NewService/DoSomething', {}),
+      authorizer.authorize(member, 'docgen.admin.v1.NewService/DoSomething', undefined),
+    ).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(
+      authorizer.authorize(undefined, 'docgen.admin.v1.NewService/DoSomething', undefined),
+    ).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(
+      authorizer.authorize({ kind: 'operator' }, 'docgen.admin.v1.NewService/DoSomething', undefined),
     ).resolves.toMatchObject({ workspaceId: null });
   });
 
-  it('every state-changing entry names its audit target; every right belongs to the owner', () => {
-    for (const [rpc, policy] of Object.entries(ADMIN_POLICY)) {
-      if (policy.changes) expect(policy.target, rpc).toMatch(/^(request|response)\.|^caller$/);
+  it('every right belongs to the owner', () => {
+    for (const [operation, policy] of Object.entries(ADMIN_OPERATIONS)) {
       if (policy.access in PERMISSIONS)
-        expect(PERMISSIONS[policy.access as keyof typeof PERMISSIONS].roles, rpc).toContain('owner');
+        expect(PERMISSIONS[policy.access as keyof typeof PERMISSIONS].roles, operation).toContain('owner');
     }
   });
 });
@@ -128,19 +149,25 @@ describe('authorizer: the roles table', () => {
     generation: lookup,
     asset: lookup,
   });
-  const member = (role: 'owner' | 'editor' | 'viewer'): Principal =>
+  const member = (role: 'owner' | 'editor' | 'viewer'): AdminCaller =>
     ({
       kind: 'member',
       user: {},
       sessionKey: new ObjectId(),
       memberships: [{ workspaceId: mine, role }],
-    }) as unknown as Principal;
+    }) as unknown as AdminCaller;
   const tpl = object('tpl_', mine);
   const key = object('key_', mine);
   const gen = object('gen_', mine);
   const otherTpl = object('tpl_', theirs);
   const ws = `ws_${mine.toHexString()}`;
   const S = 'docgen.admin.v1.';
+  /** As the access interceptor does: the RPC's operation and subject, to the Authorizer. */
+  const authorizeRpc = (caller: AdminCaller, rpc: string, request: Record<string, unknown>) => {
+    const binding = ADMIN_RPCS[rpc]!;
+    const subject: Subject | undefined = binding.subject?.(request);
+    return authorizer.authorize(caller, binding.operation, subject);
+  };
   const calls: [string, Record<string, unknown>][] = [
     ['TemplateService/GetTemplate', { id: tpl }],
     ['TemplateService/PublishTemplateVersion', { templateId: tpl, version: 2 }],
@@ -167,7 +194,7 @@ describe('authorizer: the roles table', () => {
       const got: string[] = [];
       for (const [rpc, request] of calls) {
         try {
-          await authorizer.authorize(member(role as 'owner'), `${S}${rpc}`, request);
+          await authorizeRpc(member(role as 'owner'), `${S}${rpc}`, request);
           got.push('ok');
         } catch (err) {
           expect((err as { code: string }).code, rpc).toBe('FORBIDDEN');
@@ -180,15 +207,15 @@ describe('authorizer: the roles table', () => {
 
   it("answers NOT_FOUND for another workspace's objects, as for missing ones, whatever the role", async () => {
     for (const request of [{ id: otherTpl }, { id: `tpl_${new ObjectId().toHexString()}` }]) {
-      await expect(
-        authorizer.authorize(member('owner'), `${S}TemplateService/ArchiveTemplate`, request),
-      ).rejects.toMatchObject({
-        code: 'NOT_FOUND',
-        message: `Template ${request.id} not found`,
-      });
+      await expect(authorizeRpc(member('owner'), `${S}TemplateService/ArchiveTemplate`, request)).rejects.toMatchObject(
+        {
+          code: 'NOT_FOUND',
+          message: `Template ${request.id} not found`,
+        },
+      );
     }
     await expect(
-      authorizer.authorize(member('viewer'), `${S}ApiKeyService/CreateApiKey`, {
+      authorizeRpc(member('viewer'), `${S}ApiKeyService/CreateApiKey`, {
         workspaceId: `ws_${theirs.toHexString()}`,
       }),
     ).rejects.toMatchObject({ code: 'NOT_FOUND' });

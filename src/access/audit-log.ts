@@ -1,9 +1,11 @@
-// The audit trail: who (a `usr_…` or `operator`) changed what (the RPC), on which object,
-// in which workspace, when. Written after each successful state-changing admin call.
+// The audit trail: who (a `usr_…` or `operator`) did what (the operation, e.g.
+// `templates.publish`), to which object, in which workspace, when. Written by the admin gate
+// (admin-gate.ts) after each successful state-changing admin call.
 import { ObjectId } from 'mongodb';
-import { checkPage, requireWorkspace, type PageInput, type PageOf } from '../admin/admin-input.ts';
 import { formatId } from '../domain/ids.ts';
+import { requireWorkspace } from '../domain/input.ts';
 import type { AuditEventsRepository } from '../store/audit-events-repository.ts';
+import type { Page, PageInput, PageTokens } from '../store/pagination.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 
 export interface AuditEventView {
@@ -27,9 +29,11 @@ export interface AuditRecord {
 export class AuditLog {
   private readonly events: AuditEventsRepository;
   private readonly workspaces: WorkspacesRepository;
-  constructor(deps: { events: AuditEventsRepository; workspaces: WorkspacesRepository }) {
+  private readonly pageTokens: PageTokens;
+  constructor(deps: { events: AuditEventsRepository; workspaces: WorkspacesRepository; pageTokens: PageTokens }) {
     this.events = deps.events;
     this.workspaces = deps.workspaces;
+    this.pageTokens = deps.pageTokens;
   }
 
   async record(event: AuditRecord): Promise<void> {
@@ -42,10 +46,10 @@ export class AuditLog {
   }
 
   /** Newest first; every event when no workspace is given (operator only, by policy). */
-  async list(workspaceId: string | undefined, page?: PageInput): Promise<PageOf<AuditEventView>> {
-    const { pageSize, pageToken } = checkPage(page);
+  async list(workspaceId: string | undefined, input?: PageInput): Promise<Page<AuditEventView>> {
+    const page = this.pageTokens.request(input, { list: 'auditEvents', filters: { workspace: workspaceId } });
     const workspace = workspaceId ? await requireWorkspace(this.workspaces, workspaceId) : undefined;
-    const result = await this.events.list(workspace?._id, pageSize, pageToken);
+    const result = await this.events.list(workspace?._id, page);
     return {
       items: result.items.map((e) => ({
         id: formatId('auditEvent', e._id),

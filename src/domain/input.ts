@@ -1,23 +1,11 @@
-// Input checks shared by the admin services. They throw typed domain errors, so every
-// transport (Connect today, anything else later) reports the same codes and messages.
+// Input checks shared by the admin plane, identity and access. They throw typed domain
+// errors, so every transport (Connect today, anything else later) reports the same codes and
+// messages.
 import type { ObjectId } from 'mongodb';
-import { notFound, validationError } from '../domain/errors.ts';
-import { parseId, type IdKind } from '../domain/ids.ts';
-import type { WorkspaceDoc } from '../store/documents.ts';
-import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
+import { notFound, validationError } from './errors.ts';
+import { parseId, type IdKind } from './ids.ts';
 
 export const MAX_NAME_LENGTH = 200;
-
-export interface PageInput {
-  pageSize?: number | undefined;
-  pageToken?: string | undefined;
-}
-
-export interface PageOf<T> {
-  items: T[];
-  /** '' on the last page. */
-  nextPageToken: string;
-}
 
 /** A display name: trimmed, 1..200 characters. */
 export function requireName(value: unknown, field = 'name'): string {
@@ -39,18 +27,12 @@ export function requireId(kind: IdKind, value: unknown, field: string, what: str
   return id;
 }
 
-export function checkPage(page: PageInput | undefined): PageInput {
-  const pageSize = page?.pageSize ?? 0;
-  if (!Number.isInteger(pageSize) || pageSize < 0)
-    throw validationError([{ field: 'pageSize', issue: 'must be a non-negative integer' }]);
-  return { pageSize, pageToken: page?.pageToken || undefined };
-}
-
-export async function requireWorkspace(
-  workspaces: WorkspacesRepository,
+/** The workspace a `ws_…` field names (NOT_FOUND when there is none). */
+export async function requireWorkspace<W>(
+  workspaces: { get(id: ObjectId): Promise<W | null> },
   value: unknown,
   field = 'workspaceId',
-): Promise<WorkspaceDoc> {
+): Promise<W> {
   const id = requireId('workspace', value, field, 'Workspace');
   const workspace = await workspaces.get(id);
   if (!workspace) throw notFound(`Workspace ${quoteId(value as string)}`);

@@ -1,12 +1,21 @@
-// connect-es decodes a request before any interceptor or handler runs, and reports a message it
-// cannot decode as `Internal` ("parse binary: …", Connect binary and gRPC) or as
-// `InvalidArgument` with the protobuf library's text (Connect JSON). Both are the client's
-// fault, and neither text is ours. This wraps a router's handlers so that such answers become
-// InvalidArgument with docgen's own message, the same REST gives for the same input: a message
-// nested past the decoder's recursion limit can only be deep `variables` (the one recursive
-// field), anything else is "body: is not a valid <message>".
-// Answers of our own handlers carry the `docgen-error-code` header and are left alone.
-
+// ONE adapter over connect-es's wire answers (pinned: @connectrpc/connect 2.2.0, exact in
+// package.json). connect-es decodes a request before any interceptor or handler runs, and
+// reports a message it cannot decode as `Internal` ("parse binary: …": Connect binary, gRPC,
+// gRPC-web) or as `InvalidArgument` with the protobuf library's text (Connect JSON). Both are
+// the client's fault, and neither text is ours (docs/interface.md#input-rules).
+//
+// Why an adapter: connect-es has no public extension point for this. Interceptors and the
+// `requestGate` option run on either side of decoding but never see its failure; the
+// `jsonOptions`/`binaryOptions` handler options only tune the protobuf reader, whose errors
+// connect-es re-wraps with its own code. So this wraps each UniversalHandler of a router (the
+// public `ConnectRouter.handlers`, as connect-es's own server adapters read them) and rewrites
+// such answers to InvalidArgument with docgen's message, the one REST gives for the same input:
+// a message nested past the decoder's recursion limit can only be deep `variables` (the one
+// recursive field); anything else is "body: is not a valid <message>". Answers of our own
+// handlers carry the `docgen-error-code` header and are left alone.
+//
+// test/unit/connect-decode-contract.test.ts pins the library's answers this relies on: it fails
+// when a connect-es upgrade changes them (then check whether a public option exists by now).
 import { Code } from '@connectrpc/connect';
 import type { ConnectRouter } from '@connectrpc/connect';
 import type { UniversalHandler, UniversalServerResponse } from '@connectrpc/connect/protocol';
@@ -149,8 +158,8 @@ function wrap(handler: UniversalHandler): UniversalHandler {
   }) as UniversalHandler;
 }
 
-/** Call at the end of `routes`: every handler registered so far gets the mapping. */
-export function mapDecodeErrors(router: ConnectRouter): void {
+/** Call at the end of `routes`: every handler registered so far gets docgen's decode errors. */
+export function rewriteDecodeErrors(router: ConnectRouter): void {
   const handlers = router.handlers as UniversalHandler[];
   for (let i = 0; i < handlers.length; i++) handlers[i] = wrap(handlers[i]!);
 }

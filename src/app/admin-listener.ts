@@ -1,11 +1,12 @@
-// The admin listener (docs/interface.md#admin-plane): the docgen.admin.v1 services behind the
-// operator token or a portal session (src/rpc/admin-access.ts). Served only on
-// DOCGEN_ADMIN_ADDR, never on the public port. Template previews are rendered by the render role
-// over NATS request/reply (src/render/preview-service.ts): the api process runs no browser.
+// The admin listener's request handler (docs/interface.md#admin-plane): the docgen.admin.v1
+// services behind the operator token or a portal session (src/access/admin-gate.ts), and the
+// portal's files. Served only on DOCGEN_ADMIN_ADDR, never on the public port. Template previews
+// are rendered by the render role over NATS request/reply (src/render/preview-service.ts): the
+// api process runs no browser.
 import { connectNodeAdapter } from '@connectrpc/connect-node';
-import { adminContextValues } from '../rpc/admin-access.ts';
-import { registerAdminServices } from '../rpc/admin-services.ts';
-import { mapDecodeErrors } from '../rpc/decode-errors.ts';
+import { adminContextValues } from '../rpc/admin-access-interceptor.ts';
+import { registerAdminRoutes } from '../rpc/admin-routes.ts';
+import { rewriteDecodeErrors } from '../rpc/decode-error-adapter.ts';
 import type { Config } from '../config/config.ts';
 import type { GenerationService } from '../generations/generation-service.ts';
 import type { Logger } from '../ops/logger.ts';
@@ -17,8 +18,9 @@ import type { RequestHandler } from './dual-protocol-server.ts';
 import type { Infrastructure } from './infrastructure.ts';
 import { observeConnectCalls } from './connect-metrics.ts';
 import { createPortalAssets } from '../portal/portal-assets.ts';
+import { createAdminServices } from './admin-services.ts';
 
-export interface AdminRouter {
+export interface AdminListenerHandler {
   handler: RequestHandler;
   /** Tells the router the port it was bound to (the default portal address uses it). */
   bound(port: number): void;
@@ -36,46 +38,48 @@ export function portalBaseUrl(config: Config, boundPort: number | undefined): st
   return `http://${shown.includes(':') ? `[${shown}]` : shown}:${boundPort ?? config.adminAddress.port}`;
 }
 
-export function buildAdminRouter(
+export function buildAdminListenerHandler(
   config: Config,
   infrastructure: Infrastructure,
   ctx: { logger: Logger; metrics: Metrics; generations: Pick<GenerationService, 'list' | 'getInAnyWorkspace'> },
-): AdminRouter {
+): AdminListenerHandler {
   const logger = ctx.logger.child({ module: 'admin' });
   const renderPreview = createPreviewClient(infrastructure.queue.nats.connection, {
     subject: previewSubject(config.nats.streamPrefix),
     timeoutMs: config.render.timeoutMs + PREVIEW_QUEUE_ALLOWANCE_MS,
   });
   let boundPort: number | undefined;
+  const services = createAdminServices({
+    repositories: infrastructure.repositories,
+    generationService: ctx.generations,
+    objects: infrastructure.objects,
+    secretKey: config.secretKey,
+    allowInsecureWebhookUrls: config.webhooks.allowInsecureUrls,
+    adminToken: config.adminToken,
+    analyzeTemplate,
+    diagnoseTemplate,
+    renderPreview,
+    assets: { repository: infrastructure.repositories.assets, objects: infrastructure.objects, ...config.assets },
+    enqueueDelivery: (job, msgId) => infrastructure.queue.publishDeliveryJob(job, msgId),
+    onEnqueueError: (deliveryId, err) =>
+      logger.warn('redelivery enqueue failed; the delivery sweeper will pick it up', {
+        deliveryId,
+        err: String(err),
+      }),
+    identity: {
+      repositories: infrastructure.repositories.identity,
+      rateLimits: infrastructure.repositories.rateLimits,
+      portalBaseUrl: () => portalBaseUrl(config, boundPort),
+      onAuditError: (err) => logger.error('audit event not recorded', { err: String(err) }),
+    },
+  });
   const handler = connectNodeAdapter({
     routes: (router) => {
-      registerAdminServices(router, {
-        repositories: infrastructure.repositories,
-        generationService: ctx.generations,
-        objects: infrastructure.objects,
-        secretKey: config.secretKey,
-        allowInsecureWebhookUrls: config.webhooks.allowInsecureUrls,
-        adminToken: config.adminToken,
-        analyzeTemplate,
-        diagnoseTemplate,
-        renderPreview,
-        assets: { repository: infrastructure.repositories.assets, objects: infrastructure.objects, ...config.assets },
-        enqueueDelivery: (job, msgId) => infrastructure.queue.publishDeliveryJob(job, msgId),
-        onEnqueueError: (deliveryId, err) =>
-          logger.warn('redelivery enqueue failed; the delivery sweeper will pick it up', {
-            deliveryId,
-            err: String(err),
-          }),
+      registerAdminRoutes(router, services, {
         onInternal: (cause) => logger.error('admin request failed', { err: String(cause) }),
         interceptors: [observeConnectCalls(ctx.metrics, logger)],
-        identity: {
-          repositories: infrastructure.repositories.identity,
-          rateLimits: infrastructure.repositories.rateLimits,
-          portalBaseUrl: () => portalBaseUrl(config, boundPort),
-          onAuditError: (err) => logger.error('audit event not recorded', { err: String(err) }),
-        },
       });
-      mapDecodeErrors(router);
+      rewriteDecodeErrors(router);
     },
     // Asset uploads are the largest requests.
     readMaxBytes: Math.max(16 * 1024 * 1024, config.assets.maxBytes + 1024 * 1024),

@@ -1,6 +1,6 @@
-// Random bearer secrets of the portal (session ids, invitation tokens). They are 256-bit
-// random strings, so a single SHA-256 is a safe way to store them (no salt or slow hash
-// needed: there is nothing to guess); the document _id is derived from that hash.
+// Random bearer secrets of the portal (session ids; invitation tokens, issued by src/identity).
+// They are 256-bit random strings, so a single SHA-256 is a safe way to store them (no salt or
+// slow hash needed: there is nothing to guess); the document _id is derived from that hash.
 import { createHash, randomBytes } from 'node:crypto';
 import type { ObjectId } from 'mongodb';
 import { deterministicObjectId } from '../domain/ids.ts';

@@ -1,0 +1,179 @@
+// The transport edge of access control: which domain operation (src/access/admin-operations.ts)
+// each docgen.admin.v1 RPC is, where its request names the workspace it touches, and where
+// the audit trail finds the changed object's id. One line per RPC, keyed by its full name
+// (`docgen.admin.v1.Service/Method`); test/unit/access-policy fails for an RPC without one.
+//   - `subject`: `ws('workspaceId')` (a `ws_…` field of the request) or `obj('template',
+//     'templateId')` (an object id field; its workspace counts).
+//   - `target` (state-changing RPCs): `req('id')`, `res('template.id')` (a string field of the
+//     request or the response), or 'caller'.
+//   - `detail`: a short, secret-free detail for the audit event.
+import type { AdminOperation } from '../access/admin-operations.ts';
+import type { ObjectKind, Subject } from '../access/authorizer.ts';
+
+type Message = Record<string, unknown>;
+
+export interface RpcBinding {
+  operation: AdminOperation;
+  subject?: (request: Message) => Subject;
+  target?: ((request: Message, response: Message) => string) | 'caller';
+  detail?: (request: Message) => string;
+}
+
+const ws =
+  (field = 'workspaceId') =>
+  (request: Message): Subject => ({ kind: 'workspace', id: request[field], field });
+const obj =
+  (kind: ObjectKind, field = 'id') =>
+  (request: Message): Subject => ({ kind, id: request[field], field });
+const req = (field: string) => (request: Message) => text(request[field]);
+const res = (path: string) => (_request: Message, response: Message) => text(pick(response, path));
+
+// Requests carry the proto enum MemberRole (1 owner, 2 editor, 3 viewer).
+const ROLE_NUMBERS: Record<string, string> = { 1: 'owner', 2: 'editor', 3: 'viewer' };
+const roleName = (request: Message) => `role ${ROLE_NUMBERS[String(request.role)] ?? 'unspecified'}`;
+const emailAndRole = (request: Message) => `${text(request.email)} as ${roleName(request)}`;
+
+const S = 'docgen.admin.v1.';
+
+export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
+  [`${S}WorkspaceService/CreateWorkspace`]: { operation: 'workspaces.create', target: res('workspace.id') },
+  [`${S}WorkspaceService/GetWorkspace`]: { operation: 'workspaces.get', subject: ws('id') },
+  [`${S}WorkspaceService/ListWorkspaces`]: { operation: 'workspaces.list' },
+  [`${S}WorkspaceService/UpdateWorkspace`]: { operation: 'workspaces.update', subject: ws('id'), target: req('id') },
+
+  [`${S}ApiKeyService/CreateApiKey`]: { operation: 'apiKeys.create', subject: ws(), target: res('apiKey.id') },
+  [`${S}ApiKeyService/ListApiKeys`]: { operation: 'apiKeys.list', subject: ws() },
+  [`${S}ApiKeyService/RevokeApiKey`]: { operation: 'apiKeys.revoke', subject: obj('apiKey'), target: req('id') },
+
+  [`${S}TemplateService/CreateTemplate`]: { operation: 'templates.create', subject: ws(), target: res('template.id') },
+  [`${S}TemplateService/GetTemplate`]: { operation: 'templates.get', subject: obj('template') },
+  [`${S}TemplateService/ListTemplates`]: { operation: 'templates.list', subject: ws() },
+  [`${S}TemplateService/CreateTemplateVersion`]: {
+    operation: 'templates.addVersion',
+    subject: obj('template', 'templateId'),
+    target: req('templateId'),
+    detail: (r) => (r.publish ? 'published' : ''),
+  },
+  [`${S}TemplateService/GetTemplateVersion`]: {
+    operation: 'templates.getVersion',
+    subject: obj('template', 'templateId'),
+  },
+  [`${S}TemplateService/ListTemplateVersions`]: {
+    operation: 'templates.listVersions',
+    subject: obj('template', 'templateId'),
+  },
+  [`${S}TemplateService/PublishTemplateVersion`]: {
+    operation: 'templates.publish',
+    subject: obj('template', 'templateId'),
+    target: req('templateId'),
+    detail: (r) => `version ${String(r.version)}`,
+  },
+  [`${S}TemplateService/ArchiveTemplate`]: {
+    operation: 'templates.archive',
+    subject: obj('template'),
+    target: req('id'),
+  },
+  [`${S}TemplateService/PreviewTemplateVersion`]: {
+    operation: 'templates.previewVersion',
+    subject: obj('template', 'templateId'),
+  },
+  [`${S}TemplateService/PreviewTemplateContent`]: { operation: 'templates.previewContent', subject: ws() },
+  [`${S}TemplateService/CheckTemplateContent`]: { operation: 'templates.checkContent', subject: ws() },
+
+  [`${S}WebhookEndpointService/CreateWebhookEndpoint`]: {
+    operation: 'webhookEndpoints.create',
+    subject: ws(),
+    target: res('endpoint.id'),
+    detail: (r) => text(r.url),
+  },
+  [`${S}WebhookEndpointService/ListWebhookEndpoints`]: { operation: 'webhookEndpoints.list', subject: ws() },
+  [`${S}WebhookEndpointService/DeleteWebhookEndpoint`]: {
+    operation: 'webhookEndpoints.delete',
+    subject: obj('webhookEndpoint'),
+    target: req('id'),
+  },
+  [`${S}WebhookEndpointService/RotateWebhookEndpointSecret`]: {
+    operation: 'webhookEndpoints.rotateSecret',
+    subject: obj('webhookEndpoint'),
+    target: req('id'),
+  },
+  [`${S}WebhookEndpointService/SendTestEvent`]: {
+    operation: 'webhookEndpoints.sendTestEvent',
+    subject: obj('webhookEndpoint'),
+    target: req('id'),
+  },
+
+  [`${S}DeliveryService/ListDeliveries`]: { operation: 'deliveries.list', subject: ws() },
+  [`${S}DeliveryService/GetDelivery`]: { operation: 'deliveries.get', subject: obj('delivery') },
+  [`${S}DeliveryService/RedeliverDelivery`]: {
+    operation: 'deliveries.redeliver',
+    subject: obj('delivery'),
+    target: req('id'),
+  },
+
+  [`${S}AssetService/UploadAsset`]: {
+    operation: 'assets.upload',
+    subject: ws(),
+    target: res('asset.id'),
+    detail: (r) => text(r.name),
+  },
+  [`${S}AssetService/ListAssets`]: { operation: 'assets.list', subject: ws() },
+  [`${S}AssetService/DeleteAsset`]: { operation: 'assets.delete', subject: obj('asset'), target: req('id') },
+
+  [`${S}GenerationAdminService/ListGenerations`]: { operation: 'generations.list', subject: ws() },
+  [`${S}GenerationAdminService/GetGeneration`]: { operation: 'generations.get', subject: obj('generation') },
+  [`${S}GenerationAdminService/DeleteGeneration`]: {
+    operation: 'generations.delete',
+    subject: obj('generation'),
+    target: req('id'),
+  },
+
+  [`${S}SessionService/SignIn`]: { operation: 'sessions.signIn', target: res('user.id') },
+  [`${S}SessionService/SignOut`]: { operation: 'sessions.signOut', target: 'caller' },
+  [`${S}SessionService/GetCurrentSession`]: { operation: 'sessions.getCurrent' },
+  [`${S}SessionService/AcceptInvitation`]: { operation: 'sessions.acceptInvitation', target: res('user.id') },
+
+  [`${S}UserService/InviteUser`]: {
+    operation: 'users.invite',
+    subject: ws(),
+    target: res('user.id'),
+    detail: emailAndRole,
+  },
+  [`${S}UserService/ListUsers`]: { operation: 'users.list' },
+  [`${S}UserService/DisableUser`]: { operation: 'users.disable', target: req('id') },
+  [`${S}UserService/EnableUser`]: { operation: 'users.enable', target: req('id') },
+  [`${S}UserService/ResetUser`]: { operation: 'users.reset', target: req('id') },
+
+  [`${S}MemberService/ListMembers`]: { operation: 'members.list', subject: ws() },
+  [`${S}MemberService/InviteMember`]: {
+    operation: 'members.invite',
+    subject: ws(),
+    target: res('member.user.id'),
+    detail: emailAndRole,
+  },
+  [`${S}MemberService/UpdateMemberRole`]: {
+    operation: 'members.updateRole',
+    subject: ws(),
+    target: req('userId'),
+    detail: roleName,
+  },
+  [`${S}MemberService/RemoveMember`]: { operation: 'members.remove', subject: ws(), target: req('userId') },
+
+  [`${S}AuditService/ListAuditEvents`]: { operation: 'auditEvents.list', subject: ws() },
+};
+
+/** The RPC's line, or undefined (the gate then treats the call as operator-only). */
+export function rpcBinding(rpc: string): RpcBinding | undefined {
+  return Object.hasOwn(ADMIN_RPCS, rpc) ? ADMIN_RPCS[rpc] : undefined;
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/** `template.id`: a field of a nested message. */
+function pick(message: Message, path: string): unknown {
+  let value: unknown = message;
+  for (const key of path.split('.')) value = value && typeof value === 'object' ? (value as Message)[key] : undefined;
+  return value;
+}
