@@ -110,7 +110,7 @@ describe('Prefer: wait over REST', () => {
   });
 
   it('without the preference (or with wait=0) the answer is at once, PENDING, with no Preference-Applied', async () => {
-    for (const headers of [{}, { Prefer: 'wait=0' }, { Prefer: 'respond-async' }]) {
+    for (const headers of [{}, { Prefer: 'wait=0' }, { Prefer: 'respond-async' }] as Record<string, string>[]) {
       const { res } = await timedCreate({ templateId: greeting }, headers);
       expect(res.status, res.text).toBe(201);
       expect(res.body.status).toBe('PENDING');
