@@ -53,6 +53,21 @@ export interface Waitable {
 
 const isFinal = (status: string) => status === 'COMPLETED' || status === 'FAILED';
 
+/** Pause before reading again after a failed read: doubling from this, up to the max. */
+const READ_RETRY_MS = 250;
+const READ_RETRY_MAX_MS = 4_000;
+
+/** Resolves after `ms`, or earlier when the sleeper is woken (deadline, abort, close, event). */
+function pause(ms: number, sleeper: Sleeper): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), sleeper.sleep()]).finally(
+    () => {
+      clearTimeout(timer);
+      sleeper.cancel();
+    },
+  );
+}
+
 /** Wakes one waiting request; a wake that comes while it is not asleep is kept for its next sleep. */
 class Sleeper {
   private woken = false;
@@ -63,6 +78,10 @@ class Sleeper {
     this.resolve = undefined;
     resolve?.();
   };
+  /** Forgets a pending sleep (its promise is dropped), so that a later wake is kept for the next one. */
+  cancel(): void {
+    this.resolve = undefined;
+  }
   sleep(): Promise<void> {
     if (this.woken) {
       this.woken = false;
@@ -100,7 +119,8 @@ export class GenerationWaiter {
    * Waits up to `timeoutMs` for `current` to reach COMPLETED or FAILED and returns the
    * generation as stored at the end (`reread`), or undefined when no wait is made because the
    * process is stopping. An aborted `signal` (the caller went away) ends the wait without a read.
-   * A failing re-read does not fail the call: the last state read is returned.
+   * A failing re-read does not fail the call: it is tried again after a pause while time is
+   * left, and at the end the last state read is returned.
    */
   async waitForFinal<T extends Waitable>(
     current: T,
@@ -117,12 +137,20 @@ export class GenerationWaiter {
     sleepers.add(sleeper);
     const timer = setTimeout(sleeper.wake, timeoutMs);
     signal?.addEventListener('abort', sleeper.wake, { once: true });
-    const read = (last: T) => reread().catch(() => last);
+    let readFailed = false;
+    const read = (last: T) =>
+      reread().then(
+        (doc) => ((readFailed = false), doc),
+        () => ((readFailed = true), last),
+      );
+    const ongoing = () => !this.closed && !signal?.aborted && performance.now() < deadline;
     try {
       // Registered first, read second: a final state reached before we listened shows here.
       let latest = await read(current);
-      while (!isFinal(latest.status) && !this.closed && !signal?.aborted && performance.now() < deadline) {
-        await sleeper.sleep();
+      for (let retry = 0; !isFinal(latest.status) && ongoing();) {
+        // A failed read (database trouble) is tried again after a pause, not left until the deadline.
+        if (readFailed) await pause(Math.min(READ_RETRY_MAX_MS, READ_RETRY_MS * 2 ** retry++), sleeper);
+        else await sleeper.sleep();
         if (signal?.aborted) break;
         latest = await read(latest);
       }

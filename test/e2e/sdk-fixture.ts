@@ -21,7 +21,8 @@ export const MANY = 120;
 
 /**
  * Batches (issue #25) are built on another branch; their SDK tests run where they exist: when
- * proto/docgen/v1/batch.proto is there (after the merge), or DOCGEN_TEST_BATCHES=1 says so.
+ * the proto of docgen.v1.BatchService (docgen/v1/batch.proto) is there (after the merge), or
+ * DOCGEN_TEST_BATCHES=1 says so.
  */
 export const BATCHES_EXIST =
   process.env.DOCGEN_TEST_BATCHES === '1' || existsSync(new URL('../../proto/docgen/v1/batch.proto', import.meta.url));

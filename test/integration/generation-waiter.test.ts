@@ -142,6 +142,30 @@ describe('GenerationWaiter', () => {
     expect(await waiter.waitForFinal({ id, status: 'PENDING' }, 300, reread)).toEqual({ id, status: 'PENDING' });
   });
 
+  it('a re-read that fails after the event is tried again shortly, not left until the deadline', async () => {
+    const id = newId();
+    let status = 'PENDING';
+    let failNext = false;
+    let reads = 0;
+    const reread = async () => {
+      reads++;
+      if (failNext) {
+        failNext = false;
+        throw new Error('database hiccup');
+      }
+      return { id, status };
+    };
+    const started = performance.now();
+    const waiting = waiter.waitForFinal({ id, status: 'PENDING' }, 20_000, reread);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    status = 'COMPLETED';
+    failNext = true;
+    await publishFinal(id);
+    expect(await waiting).toEqual({ id, status: 'COMPLETED' });
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(reads).toBe(3);
+  });
+
   it('ignores messages on the event subjects that are not final events', async () => {
     const id = newId();
     const { reads, reread } = row(id, () => 'PENDING');
