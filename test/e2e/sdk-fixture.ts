@@ -1,6 +1,6 @@
 // The stack both SDKs are tested against (test/e2e/sdk.test.ts): docgen with the api, render
 // and webhooks roles on real NATS, S3 and the Mongo stand-in; a second API process whose
-// outputUrls live 1 s (DOCGEN_OUTPUT_URL_TTL_SECONDS); a webhook receiver; a loopback proxy
+// outputUrls live 3 s (DOCGEN_OUTPUT_URL_TTL_SECONDS); a webhook receiver; a loopback proxy
 // that drops the connection after the first attempt of each create has reached docgen; and
 // workspaces with the keys and templates the tests need. `fixture` is what the Python tests
 // get too, as JSON (sdk/python/tests/test_live.py).
@@ -29,7 +29,7 @@ export const BATCHES_EXIST =
 
 export interface SdkFixture {
   baseUrl: string;
-  /** An API process whose outputUrls expire after 1 s. */
+  /** An API process whose outputUrls expire after 3 s (S3 dates have whole seconds: 2 to 3 s in fact). */
   shortTtlUrl: string;
   /** Forwards to baseUrl; cuts the connection after the first attempt of each create reached docgen. */
   proxyUrl: string;
@@ -144,7 +144,7 @@ export async function startSdkStack(): Promise<SdkStack> {
   const opened: { close(): Promise<unknown> }[] = [];
   try {
     const [shortTtl, proxy] = await Promise.all([
-      spawnServe(stack.deps, 'api', { DOCGEN_OUTPUT_URL_TTL_SECONDS: '1' }),
+      spawnServe(stack.deps, 'api', { DOCGEN_OUTPUT_URL_TTL_SECONDS: '3' }),
       startDroppingProxy(stack.baseUrl),
     ]);
     opened.push({ close: () => shortTtl.proc.stop(5_000) }, proxy);

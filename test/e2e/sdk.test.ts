@@ -181,7 +181,7 @@ describe('TypeScript SDK: generations', () => {
       ...recorded,
     });
     const generation = await shortLived.generations.get(sdk.fixture.completedId);
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
     const stale = await fetch(generation.outputUrl!);
     expect(stale.status).toBe(403); // the presigned URL has expired
     await stale.body?.cancel();

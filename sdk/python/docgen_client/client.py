@@ -80,7 +80,9 @@ class Generations:
         _, body = self._http.call("GET", f"/v1/generations/{urllib.parse.quote(id, safe='')}", idempotent=True)
         return body
 
-    def list_page(self, filters: Optional[Mapping[str, Any]] = None, page_token: Optional[str] = None) -> Dict[str, Any]:
+    def list_page(
+        self, filters: Optional[Mapping[str, Any]] = None, page_token: Optional[str] = None
+    ) -> Dict[str, Any]:
         """One page: ``{"generations": [...], "nextPageToken": ... or None}``."""
         query = _list_query(filters or {})
         if page_token:

@@ -68,7 +68,10 @@ def verify_webhook(
             age = int(current) - int(timestamp)
             if abs(age) > tolerance:
                 if age > 0:
-                    _fail(f"webhook-timestamp is {age} s old, more than the {tolerance} s allowed: an old or replayed request")
+                    _fail(
+                        f"webhook-timestamp is {age} s old, more than the {tolerance} s allowed: "
+                        "an old or replayed request"
+                    )
                 _fail(f"webhook-timestamp is {-age} s in the future, more than the {tolerance} s allowed")
         encoded = secret[len(_SECRET_PREFIX) :] if secret.startswith(_SECRET_PREFIX) else secret
         try:
@@ -123,7 +126,8 @@ class Webhooks:
 
 
 def _header_reader(headers: Headers) -> Callable[[str], Optional[str]]:
-    items: Iterable[Tuple[str, Any]] = headers.items() if isinstance(headers, Mapping) or hasattr(headers, "items") else headers  # type: ignore[union-attr]
+    pairs = headers.items() if hasattr(headers, "items") else headers  # type: ignore[union-attr]
+    items: Iterable[Tuple[str, Any]] = pairs
     lower: Dict[str, str] = {}
     for name, value in items:
         if value is None:

@@ -14,9 +14,8 @@ from email.message import Message
 from docgen_client import DocgenClient, WebhookVerificationError, verify_webhook
 
 SECRET = "whsec_" + base64.b64encode(b"0123456789abcdef0123456789abcdef").decode()
-BODY = json.dumps(
-    {"event": "generation.failed", "payload": {"generationId": "gen_0123456789abcdef01234567", "error": "x"}, "timestamp": 1}
-).encode()
+EVENT = {"event": "generation.failed", "payload": {"generationId": "gen_0123456789abcdef01234567", "error": "x"}}
+BODY = json.dumps({**EVENT, "timestamp": 1}).encode()
 
 
 def signed(body: bytes = BODY, timestamp: int = 0, secret: str = SECRET) -> dict:
@@ -36,7 +35,8 @@ class VerifyTest(unittest.TestCase):
         headers = signed()
         self.assertEqual(verify_webhook(BODY, headers, SECRET)["event"], "generation.failed")
         upper = {k.upper(): v for k, v in headers.items()}
-        self.assertEqual(DocgenClient(base_url="http://x", api_key="k").webhooks.verify(BODY, upper, SECRET)["payload"]["error"], "x")
+        client = DocgenClient(base_url="http://x", api_key="k")
+        self.assertEqual(client.webhooks.verify(BODY, upper, SECRET)["payload"]["error"], "x")
         message = Message()
         for k, v in headers.items():
             message[k] = v

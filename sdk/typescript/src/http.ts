@@ -166,6 +166,9 @@ function errorFromAnswer(res: Response, text: string): DocgenError {
 export function parseRetryAfter(value: string | null): number | undefined {
   if (value === null || value.trim() === '') return undefined;
   if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
+  // An HTTP date names its day and month ("Wed, 21 Oct 2026 07:28:00 GMT"); Date.parse would
+  // also take "-1" or "2026" for dates.
+  if (!/^\s*[A-Za-z]{3},/.test(value)) return undefined;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
