@@ -33,6 +33,8 @@ beforeAll(async () => {
       DOCGEN_RENDER_CONCURRENCY: '2',
       // The slow template loops until the Liquid time-out: PROCESSING for about this long.
       DOCGEN_LIQUID_TIMEOUT_MS: '6000',
+      // Shorter than a wait: it bounds receiving a request, not answering it.
+      DOCGEN_HTTP_REQUEST_TIMEOUT_MS: '3000',
     },
   });
   workspaceId = await stack.workspace('prefer wait');
@@ -113,6 +115,13 @@ describe('Prefer: wait over REST', () => {
     expect(['PENDING', 'PROCESSING']).toContain(res.body.status);
     expect(ms).toBeGreaterThanOrEqual(1_950);
     expect(ms).toBeLessThan(2_000 + 6_000); // generous: the machine is shared
+  });
+
+  it('a wait longer than the request time-out (DOCGEN_HTTP_REQUEST_TIMEOUT_MS, 3 s here) is answered', async () => {
+    const { res, ms } = await timedCreate({ templateId: slow }, { Prefer: 'wait=5' });
+    expect(res.status, res.text).toBe(201);
+    expect(res.headers['preference-applied']).toBe('wait=5');
+    expect(ms).toBeGreaterThanOrEqual(4_950);
   });
 
   it('without the preference (or with wait=0) the answer is at once, PENDING, with no Preference-Applied', async () => {
