@@ -111,18 +111,9 @@ def verify_webhook(
 
 
 class Webhooks:
-    """``client.webhooks``: the same check as :func:`verify_webhook`."""
+    """``client.webhooks``: ``verify`` is :func:`verify_webhook`."""
 
-    def verify(
-        self,
-        raw_body: Union[bytes, bytearray, str],
-        headers: Headers,
-        secret: str,
-        *,
-        tolerance: Optional[int] = DEFAULT_TOLERANCE_SECONDS,
-        now: Union[float, datetime, None] = None,
-    ) -> Dict[str, Any]:
-        return verify_webhook(raw_body, headers, secret, tolerance=tolerance, now=now)
+    verify = staticmethod(verify_webhook)
 
 
 def _header_reader(headers: Headers) -> Callable[[str], Optional[str]]:
