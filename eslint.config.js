@@ -8,7 +8,19 @@ import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['src/gen/**', 'portal/dist/**', 'build/**', 'node_modules/**', 'coverage/**', '.docgen/**'] },
+  {
+    ignores: [
+      'src/gen/**',
+      // The SDK's build output and its link to src/gen (see sdk/typescript/scripts/build.js).
+      'sdk/typescript/dist/**',
+      'sdk/typescript/src/gen/**',
+      'portal/dist/**',
+      'build/**',
+      'node_modules/**',
+      'coverage/**',
+      '.docgen/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   comments.recommended,

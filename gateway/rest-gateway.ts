@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { CallContext, PublicApi } from '../src/api/public-api.ts';
+import { PREFERENCE_APPLIED, parsePreferWait, preferenceApplied } from '../src/api/prefer-wait.ts';
 import { writeRateLimitHeaders } from '../src/api/rate-limit-headers.ts';
 import { requestIdFrom } from '../src/api/request-id.ts';
 import { DomainError, validationError, type FieldIssue } from '../src/domain/errors.ts';
@@ -113,11 +114,26 @@ export function createRestGateway(options: RestGatewayOptions) {
 
       if (method === 'POST') {
         const raw = await readBody(req, options.maxBodyBytes);
-        const view = await api.createGeneration(ctx, () => ({
-          input: parseCreateGenerationBody(parseJsonBody(raw)),
-          idempotencyKey: validateIdempotencyKey(headerValue(req.headers['idempotency-key'])),
-        }));
-        answer(201, generationJson(view));
+        // A wait ends early when the client goes away: nobody would read its answer.
+        const gone = new AbortController();
+        const onClose = () => gone.abort();
+        res.once('close', onClose);
+        try {
+          const created = await api.createGeneration(
+            ctx,
+            () => ({
+              input: parseCreateGenerationBody(parseJsonBody(raw)),
+              idempotencyKey: validateIdempotencyKey(headerValue(req.headers['idempotency-key'])),
+              waitSeconds: parsePreferWait(req.headers.prefer),
+            }),
+            { signal: gone.signal },
+          );
+          if (created.waitedSeconds !== undefined)
+            res.setHeader(PREFERENCE_APPLIED, preferenceApplied(created.waitedSeconds));
+          answer(201, generationJson(created.generation));
+        } finally {
+          res.off('close', onClose);
+        }
       } else if (matched.id !== undefined) {
         drain(req);
         const view = await api.getGeneration(ctx, () => matched.id!);

@@ -9,8 +9,8 @@ cd "$(dirname "$0")/.."
 # installed so that CI validates the one-machine setup instead of skipping it.
 # fonts-noto-cjk, fonts-noto-color-emoji: CJK and emoji glyphs in PDFs; libharfbuzz-bin (hb-subset)
 # and fontconfig (fc-query, fc-cache): `docgen fonts build` (below) cuts the CJK fonts with them;
-# qpdf: encrypts PDFs of versions with a password.
-APT_PACKAGES=(chromium-headless-shell chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fontconfig libharfbuzz-bin nats-server poppler-utils qpdf docker-compose)
+# qpdf: encrypts PDFs of versions with a password. python3: the Python client's tests (sdk/python).
+APT_PACKAGES=(chromium-headless-shell chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fontconfig libharfbuzz-bin nats-server poppler-utils qpdf docker-compose python3)
 
 missing=()
 [ -x /usr/bin/chromium-headless-shell ] || missing+=(chromium-headless-shell)
@@ -25,6 +25,7 @@ command -v qpdf >/dev/null 2>&1 || missing+=(qpdf)
 [ -x /usr/sbin/nats-server ] || command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
 command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = "0" ]; then

@@ -8,6 +8,7 @@ import { DomainError } from '../domain/errors.ts';
 import type { CreateGenerationInput } from '../generations/create-input.ts';
 import type { GenerationPage, GenerationService, ListGenerationsInput } from '../generations/generation-service.ts';
 import type { GenerationView } from '../generations/generation-view.ts';
+import type { GenerationWaiter } from './generation-waiter.ts';
 import {
   unmeteredDecision,
   type RateLimitDecision,
@@ -23,27 +24,60 @@ export interface CallContext {
 export interface CreateRequest {
   input: CreateGenerationInput;
   idempotencyKey: string | undefined;
+  /** `Prefer: wait=N` (src/api/prefer-wait.ts): seconds to wait for a final state; absent: none. */
+  waitSeconds?: number | undefined;
+}
+
+export interface CreateOutcome {
+  generation: GenerationView;
+  /** The wait honoured, in seconds (for `Preference-Applied`); undefined when none was made. */
+  waitedSeconds?: number;
+}
+
+export interface CreateCallOptions {
+  /** Aborts when the caller goes away: a wait ends without a last read. */
+  signal?: AbortSignal;
+  /** Caps the wait below what was asked (an RPC deadline shorter than the wait). */
+  maxWaitMs?: number;
 }
 
 export class PublicApi {
   private readonly authenticator: ApiKeyAuthenticator;
   private readonly rateLimits: RateLimitsRepository;
   private readonly generations: GenerationService;
+  private readonly waiter: GenerationWaiter | undefined;
 
   constructor(deps: {
     authenticator: ApiKeyAuthenticator;
     rateLimits: RateLimitsRepository;
     generations: GenerationService;
+    /** Serves `Prefer: wait`; without one the preference is not honoured (no Preference-Applied). */
+    waiter?: GenerationWaiter | undefined;
   }) {
     this.authenticator = deps.authenticator;
     this.rateLimits = deps.rateLimits;
     this.generations = deps.generations;
+    this.waiter = deps.waiter;
   }
 
-  createGeneration(ctx: CallContext, parse: () => CreateRequest): Promise<GenerationView> {
-    return this.run(ctx, 'generations:trigger', parse, (principal, req) =>
-      this.generations.create(principal, req.input, req.idempotencyKey),
-    );
+  /** Creates a generation; with `waitSeconds`, answers once it is final or the wait is over. */
+  createGeneration(
+    ctx: CallContext,
+    parse: () => CreateRequest,
+    options: CreateCallOptions = {},
+  ): Promise<CreateOutcome> {
+    return this.run(ctx, 'generations:trigger', parse, async (principal, req) => {
+      const generation = await this.generations.create(principal, req.input, req.idempotencyKey);
+      if (req.waitSeconds === undefined || req.waitSeconds <= 0 || !this.waiter) return { generation };
+      const waitMs = Math.min(req.waitSeconds * 1000, options.maxWaitMs ?? Infinity);
+      const final = await this.waiter.waitForFinal(
+        generation,
+        Math.max(0, waitMs),
+        () => this.generations.get(principal, generation.id),
+        options.signal,
+      );
+      return final ? { generation: final, waitedSeconds: req.waitSeconds } : { generation };
+    });
   }
 
   getGeneration(ctx: CallContext, parse: () => string): Promise<GenerationView> {

@@ -5,6 +5,7 @@ import { connectNodeAdapter } from '@connectrpc/connect-node';
 import type { ConnectRouter, Interceptor } from '@connectrpc/connect';
 import { ApiKeyAuthenticator } from '../auth/authentication.ts';
 import { PublicApi } from '../api/public-api.ts';
+import { GenerationWaiter, natsFinalEventSource } from '../api/generation-waiter.ts';
 import { requestIdFrom } from '../api/request-id.ts';
 import { describeError } from '../domain/errors.ts';
 import { GenerationService } from '../generations/generation-service.ts';
@@ -40,11 +41,16 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
     templates: repositories.templates,
     jobs: { publishRenderJob: (id) => infrastructure.queue.publishRenderJob(id, renderJobMsgId(id)) },
     urls: infrastructure.objects,
+    outputUrlTtlSeconds: config.api.outputUrlTtlSeconds,
     pageTokens: new PageTokens(config.secretKey),
     onPublishError: (generationId, err) =>
       logger.warn('render job publish failed; the outbox sweeper will publish it', { generationId, err: String(err) }),
     afterInsert: options.afterGenerationInsert,
   });
+  // `Prefer: wait`: one subscription to the final events for every waiting request of this process.
+  const waiter = await GenerationWaiter.start(
+    natsFinalEventSource(infrastructure.queue.nats.connection, infrastructure.queue.nats.prefix),
+  );
   const api = new PublicApi({
     authenticator: new ApiKeyAuthenticator(repositories.apiKeys, {
       cacheMs: config.api.apiKeyCacheMs,
@@ -52,6 +58,7 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
     }),
     rateLimits: repositories.rateLimits,
     generations,
+    waiter,
   });
   const onInternal = (cause: unknown) => logger.error('request failed', { err: describeError(cause) });
   const connect = connectNodeAdapter({
@@ -91,13 +98,20 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
       }
     });
 
-  const publicServer: DualProtocolServer = await startDualProtocolServer(config.publicAddress, handler, config.http);
+  let publicServer: DualProtocolServer;
+  try {
+    publicServer = await startDualProtocolServer(config.publicAddress, handler, config.http);
+  } catch (err) {
+    waiter.close();
+    throw err;
+  }
   const adminHandler = buildAdminListenerHandler(config, infrastructure, { logger, metrics, generations });
   let adminServer: DualProtocolServer;
   try {
     adminServer = await startDualProtocolServer(config.adminAddress, adminHandler.handler, config.http);
     adminHandler.bound(adminServer.port);
   } catch (err) {
+    waiter.close();
     await publicServer.close().catch(() => {});
     await adminHandler.close().catch(() => {});
     throw err;
@@ -105,6 +119,8 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
 
   let closing: Promise<unknown> | undefined;
   const stopAccepting = async () => {
+    // Waiting creates answer now with the state they re-read, so closing does not wait up to 30 s for them.
+    waiter.close();
     closing ??= Promise.all([publicServer.close(), adminServer.close()]);
     await closing;
   };

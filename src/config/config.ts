@@ -68,6 +68,8 @@ export interface Config {
     rateLimitBurst: number;
     maxBodyBytes: number;
     apiKeyCacheMs: number;
+    /** Lifetime of a generation's presigned outputUrl, from the read that minted it. */
+    outputUrlTtlSeconds: number;
   };
   assets: {
     maxBytes: number;
@@ -248,6 +250,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     name: 'DOCGEN_API_KEY_CACHE_MS',
     default: '500',
     description: 'How long an API key lookup is cached (a revoke takes effect within this).',
+  },
+  {
+    name: 'DOCGEN_OUTPUT_URL_TTL_SECONDS',
+    default: '3600',
+    description:
+      "Lifetime of a generation's `outputUrl`, from the read that minted it (1 to 604800, S3's limit). Lower it to make leaked links expire sooner; clients fetch a fresh one by reading the generation again.",
   },
   {
     name: 'DOCGEN_ASSET_MAX_BYTES',
@@ -545,6 +553,7 @@ export function loadConfig(env: Env = process.env): Config {
       rateLimitBurst: r.integer('DOCGEN_RATE_LIMIT_BURST', 1, 1000000),
       maxBodyBytes: r.integer('DOCGEN_MAX_BODY_BYTES', 1024, 64 * 1024 * 1024),
       apiKeyCacheMs: r.integer('DOCGEN_API_KEY_CACHE_MS', 0, 1000),
+      outputUrlTtlSeconds: r.integer('DOCGEN_OUTPUT_URL_TTL_SECONDS', 1, 604800),
     },
     assets: {
       maxBytes: r.integer('DOCGEN_ASSET_MAX_BYTES', 1024, 256 * 1024 * 1024),

@@ -12,6 +12,7 @@ import type { TemplatesRepository } from '../store/templates-repository.ts';
 import { createInputHash, type CreateGenerationInput } from './create-input.ts';
 import { GENERATION_STATUSES, toGenerationView, type GenerationView } from './generation-view.ts';
 
+/** Lifetime of a minted outputUrl by default (DOCGEN_OUTPUT_URL_TTL_SECONDS). */
 export const OUTPUT_URL_TTL_SECONDS = 3600;
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
@@ -43,6 +44,8 @@ export interface GenerationServiceDeps {
   jobs: RenderJobPublisher;
   urls: OutputUrlSigner;
   pageTokens: PageTokens;
+  /** Lifetime of each minted outputUrl; default OUTPUT_URL_TTL_SECONDS. */
+  outputUrlTtlSeconds?: number;
   onPublishError?: (generationId: string, err: unknown) => void;
   /** Runs between the database write and the job publish (a seam the crash tests fill). */
   afterInsert?: (generationId: string) => void;
@@ -185,7 +188,7 @@ export class GenerationService {
   private async view(doc: GenerationDoc): Promise<GenerationView> {
     const url =
       doc.status === 'COMPLETED' && doc.outputKey
-        ? await this.deps.urls.presignGet(doc.outputKey, OUTPUT_URL_TTL_SECONDS)
+        ? await this.deps.urls.presignGet(doc.outputKey, this.deps.outputUrlTtlSeconds ?? OUTPUT_URL_TTL_SECONDS)
         : null;
     return toGenerationView(doc, url);
   }

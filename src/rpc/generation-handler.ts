@@ -26,6 +26,14 @@ import {
 } from '../gen/docgen/v1/generation_pb.js';
 import { writeRateLimitHeaders } from '../api/rate-limit-headers.ts';
 import { requestIdFrom } from '../api/request-id.ts';
+import { PREFERENCE_APPLIED, parsePreferWait, preferenceApplied } from '../api/prefer-wait.ts';
+
+/** How long before an RPC's deadline a wait gives up, so that the answer still arrives in time. */
+const DEADLINE_MARGIN_MS = 500;
+
+function deadlineMargin(timeoutMs: number | undefined): number | undefined {
+  return timeoutMs === undefined ? undefined : Math.max(0, timeoutMs - DEADLINE_MARGIN_MS);
+}
 
 const STATUS_TO_PROTO = {
   PENDING: GenerationStatus.PENDING,
@@ -87,18 +95,26 @@ export class GenerationHandler {
   async createGeneration(req: CreateGenerationRequest, ctx: HandlerContext): Promise<CreateGenerationResponse> {
     const call = callContext(ctx);
     try {
-      const view = await this.api.createGeneration(call, () => {
-        const variables = (req.variables ?? {}) as JsonObject;
-        const issues = createInputIssues(req.templateId, variables);
-        if (req.format !== DocumentFormat.UNSPECIFIED && req.format !== DocumentFormat.PDF)
-          issues.push({ field: 'format', issue: 'must be PDF' });
-        if (issues.length > 0) throw validationError(issues);
-        return {
-          input: { templateId: req.templateId, variables, format: 'pdf' },
-          idempotencyKey: validateIdempotencyKey(ctx.requestHeader.get('idempotency-key')),
-        };
-      });
-      return create(CreateGenerationResponseSchema, { generation: generationToProto(view) });
+      const created = await this.api.createGeneration(
+        call,
+        () => {
+          const variables = (req.variables ?? {}) as JsonObject;
+          const issues = createInputIssues(req.templateId, variables);
+          if (req.format !== DocumentFormat.UNSPECIFIED && req.format !== DocumentFormat.PDF)
+            issues.push({ field: 'format', issue: 'must be PDF' });
+          if (issues.length > 0) throw validationError(issues);
+          return {
+            input: { templateId: req.templateId, variables, format: 'pdf' },
+            idempotencyKey: validateIdempotencyKey(ctx.requestHeader.get('idempotency-key')),
+            waitSeconds: parsePreferWait(ctx.requestHeader.get('prefer')),
+          };
+        },
+        // The answer must leave before the caller's deadline: stop waiting half a second ahead.
+        { signal: ctx.signal, maxWaitMs: deadlineMargin(ctx.timeoutMs()) },
+      );
+      if (created.waitedSeconds !== undefined)
+        ctx.responseHeader.set(PREFERENCE_APPLIED, preferenceApplied(created.waitedSeconds));
+      return create(CreateGenerationResponseSchema, { generation: generationToProto(created.generation) });
     } finally {
       writeHeaders(call, ctx);
     }

@@ -39,7 +39,7 @@ async function attempt(authorization: string | undefined, valid: boolean) {
   const ctx: CallContext = { authorization };
   const step = parseStep(valid);
   const outcome = await stack.api.createGeneration(ctx, step.parse).then(
-    (view) => ({ ok: true as const, view }),
+    (created) => ({ ok: true as const, view: created.generation }),
     (err: unknown) => ({ ok: false as const, code: err instanceof DomainError ? err.code : String(err) }),
   );
   return { outcome, parsed: step.ran, rateLimit: ctx.rateLimit };

@@ -65,7 +65,8 @@ export declare type Generation = Message<"docgen.v1.Generation"> & {
   data?: JsonObject | undefined;
 
   /**
-   * Presigned URL of the document, valid for 1 hour from this read; unset until COMPLETED.
+   * Presigned URL of the document, valid for 1 hour from this read (the operator's
+   * DOCGEN_OUTPUT_URL_TTL_SECONDS); unset until COMPLETED.
    *
    * @generated from field: optional string output_url = 8;
    */
@@ -322,14 +323,18 @@ export declare const DocumentFormatSchema: GenEnum<DocumentFormat>;
 /**
  * GenerationService is docgen's public API: render a published template to a document.
  * The REST gateway (/v1) maps onto the same implementation. Every call carries
- * `authorization: Bearer svc_live_…` metadata; CreateGeneration also honours an optional
- * `idempotency-key` header.
+ * `authorization: Bearer svc_live_…` metadata; CreateGeneration also honours optional
+ * `idempotency-key` and `prefer` headers.
  *
  * @generated from service docgen.v1.GenerationService
  */
 export declare const GenerationService: GenService<{
   /**
    * Accepts a generation and answers at once with status PENDING; rendering is asynchronous.
+   * With the request header `prefer: wait=N` (N whole seconds, at most 30) the answer waits
+   * until the generation is COMPLETED or FAILED, or N seconds have passed (then it carries the
+   * generation as it stands), and the response header `preference-applied: wait=N` says so.
+   * A call deadline shorter than the wait is kept. A malformed wait is InvalidArgument.
    *
    * @generated from rpc docgen.v1.GenerationService.CreateGeneration
    */

@@ -91,8 +91,8 @@ export const DocumentFormat = /*@__PURE__*/
 /**
  * GenerationService is docgen's public API: render a published template to a document.
  * The REST gateway (/v1) maps onto the same implementation. Every call carries
- * `authorization: Bearer svc_live_…` metadata; CreateGeneration also honours an optional
- * `idempotency-key` header.
+ * `authorization: Bearer svc_live_…` metadata; CreateGeneration also honours optional
+ * `idempotency-key` and `prefer` headers.
  *
  * @generated from service docgen.v1.GenerationService
  */
