@@ -96,7 +96,8 @@ describe('order of checks', () => {
   });
 
   it('validation fourth: an invalid body from a good key is 422 and counts against the budget', async () => {
-    const key = await stack.apiKey(workspaceId, ['generations:trigger']);
+    // A slow refill, so a loaded machine's pause between the request and the read cannot refill the spent token.
+    const key = await stack.apiKey(workspaceId, ['generations:trigger'], { perSecond: 0.01, burst: 40 });
     const result = await attempt(`Bearer ${key.secret}`, false);
     expect(result.outcome).toEqual({ ok: false, code: 'VALIDATION_ERROR' });
     expect(result.parsed).toBe(true);
