@@ -9,8 +9,9 @@ cd "$(dirname "$0")/.."
 # installed so that CI validates the one-machine setup instead of skipping it.
 # fonts-noto-cjk, fonts-noto-color-emoji: CJK and emoji glyphs in PDFs; libharfbuzz-bin (hb-subset)
 # and fontconfig (fc-query, fc-cache): `docgen fonts build` (below) cuts the CJK fonts with them;
-# qpdf: encrypts PDFs of versions with a password.
-APT_PACKAGES=(chromium-headless-shell chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fontconfig libharfbuzz-bin nats-server poppler-utils qpdf docker-compose)
+# qpdf: encrypts PDFs of versions with a password; icc-profiles-free: the sRGB ICC profile of PDF/A output
+# intents (/usr/share/color/icc/sRGB.icc).
+APT_PACKAGES=(chromium-headless-shell chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fontconfig libharfbuzz-bin nats-server poppler-utils qpdf icc-profiles-free docker-compose)
 
 missing=()
 [ -x /usr/bin/chromium-headless-shell ] || missing+=(chromium-headless-shell)
@@ -22,6 +23,7 @@ dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 || missing+=(fonts-noto-color-emo
 command -v fc-query >/dev/null 2>&1 || missing+=(fontconfig)
 command -v hb-subset >/dev/null 2>&1 || missing+=(libharfbuzz-bin)
 command -v qpdf >/dev/null 2>&1 || missing+=(qpdf)
+[ -f /usr/share/color/icc/sRGB.icc ] || missing+=(icc-profiles-free)
 [ -x /usr/sbin/nats-server ] || command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
 command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)

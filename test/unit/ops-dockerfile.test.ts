@@ -37,6 +37,7 @@ describe('Dockerfile', () => {
       'fonts-noto-cjk',
       'fonts-noto-color-emoji',
       'qpdf',
+      'icc-profiles-free',
       'tini',
     ])
       expect(apt).toMatch(new RegExp(`\\s${pkg}\\s`));

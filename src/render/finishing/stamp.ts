@@ -1,0 +1,68 @@
+// The stamp stage: one line of text ("DRAFT", "COPY") drawn across every page or the first one,
+// at an angle and an opacity, in an embedded font (PDF/A and PDF/UA accept no other) and marked
+// as an artifact, so that the tagged structure and screen readers ignore it while text
+// extraction (pdftotext, search) still finds it.
+import { readFileSync } from 'node:fs';
+import fontkit from '@pdf-lib/fontkit';
+import { beginMarkedContent, degrees, endMarkedContent, rgb, type PDFDocument, type PDFFont } from 'pdf-lib';
+import { RenderError } from '../render-error.ts';
+import { STAMP_DEFAULTS, type StampSettings } from './document-settings.ts';
+
+/** fonts-noto-core, which the render host has for Chromium already. */
+export const STAMP_FONT_PATH = '/usr/share/fonts/truetype/noto/NotoSans-Bold.ttf';
+const STAMP_COLOR = rgb(0.7, 0.1, 0.1);
+
+let fontBytes: Buffer | undefined;
+function stampFont(): Buffer {
+  if (!fontBytes) {
+    try {
+      fontBytes = readFileSync(STAMP_FONT_PATH);
+    } catch {
+      throw new RenderError(
+        'INTERNAL',
+        `The stamp needs the font ${STAMP_FONT_PATH}, which is not installed on the render host (Debian package fonts-noto-core)`,
+      );
+    }
+  }
+  return fontBytes;
+}
+
+function checkGlyphs(font: PDFFont, text: string): void {
+  const available = new Set(font.getCharacterSet());
+  const missing = [...new Set([...text].filter((c) => !available.has(c.codePointAt(0)!) && c.trim() !== ''))];
+  if (missing.length > 0)
+    throw new RenderError(
+      'INVALID_TEMPLATE',
+      `stamp.text has characters the stamp font (Noto Sans) cannot draw: ${missing.join(' ')}; use Latin, Greek or Cyrillic letters`,
+    );
+}
+
+export async function drawStamp(doc: PDFDocument, stamp: StampSettings): Promise<void> {
+  doc.registerFontkit(fontkit);
+  const font = await doc.embedFont(stampFont(), { subset: true });
+  checkGlyphs(font, stamp.text);
+  const opacity = stamp.opacity ?? STAMP_DEFAULTS.opacity;
+  const angle = stamp.angle ?? STAMP_DEFAULTS.angle;
+  const pages = doc.getPages();
+  const targets = (stamp.firstPageOnly ?? STAMP_DEFAULTS.firstPageOnly) ? pages.slice(0, 1) : pages;
+  const rad = (angle * Math.PI) / 180;
+  for (const page of targets) {
+    const { width, height } = page.getSize();
+    // As large as fits along the angle, within 60 % of the page's reach that way, up to 120 pt.
+    const reach =
+      Math.abs(Math.cos(rad)) < 1e-6
+        ? height
+        : Math.abs(Math.sin(rad)) < 1e-6
+          ? width
+          : Math.min(width / Math.abs(Math.cos(rad)), height / Math.abs(Math.sin(rad)));
+    const size = Math.max(8, Math.min(120, (0.6 * reach) / Math.max(font.widthOfTextAtSize(stamp.text, 1), 1e-6)));
+    const textWidth = font.widthOfTextAtSize(stamp.text, size);
+    const half = font.heightAtSize(size, { descender: false }) / 2;
+    // The text's middle at the page's middle: its baseline origin moved back along the angle.
+    const x = width / 2 - (textWidth / 2) * Math.cos(rad) + half * Math.sin(rad);
+    const y = height / 2 - (textWidth / 2) * Math.sin(rad) - half * Math.cos(rad);
+    page.pushOperators(beginMarkedContent('Artifact'));
+    page.drawText(stamp.text, { x, y, size, font, color: STAMP_COLOR, opacity, rotate: degrees(angle) });
+    page.pushOperators(endMarkedContent());
+  }
+}
