@@ -100,7 +100,8 @@ export async function checkConformance(pdf: Uint8Array, input: CheckInput): Prom
     else if (pdfa) fail(`${A} 6.6.2.1`, 'the XMP metadata stream must not be compressed');
   }
   if (!xmp) {
-    fail(pdfa ? `${A} 6.6.2.1` : `${UA} 5`, 'the catalog has no XMP metadata stream');
+    if (pdfa) fail(`${A} 6.6.2.1`, 'the catalog has no XMP metadata stream');
+    if (ua) fail(`${UA} 5`, 'the catalog has no XMP metadata stream identifying PDF/UA-1 (pdfuaid:part)');
   } else {
     if (pdfa) {
       if (xmpValue(xmp, 'pdfaid:part') !== String(pdfa.part) || xmpValue(xmp, 'pdfaid:conformance') !== pdfa.letter)

@@ -122,7 +122,7 @@ export function validateDocumentSettings(settings: unknown): string[] {
         if (!(CONFORMANCE_LEVELS as readonly unknown[]).includes(level))
           problems.push(`conformance ${quote(level)} is not supported; use any of ${CONFORMANCE_LEVELS.join(', ')}`);
         else if (seen.has(level as string)) problems.push(`conformance lists ${quote(level)} twice`);
-        seen.add(level as string);
+        else seen.add(level as string);
       }
       const pdfa = [...seen].filter((l) => l.startsWith('PDF/A-'));
       if (pdfa.length > 1)

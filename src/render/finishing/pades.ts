@@ -134,7 +134,8 @@ export function addSignaturePlaceholder(
     name: commonName(identity.certificate),
     signingTime: options.at,
     subFilter: SUBFILTER_ETSI_CADES_DETACHED,
-    signatureLength: 4096 + certificates + (options.timestamped ? 12288 : 0),
+    // In hex digits (two per byte of CMS), so always even.
+    signatureLength: 2 * (4096 + certificates + (options.timestamped ? 8192 : 0)),
     widgetRect: [0, 0, 0, 0],
     appName: 'docgen',
   });

@@ -1,10 +1,26 @@
 // The stamp stage: one line of text ("DRAFT", "COPY") drawn across every page or the first one,
 // at an angle and an opacity, in an embedded font (PDF/A and PDF/UA accept no other) and marked
 // as an artifact, so that the tagged structure and screen readers ignore it while text
-// extraction (pdftotext, search) still finds it.
+// extraction (pdftotext, search) still finds it as one word.
 import { readFileSync } from 'node:fs';
-import fontkit from '@pdf-lib/fontkit';
-import { beginMarkedContent, degrees, endMarkedContent, rgb, type PDFDocument, type PDFFont } from 'pdf-lib';
+import fontkit, { type Font as FontkitFont } from '@pdf-lib/fontkit';
+import {
+  beginMarkedContent,
+  beginText,
+  degrees,
+  endMarkedContent,
+  endText,
+  moveText,
+  popGraphicsState,
+  pushGraphicsState,
+  setFontAndSize,
+  setTextRenderingMode,
+  showText,
+  TextRenderingMode,
+  rgb,
+  type PDFDocument,
+  type PDFFont,
+} from 'pdf-lib';
 import { RenderError } from '../render-error.ts';
 import { STAMP_DEFAULTS, type StampSettings } from './document-settings.ts';
 
@@ -37,6 +53,38 @@ function checkGlyphs(font: PDFFont, text: string): void {
     );
 }
 
+let parsed: FontkitFont | undefined;
+function stampOutlines(): FontkitFont {
+  parsed ??= fontkit.create(stampFont());
+  return parsed;
+}
+
+type PathCommand = { command: string; args: number[] };
+
+/**
+ * The text as one SVG path in font units, y pointing down as SVG has it (pdf-lib's
+ * drawSvgPath turns it back), laid out by fontkit (kerning, ligatures).
+ */
+function svgOutline(font: FontkitFont, text: string): string {
+  const run = font.layout(text);
+  let pen = 0;
+  const parts: string[] = [];
+  run.glyphs.forEach((glyph, i) => {
+    const position = run.positions[i]!;
+    const dx = pen + position.xOffset;
+    const dy = position.yOffset;
+    const point = (px: number, py: number) => `${(px + dx).toFixed(2)} ${(-(py + dy)).toFixed(2)}`;
+    for (const { command, args } of (glyph.path as unknown as { commands: PathCommand[] }).commands) {
+      const pairs: string[] = [];
+      for (let k = 0; k + 1 < args.length; k += 2) pairs.push(point(args[k]!, args[k + 1]!));
+      const letter = { moveTo: 'M', lineTo: 'L', quadraticCurveTo: 'Q', bezierCurveTo: 'C', closePath: 'Z' }[command];
+      if (letter) parts.push(`${letter}${pairs.join(' ')}`);
+    }
+    pen += position.xAdvance;
+  });
+  return parts.join(' ');
+}
+
 export async function drawStamp(doc: PDFDocument, stamp: StampSettings): Promise<void> {
   doc.registerFontkit(fontkit);
   const font = await doc.embedFont(stampFont(), { subset: true });
@@ -46,6 +94,8 @@ export async function drawStamp(doc: PDFDocument, stamp: StampSettings): Promise
   const pages = doc.getPages();
   const targets = (stamp.firstPageOnly ?? STAMP_DEFAULTS.firstPageOnly) ? pages.slice(0, 1) : pages;
   const rad = (angle * Math.PI) / 180;
+  const outlines = stampOutlines();
+  const outline = svgOutline(outlines, stamp.text);
   for (const page of targets) {
     const { width, height } = page.getSize();
     // As large as fits along the angle, within 60 % of the page's reach that way, up to 120 pt.
@@ -61,8 +111,30 @@ export async function drawStamp(doc: PDFDocument, stamp: StampSettings): Promise
     // The text's middle at the page's middle: its baseline origin moved back along the angle.
     const x = width / 2 - (textWidth / 2) * Math.cos(rad) + half * Math.sin(rad);
     const y = height / 2 - (textWidth / 2) * Math.sin(rad) - half * Math.cos(rad);
-    page.pushOperators(beginMarkedContent('Artifact'));
-    page.drawText(stamp.text, { x, y, size, font, color: STAMP_COLOR, opacity, rotate: degrees(angle) });
+    // Text extraction cannot join glyphs on a slant (pdftotext gives one letter a line): the
+    // visible stamp is drawn as the glyphs' outlines, and an invisible horizontal line of text
+    // (rendering mode 3, as OCR layers do) is what extraction and search find.
+    page.pushOperators(
+      beginMarkedContent('Artifact'),
+      pushGraphicsState(),
+      beginText(),
+      setFontAndSize(page.node.newFontDictionary(font.name, font.ref), size / 4),
+      setTextRenderingMode(TextRenderingMode.Invisible),
+      moveText(width / 2 - font.widthOfTextAtSize(stamp.text, size / 4) / 2, height / 2),
+      showText(font.encodeText(stamp.text)),
+      endText(),
+      popGraphicsState(),
+      endMarkedContent(),
+      beginMarkedContent('Artifact'),
+    );
+    page.drawSvgPath(outline, {
+      x,
+      y,
+      scale: size / outlines.unitsPerEm,
+      rotate: degrees(angle),
+      color: STAMP_COLOR,
+      opacity,
+    });
     page.pushOperators(endMarkedContent());
   }
 }

@@ -68,7 +68,10 @@ export async function requestTimestamp(tsa: TimestampAuthority, data: Uint8Array
       throw unavailable(tsa.url, 'the token is for other data');
     if (!info.nonce || !same(info.nonce.valueBlock.valueHexView, nonce))
       throw unavailable(tsa.url, 'the token does not carry the request nonce');
-    const verified = await signed.verify({ signer: 0, checkChain: false, extendedMode: true }, engine);
+    const verified = await signed.verify(
+      { signer: 0, checkChain: false, extendedMode: true, data: Uint8Array.from(data).buffer },
+      engine,
+    );
     if (!verified.signatureVerified) throw unavailable(tsa.url, 'the token signature does not verify');
   } catch (err) {
     if (err instanceof RenderError) throw err;
