@@ -4,9 +4,8 @@
 // dictionary, an sRGB output intent, a document /ID, printable annotations, DisplayDocTitle and
 // tab order. The checker (conformance-check.ts) then verifies the produced bytes.
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { PDFArray, PDFBool, PDFDict, PDFHexString, PDFName, PDFNumber, PDFString, type PDFDocument } from 'pdf-lib';
-import { RenderError } from '../render-error.ts';
+import { hostFile } from './host-files.ts';
 import { pdfaLevel, wantsPdfUa, type ConformanceLevel } from './document-settings.ts';
 import type { EInvoiceFile } from './e-invoice.ts';
 import { xmpPacket } from './xmp.ts';
@@ -15,20 +14,7 @@ import { xmpPacket } from './xmp.ts';
 export const SRGB_PROFILE_PATH = '/usr/share/color/icc/sRGB.icc';
 const SRGB_CONDITION = 'sRGB IEC61966-2.1';
 
-let srgb: Buffer | undefined;
-function srgbProfile(): Buffer {
-  if (!srgb) {
-    try {
-      srgb = readFileSync(SRGB_PROFILE_PATH);
-    } catch {
-      throw new RenderError(
-        'INTERNAL',
-        `PDF/A needs the sRGB ICC profile ${SRGB_PROFILE_PATH}, which is not installed on the render host (Debian package icc-profiles-free)`,
-      );
-    }
-  }
-  return srgb;
-}
+const srgbProfile = () => hostFile(SRGB_PROFILE_PATH, 'PDF/A needs the sRGB ICC profile', 'icc-profiles-free');
 
 /** Whole seconds: the information dictionary's dates carry no fractions, XMP must say the same. */
 const seconds = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000);

@@ -2,7 +2,6 @@
 // at an angle and an opacity, in an embedded font (PDF/A and PDF/UA accept no other) and marked
 // as an artifact, so that the tagged structure and screen readers ignore it while text
 // extraction (pdftotext, search) still finds it as one word.
-import { readFileSync } from 'node:fs';
 import fontkit, { type Font as FontkitFont } from '@pdf-lib/fontkit';
 import {
   beginMarkedContent,
@@ -22,26 +21,14 @@ import {
   type PDFFont,
 } from 'pdf-lib';
 import { RenderError } from '../render-error.ts';
+import { hostFile } from './host-files.ts';
 import { STAMP_DEFAULTS, type StampSettings } from './document-settings.ts';
 
 /** fonts-noto-core, which the render host has for Chromium already. */
 export const STAMP_FONT_PATH = '/usr/share/fonts/truetype/noto/NotoSans-Bold.ttf';
 const STAMP_COLOR = rgb(0.7, 0.1, 0.1);
 
-let fontBytes: Buffer | undefined;
-function stampFont(): Buffer {
-  if (!fontBytes) {
-    try {
-      fontBytes = readFileSync(STAMP_FONT_PATH);
-    } catch {
-      throw new RenderError(
-        'INTERNAL',
-        `The stamp needs the font ${STAMP_FONT_PATH}, which is not installed on the render host (Debian package fonts-noto-core)`,
-      );
-    }
-  }
-  return fontBytes;
-}
+const stampFont = () => hostFile(STAMP_FONT_PATH, 'The stamp needs the font', 'fonts-noto-core');
 
 function checkGlyphs(font: PDFFont, text: string): void {
   const available = new Set(font.getCharacterSet());
