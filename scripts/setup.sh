@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 # fonts-noto-cjk, fonts-noto-color-emoji: CJK and emoji glyphs in PDFs; libharfbuzz-bin (hb-subset)
 # and fontconfig (fc-query, fc-cache): `docgen fonts build` (below) cuts the CJK fonts with them;
 # qpdf: encrypts PDFs of versions with a password; icc-profiles-free: the sRGB ICC profile of PDF/A output
-# intents (/usr/share/color/icc/sRGB.icc); libxml2-utils (xmllint): tests check embedded e-invoices against
-# the Factur-X XSD with it, independently of the in-process validator.
+# intents (/usr/share/color/icc/sRGB.icc); libxml2-utils (xmllint): e-invoices are checked against the
+# Factur-X XSD with it.
 APT_PACKAGES=(chromium-headless-shell chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fontconfig libharfbuzz-bin nats-server poppler-utils qpdf icc-profiles-free libxml2-utils docker-compose)
 
 missing=()

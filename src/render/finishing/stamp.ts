@@ -72,8 +72,17 @@ function svgOutline(font: FontkitFont, text: string): string {
   return parts.join(' ');
 }
 
+/**
+ * fontkit as pdf-lib takes it (its public registerFontkit), handing out the stamp font parsed
+ * once per process: parsing Noto Sans Bold is most of a stamp's time otherwise. pdf-lib makes
+ * its own subset per document from the parsed font and does not change it.
+ */
+const sharedFontkit = {
+  create: (bytes: Uint8Array) => (bytes === stampFont() ? stampOutlines() : fontkit.create(bytes)),
+} as unknown as typeof fontkit;
+
 export async function drawStamp(doc: PDFDocument, stamp: StampSettings): Promise<void> {
-  doc.registerFontkit(fontkit);
+  doc.registerFontkit(sharedFontkit);
   const font = await doc.embedFont(stampFont(), { subset: true });
   checkGlyphs(font, stamp.text);
   const opacity = stamp.opacity ?? STAMP_DEFAULTS.opacity;
