@@ -133,7 +133,10 @@ async function ciiFromObject(value: JsonValue, settings: EInvoiceSettings): Prom
       const list = errors
         .slice(0, 3)
         .map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'} ${JSON.stringify(e.params ?? {})}`);
-      throw invalid(settings.from, `rule invoice JSON model (docs/templates.md#e-invoice): ${list.join('; ')}`);
+      throw invalid(
+        settings.from,
+        `rule invoice JSON model (docs/templates.md#e-invoice-factur-x-zugferd-xrechnung): ${list.join('; ')}`,
+      );
     }
     throw invalid(settings.from, (err as Error).message ?? String(err));
   }

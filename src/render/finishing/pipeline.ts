@@ -23,7 +23,7 @@ import type { DocumentMetadata, JsonValue, PdfProtection } from '../../domain/te
 import type { AssetSource } from '../asset-loader.ts';
 import { RenderError } from '../render-error.ts';
 import { timeStage, type RenderStage, type StageObserver } from '../render-stages.ts';
-import { PDFName } from 'pdf-lib';
+import { AFRelationship, PDFName } from 'pdf-lib';
 import { hasDocumentSettings, type DocumentSettings } from './document-settings.ts';
 import type { EInvoiceFile } from './e-invoice.ts';
 import type { CertificateSource } from './signing-identity.ts';
@@ -169,11 +169,17 @@ export function needsFinishing(input: FinishingInput): boolean {
 export async function finishPdf(pdf: Buffer, input: FinishingInput, deps: FinishingDeps = {}): Promise<Buffer> {
   const settings = input.settings ?? {};
   const ctx: StageContext = { pdf: new WorkingPdf(pdf), input, settings, deps, now: deps.now?.() ?? new Date() };
-  for (const step of FINISHING_STAGES) {
-    if (!step.wanted(input, settings)) continue;
-    await timeStage(deps.onStage, step.stage, () => step.run(ctx));
+  const steps = FINISHING_STAGES.filter((step) => step.wanted(input, settings));
+  let pdfOut: Buffer | undefined;
+  for (const [i, step] of steps.entries()) {
+    await timeStage(deps.onStage, step.stage, async () => {
+      await step.run(ctx);
+      // The last stage's time includes writing the edited document out, so that the stages'
+      // times add up to what finishing costs.
+      if (i === steps.length - 1) pdfOut = await ctx.pdf.bytes();
+    });
   }
-  return ctx.pdf.bytes();
+  return pdfOut ?? ctx.pdf.bytes();
 }
 
 async function attach(ctx: StageContext): Promise<void> {
@@ -185,15 +191,20 @@ async function attach(ctx: StageContext): Promise<void> {
       : undefined,
     names.length > 0 ? loadAssets(deps, input.workspaceId, names) : undefined,
   ]);
-  const files: Array<{ name: string; bytes: Uint8Array; mimeType: string; relationship: string; description: string }> =
-    [];
+  const files: Array<{
+    name: string;
+    bytes: Uint8Array;
+    mimeType: string;
+    relationship: AFRelationship;
+    description: string;
+  }> = [];
   if (eInvoice) {
     ctx.eInvoice = eInvoice;
     files.push({
       name: eInvoice.fileName,
       bytes: eInvoice.xml,
       mimeType: 'text/xml',
-      relationship: eInvoice.relationship,
+      relationship: AFRelationship[eInvoice.relationship],
       description: `${settings.eInvoice!.standard} ${settings.eInvoice!.profile} invoice (CII)`,
     });
   }
@@ -208,7 +219,7 @@ async function attach(ctx: StageContext): Promise<void> {
       name,
       bytes: asset.bytes,
       mimeType: asset.contentType,
-      relationship: 'Supplement',
+      relationship: AFRelationship.Supplement,
       description: name,
     });
   }
@@ -221,7 +232,7 @@ async function attach(ctx: StageContext): Promise<void> {
       description: f.description,
       creationDate: ctx.now,
       modificationDate: ctx.now,
-      afRelationship: f.relationship as never,
+      afRelationship: f.relationship,
     });
   }
 }
