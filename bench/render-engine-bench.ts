@@ -20,7 +20,7 @@
 // peak of the summed RSS of the variant's Chromium processes. (Not PSS: with three browsers of
 // the same binary alive, PSS would split their shared pages between the variants.)
 // (c) also reports its stages as the engine reports them to the render role's metrics
-// (src/render/render-stages.ts: liquid, header_footer_check, set_content, print, finish) and
+// (src/render/render-stages.ts: liquid, header_footer_check, set_content, print, finish_*) and
 // other (the rest: variables, deadlines, waiting for a page).
 // A variant that fails (e.g. puppeteer-cluster's "Unable to get browser page", thrown where
 // nobody awaits it) keeps its row with the error count and first message; the run goes on.

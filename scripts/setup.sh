@@ -9,8 +9,10 @@ cd "$(dirname "$0")/.."
 # installed so that CI validates the one-machine setup instead of skipping it.
 # fonts-noto-cjk, fonts-noto-color-emoji: CJK and emoji glyphs in PDFs; libharfbuzz-bin (hb-subset)
 # and fontconfig (fc-query, fc-cache): `docgen fonts build` (below) cuts the CJK fonts with them;
-# qpdf: encrypts PDFs of versions with a password. python3: the Python client's tests (sdk/python).
-APT_PACKAGES=(chromium-headless-shell chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fontconfig libharfbuzz-bin nats-server poppler-utils qpdf docker-compose python3)
+# qpdf: encrypts PDFs of versions with a password; icc-profiles-free: the sRGB ICC profile of PDF/A output
+# intents (/usr/share/color/icc/sRGB.icc); libxml2-utils (xmllint): e-invoices are checked against the
+# Factur-X XSD with it. python3: the Python client's tests (sdk/python).
+APT_PACKAGES=(chromium-headless-shell chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fontconfig libharfbuzz-bin nats-server poppler-utils qpdf icc-profiles-free libxml2-utils docker-compose python3)
 
 missing=()
 [ -x /usr/bin/chromium-headless-shell ] || missing+=(chromium-headless-shell)
@@ -22,6 +24,8 @@ dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 || missing+=(fonts-noto-color-emo
 command -v fc-query >/dev/null 2>&1 || missing+=(fontconfig)
 command -v hb-subset >/dev/null 2>&1 || missing+=(libharfbuzz-bin)
 command -v qpdf >/dev/null 2>&1 || missing+=(qpdf)
+[ -f /usr/share/color/icc/sRGB.icc ] || missing+=(icc-profiles-free)
+command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
 [ -x /usr/sbin/nats-server ] || command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
 command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)

@@ -53,6 +53,8 @@ export interface Config {
     loadTimeoutMs?: number;
     /** Largest printed HTML document (optional in hand-built configs; default 2 MiB). */
     maxHtmlBytes?: number;
+    /** RFC 3161 timestamp authority: signatures become PAdES B-T (optional; null: B-B). */
+    timestampUrl?: string | null;
   };
   /** Connection hygiene of every listener (public, admin, ops). */
   http: {
@@ -206,6 +208,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     name: 'DOCGEN_RENDER_MAX_HTML_BYTES',
     default: '2097152',
     description: 'Largest HTML document Chromium is asked to print; a bigger one fails permanently at once.',
+  },
+  {
+    name: 'DOCGEN_TIMESTAMP_URL',
+    default: undefined,
+    description:
+      'RFC 3161 timestamp authority (http or https) for signed templates: signatures become PAdES B-T. Default: none (B-B).',
   },
   {
     name: 'DOCGEN_HTTP_HEADERS_TIMEOUT_MS',
@@ -540,6 +548,13 @@ export function loadConfig(env: Env = process.env): Config {
       maxAttempts: r.integer('DOCGEN_RENDER_MAX_ATTEMPTS', 1, 10),
       loadTimeoutMs: r.integer('DOCGEN_RENDER_LOAD_TIMEOUT_MS', 500, 300000),
       maxHtmlBytes: r.integer('DOCGEN_RENDER_MAX_HTML_BYTES', 64 * 1024, 512 * 1024 * 1024),
+      timestampUrl:
+        r.url(
+          'DOCGEN_TIMESTAMP_URL',
+          ['http:', 'https:'],
+          false,
+          'Set it to the address of an RFC 3161 timestamp authority, or leave it unset for signatures without a timestamp.',
+        )?.href ?? null,
     },
     http: {
       headersTimeoutMs: r.integer('DOCGEN_HTTP_HEADERS_TIMEOUT_MS', 1000, 600000),

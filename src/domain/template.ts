@@ -1,6 +1,8 @@
 // Templates (docs/interface.md#templates): a workspace's named template with immutable numbered versions,
 // at most one of them published.
 
+import type { DocumentSettings } from '../render/finishing/document-settings.ts';
+
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
@@ -75,8 +77,12 @@ export const DEFAULT_PDF_OPTIONS: Required<Omit<PdfOptions, 'protection'>> = {
   firstPageFooterTemplate: '',
 };
 
-/** What a version holds; immutable once stored. */
-export interface TemplateVersionContent {
+/**
+ * What a version holds; immutable once stored. Its document settings (conformance, eInvoice,
+ * sign, stamp, outline, attachments: src/render/finishing/document-settings.ts) are absent on
+ * versions that use none.
+ */
+export interface TemplateVersionContent extends DocumentSettings {
   /** Liquid HTML body. */
   body: string;
   /** CSS placed in the document head. */

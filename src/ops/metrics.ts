@@ -261,7 +261,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   const renderStageDuration = new Histogram<'stage'>({
     name: 'docgen_render_stage_duration_seconds',
-    help: 'Duration of each stage of a render job (src/render/render-stages.ts): queue_wait, claim, template, page_wait, liquid, assets, header_footer_check, set_content, print, finish, lease_check, upload, complete, event.',
+    help: 'Duration of each stage of a render job (src/render/render-stages.ts): queue_wait, claim, template, page_wait, liquid, assets, header_footer_check, set_content, print, finish_* (finishing pipeline: metadata, first_page, outline, attachments, conformance, stamp, encryption, signature, check), lease_check, upload, complete, event.',
     labelNames: ['stage'],
     buckets: STAGE_BUCKETS,
     registers,

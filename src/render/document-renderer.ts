@@ -11,7 +11,14 @@ import type { PdfOptions } from '../domain/template.ts';
 import { assetDataUrl, type AssetSource, type RenderAssets } from './asset-loader.ts';
 import { ASSET_URL_PREFIX, assetUrl } from './liquid/asset-url.ts';
 import { styleElement } from './liquid/html-document.ts';
-import { finishPdf, needsFinishing } from './pdf-finish.ts';
+import {
+  documentSettingsConflicts,
+  documentSettingsOf,
+  validateDocumentSettings,
+} from './finishing/document-settings.ts';
+import { finishPdf, needsFinishing } from './finishing/pipeline.ts';
+import type { CertificateSource } from './finishing/signing-identity.ts';
+import type { TimestampAuthority } from './finishing/timestamp.ts';
 import { withSpan } from '../ops/tracing.ts';
 import { validatePdfOptions } from './pdf-options.ts';
 import { RenderError, toRenderError } from './render-error.ts';
@@ -40,6 +47,10 @@ export interface DocumentRendererDeps {
   assets?: AssetSource | undefined;
   /** Deadline of one whole render (config render.timeoutMs). */
   timeoutMs: number;
+  /** Signing identities for versions with `sign` (without it, such versions fail to render). */
+  certificates?: CertificateSource | undefined;
+  /** The operator's RFC 3161 timestamp authority: signatures become PAdES B-T. */
+  timestamp?: TimestampAuthority | undefined;
 }
 
 export interface RenderedDocument {
@@ -88,7 +99,7 @@ function pageFurniture(template: string, style: string, assets: RenderAssets): s
   return template === '' ? '' : style + inlineAssets(template, assets);
 }
 
-function checkContent(content: TemplateVersionContent): void {
+function checkContent(content: TemplateVersionContent, templateName: string): void {
   const problems: string[] = [];
   if (content === null || typeof content !== 'object')
     throw new RenderError('INVALID_TEMPLATE', 'The template version has no content');
@@ -97,6 +108,17 @@ function checkContent(content: TemplateVersionContent): void {
   if (content.partials === null || typeof content.partials !== 'object') problems.push('partials is not an object');
   if (!Array.isArray(content.variables)) problems.push('variables is not a list');
   problems.push(...validatePdfOptions(content.pdfOptions));
+  const settings = documentSettingsOf(content);
+  const settingsProblems = validateDocumentSettings(settings);
+  problems.push(...settingsProblems);
+  // What publishing refuses also fails an unsaved preview; the title falls back to the template's name.
+  if (settingsProblems.length === 0 && problems.length === 0)
+    problems.push(
+      ...documentSettingsConflicts(settings, {
+        encrypted: Boolean(content.pdfOptions.protection),
+        title: (typeof content.title === 'string' && content.title) || templateName,
+      }),
+    );
   if (problems.length > 0)
     throw new RenderError('INVALID_TEMPLATE', `The template version is invalid: ${problems.join('; ')}`);
 }
@@ -107,8 +129,9 @@ export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRend
       const timeoutMs = options.timeoutMs ?? deps.timeoutMs;
       const deadline = Date.now() + timeoutMs;
       try {
-        checkContent(content);
+        checkContent(content, options.templateName ?? '');
         const c = withDocumentDefaults(content);
+        const settings = documentSettingsOf(c);
         const o = c.pdfOptions as Required<Omit<PdfOptions, 'protection'>> & Pick<PdfOptions, 'protection'>;
         const values = resolveVariables(c.variables, variables);
         const onStage = options.onStage;
@@ -161,7 +184,12 @@ export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRend
         };
         const print = (opts: PdfOptions) =>
           withSpan('chromium print pdf', {}, () =>
-            deps.pool.printPdf(liquid.html, opts, { timeoutMs: remaining(), assets, onStage }),
+            deps.pool.printPdf(liquid.html, opts, {
+              timeoutMs: remaining(),
+              assets,
+              onStage,
+              outline: settings.outline === true,
+            }),
           );
         let firstPage: Buffer | undefined;
         let pdf: Buffer;
@@ -183,10 +211,23 @@ export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRend
         } else {
           pdf = await print(pdfOptions);
         }
-        const finish = { metadata: c.metadata, protection: o.protection, firstPage };
-        if (needsFinishing(finish)) {
-          const printed = pdf;
-          pdf = await timeStage(onStage, 'finish', () => finishPdf(printed, finish));
+        const finishing = {
+          metadata: c.metadata,
+          protection: o.protection,
+          firstPage,
+          settings,
+          variables: values,
+          workspaceId: options.workspaceId,
+        };
+        if (needsFinishing(finishing)) {
+          pdf = await withSpan('finish pdf', {}, () =>
+            finishPdf(pdf, finishing, {
+              assets: deps.assets,
+              certificates: deps.certificates,
+              timestamp: deps.timestamp,
+              onStage,
+            }),
+          );
         }
         return { pdf, html: liquid.html };
       } catch (err) {

@@ -115,7 +115,10 @@ export function validatePdfOptions(options: unknown, { rendered = false }: { ren
 const EMPTY_TEMPLATE = '<span></span>';
 
 /** Chromium's Page.printToPDF parameters for valid options; header/footer already rendered. */
-export function toPrintParams(options: PdfOptions, { tagged }: { tagged: boolean }): PrintToPdfParams {
+export function toPrintParams(
+  options: PdfOptions,
+  { tagged, outline = false }: { tagged: boolean; outline?: boolean },
+): PrintToPdfParams {
   const headerFooter = options.headerTemplate !== '' || options.footerTemplate !== '';
   const paper = PAPER_INCHES[options.pageSize];
   const margin = (side: 'top' | 'right' | 'bottom' | 'left') => cssLengthToInches(options.margins[side]) ?? 0;
@@ -138,5 +141,8 @@ export function toPrintParams(options: PdfOptions, { tagged }: { tagged: boolean
     ...(options.pageRanges ? { pageRanges: options.pageRanges } : {}),
     // Tagged (accessible) PDF: Chromium's default, kept unless the pool is told otherwise.
     generateTaggedPDF: tagged,
+    // Bookmarks from the headings (h1-h6), built by Chromium from the same layout it prints;
+    // sent only when asked so that plain prints stay as they were.
+    ...(outline ? { generateDocumentOutline: true } : {}),
   };
 }

@@ -10,6 +10,7 @@ import type { Metrics } from '../ops/metrics.ts';
 import { BrowserPool } from './chromium/browser-pool.ts';
 import type { BrowserPoolEvent, BrowserPoolStats } from './chromium/browser-pool.ts';
 import type { AssetSource } from './asset-loader.ts';
+import type { CertificateSource } from './finishing/signing-identity.ts';
 import { createDocumentRenderer } from './document-renderer.ts';
 import type { DocumentRenderer } from './document-renderer.ts';
 import { LiquidRenderer } from './liquid/liquid-renderer.ts';
@@ -24,8 +25,10 @@ export interface RenderEngineConfig extends Readonly<Config['render']> {
 export interface RenderEngineDeps {
   logger?: Logger | undefined;
   metrics?: Metrics | undefined;
-  /** Workspace assets for asset_url (asset-loader.ts). */
+  /** Workspace assets for asset_url (asset-loader.ts) and attachments. */
   assets?: AssetSource | undefined;
+  /** Decrypted signing identities for versions with `sign` (finishing/signing-identity.ts). */
+  certificates?: CertificateSource | undefined;
 }
 
 export interface RenderEngine {
@@ -113,7 +116,14 @@ export async function createRenderEngine(
       { labels: { state: 'free' }, value: s.pagesFree },
     ];
   });
-  const renderer = createDocumentRenderer({ liquid, pool, timeoutMs: config.timeoutMs, assets: deps.assets });
+  const renderer = createDocumentRenderer({
+    liquid,
+    pool,
+    timeoutMs: config.timeoutMs,
+    assets: deps.assets,
+    certificates: deps.certificates,
+    timestamp: config.timestampUrl ? { url: config.timestampUrl } : undefined,
+  });
   let closed: Promise<void> | undefined;
   return {
     renderer,

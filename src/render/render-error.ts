@@ -38,6 +38,14 @@ export type RenderErrorCode =
   | 'BROWSER_CRASHED'
   /** No browser page could be had (pool stopped, Chromium failed to start). */
   | 'BROWSER_UNAVAILABLE'
+  /** The e-invoice data (eInvoice.from) is not a valid invoice: names the rule and the element. */
+  | 'INVALID_E_INVOICE'
+  /** The finished PDF fails a requirement of a conformance level it claims: names the rule. */
+  | 'NOT_CONFORMING'
+  /** The signing certificate cannot sign (expired, not yet valid, wrong password, no key). */
+  | 'SIGNING_FAILED'
+  /** The timestamp authority did not answer with a usable timestamp (retried). */
+  | 'TIMESTAMP_UNAVAILABLE'
   /** Anything unexpected in the engine itself. */
   | 'INTERNAL';
 
@@ -56,6 +64,10 @@ const KINDS: Record<RenderErrorCode, RenderErrorKind> = {
   RENDER_TIMEOUT: 'transient',
   BROWSER_CRASHED: 'transient',
   BROWSER_UNAVAILABLE: 'transient',
+  INVALID_E_INVOICE: 'permanent',
+  NOT_CONFORMING: 'permanent',
+  SIGNING_FAILED: 'permanent',
+  TIMESTAMP_UNAVAILABLE: 'transient',
   INTERNAL: 'transient',
 };
 

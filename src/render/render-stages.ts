@@ -11,7 +11,10 @@
 //   header_footer_check  loading a header/footer that could load something (header-footer-check.ts)
 //   set_content          the document into the page, load event, fonts
 //   print                Page.printToPDF
-//   finish               metadata, first-page furniture, protection (pdf-lib, qpdf), when asked
+//   finish_*             the finishing pipeline's stages (src/render/finishing/), each only when a
+//                        version asks for it: finish_metadata, finish_first_page, finish_outline,
+//                        finish_attachments, finish_conformance, finish_stamp, finish_encryption,
+//                        finish_signature, finish_check (the conformance checker)
 //   lease_check          confirming the lease before writing, when it was last confirmed more
 //                        than half a lease ago (database); most renders skip it
 //   upload               the PDF into the object store
@@ -28,7 +31,15 @@ export const RENDER_STAGES = [
   'header_footer_check',
   'set_content',
   'print',
-  'finish',
+  'finish_metadata',
+  'finish_first_page',
+  'finish_outline',
+  'finish_attachments',
+  'finish_conformance',
+  'finish_stamp',
+  'finish_encryption',
+  'finish_signature',
+  'finish_check',
   'lease_check',
   'upload',
   'complete',

@@ -9,6 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { FINISHING_CASES } from '../../bench/lib/finishing-cases.ts';
+import { CONFORMANCE_LEVELS } from '../../src/render/finishing/document-settings.ts';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const read = (p: string) => readFileSync(path.join(repo, p), 'utf8');
@@ -32,9 +34,26 @@ const workflow = parseYaml(read('.github/workflows/ci.yml')) as {
 const runs = (job: Job) => job.steps.map((s) => s.run ?? '').join('\n');
 
 describe('.github/workflows/ci.yml', () => {
-  it('runs on pushes to main and on pull requests, with three jobs', () => {
+  it('runs on pushes to main and on pull requests, with four jobs', () => {
     expect(Object.keys(workflow.on)).toEqual(expect.arrayContaining(['push', 'pull_request']));
-    expect(Object.keys(workflow.jobs).sort()).toEqual(['chart', 'compose', 'test']);
+    expect(Object.keys(workflow.jobs).sort()).toEqual(['chart', 'compose', 'test', 'verapdf']);
+  });
+
+  it('has veraPDF validate a sample of every conformance level against the flavour it claims', () => {
+    const script = runs(workflow.jobs.verapdf!);
+    expect(script).toContain('debian:bookworm');
+    expect(script).toMatch(
+      /bash scripts\/setup\.sh\s+node_modules\/\.bin\/node scripts\/conformance-samples\.ts verapdf-samples/,
+    );
+    expect(script).toContain('brew install verapdf');
+    expect(script).toContain('done < verapdf-samples/manifest.tsv');
+    expect(script).toMatch(/verapdf --flavour "\$flavour" --format mrr "verapdf-samples\/\$file"/);
+    expect(script).toContain('isCompliant="true"');
+    expect(script).toContain('exit "$failed"');
+    // Every level docgen offers has a sample, under the flavour veraPDF calls it.
+    const flavours = new Set(FINISHING_CASES.flatMap((c) => c.flavours ?? []));
+    const veraPdfName = (level: string) => level.replace('PDF/A-', '').replace('PDF/UA-', 'ua').toLowerCase();
+    for (const level of CONFORMANCE_LEVELS) expect(flavours, level).toContain(veraPdfName(level));
   });
 
   it('runs the suite against MongoDB 7 and 8 replica sets, NATS 2.10+ and MinIO, through every switch the harness reads', () => {

@@ -37,6 +37,8 @@ describe('Dockerfile', () => {
       'fonts-noto-cjk',
       'fonts-noto-color-emoji',
       'qpdf',
+      'icc-profiles-free',
+      'libxml2-utils',
       'tini',
     ])
       expect(apt).toMatch(new RegExp(`\\s${pkg}\\s`));

@@ -69,6 +69,8 @@ export interface PrintOptions {
   assets?: RenderAssets | undefined;
   /** Told how long the header/footer check, set content and print took. */
   onStage?: StageObserver | undefined;
+  /** Chromium writes bookmarks (/Outlines) from the document's headings (the outline setting). */
+  outline?: boolean | undefined;
 }
 
 export interface BrowserPoolStats {
@@ -109,6 +111,7 @@ interface Job {
   assets: RenderAssets | undefined;
   onStage: StageObserver | undefined;
   pdfOptions: PdfOptions;
+  outline: boolean;
   deadline: number;
   timeoutMs: number;
   /** A page is working on it. */
@@ -265,6 +268,7 @@ export class BrowserPool {
         html,
         assets: options.assets,
         onStage: options.onStage,
+        outline: options.outline === true,
         pdfOptions,
         deadline: Date.now() + timeoutMs,
         timeoutMs,
@@ -439,7 +443,7 @@ export class BrowserPool {
           `The document did not finish loading within ${loadTimeoutMs} ms: something in it waits for a resource that never arrives (only data: URLs and workspace assets load; an SVG <use> of an external file never finishes)`,
         );
       }
-      const params = toPrintParams(job.pdfOptions, { tagged: this.options.taggedPdf });
+      const params = toPrintParams(job.pdfOptions, { tagged: this.options.taggedPdf, outline: job.outline });
       return await timeStage(job.onStage, 'print', () => printToPdf(page, params));
     } catch (err) {
       // The same ranges fail the same way every time: the version's fault, not the browser's.

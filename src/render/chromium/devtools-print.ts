@@ -26,6 +26,7 @@ export type PrintToPdfParams = {
   pageRanges?: string;
   preferCSSPageSize: boolean;
   generateTaggedPDF: boolean;
+  generateDocumentOutline?: boolean;
 };
 
 interface PrintChannel {
