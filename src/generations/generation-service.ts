@@ -97,19 +97,24 @@ export class GenerationService {
             'This Idempotency-Key was used with a different request body',
           );
         }
-        const earlier = await this.awaitGeneration(existing.generationId);
+        const earlier = await generations.get(existing.generationId);
         if (earlier) return this.view(earlier);
-        if (!(await generations.takeOverIdempotencyKey(recordId, existing.generationId, doc._id))) {
-          throw new DomainError(
-            'UNAVAILABLE',
-            'A request with this Idempotency-Key is still being processed; retry shortly',
-            { retryAfterSeconds: 1 },
-          );
-        }
+        // The earlier request's generation is not stored: its insert is still on its way (a
+        // stall, a failover) or was lost with the request. Insert it under the very _id the key
+        // names, so whichever insert comes first makes the one generation and the other meets it.
+        doc._id = existing.generationId;
       }
     }
 
-    await generations.insert(doc);
+    if (!(await generations.insertOnce(doc))) {
+      // Written already: by an earlier request with this key, or by this one, whose first
+      // attempt reached the server before a failover cut the answer off (the retry then meets it).
+      const stored = await generations.get(doc._id);
+      if (stored) return this.view(stored);
+      throw new DomainError('UNAVAILABLE', 'The generation is being created by another request; retry shortly', {
+        retryAfterSeconds: 1,
+      });
+    }
     const id = formatId('generation', doc._id);
     this.deps.afterInsert?.(id);
     try {
@@ -216,15 +221,5 @@ export class GenerationService {
     }
     // Another workspace's template is as unknown as a missing one.
     return template.workspaceId.equals(workspaceId) ? template : null;
-  }
-
-  /** The generation an earlier request with the same Idempotency-Key is inserting. */
-  private async awaitGeneration(id: ObjectId): Promise<GenerationDoc | null> {
-    for (let i = 0; i < 50; i++) {
-      const doc = await this.deps.generations.get(id);
-      if (doc) return doc;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    return null;
   }
 }

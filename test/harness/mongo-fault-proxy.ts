@@ -303,7 +303,7 @@ export async function startMongoFaultProxy(options: MongoFaultProxyOptions): Pro
       for (const resolve of waiting.values()) resolve(undefined);
       waiting.clear();
     });
-    let upBuffer = Buffer.alloc(0);
+    let upBuffer: Buffer = Buffer.alloc(0);
     up.on('data', (chunk: Buffer) => {
       const { frames, rest } = readFrames(Buffer.concat([upBuffer, chunk]));
       upBuffer = rest;
@@ -322,13 +322,18 @@ export async function startMongoFaultProxy(options: MongoFaultProxyOptions): Pro
       return answered;
     };
 
-    let clientBuffer = Buffer.alloc(0);
+    let clientBuffer: Buffer = Buffer.alloc(0);
     let chain = Promise.resolve();
     client.on('data', (chunk: Buffer) => {
       const { frames, rest } = readFrames(Buffer.concat([clientBuffer, chunk]));
       clientBuffer = rest;
       // One command at a time per connection, in order, as the driver sends them.
-      for (const frame of frames) chain = chain.then(() => handle(frame)).catch(() => client.destroy());
+      for (const frame of frames)
+        chain = chain
+          .then(() => handle(frame))
+          .catch(() => {
+            client.destroy();
+          });
     });
 
     const reply = (bytes: Buffer) => {
@@ -343,7 +348,7 @@ export async function startMongoFaultProxy(options: MongoFaultProxyOptions): Pro
         const name = commandName(query);
         commandCounts.set(name, (commandCounts.get(name) ?? 0) + 1);
         const answer = await forward(frame, true);
-        if (!answer) return client.destroy();
+        if (!answer) return void client.destroy();
         if (answer.opCode !== OP_REPLY) return reply(answer.bytes);
         const doc = opReplyDocument(answer.bytes);
         const rewritten = /^(hello|ismaster)$/i.test(name)
@@ -355,7 +360,9 @@ export async function startMongoFaultProxy(options: MongoFaultProxyOptions): Pro
       }
       if (frame.opCode !== OP_MSG) {
         const answer = await forward(frame, true);
-        return answer ? reply(answer.bytes) : void client.destroy();
+        if (answer) reply(answer.bytes);
+        else client.destroy();
+        return;
       }
       const { flags, body } = opMsgCommand(frame.bytes);
       const name = commandName(body);
@@ -394,7 +401,7 @@ export async function startMongoFaultProxy(options: MongoFaultProxyOptions): Pro
         }
         const answer = await sent;
         if (!expectAnswer) return;
-        if (!answer) return client.destroy();
+        if (!answer) return void client.destroy();
         answerBytes = answer.bytes;
       }
       if (action?.kind === 'close') return cut(client);
