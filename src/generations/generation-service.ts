@@ -5,7 +5,12 @@ import type { ObjectId } from 'mongodb';
 import type { Principal } from '../auth/api-key-authenticator.ts';
 import { DomainError, notFound, validationError } from '../domain/errors.ts';
 import { deterministicObjectId, formatId, parseId } from '../domain/ids.ts';
-import type { GenerationDoc, GenerationStatus } from '../store/documents.ts';
+import {
+  bsonSize,
+  MAX_NEW_GENERATION_BSON_BYTES,
+  type GenerationDoc,
+  type GenerationStatus,
+} from '../store/documents.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
 import { clampPageSize } from '../store/pagination.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
@@ -57,6 +62,8 @@ interface TemplateIdentity {
 
 const TEMPLATE_CACHE_SIZE = 1000;
 
+const mebibytes = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+
 export class GenerationService {
   private readonly deps: GenerationServiceDeps;
   private readonly templateIdentities = new Map<string, TemplateIdentity>();
@@ -78,6 +85,18 @@ export class GenerationService {
       },
       now,
     );
+
+    // The variables arrive as JSON; MongoDB stores BSON, which for arrays of small values is
+    // several times larger (a 3 MiB JSON array of numbers can exceed the 16 MiB document limit).
+    const size = bsonSize(doc);
+    if (size > MAX_NEW_GENERATION_BSON_BYTES) {
+      throw validationError([
+        {
+          field: 'variables',
+          issue: `take ${mebibytes(size)} MiB as stored (BSON), more than the ${mebibytes(MAX_NEW_GENERATION_BSON_BYTES)} MiB a generation can hold; send less data (large arrays of small values grow the most)`,
+        },
+      ]);
+    }
 
     if (idempotencyKey !== undefined) {
       const bodyHash = createInputHash(input);

@@ -2,10 +2,24 @@
 // Every _id is an ObjectId (public ids are prefix + hex, see src/domain/ids.ts). Correctness
 // never depends on multi-document transactions or unique secondary indexes: where an insert
 // must happen once, its _id is derived from the natural key (deterministicObjectId).
-import type { Db, IndexDescription, ObjectId } from 'mongodb';
+import { BSON, type Db, type Document, type IndexDescription, type ObjectId } from 'mongodb';
 import type { JsonObject, TemplateStatus, TemplateVersionContent } from '../domain/template.ts';
 
 export type GenerationStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
+
+/** MongoDB's largest document (BSON bytes). */
+export const MAX_BSON_DOCUMENT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Largest generation row accepted at creation, in BSON bytes: what later transitions add
+ * (error texts of up to 2000 characters, the output key, lease fields) must still fit.
+ */
+export const MAX_NEW_GENERATION_BSON_BYTES = MAX_BSON_DOCUMENT_BYTES - 64 * 1024;
+
+/** The size a document takes as BSON (what MongoDB's 16 MiB limit counts, not its JSON size). */
+export function bsonSize(doc: Document): number {
+  return BSON.calculateObjectSize(doc);
+}
 
 export interface WorkspaceDoc {
   _id: ObjectId;
