@@ -94,6 +94,8 @@ export interface RenderPipelineDeps {
   crashThrottle?: CrashThrottle;
   /** Told how long each stage of a render took (render-stages.ts; the role's metrics). */
   onStage?: StageObserver;
+  /** How long recording a stored PDF is retried through a failover (default COMPLETE_RETRY_BUDGET_MS). */
+  completeRetryBudgetMs?: number;
 }
 
 /** Versions are immutable: a render worker keeps the ones it used (saves a read per render). */
@@ -285,7 +287,7 @@ export class RenderPipeline {
     const { generations, onStage } = this.deps;
     const completed = await timeStage(onStage, 'complete', () =>
       retryTransient(() => generations.complete(id, this.workerId, key, version), {
-        budgetMs: COMPLETE_RETRY_BUDGET_MS,
+        budgetMs: this.deps.completeRetryBudgetMs ?? COMPLETE_RETRY_BUDGET_MS,
       }),
     );
     if (completed) {
