@@ -80,12 +80,14 @@ export interface MongoFaultProxy {
   /** InterruptedDueToReplStateChange (11602) with the RetryableWriteError label, for `forMs`. */
   interruptedDueToReplStateChange(forMs: number, commands?: string[]): InjectedFault;
   /**
-   * An election: every open connection is cut now, and for `ms` nothing is answered (new
-   * connections are accepted and left hanging, like a primary that went away). Resolves
-   * when the window has closed (the hanging connections are cut then, so the driver's next
-   * attempt reaches the server).
+   * An election: every open connection is cut now, and for `ms` there is no primary. New
+   * connections are either accepted and left hanging (`hang`, the default: a primary cut off
+   * by the network) or refused (`refuse`: its process is gone, so the driver knows at once that
+   * it has no server and waits for one up to its server selection time-out). Resolves when the
+   * window has closed (hanging connections are cut then, so the driver's next attempt gets
+   * through).
    */
-  electionWindow(ms: number): Promise<void>;
+  electionWindow(ms: number, connections?: 'hang' | 'refuse'): Promise<void>;
   /** Removes every fault. */
   clear(): void;
   /** Commands seen, by name (handshake and monitoring included). */
@@ -227,6 +229,7 @@ export async function startMongoFaultProxy(options: MongoFaultProxyOptions): Pro
   /** Outcomes of retryable writes by session and transaction number (a real server keeps them too). */
   const writeOutcomes = new Map<string, Promise<Buffer | undefined>>();
   let downUntil = 0;
+  let stopped = false;
   let connectionsCut = 0;
   let port = 0;
   const electionId = new BSON.ObjectId();
@@ -432,13 +435,15 @@ export async function startMongoFaultProxy(options: MongoFaultProxyOptions): Pro
     };
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host: '127.0.0.1', port: 0 }, () => {
-      server.off('error', reject);
-      resolve();
+  const listen = (on: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ host: '127.0.0.1', port: on }, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  await listen(0);
   const address = server.address();
   port = typeof address === 'object' && address !== null ? address.port : 0;
   const proxied = new URL(options.upstreamUrl);
@@ -473,12 +478,14 @@ export async function startMongoFaultProxy(options: MongoFaultProxyOptions): Pro
     notWritablePrimary: (forMs, commands) => stateChange(10107, 'NotWritablePrimary', forMs, commands),
     interruptedDueToReplStateChange: (forMs, commands) =>
       stateChange(11602, 'InterruptedDueToReplStateChange', forMs, commands),
-    async electionWindow(ms) {
+    async electionWindow(ms, connections = 'hang') {
       downUntil = Date.now() + ms;
+      if (connections === 'refuse') server.close();
       for (const { client } of [...sessions]) cut(client);
       await new Promise((resolve) => setTimeout(resolve, ms));
       downUntil = 0;
       for (const socket of [...hanging]) cut(socket);
+      if (connections === 'refuse' && !stopped) await listen(port);
     },
     clear() {
       for (const rule of rules) rule.removed = true;
@@ -489,8 +496,9 @@ export async function startMongoFaultProxy(options: MongoFaultProxyOptions): Pro
       return connectionsCut;
     },
     async stop() {
+      stopped = true;
       downUntil = 0;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = server.listening ? new Promise<void>((resolve) => server.close(() => resolve())) : undefined;
       for (const { client, upstream: up } of [...sessions]) {
         client.destroy();
         up.destroy();
