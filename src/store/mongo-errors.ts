@@ -27,7 +27,7 @@ const TRANSIENT_LABELS = [
 
 /**
  * Server error codes of a replica set changing state or a node going away
- * (src/mongo/base/error_codes.yml): a write or read sent at the wrong moment, not a wrong one.
+ * (MongoDB's error_codes.yml): a write or read sent at the wrong moment, not a wrong one.
  */
 export const TRANSIENT_MONGO_CODES: ReadonlyMap<number, string> = new Map([
   [6, 'HostUnreachable'],

@@ -6,6 +6,7 @@ import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MongoClient, ObjectId, type Db } from 'mongodb';
+import { classifyError } from '../../src/api/error-classification.ts';
 import { parseId, formatId } from '../../src/domain/ids.ts';
 import { GenerationService } from '../../src/gen/docgen/v1/generation_pb.js';
 import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
@@ -15,6 +16,7 @@ import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import { SessionsRepository } from '../../src/store/sessions-repository.ts';
 import { userIdForEmail } from '../../src/store/users-repository.ts';
 import { DeliveryDispatcher, legacyDeliveryIdFor, newDeliveryDoc } from '../../src/webhooks/delivery-dispatcher.ts';
+import { freePort } from '../harness/free-port.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 import { postJson, publishedTemplate, request, startApiStack, type ApiStack } from '../e2e/api-stack.ts';
 
@@ -146,6 +148,68 @@ describe('transient database failures reach clients as 503 UNAVAILABLE with Retr
   });
 });
 
+describe("the driver's own failures, as the driver raises them", () => {
+  it('an exhausted pool, no server to select, and a server error code are UNAVAILABLE; other errors stay INTERNAL', async () => {
+    // One connection, held 2 s by a stalled command: the next operation waits 200 ms for it.
+    const client = new MongoClient(proxy().url, { maxPoolSize: 1, waitQueueTimeoutMS: 200 });
+    await client.connect();
+    const stall = proxy().inject({
+      commands: ['find'],
+      collection: 'held',
+      times: 1,
+      action: { kind: 'delay', ms: 2_000 },
+    });
+    try {
+      const collection = client.db(stack.deps.mongo.database).collection('held');
+      const holding = collection.findOne({});
+      await pollUntil(
+        () => stall.applied,
+        (n) => n === 1,
+        { description: 'the find to stall' },
+      );
+      const poolError = await collection.findOne({ other: 1 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      await holding;
+      expect(String(poolError)).toMatch(/pool/i);
+      expect(classifyError(poolError)).toMatchObject({ code: 'UNAVAILABLE', retryAfterSeconds: 2 });
+    } finally {
+      stall.remove();
+      await client.close();
+    }
+
+    // Nothing listens: no server can be selected.
+    const nowhere = new MongoClient(`mongodb://127.0.0.1:${await freePort()}/?directConnection=true`, {
+      serverSelectionTimeoutMS: 300,
+    });
+    const selection = await nowhere
+      .db('x')
+      .command({ ping: 1 })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    await nowhere.close();
+    expect(classifyError(selection)).toMatchObject({ code: 'UNAVAILABLE' });
+
+    // A duplicate key is the caller's business, not an outage; a plain error with a step-down
+    // code is not a MongoDB error at all.
+    const dup = await db
+      .collection('dups')
+      .insertMany([
+        { _id: new ObjectId('000000000000000000000001') },
+        { _id: new ObjectId('000000000000000000000001') },
+      ])
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(classifyError(dup).code).toBe('INTERNAL');
+    expect(classifyError(Object.assign(new Error('not primary'), { code: 10107 })).code).toBe('INTERNAL');
+  });
+});
+
 describe('idempotency without the stall race', () => {
   it('a create whose insert stalls 6 s, retried by the client with its key meanwhile, ends with one generation', async () => {
     const before = await generationsOf();
@@ -227,6 +291,66 @@ describe('documents as MongoDB stores them', () => {
     expect(answer.body.error.details[0].issue).toMatch(/MiB as stored \(BSON\), more than the 15\.9 MiB/);
     expect(await generationsOf()).toBe(before);
   }, 60_000);
+
+  it('a delivery keeps its latest 50 attempts however many redelivery rounds run, numbered on', async () => {
+    const deliveries = stack.app.infrastructure.repositories.deliveries;
+    const e: FinalEvent = {
+      eventId: formatId('event', new ObjectId()),
+      event: 'generation.completed',
+      generationId: formatId('generation', new ObjectId()),
+      workspaceId,
+      timestamp: Math.floor(Date.now() / 1000),
+    };
+    const doc = newDeliveryDoc(e, new ObjectId(), new Date());
+    await deliveries.insertOnce(doc);
+    let current = (await deliveries.get(doc._id))!;
+    for (let n = 1; n <= 130; n++) {
+      const attempt = { number: n, attemptedAt: new Date(), statusCode: 500, error: 'HTTP 500', durationMs: 3 };
+      const next =
+        current.roundAttempts === 5
+          ? ({ status: 'DROPPED' } as const)
+          : ({ status: 'PENDING', nextAttemptAt: new Date() } as const);
+      current = (await deliveries.recordAttempt(doc._id, current.round, current.roundAttempts, attempt, next))!;
+      if (current.status === 'DROPPED') current = (await deliveries.startNewRound(doc._id))!;
+    }
+    expect(current.attempts).toHaveLength(50);
+    expect(current.attempts.map((a) => a.number)).toEqual(Array.from({ length: 50 }, (_, i) => 81 + i));
+    expect(current.attemptCount).toBe(130);
+    const view = await stack.admin.deliveries.getDelivery({ id: formatId('delivery', doc._id) });
+    expect(view.delivery?.attempts.at(-1)?.number).toBe(130);
+  });
+
+  it('the sweepers read only the fields they use, never the variables', async () => {
+    const { generations } = stack.app.infrastructure.repositories;
+    const doc = generations.newDoc({
+      workspaceId: parseId('workspace', workspaceId)!,
+      templateId: null,
+      templateRef: 'tpl_unknown',
+      templateName: '',
+      data: { big: 'x'.repeat(100_000) },
+    });
+    doc.createdAt = new Date(Date.now() - 3_600_000);
+    doc.updatedAt = doc.createdAt;
+    doc.status = 'FAILED';
+    doc.eventPublished = false;
+    await generations.insert(doc);
+    const unpublished = await generations.findUnpublishedEvents(new Date(), 1_000);
+    const expired = await generations.findExpired(doc.workspaceId, new Date(), 1_000);
+    for (const rows of [unpublished, expired]) {
+      const row = rows.find((r) => r._id.equals(doc._id));
+      expect(row).toBeDefined();
+      expect(row).not.toHaveProperty('data');
+      expect(row).toMatchObject({ status: 'FAILED', workspaceId: doc.workspaceId });
+    }
+    await db
+      .collection(COLLECTIONS.generations)
+      .updateOne({ _id: doc._id }, { $set: { status: 'PENDING', jobPublishedAt: null } });
+    const stranded = (await generations.findStranded(new Date(), 1_000, 60_000, 1_000)).find((r) =>
+      r._id.equals(doc._id),
+    );
+    expect(stranded).toEqual({ _id: doc._id, status: 'PENDING', jobPublishedAt: null, attempts: 0 });
+    await generations.delete(doc._id);
+  });
 
   it('ListDeliveries is newest first for deliveries inserted oldest first; a delivery written under the old id still lists and is not dispatched twice', async () => {
     const endpoint = await stack.admin.webhooks.createWebhookEndpoint({
