@@ -10,6 +10,7 @@ import { classifyError } from '../../src/api/error-classification.ts';
 import { parseId, formatId } from '../../src/domain/ids.ts';
 import { GenerationService } from '../../src/gen/docgen/v1/generation_pb.js';
 import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
+import { TemplateVersionView } from '../../src/gen/docgen/admin/v1/template_pb.js';
 import type { FinalEvent } from '../../src/queue/messages.ts';
 import { COLLECTIONS, type DeliveryDoc } from '../../src/store/documents.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
@@ -318,6 +319,45 @@ describe('documents as MongoDB stores them', () => {
     expect(current.attemptCount).toBe(130);
     const view = await stack.admin.deliveries.getDelivery({ id: formatId('delivery', doc._id) });
     expect(view.delivery?.attempts.at(-1)?.number).toBe(130);
+  });
+
+  it("ListTemplateVersions with the BASIC view leaves out each version's body, CSS, partials and sample data", async () => {
+    const big = 'x'.repeat(200_000);
+    const created = await stack.admin.templates.createTemplate({
+      workspaceId,
+      name: 'versions',
+      content: {
+        body: `<p>${big}</p>`,
+        css: 'p { color: red }',
+        partials: { footer: big },
+        variables: [{ name: 'name', required: false }],
+        sampleData: { name: big },
+      },
+    });
+    const templateId = created.template!.id;
+    for (let i = 0; i < 3; i++) {
+      await stack.admin.templates.createTemplateVersion({
+        templateId,
+        content: {
+          body: `<p>${i}${big}</p>`,
+          variables: [{ name: 'name', required: false }],
+          sampleData: { name: big },
+        },
+      });
+    }
+    const basic = await stack.admin.templates.listTemplateVersions({ templateId, view: TemplateVersionView.BASIC });
+    expect(basic.versions.map((v) => v.version)).toEqual([1, 2, 3, 4]);
+    for (const v of basic.versions) {
+      expect(v.content).toMatchObject({ body: '', css: '', partials: {} });
+      expect(v.content?.sampleData).toBeUndefined();
+      expect(v.content?.variables.map((d) => d.name)).toEqual(['name']);
+      expect(v.content?.pdfOptions).toBeDefined();
+    }
+    // Unset is everything, as before the field; GetTemplateVersion returns one whole.
+    const full = await stack.admin.templates.listTemplateVersions({ templateId });
+    expect(full.versions[0]!.content?.partials.footer).toBe(big);
+    const one = await stack.admin.templates.getTemplateVersion({ templateId, version: 4 });
+    expect(one.version?.content?.body).toBe(`<p>2${big}</p>`);
   });
 
   it('the sweepers read only the fields they use, never the variables', async () => {
