@@ -7,7 +7,7 @@ import {
   type DeliveryDoc,
   type DeliveryStatus,
 } from './documents.ts';
-import { isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
+import { insertOnce } from './mongo.ts';
 import { retryTransient } from './mongo-errors.ts';
 import { pageByIdDesc, type Page } from './pagination.ts';
 
@@ -28,14 +28,8 @@ export class DeliveriesRepository {
   }
 
   /** Inserts the delivery unless it exists (its _id is derived from event and endpoint). */
-  async insertOnce(doc: DeliveryDoc): Promise<boolean> {
-    try {
-      await this.collection.insertOne(doc);
-      return true;
-    } catch (err) {
-      if (isDuplicateKey(err)) return false;
-      throw err;
-    }
+  insertOnce(doc: DeliveryDoc): Promise<boolean> {
+    return insertOnce(this.collection, doc);
   }
 
   get(id: ObjectId): Promise<DeliveryDoc | null> {

@@ -5,7 +5,7 @@
 import { ObjectId, type Db, type Filter } from 'mongodb';
 import type { JsonObject } from '../domain/template.ts';
 import { COLLECTIONS, type GenerationDoc, type GenerationStatus, type IdempotencyDoc } from './documents.ts';
-import { isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
+import { insertOnce, isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
 
 export interface NewGeneration {
   workspaceId: ObjectId;
@@ -80,14 +80,8 @@ export class GenerationsRepository {
    * failover (the driver's retry, or the client's with the same Idempotency-Key) meets the
    * row it already wrote on the same _id instead of making a second generation.
    */
-  async insertOnce(doc: GenerationDoc): Promise<boolean> {
-    try {
-      await this.collection.insertOne(doc);
-      return true;
-    } catch (err) {
-      if (isDuplicateKey(err)) return false;
-      throw err;
-    }
+  insertOnce(doc: GenerationDoc): Promise<boolean> {
+    return insertOnce(this.collection, doc);
   }
 
   get(id: ObjectId): Promise<GenerationDoc | null> {

@@ -9,8 +9,11 @@ import {
   MongoClient,
   MongoServerError,
   MongoBulkWriteError,
+  type Collection,
   type Db,
+  type Document,
   type MongoClientOptions,
+  type OptionalUnlessRequiredId,
   type ServerType,
 } from 'mongodb';
 import { errorMessage, unavailable } from '../domain/errors.ts';
@@ -105,6 +108,24 @@ export async function connectMongo(options: MongoConnectOptions): Promise<MongoC
     writableServerKnown: () => writable,
     close: () => client.close(),
   };
+}
+
+/**
+ * Inserts the document unless one with its _id exists; false then. Where an insert must happen
+ * once, the _id says which insert it is, and a retry (the driver's after a failover, a
+ * client's, a redelivered event) meets the row already written.
+ */
+export async function insertOnce<T extends Document>(
+  collection: Collection<T>,
+  doc: OptionalUnlessRequiredId<T>,
+): Promise<boolean> {
+  try {
+    await collection.insertOne(doc);
+    return true;
+  } catch (err) {
+    if (isDuplicateKeyError(err)) return false;
+    throw err;
+  }
 }
 
 const DUPLICATE_KEY_CODES = new Set([11000, 11001]);

@@ -7,11 +7,11 @@ import { MongoClient, ObjectId } from 'mongodb';
 import { formatId } from '../../src/domain/ids.ts';
 import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
 import { outputKeyFor, RenderPipeline, TEMPLATE_VERSION_METADATA } from '../../src/render/render-pipeline.ts';
-import { createObjectStore, type ObjectStore } from '../../src/storage/object-store.ts';
+import type { ObjectStore } from '../../src/storage/object-store.ts';
 import { COLLECTIONS, ensureIndexes, type GenerationDoc } from '../../src/store/documents.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
 import { TemplatesRepository } from '../../src/store/templates-repository.ts';
-import { startMongo, startS3, type TestMongo, type TestS3 } from '../harness/dependencies.ts';
+import { objectStoreOn, startMongo, startS3, type TestMongo, type TestS3 } from '../harness/dependencies.ts';
 import { startMongoFaultProxy, type MongoFaultProxy } from '../harness/mongo-fault-proxy.ts';
 import { MemoryEventStream, RecordingJobControl, ScriptedRenderer } from '../harness/render-fakes.ts';
 
@@ -37,13 +37,7 @@ beforeAll(async () => {
   await ensureIndexes(db);
   generations = new GenerationsRepository(db);
   templates = new TemplatesRepository(db);
-  objects = createObjectStore({
-    endpoint: new URL(s3.endpoint),
-    accessKey: s3.accessKey,
-    secretKey: s3.secretKey,
-    bucket: s3.bucket,
-    region: s3.region,
-  });
+  objects = objectStoreOn(s3);
   workspaceId = new ObjectId();
   const { template } = await templates.create(workspaceId, 'Letter', {
     body: '<p>Hello</p>',
