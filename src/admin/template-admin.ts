@@ -157,9 +157,10 @@ export class TemplateAdmin {
     return toTemplateVersionView(await this.requireVersion(template, templateId, version));
   }
 
-  async listVersions(templateId: string): Promise<TemplateVersion[]> {
+  /** `basic`: without body, CSS, partials and sample data (TemplatesRepository.listVersions). */
+  async listVersions(templateId: string, view: 'basic' | 'full' = 'full'): Promise<TemplateVersion[]> {
     const template = await this.requireTemplate(templateId, 'templateId');
-    return (await this.deps.templates.listVersions(template._id)).map(toTemplateVersionView);
+    return (await this.deps.templates.listVersions(template._id, view)).map(toTemplateVersionView);
   }
 
   /** Publishes a version once the analyzer finds no problem in it. */

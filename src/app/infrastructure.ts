@@ -13,9 +13,14 @@ import { createObjectStore, type ObjectStore } from '../storage/object-store.ts'
 import { ApiKeysRepository } from '../store/api-keys-repository.ts';
 import { AssetsRepository } from '../store/assets-repository.ts';
 import { DeliveriesRepository } from '../store/deliveries-repository.ts';
-import { ensureIndexes } from '../store/documents.ts';
 import { GenerationsRepository } from '../store/generations-repository.ts';
-import { connectMongo, redactMongoUrl, type MongoConnection } from '../store/mongo.ts';
+import {
+  connectMongo,
+  DEFAULT_SERVER_SELECTION_TIMEOUT_MS,
+  redactMongoUrl,
+  type MongoConnection,
+} from '../store/mongo.ts';
+import { migrateSchema, SchemaError, type SchemaReport } from '../store/schema.ts';
 import { RateLimitsRepository } from '../store/rate-limits-repository.ts';
 import { TemplatesRepository } from '../store/templates-repository.ts';
 import { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
@@ -61,18 +66,32 @@ export async function connectInfrastructure(config: Config, ctx: InfrastructureC
   const { logger, ops } = ctx;
   const appName = `docgen-${config.roles.join('-')}`;
 
-  const mongoWait = new DependencyWaiter('MongoDB', redactMongoUrl(config.mongodb.url), async () => {
-    const connection = await connectMongo({ url: config.mongodb.url, database: config.mongodb.database, appName });
-    try {
-      const refused = await ensureIndexes(connection.db);
-      if (refused.length > 0)
-        logger.warn('the database refused some indexes (expected only on the embedded stand-in)', { refused });
-    } catch (err) {
-      await connection.close().catch(() => {});
-      throw err;
-    }
-    return connection;
+  const mongoTarget = redactMongoUrl(config.mongodb.url);
+  const mongoWait = new DependencyWaiter('MongoDB', mongoTarget, () =>
+    connectMongo({
+      url: config.mongodb.url,
+      database: config.mongodb.database,
+      appName,
+      serverSelectionTimeoutMs: config.mongodb.serverSelectionTimeoutMs,
+      operationTimeoutMs: config.mongodb.operationTimeoutMs,
+    }),
+  );
+  let mongo: MongoConnection | undefined;
+  // The declared indexes (src/store/schema.ts). On MongoDB a refused index keeps the process
+  // from serving: readiness names the index and the fix, and the step is retried (every 30 s at
+  // most), so a fixed database is picked up without a restart.
+  const schemaWait = new DependencyWaiter('the MongoDB indexes', mongoTarget, async () => {
+    const report = await migrateSchema(mongo!.db, { appliedBy: appName });
+    if (report.problems.length > 0) throw new SchemaError(report.problems);
+    return report;
   });
+  const logSchema = (report: SchemaReport) => {
+    if (report.newlyApplied.length > 0) logger.info('schema steps applied', { steps: report.newlyApplied });
+    if (report.warnings.length > 0)
+      logger.warn('the embedded MongoDB stand-in lacks some index features; docgen does not depend on them', {
+        gaps: report.warnings,
+      });
+  };
   const natsWait = new DependencyWaiter('NATS', config.nats.servers.join(', '), async () => {
     const queue = await connectNats({
       servers: config.nats.servers,
@@ -88,10 +107,19 @@ export async function connectInfrastructure(config: Config, ctx: InfrastructureC
     return queue;
   });
 
-  let mongo: MongoConnection | undefined;
+  let schemaReady = false;
   let nats: NatsQueue | undefined;
+  const selectionMs = config.mongodb.serverSelectionTimeoutMs ?? DEFAULT_SERVER_SELECTION_TIMEOUT_MS;
   ops.addReadinessCheck('mongodb', async () => {
     if (!mongo) throw new Error(mongoWait.describe());
+    if (!schemaReady) throw new Error(schemaWait.describe());
+    // Answered from the driver's monitoring, without waiting for a server: during an election
+    // requests wait for the new primary (up to the server selection time-out), readiness does not.
+    if (!mongo.writableServerKnown()) {
+      throw new Error(
+        `no writable MongoDB server known right now (an election or an outage); operations wait up to ${selectionMs} ms for one`,
+      );
+    }
     await mongo.db.command({ ping: 1 });
   });
   ops.addReadinessCheck('nats', () => {
@@ -104,7 +132,14 @@ export async function connectInfrastructure(config: Config, ctx: InfrastructureC
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, stopWaiting.signal]) : stopWaiting.signal;
   const waitOptions = { logger, signal, isPermanent };
   const waits = [
-    mongoWait.connect(waitOptions).then((c) => (mongo = c)),
+    mongoWait
+      .connect(waitOptions)
+      .then((c) => (mongo = c))
+      .then(() => schemaWait.connect({ ...waitOptions, initialDelayMs: 5_000, maxDelayMs: 30_000 }))
+      .then((report) => {
+        logSchema(report);
+        schemaReady = true;
+      }),
     natsWait.connect(waitOptions).then((q) => (nats = q)),
   ];
   try {

@@ -7,6 +7,7 @@ const USAGE = `Usage:
   docgen dev                                    Run everything on the embedded default, data in ./.docgen/
   docgen admin <resource> <command> [flags]     Drive the admin API (docgen admin help)
   docgen fonts build [--out DIR] [--if-stale]   Cut the CJK fonts Chromium prints fast (setup runs it)
+  docgen migrate                                Apply the database's schema steps (indexes) and exit
   docgen version`;
 
 async function main(argv: string[]): Promise<number> {
@@ -23,6 +24,10 @@ async function main(argv: string[]): Promise<number> {
     case 'admin': {
       const { runAdminCli } = await import('./admin/run-admin-cli.ts');
       return runAdminCli(rest, { stdout: process.stdout, stderr: process.stderr, env: process.env });
+    }
+    case 'migrate': {
+      const { runMigrate } = await import('./migrate-command.ts');
+      return runMigrate(rest, { env: process.env, stdout: process.stdout, stderr: process.stderr });
     }
     case 'fonts': {
       const { runFonts } = await import('./fonts-command.ts');

@@ -27,7 +27,14 @@ export interface Config {
   };
   /** 32-byte key: encrypts webhook secrets, signs page tokens. */
   secretKey: Buffer;
-  mongodb: { url: string; database: string };
+  mongodb: {
+    url: string;
+    database: string;
+    /** Optional in hand-built configs (default 30 s). */
+    serverSelectionTimeoutMs?: number;
+    /** Optional in hand-built configs (default 30 s). */
+    operationTimeoutMs?: number;
+  };
   nats: { servers: string[]; streamPrefix: string };
   s3: {
     endpoint: URL;
@@ -144,6 +151,18 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   },
   { name: 'DOCGEN_MONGODB_URL', default: undefined, description: 'MongoDB connection string (MongoDB 7+). Required.' },
   { name: 'DOCGEN_MONGODB_DATABASE', default: 'docgen', description: 'Database name.' },
+  {
+    name: 'DOCGEN_MONGODB_SERVER_SELECTION_TIMEOUT_MS',
+    default: '30000',
+    description:
+      'Longest an operation waits for a writable MongoDB server, e.g. during an election (typically up to 12 s); past it the request gets 503 UNAVAILABLE.',
+  },
+  {
+    name: 'DOCGEN_MONGODB_OPERATION_TIMEOUT_MS',
+    default: '30000',
+    description:
+      'Longest one MongoDB round trip may take before its connection counts as dead (the operation is then retried once on the new primary).',
+  },
   {
     name: 'DOCGEN_NATS_URL',
     default: undefined,
@@ -526,7 +545,12 @@ export function loadConfig(env: Env = process.env): Config {
       trustedProxyHops: r.integer('DOCGEN_PORTAL_TRUSTED_PROXY_HOPS', 0, 10),
     },
     secretKey,
-    mongodb: { url: mongoUrl, database: r.string('DOCGEN_MONGODB_DATABASE', '', false) },
+    mongodb: {
+      url: mongoUrl,
+      database: r.string('DOCGEN_MONGODB_DATABASE', '', false),
+      serverSelectionTimeoutMs: r.integer('DOCGEN_MONGODB_SERVER_SELECTION_TIMEOUT_MS', 1000, 600_000),
+      operationTimeoutMs: r.integer('DOCGEN_MONGODB_OPERATION_TIMEOUT_MS', 1000, 600_000),
+    },
     nats: { servers: natsServers, streamPrefix },
     s3: {
       endpoint: s3Endpoint ?? new URL('http://invalid.invalid'),

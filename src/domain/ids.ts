@@ -37,6 +37,22 @@ export function parseId(kind: IdKind, value: string): ObjectId | undefined {
  * key) without relying on unique secondary indexes: `_id` is unique on every MongoDB.
  */
 export function deterministicObjectId(...parts: string[]): ObjectId {
-  const digest = createHash('sha256').update(parts.join('\u0000')).digest();
-  return new ObjectId(digest.subarray(0, 12));
+  return new ObjectId(digestOf(parts).subarray(0, 12));
+}
+
+/**
+ * Like deterministicObjectId, but its first 4 bytes are the given time (Unix seconds), as in
+ * every ObjectId: ids made this way sort by that time, so a list ordered by `_id` is ordered by
+ * it (newest first) and inserts land at the end of the `_id` index. The other 8 bytes come from
+ * the name, so the same parts and time always give the same id.
+ */
+export function timeOrderedObjectId(unixSeconds: number, ...parts: string[]): ObjectId {
+  const bytes = Buffer.alloc(12);
+  bytes.writeUInt32BE(Math.max(0, Math.min(0xffffffff, Math.floor(unixSeconds))), 0);
+  digestOf(parts).copy(bytes, 4, 0, 8);
+  return new ObjectId(bytes);
+}
+
+function digestOf(parts: string[]): Buffer {
+  return createHash('sha256').update(parts.join('\u0000')).digest();
 }

@@ -19,6 +19,9 @@ export interface GenerationErasureDeps {
   objects: { remove(key: string): Promise<void> };
 }
 
+/** What erasure needs of a generation's row. */
+export type ErasableGeneration = Pick<GenerationDoc, '_id' | 'workspaceId' | 'status' | 'outputKey'>;
+
 export interface ErasedGeneration {
   generationId: string;
   workspaceId: string;
@@ -41,7 +44,7 @@ export function generationObjectKey(doc: Pick<GenerationDoc, '_id' | 'workspaceI
  */
 export async function eraseGeneration(
   deps: GenerationErasureDeps,
-  generation: ObjectId | GenerationDoc,
+  generation: ObjectId | ErasableGeneration,
 ): Promise<ErasedGeneration | null> {
   const doc = 'status' in generation ? generation : await deps.generations.get(generation);
   if (!doc) return null;

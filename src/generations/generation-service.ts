@@ -5,7 +5,12 @@ import type { ObjectId } from 'mongodb';
 import type { Principal } from '../auth/api-key-authenticator.ts';
 import { DomainError, notFound, validationError } from '../domain/errors.ts';
 import { deterministicObjectId, formatId, parseId } from '../domain/ids.ts';
-import type { GenerationDoc, GenerationStatus } from '../store/documents.ts';
+import {
+  bsonSize,
+  MAX_NEW_GENERATION_BSON_BYTES,
+  type GenerationDoc,
+  type GenerationStatus,
+} from '../store/documents.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
 import { checkPageSize, type PageTokens } from '../store/pagination.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
@@ -59,6 +64,8 @@ interface TemplateIdentity {
 
 const TEMPLATE_CACHE_SIZE = 1000;
 
+const mebibytes = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+
 export class GenerationService {
   private readonly deps: GenerationServiceDeps;
   private readonly templateIdentities = new Map<string, TemplateIdentity>();
@@ -81,6 +88,18 @@ export class GenerationService {
       now,
     );
 
+    // The variables arrive as JSON; MongoDB stores BSON, which for arrays of small values is
+    // several times larger (a 3 MiB JSON array of numbers can exceed the 16 MiB document limit).
+    const size = bsonSize(doc);
+    if (size > MAX_NEW_GENERATION_BSON_BYTES) {
+      throw validationError([
+        {
+          field: 'variables',
+          issue: `take ${mebibytes(size)} MiB as stored (BSON), more than the ${mebibytes(MAX_NEW_GENERATION_BSON_BYTES)} MiB a generation can hold; send less data (large arrays of small values grow the most)`,
+        },
+      ]);
+    }
+
     if (idempotencyKey !== undefined) {
       const bodyHash = createInputHash(input);
       const recordId = deterministicObjectId('idempotency', principal.workspaceId.toHexString(), idempotencyKey);
@@ -99,19 +118,24 @@ export class GenerationService {
             'This Idempotency-Key was used with a different request body',
           );
         }
-        const earlier = await this.awaitGeneration(existing.generationId);
+        const earlier = await generations.get(existing.generationId);
         if (earlier) return this.view(earlier);
-        if (!(await generations.takeOverIdempotencyKey(recordId, existing.generationId, doc._id))) {
-          throw new DomainError(
-            'UNAVAILABLE',
-            'A request with this Idempotency-Key is still being processed; retry shortly',
-            { retryAfterSeconds: 1 },
-          );
-        }
+        // The earlier request's generation is not stored: its insert is still on its way (a
+        // stall, a failover) or was lost with the request. Insert it under the very _id the key
+        // names, so whichever insert comes first makes the one generation and the other meets it.
+        doc._id = existing.generationId;
       }
     }
 
-    await generations.insert(doc);
+    if (!(await generations.insertOnce(doc))) {
+      // Written already: by an earlier request with this key, or by this one, whose first
+      // attempt reached the server before a failover cut the answer off (the retry then meets it).
+      const stored = await generations.get(doc._id);
+      if (stored) return this.view(stored);
+      throw new DomainError('UNAVAILABLE', 'The generation is being created by another request; retry shortly', {
+        retryAfterSeconds: 1,
+      });
+    }
     const id = formatId('generation', doc._id);
     this.deps.afterInsert?.(id);
     try {
@@ -211,15 +235,5 @@ export class GenerationService {
     }
     // Another workspace's template is as unknown as a missing one.
     return template.workspaceId.equals(workspaceId) ? template : null;
-  }
-
-  /** The generation an earlier request with the same Idempotency-Key is inserting. */
-  private async awaitGeneration(id: ObjectId): Promise<GenerationDoc | null> {
-    for (let i = 0; i < 50; i++) {
-      const doc = await this.deps.generations.get(id);
-      if (doc) return doc;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    return null;
   }
 }

@@ -11,14 +11,18 @@
 // transaction is needed. Only COMPLETED and FAILED rows are erased: a generation still
 // rendering past its retention is erased by the first sweep after it finishes.
 import type { ObjectId } from 'mongodb';
-import type { GenerationDoc, WorkspaceDoc } from '../store/documents.ts';
+import type { WorkspaceDoc } from '../store/documents.ts';
+import type { ExpiredGeneration } from '../store/generations-repository.ts';
 import { PeriodicTask } from '../ops/periodic-task.ts';
 
-export interface RetentionSweeperDeps {
+/** `Row`: what findExpired returns (the repository's projection, or whole rows in tests). */
+export interface RetentionSweeperDeps<Row extends ExpiredGeneration = ExpiredGeneration> {
   workspaces: { withRetention(limit: number, after?: ObjectId): Promise<WorkspaceDoc[]> };
-  generations: { findExpired(workspaceId: ObjectId, createdBefore: Date, limit: number): Promise<GenerationDoc[]> };
+  generations: {
+    findExpired(workspaceId: ObjectId, createdBefore: Date, limit: number): Promise<Row[]>;
+  };
   /** Erases one generation (deliveries, PDF, row); throws when a step fails. */
-  erase(doc: GenerationDoc): Promise<unknown>;
+  erase(doc: Row): Promise<unknown>;
   /** Time between sweeps (±20 % jitter). */
   intervalMs: number;
   /** Generations erased per workspace and query. Default 200. */
@@ -26,7 +30,7 @@ export interface RetentionSweeperDeps {
   /** Stop a sweep after this long, leaving the rest to the next one. Default: intervalMs. */
   maxSweepMs?: number;
   now?: () => number;
-  onErased?: (doc: GenerationDoc) => void;
+  onErased?: (doc: Row) => void;
   onError?: (err: unknown, context: { workspaceId?: ObjectId; generationId?: ObjectId }) => void;
 }
 
@@ -36,11 +40,11 @@ export interface SweepResult {
   failed: number;
 }
 
-export class RetentionSweeper {
-  private readonly deps: RetentionSweeperDeps;
+export class RetentionSweeper<Row extends ExpiredGeneration = ExpiredGeneration> {
+  private readonly deps: RetentionSweeperDeps<Row>;
   private readonly loop: PeriodicTask;
 
-  constructor(deps: RetentionSweeperDeps) {
+  constructor(deps: RetentionSweeperDeps<Row>) {
     this.deps = deps;
     this.loop = new PeriodicTask({
       intervalMs: deps.intervalMs,

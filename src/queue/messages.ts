@@ -85,7 +85,9 @@ export interface FinalEvent {
 }
 
 /** The event of a final generation row (the same id every time it is built). */
-export function finalEventFor(doc: GenerationDoc): FinalEvent {
+export function finalEventFor(
+  doc: Pick<GenerationDoc, '_id' | 'workspaceId' | 'status' | 'error' | 'updatedAt'>,
+): FinalEvent {
   const event: FinalEvent = {
     eventId: formatId('event', deterministicObjectId('event', doc._id.toHexString())),
     event: doc.status === 'COMPLETED' ? 'generation.completed' : 'generation.failed',

@@ -5,8 +5,7 @@
 // - final rows whose event never left: publish it.
 // Every replica may sweep; JetStream's msgID de-duplication and the conditional claim make
 // a duplicate publish harmless.
-import type { GenerationDoc } from '../store/documents.ts';
-import type { GenerationsRepository } from '../store/generations-repository.ts';
+import type { FinalEventSource, GenerationsRepository } from '../store/generations-repository.ts';
 import { formatId } from '../domain/ids.ts';
 import { PeriodicTask } from '../ops/periodic-task.ts';
 import { renderJobMsgId, renderJobRepublishMsgId } from '../queue/messages.ts';
@@ -15,7 +14,7 @@ export interface SweeperDeps {
   generations: GenerationsRepository;
   /** msgId de-duplicates within JetStream's window. */
   publishJob(generationId: string, msgId: string): Promise<void>;
-  publishEvent(doc: GenerationDoc): Promise<void>;
+  publishEvent(doc: FinalEventSource): Promise<void>;
   intervalMs: number;
   /** How long a fresh PENDING row may wait for the API's own publish. */
   publishGraceMs: number;

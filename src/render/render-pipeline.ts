@@ -10,9 +10,10 @@ import { SpanKind, withSpan } from '../ops/tracing.ts';
 import { finalEventFor, type FinalEvent, type RenderJob } from '../queue/messages.ts';
 import type { JsonObject, TemplateVersionContent } from '../domain/template.ts';
 import type { GenerationDoc } from '../store/documents.ts';
-import type { GenerationsRepository } from '../store/generations-repository.ts';
+import type { FinalEventSource, GenerationsRepository } from '../store/generations-repository.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import { generationObjectKey } from '../generations/generation-erasure.ts';
+import { retryTransient } from '../store/mongo-errors.ts';
 import { RenderError, isRenderError } from './render-error.ts';
 import { CrashThrottle } from './crash-throttle.ts';
 import { timeStage, type StageObserver } from './render-stages.ts';
@@ -34,10 +35,25 @@ export interface DocumentRendererLike {
 }
 
 export interface PdfStore {
-  putPdf(key: string, pdf: Buffer, options: { downloadFilename: string }): Promise<void>;
+  putPdf(
+    key: string,
+    pdf: Buffer,
+    options: { downloadFilename: string; metadata?: Record<string, string> },
+  ): Promise<void>;
   /** Removes a PDF whose generation was erased while it rendered. */
   remove?(key: string): Promise<void>;
+  /** The metadata stored with a PDF, null when none is stored (a retry looks for an earlier attempt's). */
+  pdfMetadata?(key: string): Promise<Record<string, string> | null>;
 }
+
+/** Object metadata naming the template version a stored PDF was rendered from. */
+export const TEMPLATE_VERSION_METADATA = 'docgen-template-version';
+
+/**
+ * How long recording a stored PDF (complete()) is retried through a database failover before
+ * the attempt is given back; the next attempt then finds the PDF and records it.
+ */
+export const COMPLETE_RETRY_BUDGET_MS = 30_000;
 
 export interface FinalEventPublisher {
   publishFinalEvent(event: FinalEvent): Promise<void>;
@@ -78,6 +94,8 @@ export interface RenderPipelineDeps {
   crashThrottle?: CrashThrottle;
   /** Told how long each stage of a render took (render-stages.ts; the role's metrics). */
   onStage?: StageObserver;
+  /** How long recording a stored PDF is retried through a failover (default COMPLETE_RETRY_BUDGET_MS). */
+  completeRetryBudgetMs?: number;
 }
 
 /** Versions are immutable: a render worker keeps the ones it used (saves a read per render). */
@@ -127,6 +145,15 @@ export class RenderPipeline {
       return;
     }
 
+    // An earlier attempt stored the PDF but could not record it (the database failed over
+    // between the upload and complete()): record that PDF. A stored document never ends FAILED,
+    // whatever the attempts.
+    const stored = doc.attempts > 1 ? await this.storedOutput(doc) : null;
+    if (stored) {
+      await this.finishCompleted(id, stored.key, stored.version, control, started, job.generationId);
+      return;
+    }
+
     if (doc.attempts > this.deps.maxAttempts) {
       // Earlier attempts died with their worker (e.g. a crash on this very document).
       const error = doc.lastError ?? `Rendering did not finish after ${this.deps.maxAttempts} attempts`;
@@ -160,6 +187,7 @@ export class RenderPipeline {
       Math.max(1000, Math.floor(this.deps.leaseMs / 3)),
     );
     let templateVersion: number | undefined;
+    let uploaded = false;
     try {
       const { content, version, templateName } = await timeStage(onStage, 'template', () => this.publishedVersion(doc));
       templateVersion = version;
@@ -188,20 +216,14 @@ export class RenderPipeline {
         { kind: SpanKind.CLIENT, attributes: { 'docgen.object.key': key, 'docgen.object.bytes': pdf.length } },
         () =>
           timeStage(onStage, 'upload', () =>
-            this.deps.store.putPdf(key, pdf, { downloadFilename: `${formatId('generation', doc._id)}.pdf` }),
+            this.deps.store.putPdf(key, pdf, {
+              downloadFilename: `${formatId('generation', doc._id)}.pdf`,
+              metadata: { [TEMPLATE_VERSION_METADATA]: String(version) },
+            }),
           ),
       );
-      const completed = await timeStage(onStage, 'complete', () =>
-        generations.complete(id, this.workerId, key, version),
-      );
-      if (completed) {
-        await timeStage(onStage, 'event', () => this.publishEvent(completed));
-        this.deps.onOutcome?.('completed', { generationId: job.generationId, durationMs: performance.now() - started });
-      } else if (!(await generations.get(id))) {
-        // Erased while rendering (right to erasure): the PDF must not outlive its row.
-        await this.deps.store.remove?.(key);
-      }
-      await control.ack();
+      uploaded = true;
+      await this.finishCompleted(id, key, version, control, started, job.generationId);
     } catch (caught) {
       let err = caught;
       if (isRenderError(err) && err.code === 'BROWSER_CRASHED') {
@@ -215,7 +237,21 @@ export class RenderPipeline {
         }
       }
       const message = errorMessage(err);
-      if (isPermanentRenderError(err) || doc.attempts >= this.deps.maxAttempts) {
+      if (uploaded) {
+        // The PDF is stored; only recording it failed (the database stayed away past
+        // COMPLETE_RETRY_BUDGET_MS). Never FAILED: the next attempt finds the PDF and records it.
+        this.deps.onError?.(err, job.generationId);
+        const delayMs = RENDER_RETRY_DELAYS_MS[0]!;
+        await generations
+          .releaseForRetry(id, this.workerId, message, new Date(Date.now() + delayMs), null)
+          .catch(() => false);
+        await control.nak(delayMs);
+        this.deps.onOutcome?.('retried', {
+          generationId: job.generationId,
+          durationMs: performance.now() - started,
+          error: message,
+        });
+      } else if (isPermanentRenderError(err) || doc.attempts >= this.deps.maxAttempts) {
         await this.finishFailed(id, message, templateVersion, control, started, job.generationId);
       } else {
         this.deps.onError?.(err, job.generationId);
@@ -235,8 +271,51 @@ export class RenderPipeline {
     }
   }
 
+  /**
+   * Records the stored PDF (PROCESSING -> COMPLETED, retried through a failover) and publishes
+   * the event. When the row is no longer ours: erased meanwhile, the PDF goes too; completed by
+   * this very write whose answer a failover cut off, its event still leaves.
+   */
+  private async finishCompleted(
+    id: ObjectId,
+    key: string,
+    version: number,
+    control: JobControl,
+    started: number,
+    generationId: string,
+  ): Promise<void> {
+    const { generations, onStage } = this.deps;
+    const completed = await timeStage(onStage, 'complete', () =>
+      retryTransient(() => generations.complete(id, this.workerId, key, version), {
+        budgetMs: this.deps.completeRetryBudgetMs ?? COMPLETE_RETRY_BUDGET_MS,
+      }),
+    );
+    if (completed) {
+      await timeStage(onStage, 'event', () => this.publishEvent(completed));
+      this.deps.onOutcome?.('completed', { generationId, durationMs: performance.now() - started });
+    } else {
+      const current = await generations.get(id);
+      if (!current) {
+        // Erased while rendering (right to erasure): the PDF must not outlive its row.
+        await this.deps.store.remove?.(key);
+      } else if (current.status === 'COMPLETED' && current.outputKey === key && current.eventPublished === false) {
+        await this.publishEvent(current);
+      }
+    }
+    await control.ack();
+  }
+
+  /** The PDF an earlier attempt stored for this generation, with the version it was rendered from. */
+  private async storedOutput(doc: GenerationDoc): Promise<{ key: string; version: number } | null> {
+    const key = outputKeyFor(doc);
+    // Storage that cannot answer is no answer: the render goes ahead and stores it again.
+    const metadata = await this.deps.store.pdfMetadata?.(key).catch(() => null);
+    const version = Number(metadata?.[TEMPLATE_VERSION_METADATA]);
+    return Number.isInteger(version) && version > 0 ? { key, version } : null;
+  }
+
   /** Publishes a final row's event and records that it left (the outbox flag). */
-  async publishEvent(doc: GenerationDoc): Promise<void> {
+  async publishEvent(doc: FinalEventSource): Promise<void> {
     await this.deps.events.publishFinalEvent(finalEventFor(doc));
     await this.deps.generations.markEventPublished(doc._id);
   }

@@ -18,6 +18,7 @@ import {
   ListTemplateVersionsResponseSchema,
   PreviewTemplateVersionResponseSchema,
   PublishTemplateVersionResponseSchema,
+  TemplateVersionView,
   type ArchiveTemplateRequest,
   type ArchiveTemplateResponse,
   type CreateTemplateRequest,
@@ -91,7 +92,10 @@ export class TemplateServiceHandler implements ServiceImpl<typeof TemplateServic
   }
 
   async listTemplateVersions(req: ListTemplateVersionsRequest): Promise<ListTemplateVersionsResponse> {
-    const versions = await this.admin.listVersions(req.templateId);
+    const versions = await this.admin.listVersions(
+      req.templateId,
+      req.view === TemplateVersionView.BASIC ? 'basic' : 'full',
+    );
     return create(ListTemplateVersionsResponseSchema, { versions: versions.map(templateVersionToProto) });
   }
 

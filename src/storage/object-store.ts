@@ -26,6 +26,8 @@ export interface PutPdfOptions {
   downloadFilename: string;
   /** `attachment` (default) downloads; `inline` lets a browser show it. */
   disposition?: 'attachment' | 'inline';
+  /** Stored with the object (x-amz-meta-*): lower-case names, ASCII values. */
+  metadata?: Record<string, string>;
 }
 
 export interface ObjectStore {
@@ -33,6 +35,8 @@ export interface ObjectStore {
   /** Creates the bucket if it does not exist. */
   ensureBucket(): Promise<void>;
   putPdf(key: string, pdf: Uint8Array, options: PutPdfOptions): Promise<void>;
+  /** The metadata stored with a PDF (PutPdfOptions.metadata), null when there is no such object. */
+  pdfMetadata(key: string): Promise<Record<string, string> | null>;
   /** A GET URL on the public endpoint, valid for `seconds` (1..604800). No network call. */
   presignGet(key: string, seconds: number): Promise<string>;
   exists(key: string): Promise<boolean>;
@@ -105,6 +109,17 @@ export function createObjectStore(options: ObjectStoreOptions): ObjectStore {
     }
   };
 
+  /** The object's stat, null when it does not exist. */
+  const statOrNull = (key: string) =>
+    call(`checking ${key}`, async () => {
+      try {
+        return await client.statObject(bucket, key);
+      } catch (err) {
+        if (errorCode(err) === 'NotFound' || errorCode(err) === 'NoSuchKey') return null;
+        throw err;
+      }
+    });
+
   return {
     bucket,
 
@@ -120,14 +135,24 @@ export function createObjectStore(options: ObjectStoreOptions): ObjectStore {
       });
     },
 
-    async putPdf(key, pdf, { downloadFilename, disposition }) {
+    async putPdf(key, pdf, { downloadFilename, disposition, metadata }) {
       const body = Buffer.isBuffer(pdf) ? pdf : Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
-      await call(`storing ${key}`, () =>
-        client.putObject(bucket, key, body, body.length, {
-          'Content-Type': 'application/pdf',
-          'Content-Disposition': contentDisposition(downloadFilename, disposition),
-        }),
-      );
+      const meta: Record<string, string> = {
+        'Content-Type': 'application/pdf',
+        'Content-Disposition': contentDisposition(downloadFilename, disposition),
+      };
+      for (const [name, value] of Object.entries(metadata ?? {})) meta[`X-Amz-Meta-${name}`] = value;
+      await call(`storing ${key}`, () => client.putObject(bucket, key, body, body.length, meta));
+    },
+
+    async pdfMetadata(key) {
+      const stat = await statOrNull(key);
+      if (!stat) return null;
+      const found: Record<string, string> = {};
+      for (const [name, value] of Object.entries(stat.metaData ?? {})) {
+        if (typeof value === 'string') found[name.toLowerCase().replace(/^x-amz-meta-/, '')] = value;
+      }
+      return found;
     },
 
     async presignGet(key, seconds) {
@@ -138,15 +163,7 @@ export function createObjectStore(options: ObjectStoreOptions): ObjectStore {
     },
 
     async exists(key) {
-      return call(`checking ${key}`, async () => {
-        try {
-          await client.statObject(bucket, key);
-          return true;
-        } catch (err) {
-          if (errorCode(err) === 'NotFound' || errorCode(err) === 'NoSuchKey') return false;
-          throw err;
-        }
-      });
+      return (await statOrNull(key)) !== null;
     },
 
     async putObject(key, bytes, contentType) {

@@ -1,7 +1,14 @@
 // Webhook deliveries: one document per (event, endpoint) with every attempt appended.
 import type { Db, Filter, ObjectId } from 'mongodb';
-import { COLLECTIONS, type DeliveryAttemptDoc, type DeliveryDoc, type DeliveryStatus } from './documents.ts';
-import { isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
+import {
+  COLLECTIONS,
+  DELIVERY_ATTEMPTS_KEPT,
+  type DeliveryAttemptDoc,
+  type DeliveryDoc,
+  type DeliveryStatus,
+} from './documents.ts';
+import { insertOnce } from './mongo.ts';
+import { retryTransient } from './mongo-errors.ts';
 import { keysetPage, NEWEST_FIRST, type Page, type PageRequest } from './pagination.ts';
 
 export interface DeliveryFilter {
@@ -11,6 +18,9 @@ export interface DeliveryFilter {
   status?: DeliveryStatus;
 }
 
+/** What the delivery sweeper reads of an overdue delivery. */
+export type OverdueDelivery = Pick<DeliveryDoc, '_id' | 'endpointId' | 'round' | 'roundAttempts' | 'nextAttemptAt'>;
+
 export class DeliveriesRepository {
   private readonly collection;
   constructor(db: Db) {
@@ -18,14 +28,8 @@ export class DeliveriesRepository {
   }
 
   /** Inserts the delivery unless it exists (its _id is derived from event and endpoint). */
-  async insertOnce(doc: DeliveryDoc): Promise<boolean> {
-    try {
-      await this.collection.insertOne(doc);
-      return true;
-    } catch (err) {
-      if (isDuplicateKey(err)) return false;
-      throw err;
-    }
+  insertOnce(doc: DeliveryDoc): Promise<boolean> {
+    return insertOnce(this.collection, doc);
   }
 
   get(id: ObjectId): Promise<DeliveryDoc | null> {
@@ -42,10 +46,16 @@ export class DeliveriesRepository {
     return keysetPage(this.collection, query, NEWEST_FIRST, page);
   }
 
-  /** Removes every delivery of a generation (right to erasure); returns how many went. */
+  /**
+   * Removes every delivery of a generation (right to erasure); returns how many went. Several
+   * documents: the driver does not retry that, so it is retried here through a failover.
+   */
   async deleteByGeneration(generationId: ObjectId): Promise<number> {
-    const result = await this.collection.deleteMany({ generationId });
-    return result.deletedCount;
+    let deleted = 0;
+    await retryTransient(async () => {
+      deleted += (await this.collection.deleteMany({ generationId })).deletedCount;
+    });
+    return deleted;
   }
 
   /**
@@ -62,9 +72,11 @@ export class DeliveriesRepository {
     const result = await this.collection.findOneAndUpdate(
       { _id: id, status: 'PENDING', round, roundAttempts: attemptsBefore },
       {
-        $push: { attempts: attempt },
+        // The newest DELIVERY_ATTEMPTS_KEPT stay; the count goes on (attempt.number is it).
+        $push: { attempts: { $each: [attempt], $slice: -DELIVERY_ATTEMPTS_KEPT } },
         $inc: { roundAttempts: 1 },
         $set: {
+          attemptCount: attempt.number,
           status: next.status,
           nextAttemptAt: next.status === 'PENDING' ? next.nextAttemptAt : null,
           updatedAt: new Date(),
@@ -86,10 +98,16 @@ export class DeliveriesRepository {
     return result ?? null;
   }
 
-  /** PENDING deliveries whose next attempt is overdue (their job was lost): the sweeper requeues them. */
-  findOverdue(before: Date, limit: number): Promise<DeliveryDoc[]> {
+  /**
+   * PENDING deliveries whose next attempt is overdue (their job was lost): the sweeper requeues
+   * them. Only the fields it needs: not the payload, not the attempts.
+   */
+  findOverdue(before: Date, limit: number): Promise<OverdueDelivery[]> {
     return this.collection
-      .find({ status: 'PENDING', nextAttemptAt: { $lt: before } })
+      .find<OverdueDelivery>(
+        { status: 'PENDING', nextAttemptAt: { $lt: before } },
+        { projection: { _id: 1, endpointId: 1, round: 1, roundAttempts: 1, nextAttemptAt: 1 } },
+      )
       .limit(limit)
       .toArray();
   }

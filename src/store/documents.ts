@@ -2,10 +2,24 @@
 // Every _id is an ObjectId (public ids are prefix + hex, see src/domain/ids.ts). Correctness
 // never depends on multi-document transactions or unique secondary indexes: where an insert
 // must happen once, its _id is derived from the natural key (deterministicObjectId).
-import type { Db, IndexDescription, ObjectId } from 'mongodb';
+import { BSON, type Db, type Document, type IndexDescription, type ObjectId } from 'mongodb';
 import type { JsonObject, TemplateStatus, TemplateVersionContent } from '../domain/template.ts';
 
 export type GenerationStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
+
+/** MongoDB's largest document (BSON bytes). */
+export const MAX_BSON_DOCUMENT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Largest generation row accepted at creation, in BSON bytes: what later transitions add
+ * (error texts of up to 2000 characters, the output key, lease fields) must still fit.
+ */
+export const MAX_NEW_GENERATION_BSON_BYTES = MAX_BSON_DOCUMENT_BYTES - 64 * 1024;
+
+/** The size a document takes as BSON (what MongoDB's 16 MiB limit counts, not its JSON size). */
+export function bsonSize(doc: Document): number {
+  return BSON.calculateObjectSize(doc);
+}
 
 export interface WorkspaceDoc {
   _id: ObjectId;
@@ -143,7 +157,13 @@ export interface DeliveryDoc {
   payload: { generationId: string; error?: string };
   timestamp: number;
   status: DeliveryStatus;
+  /**
+   * The most recent attempts (DELIVERY_ATTEMPTS_KEPT), oldest first; each keeps its number.
+   * Bounded, so redelivery rounds cannot grow a delivery towards MongoDB's 16 MiB.
+   */
   attempts: DeliveryAttemptDoc[];
+  /** Attempts made in all rounds (absent on rows written before the cap: attempts.length). */
+  attemptCount?: number;
   /** Attempts of the current round (a redeliver starts a new round). */
   roundAttempts: number;
   round: number;
@@ -152,6 +172,14 @@ export interface DeliveryDoc {
   nextAttemptAt: Date | null;
   /** A test event sent from the admin plane (its generation does not exist). */
   test?: boolean;
+}
+
+/** Attempts a delivery keeps (about eight redelivery rounds of six). */
+export const DELIVERY_ATTEMPTS_KEPT = 50;
+
+/** Attempts made so far, whatever the stored list kept. */
+export function deliveryAttemptsMade(doc: Pick<DeliveryDoc, 'attempts' | 'attemptCount'>): number {
+  return doc.attemptCount ?? doc.attempts.length;
 }
 
 export interface AssetDoc {
@@ -194,9 +222,14 @@ export const COLLECTIONS = {
   sessions: 'sessions',
   invitations: 'invitations',
   auditEvents: 'audit_events',
+  /** One row per normalised email, naming its user (src/store/users-repository.ts). */
+  userEmails: 'user_emails',
+  /** The schema steps applied to this database (src/store/schema.ts). */
+  schemaMigrations: 'schema_migrations',
 } as const;
 
-const INDEXES: Record<string, IndexDescription[]> = {
+/** The indexes of schema step 1, `initial-indexes` (docgen 0.1). Never edit: add a step. */
+const INITIAL_INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.apiKeys]: [
     { key: { hash: 1 }, name: 'hash', unique: true },
     { key: { workspaceId: 1, _id: -1 }, name: 'workspace' },
@@ -251,19 +284,74 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.auditEvents]: [{ key: { workspaceId: 1, _id: -1 }, name: 'workspace' }],
 };
 
+/** A numbered, named change to the indexes (docs/deploy.md#schema-steps). */
+export interface IndexStep {
+  version: number;
+  /** kebab-case, e.g. `initial-indexes`; shown in logs and recorded with the step. */
+  name: string;
+  /** Indexes the step adds, by collection (each under a name no earlier step used). */
+  create?: Record<string, IndexDescription[]>;
+  /** Indexes the step removes (by name), by collection: a changed index is a new name plus a drop. */
+  drop?: Record<string, string[]>;
+}
+
 /**
- * Creates the indexes (idempotent) and returns the ones the server refused. On MongoDB 7+
- * none is refused; a stand-in server may lack an option (TTL, partial), which costs speed
- * or clean-up there, never correctness.
+ * Every index change, in order. MongoDB refuses an index whose name exists with another
+ * definition, and docgen never redefines one silently: a change is a new step that creates the
+ * new definition under a new name and drops the old one (src/store/schema.ts applies them).
  */
-export async function ensureIndexes(db: Db): Promise<string[]> {
-  const refused: string[] = [];
-  for (const [collection, indexes] of Object.entries(INDEXES)) {
+export const INDEX_STEPS: readonly IndexStep[] = [{ version: 1, name: 'initial-indexes', create: INITIAL_INDEXES }];
+
+/** The indexes every collection has once all steps are applied. */
+export function declaredIndexes(steps: readonly IndexStep[] = INDEX_STEPS): Record<string, IndexDescription[]> {
+  const declared: Record<string, IndexDescription[]> = {};
+  for (const step of steps) {
+    for (const [collection, names] of Object.entries(step.drop ?? {})) {
+      declared[collection] = (declared[collection] ?? []).filter((index) => !names.includes(index.name ?? ''));
+    }
+    for (const [collection, indexes] of Object.entries(step.create ?? {})) {
+      declared[collection] = [...(declared[collection] ?? []), ...indexes];
+    }
+  }
+  return declared;
+}
+
+/** An index the server would not create, with the server's reason. */
+export interface IndexRefusal {
+  collection: string;
+  index: string;
+  /** The server's error code (85 IndexOptionsConflict, 86 IndexKeySpecsConflict, 11000 duplicates…); absent for a network failure. */
+  code?: number | undefined;
+  codeName?: string | undefined;
+  message: string;
+  /** The error as thrown, for classification (a time-out is not a conflict). */
+  cause: unknown;
+}
+
+/**
+ * Creates the declared indexes (idempotent: an identical index is left as it is) and returns
+ * the ones the server refused. What a refusal means depends on the server (src/store/schema.ts):
+ * on MongoDB it is an error to fix, on the stand-in a known gap.
+ */
+export async function ensureIndexes(
+  db: Db,
+  declared: Record<string, IndexDescription[]> = declaredIndexes(),
+): Promise<IndexRefusal[]> {
+  const refused: IndexRefusal[] = [];
+  for (const [collection, indexes] of Object.entries(declared)) {
     for (const { key, ...options } of indexes) {
       try {
         await db.collection(collection).createIndex(key, options);
       } catch (err) {
-        refused.push(`${collection}.${options.name}: ${(err as Error).message}`);
+        const { code, codeName } = err as { code?: unknown; codeName?: unknown };
+        refused.push({
+          collection,
+          index: options.name ?? JSON.stringify(key),
+          code: typeof code === 'number' ? code : undefined,
+          codeName: typeof codeName === 'string' ? codeName : undefined,
+          message: err instanceof Error ? err.message : String(err),
+          cause: err,
+        });
       }
     }
   }

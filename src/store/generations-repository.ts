@@ -5,7 +5,7 @@
 import { ObjectId, type Db, type Filter } from 'mongodb';
 import type { JsonObject } from '../domain/template.ts';
 import { COLLECTIONS, type GenerationDoc, type GenerationStatus, type IdempotencyDoc } from './documents.ts';
-import { isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
+import { insertOnce, isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
 import { keysetPage, NEWEST_FIRST, type Page, type PageRequest } from './pagination.ts';
 
 export interface NewGeneration {
@@ -23,6 +23,19 @@ export interface ListQuery {
   createdAfter?: Date;
   createdBefore?: Date;
 }
+
+/** What the outbox sweeper reads of a generation whose job may not be in JetStream. */
+export type StrandedGeneration = Pick<GenerationDoc, '_id' | 'status' | 'jobPublishedAt' | 'attempts'>;
+/** What a final event is built from (src/queue/messages.ts finalEventFor). */
+export type FinalEventSource = Pick<GenerationDoc, '_id' | 'workspaceId' | 'status' | 'error' | 'updatedAt'>;
+/** What the retention sweeper erases a generation by. */
+export type ExpiredGeneration = Pick<GenerationDoc, '_id' | 'workspaceId' | 'status' | 'outputKey' | 'createdAt'>;
+
+// Sweepers read many rows at a time: only the fields they use, never `data` (the variables,
+// up to the body limit each).
+const STRANDED_FIELDS = { _id: 1, status: 1, jobPublishedAt: 1, attempts: 1 } as const;
+const FINAL_EVENT_FIELDS = { _id: 1, workspaceId: 1, status: 1, error: 1, updatedAt: 1 } as const;
+const EXPIRED_FIELDS = { _id: 1, workspaceId: 1, status: 1, outputKey: 1, createdAt: 1 } as const;
 
 export class GenerationsRepository {
   private readonly collection;
@@ -58,6 +71,15 @@ export class GenerationsRepository {
 
   async insert(doc: GenerationDoc): Promise<void> {
     await this.collection.insertOne(doc);
+  }
+
+  /**
+   * Inserts the row unless one with its _id exists; false then. A create retried through a
+   * failover (the driver's retry, or the client's with the same Idempotency-Key) meets the
+   * row it already wrote on the same _id instead of making a second generation.
+   */
+  insertOnce(doc: GenerationDoc): Promise<boolean> {
+    return insertOnce(this.collection, doc);
   }
 
   get(id: ObjectId): Promise<GenerationDoc | null> {
@@ -97,19 +119,22 @@ export class GenerationsRepository {
     publishGraceMs: number,
     republishAfterMs: number,
     limit: number,
-  ): Promise<GenerationDoc[]> {
+  ): Promise<StrandedGeneration[]> {
     return this.collection
-      .find({
-        $or: [
-          { status: 'PENDING', jobPublishedAt: null, createdAt: { $lt: new Date(now.getTime() - publishGraceMs) } },
-          { status: 'PENDING', jobPublishedAt: { $lt: new Date(now.getTime() - republishAfterMs) } },
-          {
-            status: 'PROCESSING',
-            leaseUntil: { $lt: now },
-            jobPublishedAt: { $lt: new Date(now.getTime() - publishGraceMs) },
-          },
-        ],
-      })
+      .find<StrandedGeneration>(
+        {
+          $or: [
+            { status: 'PENDING', jobPublishedAt: null, createdAt: { $lt: new Date(now.getTime() - publishGraceMs) } },
+            { status: 'PENDING', jobPublishedAt: { $lt: new Date(now.getTime() - republishAfterMs) } },
+            {
+              status: 'PROCESSING',
+              leaseUntil: { $lt: now },
+              jobPublishedAt: { $lt: new Date(now.getTime() - publishGraceMs) },
+            },
+          ],
+        },
+        { projection: STRANDED_FIELDS },
+      )
       .limit(limit)
       .toArray();
   }
@@ -246,9 +271,12 @@ export class GenerationsRepository {
     await this.collection.updateOne({ _id: id, eventPublished: false }, { $set: { eventPublished: true } });
   }
 
-  findUnpublishedEvents(olderThan: Date, limit: number): Promise<GenerationDoc[]> {
+  findUnpublishedEvents(olderThan: Date, limit: number): Promise<FinalEventSource[]> {
     return this.collection
-      .find({ eventPublished: false, updatedAt: { $lt: olderThan } })
+      .find<FinalEventSource>(
+        { eventPublished: false, updatedAt: { $lt: olderThan } },
+        { projection: FINAL_EVENT_FIELDS },
+      )
       .limit(limit)
       .toArray();
   }
@@ -259,9 +287,12 @@ export class GenerationsRepository {
    * Finished (COMPLETED or FAILED) generations of a workspace created before `createdBefore`,
    * oldest first: what the retention sweeper erases. Uses the workspace_status_created index.
    */
-  findExpired(workspaceId: ObjectId, createdBefore: Date, limit: number): Promise<GenerationDoc[]> {
+  findExpired(workspaceId: ObjectId, createdBefore: Date, limit: number): Promise<ExpiredGeneration[]> {
     return this.collection
-      .find({ workspaceId, status: { $in: ['COMPLETED', 'FAILED'] }, createdAt: { $lt: createdBefore } })
+      .find<ExpiredGeneration>(
+        { workspaceId, status: { $in: ['COMPLETED', 'FAILED'] }, createdAt: { $lt: createdBefore } },
+        { projection: EXPIRED_FIELDS },
+      )
       .sort({ createdAt: 1 })
       .limit(limit)
       .toArray();
@@ -299,21 +330,5 @@ export class GenerationsRepository {
       if (replaced.matchedCount === 1) return null;
     }
     throw new Error('could not claim the idempotency key under contention');
-  }
-
-  /**
-   * Re-points a claimed key whose generation never appeared (its request died between the
-   * claim and the insert) at a new generation. True when this caller won the takeover.
-   */
-  async takeOverIdempotencyKey(
-    recordId: ObjectId,
-    fromGenerationId: ObjectId,
-    toGenerationId: ObjectId,
-  ): Promise<boolean> {
-    const result = await this.idempotency.updateOne(
-      { _id: recordId, generationId: fromGenerationId },
-      { $set: { generationId: toGenerationId } },
-    );
-    return result.modifiedCount === 1;
   }
 }

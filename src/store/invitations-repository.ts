@@ -4,6 +4,7 @@
 import type { Db, ObjectId } from 'mongodb';
 import { COLLECTIONS } from './documents.ts';
 import type { InvitationDoc } from './identity-documents.ts';
+import { retryTransient } from './mongo-errors.ts';
 
 export class InvitationsRepository {
   private readonly collection;
@@ -28,8 +29,14 @@ export class InvitationsRepository {
     );
   }
 
-  /** Revokes the user's open invitations (a newer link replaces them). */
+  /**
+   * Revokes the user's open invitations (a newer link replaces them). Several documents: the
+   * driver does not retry that, so it is retried here through a failover (applying it twice is
+   * the same as once).
+   */
   async revokeOpenOfUser(userId: ObjectId, now = new Date()): Promise<void> {
-    await this.collection.updateMany({ userId, usedAt: null, revokedAt: null }, { $set: { revokedAt: now } });
+    await retryTransient(() =>
+      this.collection.updateMany({ userId, usedAt: null, revokedAt: null }, { $set: { revokedAt: now } }),
+    );
   }
 }

@@ -22,6 +22,9 @@ export interface RateLimitDecision {
   retryAfterSeconds: number;
 }
 
+/** How long after a bucket is full again its row may go (the TTL monitor runs every 60 s anyway). */
+const IDLE_GRACE_MS = 60_000;
+
 /** Floating-point slack (ms) so that exactly `burst` requests fit in a full bucket. */
 const EPSILON_MS = 0.001;
 
@@ -53,19 +56,29 @@ export function gcra(
   return { decision: decisionAt(newTat, now, policy, allowed), newTat };
 }
 
+export interface RateLimitsOptions {
+  /** The clock (epoch ms); tests fast-forward it. Default Date.now. */
+  now?: () => number;
+}
+
 export class RateLimitsRepository {
   private readonly collection;
-  constructor(db: Db) {
+  private readonly now: () => number;
+  constructor(db: Db, options: RateLimitsOptions = {}) {
     this.collection = db.collection<RateLimitDoc>(COLLECTIONS.rateLimits);
+    this.now = options.now ?? Date.now;
   }
 
   async take(apiKeyId: ObjectId, policy: RateLimitPolicy): Promise<RateLimitDecision> {
     const _id = deterministicObjectId('rate', apiKeyId.toHexString());
     const interval = 1000 / policy.perSecond;
     const tolerance = interval * policy.burst;
-    const now = Date.now();
-    // A bucket idle for a minute past full is forgotten (TTL index); it would be full anyway.
-    const expiresAt = new Date(now + tolerance + 60_000);
+    const now = this.now();
+    // A bucket is forgotten (TTL index) a minute after it would be full again: missing and full
+    // are the same answer then. Every write that moves `tat` also moves `expiresAt`, so it stays
+    // at least a minute past `tat`: both paths below leave tat <= now + tolerance. A bucket still
+    // in use must never expire, or the next request would find a full burst again.
+    const expiresAt = new Date(now + tolerance + IDLE_GRACE_MS);
     // 1. Fast path, one update: a bucket whose clock is behind now is full, so this request is
     // allowed and the clock moves to now + interval (created by the upsert if missing). A bucket
     // that is not behind makes the upsert collide with the existing _id: go to step 2.
@@ -83,7 +96,7 @@ export class RateLimitsRepository {
     // atomic on the document, so concurrent requests on any replica cannot overspend.
     const spent = await this.collection.findOneAndUpdate(
       { _id, tat: { $lte: now + tolerance - interval + EPSILON_MS } },
-      { $inc: { tat: interval } },
+      { $inc: { tat: interval }, $set: { expiresAt } },
       { returnDocument: 'after' },
     );
     if (spent) return decisionAt(spent.tat, now, policy, true);
@@ -100,7 +113,7 @@ export class RateLimitsRepository {
   /** The key's current state without spending from it (for answers that do not count). */
   async peek(apiKeyId: ObjectId, policy: RateLimitPolicy): Promise<RateLimitDecision> {
     const doc = await this.collection.findOne({ _id: deterministicObjectId('rate', apiKeyId.toHexString()) });
-    return unmeteredDecision(policy, doc?.tat, Date.now());
+    return unmeteredDecision(policy, doc?.tat, this.now());
   }
 }
 

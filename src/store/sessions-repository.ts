@@ -3,6 +3,7 @@
 import type { Db, ObjectId } from 'mongodb';
 import { COLLECTIONS } from './documents.ts';
 import type { SessionDoc } from './identity-documents.ts';
+import { retryTransient } from './mongo-errors.ts';
 
 export class SessionsRepository {
   private readonly collection;
@@ -27,9 +28,17 @@ export class SessionsRepository {
     await this.collection.updateOne({ _id: id, revokedAt: null }, { $set: { revokedAt: now } });
   }
 
-  /** Revokes every open session of the user; returns how many. */
+  /**
+   * Revokes every open session of the user; returns how many. Several documents: the driver
+   * does not retry that, so it is retried here through a failover (a second pass only finds
+   * what the first missed).
+   */
   async revokeAllOfUser(userId: ObjectId, now = new Date()): Promise<number> {
-    const result = await this.collection.updateMany({ userId, revokedAt: null }, { $set: { revokedAt: now } });
-    return result.modifiedCount;
+    let revoked = 0;
+    await retryTransient(async () => {
+      const result = await this.collection.updateMany({ userId, revokedAt: null }, { $set: { revokedAt: now } });
+      revoked += result.modifiedCount;
+    });
+    return revoked;
   }
 }

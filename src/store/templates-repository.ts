@@ -9,6 +9,17 @@ export function templateVersionId(templateId: ObjectId, version: number): Object
   return deterministicObjectId('template-version', templateId.toHexString(), String(version));
 }
 
+/** What the BASIC view of a version holds: everything but the large parts of its content. */
+const BASIC_VERSION_FIELDS = {
+  templateId: 1,
+  version: 1,
+  createdAt: 1,
+  'content.variables': 1,
+  'content.pdfOptions': 1,
+  'content.title': 1,
+  'content.metadata': 1,
+} as const;
+
 export class TemplatesRepository {
   private readonly templates;
   private readonly versions;
@@ -59,8 +70,20 @@ export class TemplatesRepository {
     return this.versions.findOne({ _id: templateVersionId(templateId, version) });
   }
 
-  listVersions(templateId: ObjectId): Promise<TemplateVersionDoc[]> {
-    return this.versions.find({ templateId }).sort({ version: 1 }).toArray();
+  /**
+   * A template's versions, oldest first. `basic` leaves out what can be large (body, CSS,
+   * partials, sample data: up to 1 MiB each), so a list of hundreds of versions stays small;
+   * those fields read as empty.
+   */
+  async listVersions(templateId: ObjectId, view: 'basic' | 'full' = 'full'): Promise<TemplateVersionDoc[]> {
+    if (view === 'full') return this.versions.find({ templateId }).sort({ version: 1 }).toArray();
+    // An inclusion projection: the stand-in applies a nested exclusion to its stored document
+    // (test/integration/congodb-capabilities.test.ts), deleting the field for good.
+    const rows = await this.versions
+      .find<TemplateVersionDoc>({ templateId }, { projection: BASIC_VERSION_FIELDS })
+      .sort({ version: 1 })
+      .toArray();
+    return rows.map((row) => ({ ...row, content: { ...row.content, body: '', css: '', partials: {} } }));
   }
 
   /**

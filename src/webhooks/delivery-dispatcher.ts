@@ -4,7 +4,7 @@
 // the caller acks the event only after this returns, so a crash anywhere in between makes
 // JetStream hand the event over again and the fan-out completes on the next pass.
 import type { ObjectId } from 'mongodb';
-import { deterministicObjectId, formatId, parseId } from '../domain/ids.ts';
+import { deterministicObjectId, formatId, parseId, timeOrderedObjectId } from '../domain/ids.ts';
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { DeliveryDoc } from '../store/documents.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
@@ -25,8 +25,17 @@ export interface DispatchResult {
   created: number;
 }
 
-/** The delivery of an event to an endpoint: always the same id, which is what makes fan-out idempotent. */
-export function deliveryIdFor(eventId: ObjectId, endpointId: ObjectId): ObjectId {
+/**
+ * The delivery of an event to an endpoint: always the same id, which is what makes fan-out
+ * idempotent. Its time bytes are the event's (the final transition's second), so ListDeliveries,
+ * ordered by id, is newest first.
+ */
+export function deliveryIdFor(eventId: ObjectId, endpointId: ObjectId, eventTimestamp: number): ObjectId {
+  return timeOrderedObjectId(eventTimestamp, eventId.toHexString(), endpointId.toHexString());
+}
+
+/** The id a delivery had before ids carried their event's time (rows written by docgen 0.1). */
+export function legacyDeliveryIdFor(eventId: ObjectId, endpointId: ObjectId): ObjectId {
   return deterministicObjectId(eventId.toHexString(), endpointId.toHexString());
 }
 
@@ -36,7 +45,7 @@ export function newDeliveryDoc(event: FinalEvent, endpointId: ObjectId, now: Dat
   const payload: DeliveryDoc['payload'] = { generationId: event.generationId };
   if (event.event === 'generation.failed') payload.error = event.error ?? 'Rendering failed';
   return {
-    _id: deliveryIdFor(eventId, endpointId),
+    _id: deliveryIdFor(eventId, endpointId, event.timestamp),
     workspaceId: parseId('workspace', event.workspaceId)!,
     endpointId,
     eventId,
@@ -47,6 +56,7 @@ export function newDeliveryDoc(event: FinalEvent, endpointId: ObjectId, now: Dat
     timestamp: event.timestamp,
     status: 'PENDING',
     attempts: [],
+    attemptCount: 0,
     roundAttempts: 0,
     round: 1,
     createdAt: now,
@@ -69,17 +79,18 @@ export class DeliveryDispatcher {
       endpoints.map(async (endpoint) => {
         const now = (this.deps.now ?? (() => new Date()))();
         const doc = newDeliveryDoc(event, endpoint._id, now);
-        const deliveryId = formatId('delivery', doc._id);
+        // An event fanned out before ids carried its time (docgen 0.1) has its delivery under
+        // the old id: that one stands, so an upgrade never delivers an event twice.
+        const legacy = await this.deps.deliveries.get(legacyDeliveryIdFor(doc.eventId, endpoint._id));
+        const inserted = legacy ? false : await this.deps.deliveries.insertOnce(doc);
+        const existing = inserted ? doc : (legacy ?? (await this.deps.deliveries.get(doc._id)));
+        // Seen before: its first job may not have been published (a crash between insert and
+        // publish): publish it again under the same msgId, which the broker drops if it did
+        // get through recently. Once attempts ran, the job is alive: leave it be.
+        if (!existing || existing.status !== 'PENDING' || existing.round !== 1 || existing.roundAttempts !== 0)
+          return false;
+        const deliveryId = formatId('delivery', existing._id);
         const job: DeliveryJob = { deliveryId, endpointId: formatId('webhookEndpoint', endpoint._id) };
-        const inserted = await this.deps.deliveries.insertOnce(doc);
-        if (!inserted) {
-          // Seen before. Its first job may not have been published (a crash between insert
-          // and publish): publish it again under the same msgId, which the broker drops if
-          // it did get through recently. Once attempts ran, the job is alive: leave it be.
-          const existing = await this.deps.deliveries.get(doc._id);
-          if (!existing || existing.status !== 'PENDING' || existing.round !== 1 || existing.roundAttempts !== 0)
-            return false;
-        }
         await this.deps.publishJob(job, firstDeliveryJobMsgId(deliveryId));
         return inserted;
       }),

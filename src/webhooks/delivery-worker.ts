@@ -13,7 +13,12 @@
 import type { ObjectId } from 'mongodb';
 import { formatId, parseId } from '../domain/ids.ts';
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
-import type { DeliveryAttemptDoc, DeliveryDoc, WebhookEndpointDoc } from '../store/documents.ts';
+import {
+  deliveryAttemptsMade,
+  type DeliveryAttemptDoc,
+  type DeliveryDoc,
+  type WebhookEndpointDoc,
+} from '../store/documents.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
 import type { HostLookup } from './address-guard.ts';
 import type { DeliveryJob } from '../queue/messages.ts';
@@ -181,7 +186,7 @@ export class DeliveryWorker {
       durationMs = outcome.result?.durationMs;
       const finishedAt = now();
       const attempt: DeliveryAttemptDoc = {
-        number: doc.attempts.length + 1,
+        number: deliveryAttemptsMade(doc) + 1,
         attemptedAt: new Date(startedAt),
         statusCode: outcome.result?.statusCode ?? 0,
         error: outcome.result ? (outcome.result.error ?? '') : outcome.notSent,
@@ -250,7 +255,7 @@ export class DeliveryWorker {
     }
     const heartbeat = setInterval(() => job.working(), this.deps.heartbeatMs);
     try {
-      const attempt = doc.attempts.length + 1;
+      const attempt = deliveryAttemptsMade(doc) + 1;
       this.deps.onAttemptStart?.({ deliveryId, attempt });
       const result = await withSpan(
         'webhook attempt',

@@ -10,6 +10,11 @@ import type { EmbeddedNats } from '../../src/dev/embedded-nats.ts';
 import { createAdminClients, type AdminClients } from '../../src/cli/admin/admin-client.ts';
 import { silentLogger, type Logger } from '../../src/ops/logger.ts';
 import { dependencyEnv, startMongo, startNats, startS3, type TestMongo, type TestS3 } from '../harness/dependencies.ts';
+import {
+  startMongoFaultProxy,
+  type MongoFaultProxy,
+  type MongoFaultProxyOptions,
+} from '../harness/mongo-fault-proxy.ts';
 import type { Fault } from '../harness/serve-with-faults.ts';
 import { spawnDocgen, type DocgenProcess } from '../harness/spawn-docgen.ts';
 import { LOOPBACK_LISTENERS, testAdminToken, testSecretKey } from '../harness/test-config.ts';
@@ -63,6 +68,8 @@ export function adminClients(adminPort: number, adminToken: string): AdminClient
 
 export interface ApiStack {
   deps: Deps;
+  /** The fault proxy docgen reaches MongoDB through (startApiStack's `mongoProxy` option). */
+  mongoProxy: MongoFaultProxy | undefined;
   app: App;
   baseUrl: string;
   publicPort: number;
@@ -79,22 +86,36 @@ export interface ApiStack {
 /** Dependencies plus an in-process api role. The default rate limit is high: tests that
  * exercise the limiter create keys with their own limits. */
 export async function startApiStack(
-  options: { env?: Record<string, string>; logger?: Logger; natsControl?: boolean } = {},
+  options: {
+    env?: Record<string, string>;
+    logger?: Logger;
+    natsControl?: boolean;
+    /** Reach MongoDB through a fault proxy (test/harness/mongo-fault-proxy.ts) with these options. */
+    mongoProxy?: Omit<MongoFaultProxyOptions, 'upstreamUrl'>;
+  } = {},
 ): Promise<ApiStack> {
   const deps = await startDeps(
     { DOCGEN_RATE_LIMIT_PER_SECOND: '100000', DOCGEN_RATE_LIMIT_BURST: '100000', ...options.env },
     { natsControl: options.natsControl },
   );
   let app: App;
+  let mongoProxy: MongoFaultProxy | undefined;
   try {
-    app = await buildApp(loadConfig(deps.env), { logger: options.logger ?? silentLogger });
+    const env = { ...deps.env };
+    if (options.mongoProxy) {
+      mongoProxy = await startMongoFaultProxy({ ...options.mongoProxy, upstreamUrl: deps.mongo.url });
+      env.DOCGEN_MONGODB_URL = mongoProxy.url;
+    }
+    app = await buildApp(loadConfig(env), { logger: options.logger ?? silentLogger });
   } catch (err) {
+    await mongoProxy?.stop();
     await deps.stop();
     throw err;
   }
   const admin = adminClients(app.adminPort!, deps.adminToken);
   return {
     deps,
+    mongoProxy,
     app,
     baseUrl: `http://127.0.0.1:${app.publicPort}`,
     publicPort: app.publicPort!,
@@ -115,6 +136,7 @@ export async function startApiStack(
     },
     async close() {
       await app.close().catch(() => {});
+      await mongoProxy?.stop();
       await deps.stop();
     },
   };

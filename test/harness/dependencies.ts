@@ -20,6 +20,7 @@ import { startEmbeddedMongo } from '../../src/dev/embedded-mongo.ts';
 import { startEmbeddedNats, type EmbeddedNats } from '../../src/dev/embedded-nats.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from '../../src/dev/embedded-s3.ts';
 import { isExecutable } from '../../src/render/chromium/launch-options.ts';
+import { createObjectStore, type ObjectStore } from '../../src/storage/object-store.ts';
 import { RUN_DIR_ENV } from './run-dir-processes.ts';
 
 function uniqueName(label: string): string {
@@ -183,6 +184,18 @@ async function externalS3(endpoint: string): Promise<TestS3> {
       await client.removeBucket(bucket);
     },
   };
+}
+
+/** docgen's object store on the test S3's bucket (public endpoint: the same server). */
+export function objectStoreOn(s3: TestS3): ObjectStore {
+  return createObjectStore({
+    endpoint: new URL(s3.endpoint),
+    publicEndpoint: new URL(s3.endpoint),
+    accessKey: s3.accessKey,
+    secretKey: s3.secretKey,
+    bucket: s3.bucket,
+    region: s3.region,
+  });
 }
 
 /** The Chromium executable renders are tested with: DOCGEN_CHROMIUM_PATH, else the one docgen uses

@@ -32,11 +32,17 @@ export class ScriptedRenderer implements DocumentRendererLike {
 
 export class MemoryPdfStore implements PdfStore {
   readonly objects = new Map<string, Buffer>();
-  async putPdf(key: string, pdf: Buffer): Promise<void> {
+  readonly metadata = new Map<string, Record<string, string>>();
+  async putPdf(key: string, pdf: Buffer, options?: { metadata?: Record<string, string> }): Promise<void> {
     this.objects.set(key, pdf);
+    this.metadata.set(key, { ...options?.metadata });
   }
   async remove(key: string): Promise<void> {
     this.objects.delete(key);
+    this.metadata.delete(key);
+  }
+  async pdfMetadata(key: string): Promise<Record<string, string> | null> {
+    return this.objects.has(key) ? (this.metadata.get(key) ?? {}) : null;
   }
 }
 

@@ -11,6 +11,7 @@
 //   - an upsert whose insert collides on _id: error code 1, not 11000
 //   - conflicting update operators on one path, changing _id: accepted instead of refused
 //   - non-ObjectId _id values: refused (with code 11000)
+//   - a nested exclusion projection ({'a.b': 0}) deletes the field from the stored document
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Binary, Decimal128, Long, ObjectId, type Db, type Document } from 'mongodb';
 import { connectMongo, isDuplicateKeyError, type MongoConnection } from '../../src/store/mongo.ts';
@@ -409,6 +410,27 @@ describe.runIf(process.env.DOCGEN_TEST_MONGODB_URL === undefined || process.env.
         .catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 1 });
       expect(isDuplicateKeyError(error)).toBe(true);
+    });
+
+    it('applies a nested exclusion projection to the stored document (the field is gone for good)', async () => {
+      const c = fresh();
+      const _id = new ObjectId();
+      await c.insertOne({ _id, top: 1, content: { body: 'B', keep: 'K' } });
+      expect(await c.findOne({ _id }, { projection: { 'content.body': 0 } })).toEqual({
+        _id,
+        top: 1,
+        content: { keep: 'K' },
+      });
+      // MongoDB would still have content.body; the stand-in has lost it. docgen projects by
+      // inclusion only, which leaves the stored document alone:
+      expect(await c.findOne({ _id })).toEqual({ _id, top: 1, content: { keep: 'K' } });
+      await c.updateOne({ _id }, { $set: { 'content.body': 'B' } });
+      expect(await c.findOne({ _id }, { projection: { top: 1, 'content.keep': 1 } })).toEqual({
+        _id,
+        top: 1,
+        content: { keep: 'K' },
+      });
+      expect(await c.findOne({ _id })).toEqual({ _id, top: 1, content: { body: 'B', keep: 'K' } });
     });
 
     it('accepts conflicting operators on one path and changes to _id', async () => {

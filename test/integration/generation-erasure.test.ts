@@ -7,14 +7,14 @@ import { formatId } from '../../src/domain/ids.ts';
 import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
 import { eraseGeneration, generationObjectKey } from '../../src/generations/generation-erasure.ts';
 import { RenderPipeline } from '../../src/render/render-pipeline.ts';
-import { createObjectStore, type ObjectStore } from '../../src/storage/object-store.ts';
+import type { ObjectStore } from '../../src/storage/object-store.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import type { GenerationDoc } from '../../src/store/documents.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
 import { connectMongo, type MongoConnection } from '../../src/store/mongo.ts';
 import { TemplatesRepository } from '../../src/store/templates-repository.ts';
 import { newDeliveryDoc } from '../../src/webhooks/delivery-dispatcher.ts';
-import { startMongo, startS3, type TestMongo, type TestS3 } from '../harness/dependencies.ts';
+import { objectStoreOn, startMongo, startS3, type TestMongo, type TestS3 } from '../harness/dependencies.ts';
 
 let mongo: TestMongo;
 let s3: TestS3;
@@ -29,14 +29,7 @@ const PDF = Buffer.from('%PDF-1.4\n%%EOF\n');
 beforeAll(async () => {
   [mongo, s3] = await Promise.all([startMongo(), startS3()]);
   conn = await connectMongo({ url: mongo.url, database: mongo.database });
-  objects = createObjectStore({
-    endpoint: new URL(s3.endpoint),
-    publicEndpoint: new URL(s3.endpoint),
-    accessKey: s3.accessKey,
-    secretKey: s3.secretKey,
-    bucket: s3.bucket,
-    region: s3.region,
-  });
+  objects = objectStoreOn(s3);
   await objects.ensureBucket();
   generations = new GenerationsRepository(conn.db);
   deliveries = new DeliveriesRepository(conn.db);

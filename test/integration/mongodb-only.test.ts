@@ -1,15 +1,21 @@
 // What only a real MongoDB does, asserted against the one named by DOCGEN_TEST_MONGODB_URL
 // (CI: mongo:7 and mongo:8 replica sets). The stand-in accepts unique and TTL indexes without
-// enforcing them and never uses an index, so here they are skipped with the reason printed.
-// docgen's correctness does not depend on them (see docs/architecture.md); these tests pin
-// that the indexes docgen creates exist, are enforced where declared, expire what they should
-// and serve the hot queries, so production behaves as designed.
+// enforcing them, accepts a changed index silently and never uses an index, so here they are
+// skipped with the reason printed. docgen's correctness does not depend on them (see
+// docs/architecture.md#what-the-data-layer-relies-on); these tests pin that the indexes docgen
+// creates exist, are enforced where declared, refuse a changed definition by name, expire what
+// they should (and never a rate-limit bucket in use), and serve every list and sweeper query
+// at a deep page with bounded index keys, so production behaves as designed.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ObjectId, type Db, type Document } from 'mongodb';
+import { MongoClient } from 'mongodb';
 import { COLLECTIONS, ensureIndexes } from '../../src/store/documents.ts';
 import { connectMongo, isDuplicateKeyError, type MongoConnection } from '../../src/store/mongo.ts';
+import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
+import { describeServer, migrateSchema } from '../../src/store/schema.ts';
 import { startMongo, testSwitch, type TestMongo } from '../harness/dependencies.ts';
+import { captureListQueries } from '../harness/list-queries.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 
 const realMongo = testSwitch('DOCGEN_TEST_MONGODB_URL') !== undefined;
@@ -43,9 +49,13 @@ describe.runIf(realMongo)('on a real MongoDB (DOCGEN_TEST_MONGODB_URL)', () => {
     );
     const { version } = await db.admin().command({ buildInfo: 1 });
     expect(Number(String(version).split('.')[0])).toBeGreaterThanOrEqual(7);
-    expect(await ensureIndexes(db)).toEqual([]);
+    expect(await describeServer(db)).toMatchObject({ kind: 'mongodb' });
+    const report = await migrateSchema(db, { appliedBy: 'mongodb-only test' });
+    expect(report).toMatchObject({ problems: [], warnings: [] });
+    expect(report.applied.map((a) => a.name)).toEqual(['initial-indexes']);
     // Idempotent: a second process starting up changes nothing and refuses nothing.
     expect(await ensureIndexes(db)).toEqual([]);
+    expect((await migrateSchema(db, { appliedBy: 'second replica' })).newlyApplied).toEqual([]);
 
     const indexes = async (collection: string) =>
       Object.fromEntries((await db.collection(collection).listIndexes().toArray()).map((i) => [i.name, i]));
@@ -60,6 +70,35 @@ describe.runIf(realMongo)('on a real MongoDB (DOCGEN_TEST_MONGODB_URL)', () => {
       partialFilterExpression: { eventPublished: false },
     });
     expect((await indexes(COLLECTIONS.workspaces)).retention).toMatchObject({ sparse: true });
+  });
+
+  it('refuses a changed index by name (keys, options) and a unique build over duplicates, with the fix', async () => {
+    const other = conn.client.db(`${mongo.database}_changed`);
+    try {
+      // Made by hand or another tool: same names, other definitions.
+      await other.collection(COLLECTIONS.generations).createIndex({ workspaceId: 1 }, { name: 'workspace_created' });
+      await other
+        .collection(COLLECTIONS.idempotency)
+        .createIndex({ expiresAt: 1 }, { name: 'ttl', expireAfterSeconds: 3600 });
+      const hash = randomBytes(32).toString('hex');
+      await other.collection(COLLECTIONS.apiKeys).insertMany([
+        { _id: new ObjectId(), hash, workspaceId: new ObjectId() },
+        { _id: new ObjectId(), hash, workspaceId: new ObjectId() },
+      ]);
+      const report = await migrateSchema(other, { appliedBy: 'mongodb-only test' });
+      const problem = (index: string) => report.problems.find((p) => p.includes(`index ${index}:`)) ?? '';
+      expect(problem('generations.workspace_created')).toMatch(
+        /IndexKeySpecsConflict \(86\)|IndexOptionsConflict \(85\)/,
+      );
+      expect(problem('generations.workspace_created')).toContain('db.generations.dropIndex("workspace_created")');
+      expect(problem('idempotency_keys.ttl')).toMatch(/IndexOptionsConflict \(85\)/);
+      expect(problem('api_keys.hash')).toMatch(/DuplicateKey \(11000\)|duplicate key/i);
+      expect(report.problems).toHaveLength(3);
+      // Nothing recorded while the schema is not what this version needs.
+      expect(report.applied).toEqual([]);
+    } finally {
+      await other.dropDatabase();
+    }
   });
 
   it('enforces the unique indexes: one API key per hash, one template version per number', async () => {
@@ -117,6 +156,84 @@ describe.runIf(realMongo)('on a real MongoDB (DOCGEN_TEST_MONGODB_URL)', () => {
     }
   }, 180_000);
 
+  it('keeps a rate-limit bucket in use past its idle grace under the real TTL monitor (75 s)', async (ctx) => {
+    await ensureIndexes(db);
+    const previous = await db
+      .admin()
+      .command({ setParameter: 1, ttlMonitorSleepSecs: 1 })
+      .catch(() => undefined);
+    if (!previous) {
+      ctx.skip(
+        'ttlMonitorSleepSecs cannot be set on this server (start mongod with --setParameter ttlMonitorSleepSecs=1)',
+      );
+    }
+    try {
+      const limiter = new RateLimitsRepository(db);
+      // Tolerance 5 s: a bucket idle since its first request would expire 65 s in.
+      const policy = { perSecond: 2, burst: 10 };
+      const key = new ObjectId();
+      const bucket = db.collection(COLLECTIONS.rateLimits);
+      const started = Date.now();
+      let allowed = 0;
+      let missing = 0;
+      let lastCheck = 0;
+      while (Date.now() - started < 75_000) {
+        const decisions = await Promise.all([limiter.take(key, policy), limiter.take(key, policy)]);
+        allowed += decisions.filter((d) => d.allowed).length;
+        if (Date.now() - lastCheck > 1_000) {
+          lastCheck = Date.now();
+          if ((await bucket.countDocuments({})) === 0) missing++;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const seconds = (Date.now() - started) / 1000;
+      expect(missing, 'times the busy bucket was found deleted').toBe(0);
+      expect(allowed).toBeLessThanOrEqual(policy.burst + Math.ceil(seconds * policy.perSecond) + 1);
+    } finally {
+      await db
+        .admin()
+        .command({ setParameter: 1, ttlMonitorSleepSecs: previous?.was ?? 60 })
+        .catch(() => {});
+    }
+  }, 120_000);
+
+  it('serves every list and sweeper query from an index at a deep page: bounded keys, never a collection scan', async () => {
+    const client = new MongoClient(mongo.url, { monitorCommands: true });
+    await client.connect();
+    const lists = client.db(`${mongo.database}_lists`);
+    try {
+      await ensureIndexes(lists);
+      const queries = await captureListQueries(client, lists);
+      const rows: string[] = [];
+      const problems: string[] = [];
+      for (const { what, command } of queries) {
+        const explained = await lists.command({ explain: command, verbosity: 'executionStats' });
+        const plan = JSON.stringify(explained.queryPlanner);
+        const stats = explained.executionStats as {
+          nReturned: number;
+          totalKeysExamined: number;
+          totalDocsExamined: number;
+        };
+        const bound = 2 * stats.nReturned + 10;
+        rows.push(
+          `${what}: returned ${stats.nReturned}, keys ${stats.totalKeysExamined}, docs ${stats.totalDocsExamined}`,
+        );
+        if (plan.includes('COLLSCAN')) problems.push(`${what}: a collection scan (${plan.slice(0, 300)})`);
+        if (!/IXSCAN|IDHACK/.test(plan)) problems.push(`${what}: no index scan (${plan.slice(0, 300)})`);
+        if (stats.totalKeysExamined > bound || stats.totalDocsExamined > bound)
+          problems.push(
+            `${what}: examined ${stats.totalKeysExamined} keys and ${stats.totalDocsExamined} documents for ${stats.nReturned} (unbounded index keys?): ${JSON.stringify(command.filter)}`,
+          );
+      }
+      console.log(`explain of ${queries.length} list and sweeper queries:\n  ${rows.join('\n  ')}`);
+      expect(queries.length).toBeGreaterThanOrEqual(25);
+      expect(problems).toEqual([]);
+    } finally {
+      await lists.dropDatabase().catch(() => {});
+      await client.close();
+    }
+  }, 120_000);
+
   it('serves the hot queries from indexes, never a collection scan', async () => {
     await ensureIndexes(db);
     const workspaceId = new ObjectId();
@@ -164,4 +281,27 @@ describe.runIf(realMongo)('on a real MongoDB (DOCGEN_TEST_MONGODB_URL)', () => {
       expect(text, what).not.toContain('COLLSCAN');
     }
   });
+});
+
+describe.runIf(!realMongo)('the list and sweeper queries the explain check covers (captured on the stand-in)', () => {
+  it('every one is captured as sent, at its deep page', async () => {
+    const standIn = await startMongo();
+    const client = new MongoClient(standIn.url, { monitorCommands: true });
+    await client.connect();
+    try {
+      const queries = await captureListQueries(client, client.db(standIn.database));
+      expect(queries.length).toBeGreaterThanOrEqual(25);
+      for (const { what, command } of queries) {
+        expect(command.find, what).toEqual(expect.any(String));
+        expect(command.filter, what).toEqual(expect.any(Object));
+      }
+      // The public list's deep page carries its keyset cursor.
+      const deepList = queries.find((q) => q.what.startsWith('ListGenerations, page'))!;
+      expect(JSON.stringify(deepList.command.filter)).toContain('createdAt');
+      expect(deepList.command.limit).toBe(11);
+    } finally {
+      await client.close();
+      await standIn.stop();
+    }
+  }, 120_000);
 });

@@ -76,7 +76,7 @@ describe.concurrent('webhooks process killed mid retry sequence', () => {
       await started(first);
       const event = finalEvent(ws.id, 'generation.completed');
       await producer.infrastructure.queue.publishFinalEvent(event);
-      const deliveryId = deliveryIdFor(parseId('event', event.eventId)!, endpoint.objectId);
+      const deliveryId = deliveryIdFor(parseId('event', event.eventId)!, endpoint.objectId, event.timestamp);
 
       await r.waitForRequests(2, 10_000);
       await waitForDelivery(
@@ -117,7 +117,7 @@ describe.concurrent('webhooks process killed mid retry sequence', () => {
       await later.waitForRequests(1, 10_000);
       await waitForDelivery(
         repos,
-        deliveryIdFor(parseId('event', laterEvent.eventId)!, laterEndpoint.objectId),
+        deliveryIdFor(parseId('event', laterEvent.eventId)!, laterEndpoint.objectId, laterEvent.timestamp),
         (d) => d.status === 'SUCCEEDED',
       );
       // Let any duplicate show itself before counting.
@@ -185,7 +185,7 @@ describe.concurrent('webhooks process killed mid retry sequence', () => {
         first.kill('SIGKILL');
         await first.exited;
         const killedAt = Date.now();
-        const deliveryId = deliveryIdFor(parseId('event', event.eventId)!, endpoint.objectId);
+        const deliveryId = deliveryIdFor(parseId('event', event.eventId)!, endpoint.objectId, event.timestamp);
         expect(await repos.deliveries.get(deliveryId)).toMatchObject({ status: 'PENDING', attempts: [] });
 
         const second = startWebhooksProcess(ownEnv);

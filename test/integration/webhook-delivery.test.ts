@@ -82,8 +82,8 @@ function endpointOf(app: App) {
   return { secretKey: app.config.secretKey, allowInsecureUrls: app.config.webhooks.allowInsecureUrls };
 }
 
-function deliveryOf(event: { eventId: string }, endpoint: TestEndpoint): ObjectId {
-  return deliveryIdFor(parseId('event', event.eventId)!, endpoint.objectId);
+function deliveryOf(event: { eventId: string; timestamp: number }, endpoint: TestEndpoint): ObjectId {
+  return deliveryIdFor(parseId('event', event.eventId)!, endpoint.objectId, event.timestamp);
 }
 
 beforeAll(async () => {
@@ -360,7 +360,7 @@ describe.concurrent('webhooks role', () => {
     for (const doc of endpoints) {
       const delivery = await waitForDelivery(
         repos,
-        deliveryIdFor(parseId('event', event.eventId)!, doc._id),
+        deliveryIdFor(parseId('event', event.eventId)!, doc._id, event.timestamp),
         (d) => d.attempts.length >= 2,
         10_000,
         `two refused attempts to ${doc.url}`,

@@ -61,6 +61,8 @@ describe('.github/workflows/ci.yml', () => {
     expect(job.strategy!.matrix.mongodb).toEqual(['7.0', '8.0']);
     const script = runs(job);
     expect(script).toMatch(/mongo:\$\{\{ matrix\.mongodb \}\} --replSet rs0/);
+    // The TTL checks of test/integration/mongodb-only.test.ts need the monitor to run every second.
+    expect(script).toContain('--setParameter ttlMonitorSleepSecs=1');
     expect(script).toContain("rs.initiate({ _id: 'rs0'");
     expect(script).toMatch(/nats:2\.(1\d|[2-9]\d)[-\w.]* nats-server --jetstream/);
     expect(script).toMatch(/minio\/minio:\S+ server \/data/);

@@ -7,7 +7,7 @@ import {
   firstDeliveryJobMsgId as firstJobMsgId,
   parseFinalEvent as parseWebhookEvent,
 } from '../../src/queue/messages.ts';
-import { deliveryIdFor } from '../../src/webhooks/delivery-dispatcher.ts';
+import { deliveryIdFor, legacyDeliveryIdFor } from '../../src/webhooks/delivery-dispatcher.ts';
 import { EndpointLimiter } from '../../src/webhooks/endpoint-limiter.ts';
 
 const generation = new ObjectId();
@@ -48,16 +48,27 @@ describe('delivery ids', () => {
   it('one id per event and endpoint, stable, and different for other pairs', () => {
     const event = new ObjectId();
     const endpoint = new ObjectId();
+    const at = 1_795_248_000;
     expect(
-      deliveryIdFor(event, endpoint).equals(
-        deliveryIdFor(new ObjectId(event.toHexString()), new ObjectId(endpoint.toHexString())),
+      deliveryIdFor(event, endpoint, at).equals(
+        deliveryIdFor(new ObjectId(event.toHexString()), new ObjectId(endpoint.toHexString()), at),
       ),
     ).toBe(true);
-    expect(deliveryIdFor(event, endpoint).equals(deliveryIdFor(event, new ObjectId()))).toBe(false);
-    expect(deliveryIdFor(event, endpoint).equals(deliveryIdFor(endpoint, event))).toBe(false);
-    const id = formatId('delivery', deliveryIdFor(event, endpoint));
+    expect(deliveryIdFor(event, endpoint, at).equals(deliveryIdFor(event, new ObjectId(), at))).toBe(false);
+    expect(deliveryIdFor(event, endpoint, at).equals(deliveryIdFor(endpoint, event, at))).toBe(false);
+    const id = formatId('delivery', deliveryIdFor(event, endpoint, at));
     expect(id).toMatch(/^dlv_[0-9a-f]{24}$/);
     expect(firstJobMsgId(id)).toBe(`${id}:1`);
+  });
+
+  it("carry the event's time, so deliveries sort newest first by id", () => {
+    const endpoint = new ObjectId();
+    const ids = [100, 5, 1_795_248_000, 1_795_248_001].map((at) => deliveryIdFor(new ObjectId(), endpoint, at));
+    expect(ids.map((id) => id.getTimestamp().getTime() / 1000)).toEqual([100, 5, 1_795_248_000, 1_795_248_001]);
+    expect(ids[3]!.toHexString() > ids[2]!.toHexString()).toBe(true);
+    // Not the id docgen 0.1 gave the same pair (kept for rows written then).
+    const event = new ObjectId();
+    expect(deliveryIdFor(event, endpoint, 7).equals(legacyDeliveryIdFor(event, endpoint))).toBe(false);
   });
 });
 

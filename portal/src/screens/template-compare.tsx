@@ -15,7 +15,7 @@ import { ErrorMessage, Page, useLoad } from '../ui.tsx';
 import { PreviewPane } from '../editor/preview-pane.tsx';
 import { useLivePreview } from '../editor/use-live-preview.ts';
 import { contentFromDraft, draftFromContent } from '../editor/template-draft.ts';
-import type { TemplateVersion } from '@gen/docgen/admin/v1/template_pb.js';
+import { TemplateVersionView, type TemplateVersion } from '@gen/docgen/admin/v1/template_pb.js';
 
 function SourceDiff({
   label,
@@ -96,9 +96,10 @@ export function TemplateComparePage() {
   const { workspaceId, canEditTemplates } = useAbilities();
   const id = params.id!;
   const loaded = useLoad(async () => {
+    // The pickers need only the numbers (BASIC); the two compared versions are fetched whole.
     const [template, versions] = await Promise.all([
       api.templates.getTemplate({ id }),
-      api.templates.listTemplateVersions({ templateId: id }),
+      api.templates.listTemplateVersions({ templateId: id, view: TemplateVersionView.BASIC }),
     ]);
     return { template: template.template!, versions: [...versions.versions].sort((x, y) => x.version - y.version) };
   }, [id]);
@@ -106,8 +107,16 @@ export function TemplateComparePage() {
   const latest = versions[versions.length - 1]?.version ?? 0;
   const numberA = Number(query.a) || (versions[versions.length - 2]?.version ?? latest);
   const numberB = Number(query.b) || latest;
-  const a = versions.find((v) => v.version === numberA);
-  const b = versions.find((v) => v.version === numberB);
+  const compared = useLoad(async () => {
+    const whole = async (n: number) =>
+      versions.some((v) => v.version === n)
+        ? (await api.templates.getTemplateVersion({ templateId: id, version: n })).version
+        : undefined;
+    const [a, b] = await Promise.all([whole(numberA), whole(numberB)]);
+    return { a, b };
+  }, [id, numberA, numberB, versions.length]);
+  const a = compared.data?.a?.version === numberA ? compared.data.a : undefined;
+  const b = compared.data?.b?.version === numberB ? compared.data.b : undefined;
   const [sampleFrom, setSampleFrom] = useState<'a' | 'b'>('b');
   const sampleData = (sampleFrom === 'a' ? a : b)?.content?.sampleData ?? {};
   const select = (which: 'a' | 'b', value: string) =>
@@ -118,7 +127,7 @@ export function TemplateComparePage() {
       title={loaded.data ? `Compare versions of ${loaded.data.template.name}` : 'Compare versions'}
       actions={<a href={`/templates/${id}`}>Back to the editor</a>}
     >
-      <ErrorMessage error={loaded.error} />
+      <ErrorMessage error={loaded.error ?? compared.error} />
       {loaded.data && (
         <>
           <div class="row filters">
@@ -186,6 +195,8 @@ export function TemplateComparePage() {
                 />
               </div>
             </>
+          ) : compared.loading ? (
+            <p role="status">Loading the versions…</p>
           ) : (
             <p>Choose two versions.</p>
           )}

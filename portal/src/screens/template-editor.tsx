@@ -11,7 +11,12 @@ import { PreviewPane } from '../editor/preview-pane.tsx';
 import { DocumentSection, PartialsSection, PdfOptionsSection, VariablesSection } from '../editor/template-settings.tsx';
 import { contentFromDraft, draftFromContent, sameDraft, starterDraft, type Draft } from '../editor/template-draft.ts';
 import { useLivePreview } from '../editor/use-live-preview.ts';
-import { TemplateStatus, type Template, type TemplateVersion } from '@gen/docgen/admin/v1/template_pb.js';
+import {
+  TemplateStatus,
+  TemplateVersionView,
+  type Template,
+  type TemplateVersion,
+} from '@gen/docgen/admin/v1/template_pb.js';
 
 const NO_DIAGNOSTICS: LineDiagnostic[] = [];
 
@@ -22,13 +27,24 @@ export function TemplateEditorPage() {
 }
 
 function ExistingTemplate({ id }: { id: string }) {
+  const { query } = useLocation();
+  const requested = Number(query.version) || 0;
   const loaded = useLoad(async () => {
-    const [template, versions] = await Promise.all([
+    // The history needs only numbers and dates (BASIC leaves out every version's body, CSS,
+    // partials and sample data); the version in the editor is fetched whole.
+    const [template, list] = await Promise.all([
       api.templates.getTemplate({ id }),
-      api.templates.listTemplateVersions({ templateId: id }),
+      api.templates.listTemplateVersions({ templateId: id, view: TemplateVersionView.BASIC }),
     ]);
-    return { template: template.template!, versions: [...versions.versions].sort((a, b) => b.version - a.version) };
-  }, [id]);
+    const versions = [...list.versions].sort((a, b) => b.version - a.version);
+    const wanted = requested || template.template!.latestVersion;
+    const number = versions.some((v) => v.version === wanted) ? wanted : versions[0]?.version;
+    const base =
+      number === undefined
+        ? undefined
+        : (await api.templates.getTemplateVersion({ templateId: id, version: number })).version;
+    return { template: template.template!, versions, base };
+  }, [id, requested]);
   if (loaded.error && !loaded.data) {
     return (
       <Page title="Template">
@@ -37,24 +53,33 @@ function ExistingTemplate({ id }: { id: string }) {
     );
   }
   if (!loaded.data) return <p role="status">Loading template…</p>;
-  return <TemplateEditor template={loaded.data.template} versions={loaded.data.versions} reload={loaded.reload} />;
+  return (
+    <TemplateEditor
+      template={loaded.data.template}
+      versions={loaded.data.versions}
+      base={loaded.data.base}
+      reload={loaded.reload}
+    />
+  );
 }
 
 function TemplateEditor({
   template,
   versions = [],
+  base,
   reload,
 }: {
   template?: Template;
+  /** The history: numbers and dates (BASIC). */
   versions?: TemplateVersion[];
+  /** The version the editor starts from, whole. */
+  base?: TemplateVersion | undefined;
   reload?: () => void;
 }) {
   const { workspaceId, canEditTemplates } = useAbilities();
   const { route, query } = useLocation();
   const archived = template?.status === TemplateStatus.ARCHIVED;
   const readOnly = !canEditTemplates || archived;
-  const requested = Number(query.version) || template?.latestVersion || 0;
-  const base = versions.find((v) => v.version === requested) ?? versions[0];
   const baseDraft = useMemo(() => (base ? draftFromContent(base.content) : starterDraft()), [base]);
   const [draft, setDraft] = useState<Draft>(baseDraft);
   const [name, setName] = useState('');

@@ -104,6 +104,8 @@ export declare type Delivery = Message<"docgen.admin.v1.Delivery"> & {
   status: DeliveryStatus;
 
   /**
+   * The latest 50 attempts, oldest first; each keeps its number (the count goes on).
+   *
    * @generated from field: repeated docgen.admin.v1.DeliveryAttempt attempts = 8;
    */
   attempts: DeliveryAttempt[];

@@ -631,6 +631,13 @@ export declare type ListTemplateVersionsRequest = Message<"docgen.admin.v1.ListT
    * @generated from field: string template_id = 1;
    */
   templateId: string;
+
+  /**
+   * How much of each version to return; unset returns everything (as before the field).
+   *
+   * @generated from field: docgen.admin.v1.TemplateVersionView view = 2;
+   */
+  view: TemplateVersionView;
 };
 
 /**
@@ -940,6 +947,41 @@ export enum TemplateStatus {
  * Describes the enum docgen.admin.v1.TemplateStatus.
  */
 export declare const TemplateStatusSchema: GenEnum<TemplateStatus>;
+
+/**
+ * How much of a version a list returns. A version's body, CSS, partials and sample data can
+ * each be large (up to 1 MiB), and a template may have hundreds of versions.
+ *
+ * @generated from enum docgen.admin.v1.TemplateVersionView
+ */
+export enum TemplateVersionView {
+  /**
+   * The same as FULL.
+   *
+   * @generated from enum value: TEMPLATE_VERSION_VIEW_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Number, creation time and, of the content, the variables, PDF options, title and metadata;
+   * body, CSS, partials and sample data are left empty. GetTemplateVersion returns the rest.
+   *
+   * @generated from enum value: TEMPLATE_VERSION_VIEW_BASIC = 1;
+   */
+  BASIC = 1,
+
+  /**
+   * Every field.
+   *
+   * @generated from enum value: TEMPLATE_VERSION_VIEW_FULL = 2;
+   */
+  FULL = 2,
+}
+
+/**
+ * Describes the enum docgen.admin.v1.TemplateVersionView.
+ */
+export declare const TemplateVersionViewSchema: GenEnum<TemplateVersionView>;
 
 /**
  * Templates and their immutable, numbered versions. At most one version is published;
