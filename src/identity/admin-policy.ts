@@ -77,7 +77,9 @@ export const ADMIN_POLICY: Readonly<Record<string, RpcPolicy>> = {
   [`${S}ApiKeyService/ListApiKeys`]: read(ws()),
   [`${S}ApiKeyService/RevokeApiKey`]: change('keys.manage', obj('apiKey'), 'request.id'),
 
-  [`${S}TemplateService/CreateTemplate`]: change('templates.edit', ws(), 'response.template.id'),
+  [`${S}TemplateService/CreateTemplate`]: change('templates.edit', ws(), 'response.template.id', (r) =>
+    r.fromGallery ? `from gallery ${String(r.fromGallery)}` : '',
+  ),
   [`${S}TemplateService/GetTemplate`]: read(obj('template')),
   [`${S}TemplateService/ListTemplates`]: read(ws()),
   [`${S}TemplateService/CreateTemplateVersion`]: change(
@@ -98,6 +100,8 @@ export const ADMIN_POLICY: Readonly<Record<string, RpcPolicy>> = {
   [`${S}TemplateService/PreviewTemplateVersion`]: read(obj('template', 'templateId'), 'templates.edit'),
   [`${S}TemplateService/PreviewTemplateContent`]: read(ws(), 'templates.edit'),
   [`${S}TemplateService/CheckTemplateContent`]: read(ws(), 'templates.edit'),
+  // The gallery is the same for everybody: nothing of any workspace.
+  [`${S}TemplateService/ListGalleryTemplates`]: read(none, 'signed-in'),
 
   [`${S}WebhookEndpointService/CreateWebhookEndpoint`]: change('endpoints.manage', ws(), 'response.endpoint.id', (r) =>
     String(r.url ?? ''),
