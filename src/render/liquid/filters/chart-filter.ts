@@ -149,8 +149,10 @@ function colorsOf(value: unknown): string[] | undefined {
 
 function optionFor(spec: ChartSpec, named: Map<string, unknown>, settings: FormatSettings): Record<string, unknown> {
   const numbers = new Intl.NumberFormat(settings.locale, { maximumFractionDigits: 2 });
+  const shares = new Intl.NumberFormat(settings.locale, { style: 'percent', maximumFractionDigits: 1 });
   const showLabels = named.get('labels') === true;
-  const legendWanted = named.get('legend') ?? (spec.type === 'pie' || spec.y.length > 1);
+  // A pie's labels name its slices; several series need a legend to tell them apart.
+  const legendWanted = named.get('legend') ?? (spec.type !== 'pie' && spec.y.length > 1);
   const title = textOption('title', named.get('title'));
   const categories = spec.rows.map((_, i) => labelAt(spec, i));
   const top = title === '' ? 16 : 44;
@@ -159,22 +161,28 @@ function optionFor(spec: ChartSpec, named: Map<string, unknown>, settings: Forma
     animation: false,
     // The document's font, whatever it is; ECharts writes font-family into every text element.
     textStyle: { fontFamily: 'inherit' },
-    color: colorsOf(named.get('colors')),
     title:
       title === ''
         ? undefined
         : { text: title, left: 'center', top: 4, textStyle: { fontSize: 15, fontWeight: 'bold' } },
     legend: legendWanted ? { bottom: 4, selectedMode: false } : undefined,
   };
+  // Only when given: an undefined palette would replace ECharts' own with nothing.
+  const colors = colorsOf(named.get('colors'));
+  if (colors) option.color = colors;
   if (spec.type === 'pie') {
     option.series = [
       {
         type: 'pie',
         name: spec.names[0],
-        radius: '62%',
-        center: ['50%', title === '' ? '48%' : '53%'],
+        radius: '50%',
+        center: ['50%', title === '' ? '50%' : '55%'],
         data: spec.rows.map((_, i) => ({ name: categories[i], value: valueAt(spec, i, spec.y[0]!) })),
-        label: { formatter: showLabels ? '{b}: {d} %' : '{b}' },
+        label: {
+          formatter: (p: { name: string; percent: number }) =>
+            showLabels ? `${p.name}\n${shares.format(p.percent / 100)}` : p.name,
+          overflow: 'none',
+        },
         silent: true,
       },
     ];
@@ -250,7 +258,7 @@ export function chart(settings: FormatSettings) {
       .replace(/<style[\s\S]*?<\/style>/g, '')
       .replace(
         /^<svg width="\d+" height="\d+"/,
-        `<svg class="docgen-chart" width="${width}" height="${height}" style="max-width:100%;height:auto" role="img" aria-label="${escapeHtml(textOption('title', named.get('title')) || 'Chart')}"`,
+        `<svg class="docgen-chart" width="${width}" height="${height}" style="max-width:100%;height:auto;overflow:visible" role="img" aria-label="${escapeHtml(textOption('title', named.get('title')) || 'Chart')}"`,
       );
     return new SafeHtml(svg);
   };
