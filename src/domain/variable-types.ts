@@ -80,6 +80,7 @@ export function schemaType(schema: VariableSchema | undefined, indent = ''): str
 export function typeNameFor(templateName: string): string {
   const words = templateName
     .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '') // accents, split off their letters
     .replace(/[^A-Za-z0-9]+/g, ' ')
     .trim()
     .split(' ');

@@ -70,6 +70,27 @@ const ATTRIBUTE = /([^\s=/>]+)(?:\s*=\s*("([^"]*)"|'([^']*)'|([^\s>]+)))?/g;
 const CSS_URL = /url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"]*?))\s*\)/gi;
 const CSS_IMPORT = /@import\s+(?:"([^"]*)"|'([^']*)')/gi;
 
+/**
+ * The URLs of a srcset: each candidate is a URL (no spaces; a data: URL may hold commas), then
+ * descriptors up to a comma.
+ */
+function srcsetUrls(srcset: string): string[] {
+  const urls: string[] = [];
+  let rest = srcset;
+  for (;;) {
+    rest = rest.replace(/^[\s,]+/, '');
+    if (rest === '') return urls;
+    const url = /^\S+/.exec(rest)![0];
+    rest = rest.slice(url.length);
+    if (url.endsWith(',')) urls.push(url.replace(/,+$/, ''));
+    else {
+      urls.push(url);
+      const comma = rest.indexOf(',');
+      rest = comma < 0 ? '' : rest.slice(comma + 1);
+    }
+  }
+}
+
 /** Every reference in `text` that would not load, in order. */
 export function unloadableReferences(source: string): ResourceReference[] {
   const text = withoutComments(source);
@@ -87,10 +108,7 @@ export function unloadableReferences(source: string): ResourceReference[] {
       if (value === undefined) continue;
       const at = attributesAt + a.index;
       if (name === 'srcset') {
-        for (const candidate of value.split(',')) {
-          const url = candidate.trim().split(/\s+/)[0] ?? '';
-          if (!isLoadable(url, false)) add(at, `<${element} srcset>`, url);
-        }
+        for (const url of srcsetUrls(value)) if (!isLoadable(url, false)) add(at, `<${element} srcset>`, url);
       } else if (LOADING_ATTRIBUTES.has(name) && !(element === 'a' && name === 'xlink:href')) {
         if (!isLoadable(value, name === 'xlink:href')) add(at, `<${element} ${name}>`, value);
       } else if (name === 'href' && HREF_LOADS.has(element)) {
