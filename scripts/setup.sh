@@ -10,7 +10,9 @@ cd "$(dirname "$0")/.."
 # fonts-noto-cjk, fonts-noto-color-emoji: CJK and emoji glyphs in PDFs; libharfbuzz-bin (hb-subset)
 # and fontconfig (fc-query, fc-cache): `docgen fonts build` (below) cuts the CJK fonts with them;
 # qpdf: encrypts PDFs of versions with a password.
-APT_PACKAGES=(chromium-headless-shell chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fontconfig libharfbuzz-bin nats-server poppler-utils qpdf docker-compose)
+# zbar-tools (zbarimg) and python3-zxing-cpp: the tests' independent barcode and QR code readers
+# (zxing-cpp reads the Data Matrix, PDF417 and Aztec codes zbar cannot).
+APT_PACKAGES=(chromium-headless-shell chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fontconfig libharfbuzz-bin nats-server poppler-utils qpdf docker-compose zbar-tools python3-zxing-cpp)
 
 missing=()
 [ -x /usr/bin/chromium-headless-shell ] || missing+=(chromium-headless-shell)
@@ -25,6 +27,8 @@ command -v qpdf >/dev/null 2>&1 || missing+=(qpdf)
 [ -x /usr/sbin/nats-server ] || command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
 command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
+command -v zbarimg >/dev/null 2>&1 || missing+=(zbar-tools)
+dpkg -s python3-zxing-cpp >/dev/null 2>&1 || missing+=(python3-zxing-cpp)
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = "0" ]; then

@@ -6,12 +6,17 @@ import { describe, expect, it } from 'vitest';
 import { normalizeContent } from '../../src/admin/template-content.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { normalizeLocaleSettings } from '../../src/domain/locale-settings.ts';
-import { schemaProblems, variableProblemsMessage, variableValueProblems } from '../../src/domain/variable-schema.ts';
+import {
+  schemaProblems,
+  variableProblemsMessage,
+  variableValueProblems,
+  type VariableSchema,
+} from '../../src/domain/variable-schema.ts';
 import { typeNameFor, variablesInterface } from '../../src/domain/variable-types.ts';
 import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
 import { galleryTemplate, GALLERY_NAMES } from '../../src/gallery/gallery.ts';
 
-const LINES = {
+const LINES: VariableSchema = {
   type: 'array',
   items: {
     type: 'object',
@@ -24,7 +29,7 @@ const LINES = {
     },
   },
   maxItems: 5,
-} as const;
+};
 
 describe('variable values against their schemas', () => {
   it('lists every problem by path, in one message', () => {

@@ -28,6 +28,10 @@ interface QrLibrary {
 }
 interface BwipLibrary {
   toSVG(options: Record<string, unknown>): string;
+  /** The symbol as a matrix: pixx x pixy pixels (1 dark), `width`/`height` its size in inches. */
+  raw(
+    options: Record<string, unknown>,
+  ): Array<{ pixs: number[]; pixx: number; pixy: number; width: number; height: number }>;
 }
 
 let qrLibrary: QrLibrary | undefined;
@@ -73,18 +77,23 @@ const EC_LEVELS = ['L', 'M', 'Q', 'H'] as const;
 /** Bytes a QR code (version 40, byte mode) holds at each error-correction level. */
 const QR_CAPACITY: Record<(typeof EC_LEVELS)[number], number> = { L: 2953, M: 2331, Q: 1663, H: 1273 };
 
-/** The dark modules as one path: a run of dark modules in a row is one rectangle. */
-function qrPath(modules: QrModules, margin: number): string {
+/** Dark modules as one path, a run of dark modules in a row one rectangle, `margin` modules in. */
+function matrixPath(
+  columns: number,
+  rows: number,
+  dark: (row: number, col: number) => boolean,
+  margin: number,
+): string {
   const parts: string[] = [];
-  for (let row = 0; row < modules.size; row++) {
+  for (let row = 0; row < rows; row++) {
     let col = 0;
-    while (col < modules.size) {
-      if (!modules.get(row, col)) {
+    while (col < columns) {
+      if (!dark(row, col)) {
         col += 1;
         continue;
       }
       const start = col;
-      while (col < modules.size && modules.get(row, col)) col += 1;
+      while (col < columns && dark(row, col)) col += 1;
       parts.push(`M${start + margin} ${row + margin}h${col - start}v1h${start - col}z`);
     }
   }
@@ -106,7 +115,8 @@ function drawQr(filter: string, text: string, what: string, ec: (typeof EC_LEVEL
   }
   const margin = 4; // the quiet zone the standard asks for
   const side = modules.size + 2 * margin;
-  return svg(side, side, { width: size, height: size }, 'QR code', `<path d="${qrPath(modules, margin)}"/>`);
+  const path = matrixPath(modules.size, modules.size, (row, col) => Boolean(modules.get(row, col)), margin);
+  return svg(side, side, { width: size, height: size }, 'QR code', `<path d="${path}"/>`);
 }
 
 function ecOf(filter: string, value: unknown, fallback: (typeof EC_LEVELS)[number]): (typeof EC_LEVELS)[number] {
@@ -207,16 +217,23 @@ export function barcode(this: FilterThis, value: unknown, ...args: unknown[]): S
   const scale = named.get('scale') ?? 1;
   if (typeof scale !== 'number' || !Number.isInteger(scale) || scale < 1 || scale > 10)
     throw new FilterError(`barcode: scale must be a whole number from 1 to 10, got ${shown(scale)}`);
-  const options: Record<string, unknown> = { bcid, text, scale };
+  if (!linear && (named.has('height') || named.has('text')))
+    throw new FilterError(`barcode: ${type} takes scale and width, not height or text`);
+  // Quiet zones belong to the code (a scanner needs them): ten modules beside linear codes, a
+  // few around 2D ones. Code 93's two check characters are part of the symbology, not an option.
+  const options: Record<string, unknown> = {
+    bcid,
+    text,
+    scale,
+    paddingwidth: linear ? 10 : 4,
+    paddingheight: linear ? 0 : 4,
+    ...(type === 'code93' ? { includecheck: true } : {}),
+  };
   if (linear) {
     const height = named.get('height') ?? 12;
     if (typeof height !== 'number' || !(height >= 3 && height <= 100))
       throw new FilterError(`barcode: height is the bars' height in mm, 3 to 100; got ${shown(height)}`);
-    options.height = height;
-    options.includetext = named.get('text') !== false;
-    options.textxalign = 'center';
-  } else if (named.has('height') || named.has('text')) {
-    throw new FilterError(`barcode: ${type} takes scale and width, not height or text`);
+    Object.assign(options, { height, includetext: named.get('text') !== false, textxalign: 'center' });
   }
   let drawn: string;
   try {
