@@ -283,3 +283,37 @@ describe('barcodes and QR codes decode to their input', () => {
     expect(codes).toEqual(tickets.map((t) => `QR-Code:${t}`).sort());
   }, 120_000);
 });
+
+describe('a header or footer that does not finish loading', () => {
+  // A load bound of 1 ms: every header/footer load "times out", so the message's wiring is
+  // seen end to end (the real page's frames, the template that held the load up, its reference).
+  let quick: RenderEngine;
+  beforeAll(async () => {
+    quick = await createRenderEngine(
+      renderEngineTestConfig({ userDataDir: join(dir, 'profiles-quick'), loadTimeoutMs: 1 }),
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await quick?.close();
+  });
+
+  it('names the template and the reference that held it up', async () => {
+    const content = normalizeContent({
+      body: '<p>body</p>',
+      pdfOptions: {
+        margins: { top: '20mm', bottom: '20mm' },
+        headerTemplate: '<div style="font-size:8px">HEADER</div>',
+        footerTemplate: '<div style="font-size:8px">\n<svg width="8" height="8"><use href="{{ icon }}"/></svg></div>',
+      },
+      variables: [{ name: 'icon', required: true }],
+    });
+    const err = await quick.renderer.render(content, { icon: 'http://127.0.0.1:9/icons.svg#cart' }).then(
+      () => undefined,
+      (e: unknown) => e as { code: string; message: string },
+    );
+    expect(err?.code).toBe('PAGE_LOAD_TIMEOUT');
+    expect(err?.message).toMatch(
+      /^The footer template did not finish loading within 1 ms because <use href> at line \d+ of the rendered HTML refers to "http:\/\/127\.0\.0\.1:9\/icons\.svg#cart", which cannot load/,
+    );
+  }, 60_000);
+});
