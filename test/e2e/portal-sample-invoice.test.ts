@@ -9,9 +9,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'puppeteer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAdminCli } from '../../src/cli/admin/run-admin-cli.ts';
 import { devOwnerInvitation } from '../../src/dev/dev-portal-owner.ts';
 import { seedDevData, type DevSeed } from '../../src/dev/dev-seed.ts';
+import { inProcessCli } from '../harness/admin-cli.ts';
 import { uniqueRunDir } from '../harness/dependencies.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 import {
@@ -72,14 +72,12 @@ describe('the sample invoice on a fresh docgen dev', () => {
 
   it('`docgen admin template preview` without --data renders it with its sample data', async () => {
     const out = join(dir, 'preview.pdf');
-    let stderr = '';
-    const code = await runAdminCli(['template', 'preview', seed.templateId, '--out', out], {
-      stdout: { write: () => true },
-      stderr: { write: (s: string) => (stderr += s) },
+    const { cli } = inProcessCli({
       env: { DOCGEN_ADMIN_URL: stack.origin, DOCGEN_ADMIN_TOKEN: stack.api.deps.adminToken },
     });
-    expect(stderr).toBe('');
-    expect(code).toBe(0);
+    const result = await cli('template', 'preview', seed.templateId, '--out', out);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
     const text = execFileSync('pdftotext', ['-enc', 'UTF-8', out, '-'], { encoding: 'utf8' });
     expect(text).toContain('€2,816.61');
     execFileSync('pdftoppm', ['-gray', '-r', '300', out, join(dir, 'preview')]);

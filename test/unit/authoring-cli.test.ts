@@ -11,7 +11,6 @@ import { createRouterTransport } from '@connectrpc/connect';
 import { TemplateAdmin } from '../../src/admin/template-admin.ts';
 import { WorkspaceAdmin } from '../../src/admin/workspace-admin.ts';
 import { adminClientsOn, type AdminClients } from '../../src/cli/admin/admin-client.ts';
-import { runAdminCli } from '../../src/cli/admin/run-admin-cli.ts';
 import { TemplateService } from '../../src/gen/docgen/admin/v1/template_pb.js';
 import { WorkspaceService } from '../../src/gen/docgen/admin/v1/workspace_pb.js';
 import { GALLERY_NAMES } from '../../src/gallery/gallery.ts';
@@ -19,6 +18,7 @@ import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analy
 import { mapErrors } from '../../src/rpc/connect-errors.ts';
 import { TemplateServiceHandler } from '../../src/rpc/admin-template-service.ts';
 import { WorkspaceServiceHandler } from '../../src/rpc/admin-workspace-service.ts';
+import { inProcessCli } from '../harness/admin-cli.ts';
 import { startInProcessStack, type InProcessStack } from '../harness/in-process.ts';
 
 let stack: InProcessStack;
@@ -57,24 +57,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-async function cli(...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runAdminCli(argv, {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: { write: (s: string) => (stderr += s) },
-    env: {},
-    clients,
-  });
-  return { code, stdout, stderr };
-}
-
-async function json(...argv: string[]): Promise<Record<string, unknown>> {
-  const result = await cli(...argv, '--json');
-  expect(result.stderr, argv.join(' ')).toBe('');
-  expect(result.code).toBe(0);
-  return JSON.parse(result.stdout) as Record<string, unknown>;
-}
+const { cli, json } = inProcessCli({ clients: () => clients });
 
 async function file(name: string, text: string): Promise<string> {
   const path = join(files, name);
