@@ -77,6 +77,17 @@ describe('references that cannot load', () => {
   });
 });
 
+describe('the scan', () => {
+  it('takes time in proportion to the text, whatever the text (no quadratic corner)', () => {
+    // Open ends that never close: a regular expression retrying from every start would take
+    // hours on each of these (1 MiB, the largest version).
+    const started = performance.now();
+    for (const unit of ['<a "', '<a b="', 'url(', 'url("', '<!--', '{% comment %}', '@import "', '/*'])
+      unloadableReferences(unit.repeat(Math.floor(1_000_000 / unit.length)));
+    expect(performance.now() - started).toBeLessThan(30_000);
+  });
+});
+
 describe('a load that times out', () => {
   it('names the reference that held it up', () => {
     expect(

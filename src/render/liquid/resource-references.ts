@@ -45,30 +45,73 @@ function isLoadable(url: string, fragmentAllowed: boolean): boolean {
   return false;
 }
 
+// Every scan below is linear in the text: a version is up to 1 MiB of author input, checked in
+// the process that serves every workspace. Regular expressions with an open end (`<!--[\s\S]*?-->`,
+// `url\([^)]*\)`) retry from every start when the end never comes: quadratic on `<a "<a "<a "…`.
+
+/** Finds the next occurrence of `needle` from a position, remembering it for later starts. */
+class NextIndex {
+  private at = -1;
+  private found = -1;
+  private readonly text: string;
+  private readonly needle: string;
+  constructor(text: string, needle: string) {
+    this.text = text;
+    this.needle = needle;
+  }
+  from(position: number): number {
+    // The next occurrence from an earlier start is also the next from any start up to it.
+    if (this.at >= 0 && position >= this.at && (this.found === -1 || position <= this.found)) return this.found;
+    this.at = position;
+    this.found = this.text.indexOf(this.needle, position);
+    return this.found;
+  }
+}
+
 /** Comments cannot load anything: blanked, keeping line breaks so positions stay right. */
 function withoutComments(text: string): string {
-  const blank = (m: string) => m.replace(/[^\n]/g, ' ');
-  return text
-    .replace(/<!--[\s\S]*?-->/g, blank)
-    .replace(/\{%-?\s*comment\s*-?%\}[\s\S]*?\{%-?\s*endcomment\s*-?%\}/g, blank)
-    .replace(/\{%-?\s*#[\s\S]*?%\}/g, blank)
-    .replace(/\/\*[\s\S]*?\*\//g, blank);
-}
-
-function position(text: string, index: number): { line: number; column: number } {
-  let line = 1;
-  let last = -1;
-  for (let i = text.indexOf('\n'); i >= 0 && i < index; i = text.indexOf('\n', i + 1)) {
-    line += 1;
-    last = i;
+  const lower = text.toLowerCase();
+  const spans: Array<[number, number]> = [];
+  const kinds: Array<{ open: RegExp; close: string }> = [
+    { open: /<!--/g, close: '-->' },
+    { open: /\{%-?\s*comment\s*-?%\}/g, close: 'endcomment' },
+    { open: /\{%-?\s*#/g, close: '%}' },
+    { open: /\/\*/g, close: '*/' },
+  ];
+  for (const { open, close } of kinds) {
+    const next = new NextIndex(lower, close);
+    for (let m = open.exec(lower); m; m = open.exec(lower)) {
+      let end = next.from(m.index + m[0].length);
+      if (end < 0) end = text.length;
+      else if (close === 'endcomment') {
+        const tagEnd = lower.indexOf('%}', end);
+        end = tagEnd < 0 ? text.length : tagEnd + 2;
+      } else end += close.length;
+      spans.push([m.index, end]);
+      open.lastIndex = end;
+    }
   }
-  return { line, column: index - last };
+  if (spans.length === 0) return text;
+  const chars = text.split('');
+  for (const [from, to] of spans) for (let i = from; i < to; i++) if (chars[i] !== '\n') chars[i] = ' ';
+  return chars.join('');
 }
 
-const TAG = /<([a-zA-Z][\w:-]*)((?:[^>"']|"[^"]*"|'[^']*')*)>/g;
-const ATTRIBUTE = /([^\s=/>]+)(?:\s*=\s*("([^"]*)"|'([^']*)'|([^\s>]+)))?/g;
-const CSS_URL = /url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"]*?))\s*\)/gi;
-const CSS_IMPORT = /@import\s+(?:"([^"]*)"|'([^']*)')/gi;
+/** 1-based line and column of every index asked for, from one pass over the line breaks. */
+function positions(text: string): (index: number) => { line: number; column: number } {
+  const starts = [0];
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+  return (index) => {
+    let low = 0;
+    let high = starts.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (starts[mid]! <= index) low = mid;
+      else high = mid - 1;
+    }
+    return { line: low + 1, column: index - starts[low]! + 1 };
+  };
+}
 
 /**
  * The URLs of a srcset: each candidate is a URL (no spaces; a data: URL may hold commas), then
@@ -91,22 +134,72 @@ function srcsetUrls(srcset: string): string[] {
   }
 }
 
+interface Attribute {
+  name: string;
+  value: string;
+  /** Index of the attribute's name in the text. */
+  at: number;
+}
+
+const SPACE = /\s/;
+
+/**
+ * Reads the attributes of the tag whose name ends at `from`; returns them and the index just
+ * past the tag (or the end of the text when it never closes). Quotes are honoured; a quote that
+ * never closes ends the tag at the end of the text.
+ */
+function readAttributes(text: string, from: number): { attributes: Attribute[]; end: number } {
+  const attributes: Attribute[] = [];
+  let i = from;
+  const n = text.length;
+  while (i < n) {
+    const c = text[i]!;
+    if (c === '>') return { attributes, end: i + 1 };
+    if (SPACE.test(c) || c === '/') {
+      i += 1;
+      continue;
+    }
+    const at = i;
+    while (i < n && !SPACE.test(text[i]!) && text[i] !== '=' && text[i] !== '>' && text[i] !== '/') i += 1;
+    const name = text.slice(at, i).toLowerCase();
+    while (i < n && SPACE.test(text[i]!)) i += 1;
+    if (text[i] !== '=') {
+      if (name === '') i += 1;
+      continue;
+    }
+    i += 1;
+    while (i < n && SPACE.test(text[i]!)) i += 1;
+    const quote = text[i];
+    let value: string;
+    if (quote === '"' || quote === "'") {
+      const close = text.indexOf(quote, i + 1);
+      if (close < 0) return { attributes, end: n };
+      value = text.slice(i + 1, close);
+      i = close + 1;
+    } else {
+      const start = i;
+      while (i < n && !SPACE.test(text[i]!) && text[i] !== '>') i += 1;
+      value = text.slice(start, i);
+    }
+    attributes.push({ name, value, at });
+  }
+  return { attributes, end: n };
+}
+
 /** Every reference in `text` that would not load, in order. */
 export function unloadableReferences(source: string): ResourceReference[] {
   const text = withoutComments(source);
-  const found: ResourceReference[] = [];
-  const add = (index: number, where: string, url: string) =>
-    found.push({ ...position(text, index), where, url: url.trim() });
+  const place = positions(text);
+  const found: Array<{ index: number; where: string; url: string }> = [];
+  const add = (index: number, where: string, url: string) => found.push({ index, where, url: url.trim() });
 
-  for (const tag of text.matchAll(TAG)) {
-    const element = tag[1]!.toLowerCase();
-    const attributes = tag[2]!;
-    const attributesAt = tag.index + 1 + tag[1]!.length;
-    for (const a of attributes.matchAll(ATTRIBUTE)) {
-      const name = a[1]!.toLowerCase();
-      const value = a[3] ?? a[4] ?? a[5];
-      if (value === undefined) continue;
-      const at = attributesAt + a.index;
+  // Tags: `<name attributes>`, each character read once.
+  const tagStart = /<([a-zA-Z][\w:-]*)/g;
+  for (let m = tagStart.exec(text); m; m = tagStart.exec(text)) {
+    const element = m[1]!.toLowerCase();
+    const { attributes, end } = readAttributes(text, m.index + m[0].length);
+    tagStart.lastIndex = Math.max(end, m.index + m[0].length);
+    for (const { name, value, at } of attributes) {
       if (name === 'srcset') {
         for (const url of srcsetUrls(value)) if (!isLoadable(url, false)) add(at, `<${element} srcset>`, url);
       } else if (LOADING_ATTRIBUTES.has(name) && !(element === 'a' && name === 'xlink:href')) {
@@ -117,15 +210,39 @@ export function unloadableReferences(source: string): ResourceReference[] {
       }
     }
   }
-  for (const m of text.matchAll(CSS_URL)) {
-    const url = m[1] ?? m[2] ?? m[3] ?? '';
-    if (!isLoadable(url, true)) add(m.index, 'url()', url);
+
+  // CSS url(…) and @import "…", in <style>, style attributes and the CSS alike.
+  const lower = text.toLowerCase();
+  const closeParen = new NextIndex(text, ')');
+  const quotes = { '"': new NextIndex(text, '"'), "'": new NextIndex(text, "'") };
+  for (let i = lower.indexOf('url(', 0); i >= 0; i = lower.indexOf('url(', i + 4)) {
+    let j = i + 4;
+    while (j < text.length && SPACE.test(text[j]!)) j += 1;
+    const q = text[j];
+    let url: string;
+    if (q === '"' || q === "'") {
+      const close = quotes[q].from(j + 1);
+      if (close < 0) continue;
+      url = text.slice(j + 1, close);
+    } else {
+      const close = closeParen.from(j);
+      if (close < 0) continue;
+      url = text.slice(j, close);
+      if (/["']/.test(url)) continue; // not a url() after all
+    }
+    if (!isLoadable(url, true)) add(i, 'url()', url);
   }
-  for (const m of text.matchAll(CSS_IMPORT)) {
-    const url = m[1] ?? m[2] ?? '';
-    if (!isLoadable(url, false)) add(m.index, '@import', url);
+  for (let i = lower.indexOf('@import', 0); i >= 0; i = lower.indexOf('@import', i + 7)) {
+    let j = i + 7;
+    while (j < text.length && SPACE.test(text[j]!)) j += 1;
+    const q = text[j];
+    if (q !== '"' && q !== "'") continue; // @import url(…) is a url() above
+    const close = quotes[q].from(j + 1);
+    if (close < 0) continue;
+    const url = text.slice(j + 1, close);
+    if (!isLoadable(url, false)) add(i, '@import', url);
   }
-  return found.sort((a, b) => a.line - b.line || a.column - b.column);
+  return found.sort((a, b) => a.index - b.index).map(({ index, where, url }) => ({ ...place(index), where, url }));
 }
 
 /** One reference in words: what to do instead. */

@@ -16,6 +16,7 @@ import {
   type FilterThis,
 } from './filter-input.ts';
 import { escapeHtml, SafeHtml } from '../safe-html.ts';
+import { RecentResults } from './recent-results.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -29,6 +30,8 @@ interface ECharts {
 }
 
 let library: ECharts | undefined;
+/** Charts drawn lately in this process (a preview draws the same ones at every keystroke). */
+const recent = new RecentResults(4 * 1024 * 1024);
 
 function echarts(): ECharts {
   return (library ??= require('echarts/dist/echarts.common.min.js') as ECharts);
@@ -243,23 +246,41 @@ export function chart(settings: FormatSettings) {
     const width = sizeOf('width', named.get('width'), 640);
     const height = sizeOf('height', named.get('height'), 320);
     const option = optionFor(spec, named, settings);
-    const instance = echarts().init(null, null, { renderer: 'svg', ssr: true, width, height });
-    let drawn: string;
-    try {
-      instance.setOption(option);
-      drawn = instance.renderToSVGString();
-    } catch (err) {
-      throw new FilterError(`chart: cannot draw ${spec.what} (${(err as Error).message})`);
-    } finally {
-      instance.dispose();
-    }
-    // Hover styles mean nothing on paper; the size scales down to the column it is in.
-    const svg = drawn
-      .replace(/<style[\s\S]*?<\/style>/g, '')
-      .replace(
-        /^<svg width="\d+" height="\d+"/,
-        `<svg class="docgen-chart" width="${width}" height="${height}" style="max-width:100%;height:auto;overflow:visible" role="img" aria-label="${escapeHtml(textOption('title', named.get('title')) || 'Chart')}"`,
-      );
+    // Everything the drawing depends on: the rows' fields in use, the options, the locale.
+    const key = JSON.stringify([
+      spec.type,
+      spec.rows.map((row) => [plain(row[spec.x]), ...spec.y.map((field) => plain(row[field]))]),
+      [...named.entries()],
+      settings.locale,
+    ]);
+    const svg = recent.get(key, () => draw(spec, option, width, height, named));
     return new SafeHtml(svg);
   };
+}
+
+function draw(
+  spec: ChartSpec,
+  option: Record<string, unknown>,
+  width: number,
+  height: number,
+  named: Map<string, unknown>,
+): string {
+  const instance = echarts().init(null, null, { renderer: 'svg', ssr: true, width, height });
+  let drawn: string;
+  try {
+    instance.setOption(option);
+    drawn = instance.renderToSVGString();
+  } catch (err) {
+    throw new FilterError(`chart: cannot draw ${spec.what} (${(err as Error).message})`);
+  } finally {
+    instance.dispose();
+  }
+  // Hover styles mean nothing on paper; the size scales down to the column it is in.
+  const title = escapeHtml(textOption('title', named.get('title')) || 'Chart');
+  return drawn
+    .replace(/<style[\s\S]*?<\/style>/g, '')
+    .replace(
+      /^<svg width="\d+" height="\d+"/,
+      `<svg class="docgen-chart" width="${width}" height="${height}" style="max-width:100%;height:auto;overflow:visible" role="img" aria-label="${title}"`,
+    );
 }

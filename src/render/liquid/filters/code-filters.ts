@@ -16,6 +16,7 @@ import {
   type FilterThis,
 } from './filter-input.ts';
 import { SafeHtml } from '../safe-html.ts';
+import { RecentResults } from './recent-results.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -35,6 +36,8 @@ interface BwipLibrary {
 }
 
 let qrLibrary: QrLibrary | undefined;
+/** Codes drawn lately in this process (a preview draws the same ones at every keystroke). */
+const recent = new RecentResults(2 * 1024 * 1024);
 let bwipLibrary: BwipLibrary | undefined;
 
 function qrcode(): QrLibrary {
@@ -66,7 +69,7 @@ function svg(
   const width = size.width ? ` width="${size.width}"` : '';
   const height = size.height ? ` height="${size.height}"` : '';
   return new SafeHtml(
-    `<svg class="docgen-code" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${viewWidth} ${viewHeight}"${width}${height} role="img" aria-label="${label}" shape-rendering="crispEdges">${inner}</svg>`,
+    `<svg class="docgen-code" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${viewWidth} ${viewHeight}"${width}${height} role="img" aria-label="${label}">${inner}</svg>`,
   );
 }
 
@@ -100,7 +103,13 @@ function matrixPath(
   return parts.join('');
 }
 
+/** A QR code as SVG; kept for the next identical one (the output does not name `what`). */
 function drawQr(filter: string, text: string, what: string, ec: (typeof EC_LEVELS)[number], size: string): SafeHtml {
+  const key = JSON.stringify(['qr', text, ec, size]);
+  return new SafeHtml(recent.get(key, () => drawQrOnce(filter, text, what, ec, size)));
+}
+
+function drawQrOnce(filter: string, text: string, what: string, ec: (typeof EC_LEVELS)[number], size: string): string {
   if (text === '') throw new FilterError(`${filter}: ${what} is empty; there is nothing to encode`);
   let modules: QrModules;
   try {
@@ -116,7 +125,7 @@ function drawQr(filter: string, text: string, what: string, ec: (typeof EC_LEVEL
   const margin = 4; // the quiet zone the standard asks for
   const side = modules.size + 2 * margin;
   const path = matrixPath(modules.size, modules.size, (row, col) => Boolean(modules.get(row, col)), margin);
-  return svg(side, side, { width: size, height: size }, 'QR code', `<path d="${path}"/>`);
+  return svg(side, side, { width: size, height: size }, 'QR code', `<path d="${path}"/>`).html;
 }
 
 function ecOf(filter: string, value: unknown, fallback: (typeof EC_LEVELS)[number]): (typeof EC_LEVELS)[number] {
@@ -237,7 +246,7 @@ export function barcode(this: FilterThis, value: unknown, ...args: unknown[]): S
   }
   let drawn: string;
   try {
-    drawn = bwip().toSVG(options);
+    drawn = recent.get(JSON.stringify(options), () => bwip().toSVG(options));
   } catch (err) {
     throw new FilterError(`barcode: ${what} ${shown(text)} cannot be drawn as ${type}: ${bwipReason(err)}`);
   }

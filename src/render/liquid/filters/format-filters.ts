@@ -61,9 +61,11 @@ function cached<T extends Intl.NumberFormat | Intl.DateTimeFormat>(key: string, 
 }
 
 function numberFormat(locale: string, options: Intl.NumberFormatOptions): Intl.NumberFormat {
+  // The options these filters use, spelled out: this runs for every amount of a document.
+  const o = options;
+  const key = `n|${locale}|${o.style ?? ''}|${o.currency ?? ''}|${o.minimumFractionDigits ?? ''}|${o.maximumFractionDigits ?? ''}`;
   // 'negative': no minus sign on a zero (-0, or an amount that rounds to zero).
-  const all: Intl.NumberFormatOptions = { signDisplay: 'negative', ...options };
-  return cached(`n|${locale}|${JSON.stringify(all)}`, () => new Intl.NumberFormat(locale, all));
+  return cached(key, () => new Intl.NumberFormat(locale, { signDisplay: 'negative', ...options }));
 }
 
 let currencies: Set<string> | undefined;
