@@ -1,9 +1,38 @@
 // `docgen admin` run in process for tests: the command line as an operator types it, its exit
-// code and what it printed, against given clients (createRouterTransport) or a running admin
-// listener (env: DOCGEN_ADMIN_URL, DOCGEN_ADMIN_TOKEN).
+// code and what it printed, against given clients or a running admin listener (env:
+// DOCGEN_ADMIN_URL, DOCGEN_ADMIN_TOKEN); and admin clients on the admin handlers through
+// createRouterTransport (workspaces, keys, templates; the real Liquid analyzer, no previews).
+import { createRouterTransport } from '@connectrpc/connect';
 import { expect } from 'vitest';
-import type { AdminClients } from '../../src/cli/admin/admin-client.ts';
+import { ApiKeyAdmin } from '../../src/admin/api-key-admin.ts';
+import { TemplateAdmin } from '../../src/admin/template-admin.ts';
+import { WorkspaceAdmin } from '../../src/admin/workspace-admin.ts';
+import { adminClientsOn, type AdminClients } from '../../src/cli/admin/admin-client.ts';
 import { runAdminCli } from '../../src/cli/admin/run-admin-cli.ts';
+import { ApiKeyService } from '../../src/gen/docgen/admin/v1/api_key_pb.js';
+import { TemplateService } from '../../src/gen/docgen/admin/v1/template_pb.js';
+import { WorkspaceService } from '../../src/gen/docgen/admin/v1/workspace_pb.js';
+import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
+import { ApiKeyServiceHandler } from '../../src/rpc/admin-api-key-service.ts';
+import { mapErrors } from '../../src/rpc/connect-errors.ts';
+import { TemplateServiceHandler } from '../../src/rpc/admin-template-service.ts';
+import { WorkspaceServiceHandler } from '../../src/rpc/admin-workspace-service.ts';
+import type { InProcessStack } from './in-process.ts';
+
+/** Admin clients on the workspace, key and template handlers of an in-process stack. */
+export function inProcessAdminClients(stack: InProcessStack): AdminClients {
+  const { workspaces, apiKeys, templates } = stack.repositories;
+  const transport = createRouterTransport(({ service }) => {
+    service(WorkspaceService, mapErrors(new WorkspaceServiceHandler(new WorkspaceAdmin({ workspaces }))));
+    service(ApiKeyService, mapErrors(new ApiKeyServiceHandler(new ApiKeyAdmin({ workspaces, apiKeys }))));
+    const renderPreview = async (): Promise<never> => {
+      throw new Error('previews are not rendered in this test');
+    };
+    const admin = new TemplateAdmin({ workspaces, templates, analyzeTemplate, diagnoseTemplate, renderPreview });
+    service(TemplateService, mapErrors(new TemplateServiceHandler(admin)));
+  });
+  return adminClientsOn(transport);
+}
 
 export interface CliResult {
   code: number;

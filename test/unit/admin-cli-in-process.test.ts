@@ -5,20 +5,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRouterTransport } from '@connectrpc/connect';
-import { ApiKeyAdmin } from '../../src/admin/api-key-admin.ts';
-import { TemplateAdmin } from '../../src/admin/template-admin.ts';
-import { WorkspaceAdmin } from '../../src/admin/workspace-admin.ts';
-import { adminClientsOn, type AdminClients } from '../../src/cli/admin/admin-client.ts';
-import { ApiKeyService } from '../../src/gen/docgen/admin/v1/api_key_pb.js';
-import { TemplateService } from '../../src/gen/docgen/admin/v1/template_pb.js';
-import { WorkspaceService } from '../../src/gen/docgen/admin/v1/workspace_pb.js';
-import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
-import { ApiKeyServiceHandler } from '../../src/rpc/admin-api-key-service.ts';
-import { mapErrors } from '../../src/rpc/connect-errors.ts';
-import { TemplateServiceHandler } from '../../src/rpc/admin-template-service.ts';
-import { WorkspaceServiceHandler } from '../../src/rpc/admin-workspace-service.ts';
-import { inProcessCli } from '../harness/admin-cli.ts';
+import type { AdminClients } from '../../src/cli/admin/admin-client.ts';
+import { inProcessAdminClients, inProcessCli } from '../harness/admin-cli.ts';
 import { startInProcessStack, type InProcessStack } from '../harness/in-process.ts';
 
 let stack: InProcessStack;
@@ -27,28 +15,7 @@ let files: string;
 
 beforeAll(async () => {
   stack = await startInProcessStack();
-  const { workspaces, apiKeys, templates } = stack.repositories;
-  const transport = createRouterTransport(({ service }) => {
-    service(WorkspaceService, mapErrors(new WorkspaceServiceHandler(new WorkspaceAdmin({ workspaces }))));
-    service(ApiKeyService, mapErrors(new ApiKeyServiceHandler(new ApiKeyAdmin({ workspaces, apiKeys }))));
-    service(
-      TemplateService,
-      mapErrors(
-        new TemplateServiceHandler(
-          new TemplateAdmin({
-            workspaces,
-            templates,
-            analyzeTemplate,
-            diagnoseTemplate,
-            renderPreview: async () => {
-              throw new Error('previews are not rendered in this test');
-            },
-          }),
-        ),
-      ),
-    );
-  });
-  clients = adminClientsOn(transport);
+  clients = inProcessAdminClients(stack);
   files = await mkdtemp(join(tmpdir(), 'docgen-admin-cli-'));
 });
 

@@ -7,18 +7,9 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRouterTransport } from '@connectrpc/connect';
-import { TemplateAdmin } from '../../src/admin/template-admin.ts';
-import { WorkspaceAdmin } from '../../src/admin/workspace-admin.ts';
-import { adminClientsOn, type AdminClients } from '../../src/cli/admin/admin-client.ts';
-import { TemplateService } from '../../src/gen/docgen/admin/v1/template_pb.js';
-import { WorkspaceService } from '../../src/gen/docgen/admin/v1/workspace_pb.js';
+import type { AdminClients } from '../../src/cli/admin/admin-client.ts';
 import { GALLERY_NAMES } from '../../src/gallery/gallery.ts';
-import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
-import { mapErrors } from '../../src/rpc/connect-errors.ts';
-import { TemplateServiceHandler } from '../../src/rpc/admin-template-service.ts';
-import { WorkspaceServiceHandler } from '../../src/rpc/admin-workspace-service.ts';
-import { inProcessCli } from '../harness/admin-cli.ts';
+import { inProcessAdminClients, inProcessCli } from '../harness/admin-cli.ts';
 import { startInProcessStack, type InProcessStack } from '../harness/in-process.ts';
 
 let stack: InProcessStack;
@@ -28,27 +19,7 @@ let workspaceId: string;
 
 beforeAll(async () => {
   stack = await startInProcessStack();
-  const { workspaces, templates } = stack.repositories;
-  const transport = createRouterTransport(({ service }) => {
-    service(WorkspaceService, mapErrors(new WorkspaceServiceHandler(new WorkspaceAdmin({ workspaces }))));
-    service(
-      TemplateService,
-      mapErrors(
-        new TemplateServiceHandler(
-          new TemplateAdmin({
-            workspaces,
-            templates,
-            analyzeTemplate,
-            diagnoseTemplate,
-            renderPreview: async () => {
-              throw new Error('previews are not rendered in this test');
-            },
-          }),
-        ),
-      ),
-    );
-  });
-  clients = adminClientsOn(transport);
+  clients = inProcessAdminClients(stack);
   files = await mkdtemp(join(tmpdir(), 'docgen-authoring-cli-'));
   workspaceId = (await json('workspace', 'create', '--name', 'Authoring')).id as string;
 });
