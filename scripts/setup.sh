@@ -12,7 +12,9 @@ cd "$(dirname "$0")/.."
 # qpdf: encrypts PDFs of versions with a password; icc-profiles-free: the sRGB ICC profile of PDF/A output
 # intents (/usr/share/color/icc/sRGB.icc); libxml2-utils (xmllint): e-invoices are checked against the
 # Factur-X XSD with it. python3: the Python client's tests (sdk/python).
-APT_PACKAGES=(chromium-headless-shell chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fontconfig libharfbuzz-bin nats-server poppler-utils qpdf icc-profiles-free libxml2-utils docker-compose python3)
+# zbar-tools (zbarimg) and python3-zxing-cpp: the tests' independent barcode and QR code readers
+# (zxing-cpp reads the Data Matrix, PDF417 and Aztec codes zbar cannot).
+APT_PACKAGES=(chromium-headless-shell chromium fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji fontconfig libharfbuzz-bin nats-server poppler-utils qpdf icc-profiles-free libxml2-utils docker-compose python3 zbar-tools python3-zxing-cpp)
 
 missing=()
 [ -x /usr/bin/chromium-headless-shell ] || missing+=(chromium-headless-shell)
@@ -30,6 +32,8 @@ command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
 command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
+command -v zbarimg >/dev/null 2>&1 || missing+=(zbar-tools)
+dpkg -s python3-zxing-cpp >/dev/null 2>&1 || missing+=(python3-zxing-cpp)
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = "0" ]; then

@@ -48,6 +48,8 @@ export const ADMIN_OPERATIONS = {
   'templates.previewVersion': read('templates.edit'),
   'templates.previewContent': read('templates.edit'),
   'templates.checkContent': read('templates.edit'),
+  // The gallery is the same for everybody: nothing of any workspace.
+  'templates.listGallery': read('signed-in', 'none'),
 
   'webhookEndpoints.create': change('endpoints.manage'),
   'webhookEndpoints.list': read(),

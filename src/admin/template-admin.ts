@@ -13,6 +13,7 @@ import { quoteId, requireId, requireName, requireWorkspace } from '../domain/inp
 import { literalAssetNamesOf } from '../render/liquid/asset-url.ts';
 import { normalizeContent, type TemplateContentInput } from './template-content.ts';
 import type { DiagnosticSource, TemplateDiagnostic } from '../domain/template-diagnostics.ts';
+import { GALLERY_NAMES, galleryTemplate, listGallery, type GalleryTemplate } from '../gallery/gallery.ts';
 
 /** One problem found by the analyzer: a message, or an object carrying one. */
 export type TemplateProblem = string | { message: string };
@@ -70,6 +71,8 @@ export interface CreateTemplateInput {
   name: string;
   content: TemplateContentInput | undefined;
   publish?: boolean | undefined;
+  /** Start from this gallery template (src/gallery/) instead of `content`. */
+  fromGallery?: string | undefined;
 }
 
 export interface TemplateWithVersion {
@@ -107,7 +110,7 @@ export class TemplateAdmin {
 
   async create(input: CreateTemplateInput): Promise<TemplateWithVersion> {
     const name = requireName(input.name);
-    const content = normalizeContent(input.content);
+    const content = normalizeContent(contentToCreate(input));
     const workspace = await requireWorkspace(this.deps.workspaces, input.workspaceId);
     // Check before writing: a refused publish must not leave a half-made template behind.
     if (input.publish) await this.requirePublishable(content, 1, workspace._id);
@@ -115,6 +118,11 @@ export class TemplateAdmin {
     let template = created.template;
     if (input.publish) template = await this.publishChecked(template._id, 1);
     return { template: toTemplateView(template), version: toTemplateVersionView(created.version) };
+  }
+
+  /** The starter gallery (src/gallery/): what `create` takes as `fromGallery`. */
+  gallery(): GalleryTemplate[] {
+    return listGallery();
   }
 
   async get(id: string): Promise<Template> {
@@ -297,6 +305,25 @@ export class TemplateAdmin {
   }
 }
 
+/** The content a new template starts with: the submitted one, or a gallery template's. */
+function contentToCreate(input: CreateTemplateInput): TemplateContentInput | undefined {
+  const from = input.fromGallery ?? '';
+  if (from === '') return input.content;
+  if (input.content !== undefined)
+    throw validationError([
+      { field: 'content', issue: 'must be unset when fromGallery is given (the template starts from the gallery)' },
+    ]);
+  const template = galleryTemplate(from);
+  if (!template)
+    throw validationError([
+      {
+        field: 'fromGallery',
+        issue: `${JSON.stringify(from)} is not in the gallery; use one of ${GALLERY_NAMES.join(', ')}`,
+      },
+    ]);
+  return template.content as TemplateContentInput;
+}
+
 /** Content as it would be stored, or why it could not be, as diagnostics at the fields. */
 function normalizeOrDiagnose(
   input: TemplateContentInput | undefined,
@@ -336,7 +363,7 @@ function renderDiagnostic(err: unknown): TemplateDiagnostic | undefined {
   if (e?.kind !== 'permanent' || typeof e.message !== 'string') return undefined;
   if (e.diagnostic) return e.diagnostic;
   const source: DiagnosticSource =
-    e.code === 'UNKNOWN_VARIABLE' || e.code === 'MISSING_VARIABLE'
+    e.code === 'UNKNOWN_VARIABLE' || e.code === 'MISSING_VARIABLE' || e.code === 'INVALID_VARIABLE'
       ? 'variables'
       : e.code === 'INVALID_TEMPLATE'
         ? 'pdf_options'

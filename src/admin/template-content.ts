@@ -15,6 +15,8 @@ import {
   type VariableDeclaration,
 } from '../domain/template.ts';
 import { isPlainObject } from '../domain/json.ts';
+import { normalizeLocaleSettings } from '../domain/locale-settings.ts';
+import { schemaProblems, type VariableSchema } from '../domain/variable-schema.ts';
 
 export const MAX_CONTENT_BYTES = 1024 * 1024;
 export const MAX_VARIABLES = 500;
@@ -22,6 +24,7 @@ export const MAX_PARTIALS = 100;
 const MAX_DESCRIPTION = 1000;
 const MAX_HEADER_FOOTER_BYTES = 64 * 1024;
 export const MAX_SAMPLE_DATA_BYTES = 1024 * 1024;
+const MAX_SCHEMA_BYTES = 64 * 1024;
 
 // Liquid identifiers; a hyphen is legal in Liquid names, so it is accepted too.
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
@@ -36,6 +39,8 @@ export interface VariableDeclarationInput {
   /** undefined: no default (null is a default). */
   default?: JsonValue | undefined;
   description?: string | undefined;
+  /** A JSON Schema subset (src/domain/variable-schema.ts); undefined: none. */
+  schema?: JsonObject | undefined;
 }
 
 export interface PdfOptionsInput {
@@ -67,6 +72,9 @@ export interface TemplateContentInput {
   metadata?: Partial<DocumentMetadata> | undefined;
   /** Sample variables saved with the version (a JSON object); previews use them when given none. */
   sampleData?: JsonObject | undefined;
+  /** Formatting filters' locale and time zone; absent or '': en-US and UTC. */
+  locale?: string | undefined;
+  timeZone?: string | undefined;
 }
 
 export function normalizeContent(input: TemplateContentInput | undefined): TemplateVersionContent {
@@ -98,6 +106,8 @@ export function normalizeContent(input: TemplateContentInput | undefined): Templ
   const variables = normalizeVariables(input.variables ?? [], issues);
   const pdfOptions = normalizePdfOptions(input.pdfOptions, issues);
   const { title, metadata } = normalizeDocumentSettings(input, issues);
+  const locale = normalizeLocaleSettings(input);
+  for (const { field, issue } of locale.issues) issues.push({ field: `content.${field}`, issue });
 
   let bytes = Buffer.byteLength(body) + Buffer.byteLength(css);
   for (const text of Object.values(partials)) bytes += Buffer.byteLength(text);
@@ -114,6 +124,8 @@ export function normalizeContent(input: TemplateContentInput | undefined): Templ
 
   if (issues.length > 0) throw validationError(issues);
   const content: TemplateVersionContent = { body, css, partials, variables, pdfOptions, title, metadata };
+  content.locale = locale.settings.locale;
+  content.timeZone = locale.settings.timeZone;
   // Absent stays absent (the driver would store undefined as null).
   if (sampleData !== undefined) content.sampleData = sampleData;
   return content;
@@ -261,6 +273,13 @@ function normalizeVariables(list: VariableDeclarationInput[], issues: FieldIssue
     // "no default" into "default null".
     const declaration: VariableDeclaration = { name, required: v.required === true, description };
     if (v.default !== undefined) declaration.default = v.default;
+    if (v.schema !== undefined && v.schema !== null) {
+      const problems = schemaProblems(v.schema, 'schema');
+      const bytes = Buffer.byteLength(JSON.stringify(v.schema));
+      if (bytes > MAX_SCHEMA_BYTES) problems.push(`schema must be at most ${MAX_SCHEMA_BYTES} bytes as JSON`);
+      for (const problem of problems) issues.push({ field: `${field}.schema`, issue: problem });
+      if (problems.length === 0) declaration.schema = v.schema as VariableSchema;
+    }
     out.push(declaration);
   });
   return out;

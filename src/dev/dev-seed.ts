@@ -1,6 +1,6 @@
-// The sample invoice (./sample-invoice/: also the benchmarks' and tests' fixture) and the
-// first-start data for `docgen dev`: a workspace, an API key with both scopes and the sample
-// invoice template, published. Kept in ./.docgen/dev-seed.json so later starts print the same
+// The sample invoice (the gallery's invoice, src/gallery/invoice/: also the benchmarks' and
+// tests' fixture) and the first-start data for `docgen dev`: a workspace, an API key with both
+// scopes and the sample invoice template with its sample data, published. Kept in ./.docgen/dev-seed.json so later starts print the same
 // ids and key. (The key is on disk here only because this is a local sandbox; the database
 // holds just its hash, as everywhere.)
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -8,13 +8,8 @@ import { ObjectId } from 'mongodb';
 import type { App } from '../app/build-app.ts';
 import { displayPrefix, generateApiKey, hashApiKey, SCOPES } from '../auth/api-keys.ts';
 import { formatId, parseId } from '../domain/ids.ts';
-import {
-  DEFAULT_PDF_OPTIONS,
-  type JsonObject,
-  type PdfOptions,
-  type TemplateVersionContent,
-  type VariableDeclaration,
-} from '../domain/template.ts';
+import type { JsonObject, TemplateVersionContent } from '../domain/template.ts';
+import { galleryTemplate } from '../gallery/gallery.ts';
 
 export interface DevSeed {
   workspaceId: string;
@@ -23,27 +18,14 @@ export interface DevSeed {
   sampleVariables: JsonObject;
 }
 
-const SAMPLE_DIR = new URL('./sample-invoice/', import.meta.url);
-
-function readSample(name: string): string {
-  return readFileSync(new URL(name, SAMPLE_DIR), 'utf8');
-}
-
+/** The gallery's invoice: `docgen dev`'s sample template, with its sample data. */
 export function sampleInvoiceContent(): TemplateVersionContent {
-  return {
-    body: readSample('invoice.liquid'),
-    css: readSample('invoice.css'),
-    partials: JSON.parse(readSample('partials.json')) as Record<string, string>,
-    variables: JSON.parse(readSample('variables.json')) as VariableDeclaration[],
-    pdfOptions: { ...DEFAULT_PDF_OPTIONS, ...(JSON.parse(readSample('pdf-options.json')) as Partial<PdfOptions>) },
-    // The PDF's Title (pdfinfo) and <html lang>.
-    title: 'Invoice {{ invoiceNumber }}',
-    metadata: { author: '', subject: '', keywords: '', language: 'en' },
-  };
+  return galleryTemplate('invoice')!.content;
 }
 
+/** The sample invoice's variables (its sample data). */
 export function sampleInvoiceValues(): JsonObject {
-  return JSON.parse(readSample('sample-values.json')) as JsonObject;
+  return structuredClone(sampleInvoiceContent().sampleData!);
 }
 
 export async function seedDevData(app: App, file: string): Promise<DevSeed> {

@@ -1,5 +1,7 @@
 // Templates (docs/interface.md#templates): a workspace's named template with immutable numbered versions,
 // at most one of them published.
+import { DEFAULT_LOCALE, DEFAULT_TIME_ZONE } from './locale-settings.ts';
+import type { VariableSchema } from './variable-schema.ts';
 
 import type { DocumentSettings } from '../render/finishing/document-settings.ts';
 
@@ -14,6 +16,8 @@ export interface VariableDeclaration {
   /** Used when the variable is not supplied; undefined means no default. */
   default?: JsonValue;
   description: string;
+  /** What values must look like (variable-schema.ts); absent: any JSON value. */
+  schema?: VariableSchema;
 }
 
 export const PAGE_SIZES = ['A3', 'A4', 'A5', 'Letter', 'Legal', 'Tabloid'] as const;
@@ -96,6 +100,9 @@ export interface TemplateVersionContent extends DocumentSettings {
   /** Liquid; '' means the template's name. Absent on versions stored before it existed. */
   title?: string;
   metadata?: DocumentMetadata;
+  /** Formatting filters' locale and time zone (locale-settings.ts); absent on older versions: the defaults. */
+  locale?: string;
+  timeZone?: string;
 }
 
 /**
@@ -104,11 +111,13 @@ export interface TemplateVersionContent extends DocumentSettings {
  */
 export function withDocumentDefaults(
   content: TemplateVersionContent,
-): TemplateVersionContent & { title: string; metadata: DocumentMetadata } {
+): TemplateVersionContent & { title: string; metadata: DocumentMetadata; locale: string; timeZone: string } {
   return {
     ...content,
     title: typeof content.title === 'string' ? content.title : '',
     metadata: { ...EMPTY_METADATA, ...(content.metadata ?? {}) },
+    locale: typeof content.locale === 'string' && content.locale !== '' ? content.locale : DEFAULT_LOCALE,
+    timeZone: typeof content.timeZone === 'string' && content.timeZone !== '' ? content.timeZone : DEFAULT_TIME_ZONE,
     pdfOptions:
       content.pdfOptions && typeof content.pdfOptions === 'object'
         ? { ...DEFAULT_PDF_OPTIONS, ...content.pdfOptions }

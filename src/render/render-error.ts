@@ -16,6 +16,8 @@ export type RenderErrorCode =
   | 'UNKNOWN_VARIABLE'
   /** A required declared variable was not supplied. */
   | 'MISSING_VARIABLE'
+  /** Supplied variables break their declared schemas (typed variables). */
+  | 'INVALID_VARIABLE'
   /** The stored version itself is unusable (bad PDF options, unparsable Liquid). */
   | 'INVALID_TEMPLATE'
   /** The template uses an asset (asset_url) the workspace does not have. */
@@ -53,6 +55,7 @@ const KINDS: Record<RenderErrorCode, RenderErrorKind> = {
   TEMPLATE_UNAVAILABLE: 'permanent',
   UNKNOWN_VARIABLE: 'permanent',
   MISSING_VARIABLE: 'permanent',
+  INVALID_VARIABLE: 'permanent',
   INVALID_TEMPLATE: 'permanent',
   MISSING_ASSET: 'permanent',
   LIQUID_ERROR: 'permanent',

@@ -16,6 +16,7 @@ import {
   type Delivery,
 } from '../gen/docgen/admin/v1/delivery_pb.js';
 import type { TemplateDiagnostic } from '../domain/template-diagnostics.ts';
+import { DEFAULT_LOCALE, DEFAULT_TIME_ZONE } from '../domain/locale-settings.ts';
 import {
   DocumentMetadataSchema,
   PageMarginsSchema,
@@ -90,6 +91,7 @@ export function contentToProto(c: TemplateVersionContent): ProtoTemplateVersionC
         required: v.required,
         description: v.description,
         defaultValue: v.default === undefined ? undefined : fromJson(ValueSchema, v.default as ProtoJsonValue),
+        schema: v.schema as JsonObject | undefined,
       }),
     ),
     pdfOptions: create(PdfOptionsSchema, {
@@ -110,6 +112,9 @@ export function contentToProto(c: TemplateVersionContent): ProtoTemplateVersionC
     title: c.title ?? '',
     metadata: c.metadata ? create(DocumentMetadataSchema, c.metadata) : undefined,
     sampleData: c.sampleData,
+    // Versions stored before these settings existed read as the defaults.
+    locale: c.locale || DEFAULT_LOCALE,
+    timeZone: c.timeZone || DEFAULT_TIME_ZONE,
   });
 }
 
@@ -179,6 +184,8 @@ export function contentFromProto(c: ProtoTemplateVersionContent | undefined): Te
         v.defaultValue && v.defaultValue.kind.case !== undefined
           ? (toJson(ValueSchema, v.defaultValue) as JsonValue)
           : undefined,
+      // A Struct arrives as a plain JSON object; unset means no schema.
+      schema: v.schema as JsonObject | undefined,
     })),
     pdfOptions,
     title: c.title,
@@ -192,6 +199,8 @@ export function contentFromProto(c: ProtoTemplateVersionContent | undefined): Te
       : undefined,
     // A Struct arrives as a plain JSON object; unset means none.
     sampleData: c.sampleData as JsonObject | undefined,
+    locale: c.locale,
+    timeZone: c.timeZone,
   };
 }
 

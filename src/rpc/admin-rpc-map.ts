@@ -45,7 +45,12 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
   [`${S}ApiKeyService/ListApiKeys`]: { operation: 'apiKeys.list', subject: ws() },
   [`${S}ApiKeyService/RevokeApiKey`]: { operation: 'apiKeys.revoke', subject: obj('apiKey'), target: req('id') },
 
-  [`${S}TemplateService/CreateTemplate`]: { operation: 'templates.create', subject: ws(), target: res('template.id') },
+  [`${S}TemplateService/CreateTemplate`]: {
+    operation: 'templates.create',
+    subject: ws(),
+    target: res('template.id'),
+    detail: (r) => (r.fromGallery ? `from gallery ${text(r.fromGallery)}` : ''),
+  },
   [`${S}TemplateService/GetTemplate`]: { operation: 'templates.get', subject: obj('template') },
   [`${S}TemplateService/ListTemplates`]: { operation: 'templates.list', subject: ws() },
   [`${S}TemplateService/CreateTemplateVersion`]: {
@@ -79,6 +84,7 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
   },
   [`${S}TemplateService/PreviewTemplateContent`]: { operation: 'templates.previewContent', subject: ws() },
   [`${S}TemplateService/CheckTemplateContent`]: { operation: 'templates.checkContent', subject: ws() },
+  [`${S}TemplateService/ListGalleryTemplates`]: { operation: 'templates.listGallery' },
 
   [`${S}WebhookEndpointService/CreateWebhookEndpoint`]: {
     operation: 'webhookEndpoints.create',

@@ -6,6 +6,9 @@ import {
   ArchiveTemplateResponseSchema,
   CheckTemplateContentResponseSchema,
   PreviewTemplateContentResponseSchema,
+  GalleryTemplateSchema,
+  ListGalleryTemplatesResponseSchema,
+  type ListGalleryTemplatesResponse,
   type CheckTemplateContentRequest,
   type CheckTemplateContentResponse,
   type PreviewTemplateContentRequest,
@@ -40,7 +43,13 @@ import {
   type TemplateService,
 } from '../gen/docgen/admin/v1/template_pb.js';
 import type { JsonObject } from '../domain/template.ts';
-import { contentFromProto, diagnosticToProto, templateToProto, templateVersionToProto } from './admin-proto.ts';
+import {
+  contentFromProto,
+  contentToProto,
+  diagnosticToProto,
+  templateToProto,
+  templateVersionToProto,
+} from './admin-proto.ts';
 
 export class TemplateServiceHandler implements ServiceImpl<typeof TemplateService> {
   private readonly admin: TemplateAdmin;
@@ -54,6 +63,7 @@ export class TemplateServiceHandler implements ServiceImpl<typeof TemplateServic
       name: req.name,
       content: contentFromProto(req.content),
       publish: req.publish,
+      fromGallery: req.fromGallery,
     });
     return create(CreateTemplateResponseSchema, {
       template: templateToProto(template),
@@ -126,6 +136,19 @@ export class TemplateServiceHandler implements ServiceImpl<typeof TemplateServic
       pdf: result.pdf,
       diagnostics: result.diagnostics.map(diagnosticToProto),
       renderMs: result.renderMs,
+    });
+  }
+
+  listGalleryTemplates(): ListGalleryTemplatesResponse {
+    return create(ListGalleryTemplatesResponseSchema, {
+      templates: this.admin.gallery().map((t) =>
+        create(GalleryTemplateSchema, {
+          name: t.name,
+          title: t.title,
+          description: t.description,
+          content: contentToProto(t.content),
+        }),
+      ),
     });
   }
 

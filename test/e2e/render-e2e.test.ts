@@ -170,6 +170,25 @@ describe('render pipeline end to end', () => {
         { name: 'city', required: false, default: 'Hamburg', description: '' },
       ],
     };
+    // Typed variables: a client sending "3" where the template multiplies a number.
+    const typedLines: Partial<TemplateVersionContent> = {
+      body: '{% for line in lines %}<p>{{ line.description }}: {{ line.quantity | times: 2 }}</p>{% endfor %}',
+      variables: [
+        {
+          name: 'lines',
+          required: true,
+          description: '',
+          schema: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['description', 'quantity'],
+              properties: { description: { type: 'string' }, quantity: { type: 'number' } },
+            },
+          },
+        },
+      ],
+    };
     const cases: { name: string; templateId: () => Promise<string>; variables: JsonObject; error: RegExp }[] = [
       {
         name: 'unknown template',
@@ -200,6 +219,18 @@ describe('render pipeline end to end', () => {
         templateId: () => template(greeting),
         variables: { city: 'Köln' },
         error: /name/,
+      },
+      {
+        name: 'variables that break their schema',
+        templateId: () => template(typedLines),
+        variables: {
+          lines: [
+            { description: 'a', quantity: 1 },
+            { description: 'b', quantity: 2 },
+            { description: 'c', quantity: '3' },
+          ],
+        },
+        error: /^Variables do not match the template's schema: lines\[2\]\.quantity: expected number, got string "3"$/,
       },
       {
         name: 'Liquid error',

@@ -679,8 +679,8 @@ describe('docgen admin against the admin services', () => {
       'Version 9 of template',
     );
 
-    // The dev sample invoice, partials as a JSON file, published at once.
-    const sample = (name: string) => new URL(`../../src/dev/sample-invoice/${name}`, import.meta.url).pathname;
+    // The dev sample invoice (the gallery's invoice), partials as a JSON file, published at once.
+    const sample = (name: string) => new URL(`../../src/gallery/invoice/${name}`, import.meta.url).pathname;
     const invoice = await cliJson([
       'template',
       'create',
@@ -689,11 +689,11 @@ describe('docgen admin against the admin services', () => {
       '--name',
       'Sample invoice',
       '--file',
-      sample('invoice.liquid'),
+      sample('body.liquid'),
       '--variables',
       sample('variables.json'),
       '--css',
-      sample('invoice.css'),
+      sample('style.css'),
       '--partials',
       sample('partials.json'),
       '--publish',

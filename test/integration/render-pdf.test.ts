@@ -65,7 +65,9 @@ describe('document renderer', () => {
       'PO 7781 <urgent> & co', // < and & literally, not as markup or entities
       'Hafenstraße 12',
       'Travel expenses: Hamburg → Düsseldorf',
-      'EUR 2366.9', // computed in Liquid
+      '€2,366.90', // computed in Liquid, printed by the money filter
+      '€2,816.61',
+      'Nov 21, 2026', // format_date
       'Grüße aus Hamburg',
       'Привет',
       'page 1 of 1', // footer template: Liquid + Chromium's page numbers

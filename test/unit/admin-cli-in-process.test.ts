@@ -5,22 +5,9 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRouterTransport } from '@connectrpc/connect';
-import { ApiKeyAdmin } from '../../src/admin/api-key-admin.ts';
-import { TemplateAdmin } from '../../src/admin/template-admin.ts';
-import { WorkspaceAdmin } from '../../src/admin/workspace-admin.ts';
-import { adminClientsOn, type AdminClients } from '../../src/cli/admin/admin-client.ts';
-import { runAdminCli } from '../../src/cli/admin/run-admin-cli.ts';
-import { ApiKeyService } from '../../src/gen/docgen/admin/v1/api_key_pb.js';
-import { TemplateService } from '../../src/gen/docgen/admin/v1/template_pb.js';
-import { WorkspaceService } from '../../src/gen/docgen/admin/v1/workspace_pb.js';
-import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
-import { ApiKeyServiceHandler } from '../../src/rpc/admin-api-key-service.ts';
-import { mapErrors } from '../../src/rpc/connect-errors.ts';
-import { TemplateServiceHandler } from '../../src/rpc/admin-template-service.ts';
-import { WorkspaceServiceHandler } from '../../src/rpc/admin-workspace-service.ts';
+import type { AdminClients } from '../../src/cli/admin/admin-client.ts';
+import { inProcessAdminClients, inProcessCli } from '../harness/admin-cli.ts';
 import { startInProcessStack, type InProcessStack } from '../harness/in-process.ts';
-import { testPageTokens } from '../harness/test-config.ts';
 
 let stack: InProcessStack;
 let clients: AdminClients;
@@ -28,30 +15,7 @@ let files: string;
 
 beforeAll(async () => {
   stack = await startInProcessStack();
-  const { workspaces, apiKeys, templates } = stack.repositories;
-  const pageTokens = testPageTokens();
-  const transport = createRouterTransport(({ service }) => {
-    service(WorkspaceService, mapErrors(new WorkspaceServiceHandler(new WorkspaceAdmin({ workspaces, pageTokens }))));
-    service(ApiKeyService, mapErrors(new ApiKeyServiceHandler(new ApiKeyAdmin({ workspaces, apiKeys, pageTokens }))));
-    service(
-      TemplateService,
-      mapErrors(
-        new TemplateServiceHandler(
-          new TemplateAdmin({
-            workspaces,
-            templates,
-            analyzeTemplate,
-            diagnoseTemplate,
-            renderPreview: async () => {
-              throw new Error('previews are not rendered in this test');
-            },
-            pageTokens,
-          }),
-        ),
-      ),
-    );
-  });
-  clients = adminClientsOn(transport);
+  clients = inProcessAdminClients(stack);
   files = await mkdtemp(join(tmpdir(), 'docgen-admin-cli-'));
 });
 
@@ -59,24 +23,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-async function cli(...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runAdminCli(argv, {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: { write: (s: string) => (stderr += s) },
-    env: {},
-    clients,
-  });
-  return { code, stdout, stderr };
-}
-
-async function json(...argv: string[]): Promise<Record<string, unknown>> {
-  const result = await cli(...argv, '--json');
-  expect(result.stderr, argv.join(' ')).toBe('');
-  expect(result.code).toBe(0);
-  return JSON.parse(result.stdout) as Record<string, unknown>;
-}
+const { cli, json } = inProcessCli({ clients: () => clients });
 
 describe('docgen admin in process', () => {
   it('creates a workspace, a key that authenticates, and a published template', async () => {

@@ -47,12 +47,18 @@ describe('header/footer resources at publish', () => {
     );
   });
 
-  it('accepts inline <style>, data: URLs, Liquid-made URLs and images', () => {
+  it('accepts inline <style>, data: URLs, Liquid-made URLs and data: images', () => {
     const ok = [
       '<style>span { color: red } @import url("data:text/css,b{}"); @font-face { font-family: X; src: url(data:font/woff2;base64,AAAA) }</style><span>h</span>',
       '<link rel="stylesheet" href="data:text/css,span{color:red}"><img src="data:image/png;base64,AAAA">',
-      '<img src="https://x/logo.png"><span class="pageNumber"></span>',
+      `<img src="{{ 'logo.png' | asset_url }}"><span class="pageNumber"></span>`,
     ];
     for (const header of ok) expect(analyzeTemplate(withHeader(header))).toEqual([]);
+  });
+
+  it('refuses an image from the web, at its line, like any reference that cannot load', () => {
+    expect(analyzeTemplate(withHeader('<span>h</span>\n<img src="https://x/logo.png">')).join('\n')).toContain(
+      'header template (line 2): <img src> refers to "https://x/logo.png", which cannot load',
+    );
   });
 });

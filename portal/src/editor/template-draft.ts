@@ -10,6 +10,8 @@ export interface VariableDraft {
   /** JSON text; empty means no default. */
   defaultJson: string;
   description: string;
+  /** The declaration's JSON Schema (typed variables), kept as it came; absent: none. */
+  schema?: JsonObject;
 }
 
 export interface PdfDraft {
@@ -43,6 +45,9 @@ export interface DocumentDraft {
   subject: string;
   keywords: string;
   language: string;
+  /** Formatting filters' locale and time zone; empty: en-US, UTC. */
+  locale: string;
+  timeZone: string;
 }
 
 export interface Draft {
@@ -92,7 +97,7 @@ export function starterDraft(): Draft {
       footerTemplate: '',
       ...NO_EXTRAS,
     },
-    document: { title: '', author: '', subject: '', keywords: '', language: '' },
+    document: { title: '', author: '', subject: '', keywords: '', language: '', locale: '', timeZone: '' },
     sampleDataText: JSON.stringify({ customer: { name: 'Ada Lovelace' }, order_number: 'A-1001' }, null, 2),
   };
 }
@@ -108,6 +113,7 @@ export function draftFromContent(content: TemplateVersionContent | undefined): D
       required: v.required,
       defaultJson: v.defaultValue ? JSON.stringify(toJson(ValueSchema, v.defaultValue)) : '',
       description: v.description,
+      ...(v.schema ? { schema: v.schema } : {}),
     })),
     pdf: {
       pageSize: content?.pdfOptions?.pageSize || 'A4',
@@ -137,6 +143,8 @@ export function draftFromContent(content: TemplateVersionContent | undefined): D
       subject: content?.metadata?.subject ?? '',
       keywords: content?.metadata?.keywords ?? '',
       language: content?.metadata?.language ?? '',
+      locale: content?.locale ?? '',
+      timeZone: content?.timeZone ?? '',
     },
     sampleDataText: JSON.stringify(content?.sampleData ?? {}, null, 2),
   };
@@ -201,6 +209,7 @@ export function contentFromDraft(draft: Draft): {
         required: v.required,
         description: v.description,
         ...(defaultValue ? { defaultValue } : {}),
+        ...(v.schema ? { schema: v.schema } : {}),
       };
     });
   const scale = draft.pdf.scale.trim() === '' ? 0 : Number(draft.pdf.scale);
@@ -252,6 +261,8 @@ export function contentFromDraft(draft: Draft): {
         keywords: draft.document.keywords,
         language: draft.document.language,
       },
+      locale: draft.document.locale.trim(),
+      timeZone: draft.document.timeZone.trim(),
       sampleData: sample.value ?? {},
     },
   };

@@ -2,6 +2,9 @@
 // publish check) and PDF options.
 import { CodeEditor, type LineDiagnostic } from './code-editor.tsx';
 import { PAGE_SIZES, type Draft, type PdfDraft, type VariableDraft } from './template-draft.ts';
+import { DEFAULT_LOCALE, DEFAULT_TIME_ZONE, normalizeLocaleSettings } from '../../../src/domain/locale-settings.ts';
+import type { VariableSchema } from '../../../src/domain/variable-schema.ts';
+import { schemaType } from '../../../src/domain/variable-types.ts';
 
 type Update = (change: (draft: Draft) => Draft) => void;
 
@@ -133,6 +136,7 @@ export function VariablesSection({
               <th scope="col">Required</th>
               <th scope="col">Default (JSON)</th>
               <th scope="col">Description</th>
+              <th scope="col">Type</th>
               {!readOnly && (
                 <th scope="col">
                   <span class="visually-hidden">Actions</span>
@@ -178,6 +182,10 @@ export function VariablesSection({
                     readOnly={readOnly}
                     onInput={(e) => setVariable(index, { description: e.currentTarget.value })}
                   />
+                </td>
+                <td>
+                  {/* Typed variables: the schema, as the TypeScript type clients get (set with the CLI's --variables). */}
+                  <code class="type">{schemaType(v.schema as VariableSchema | undefined).replace(/\s+/g, ' ')}</code>
                 </td>
                 {!readOnly && (
                   <td>
@@ -440,8 +448,13 @@ export function DocumentSection({
     </label>
   );
   const titleProblems = diagnosticsFor('title');
+  // The rule the server applies (src/domain/locale-settings.ts), checked as the author types.
+  const localeProblems = normalizeLocaleSettings({
+    locale: draft.document.locale.trim(),
+    timeZone: draft.document.timeZone.trim(),
+  }).issues;
   return (
-    <details class="section" open={titleProblems.length > 0}>
+    <details class="section" open={titleProblems.length > 0 || localeProblems.length > 0}>
       <summary>Document properties</summary>
       <div class="grid-2">
         {field('title', 'Document title', 'Liquid, e.g. Invoice {{ number }}; empty: the template name')}
@@ -449,10 +462,17 @@ export function DocumentSection({
         {field('author', 'Author')}
         {field('subject', 'Subject')}
         {field('keywords', 'Keywords', 'comma-separated')}
+        {field('locale', 'Locale of money, numbers and dates', `e.g. de-DE; empty: ${DEFAULT_LOCALE}`)}
+        {field('timeZone', 'Time zone of dates', `e.g. Europe/Berlin; empty: ${DEFAULT_TIME_ZONE}`)}
       </div>
       {titleProblems.map((p) => (
         <p class="error" role="alert" key={p.message}>
           Title: {p.message}
+        </p>
+      ))}
+      {localeProblems.map((p) => (
+        <p class="error" role="alert" key={p.field}>
+          {p.field === 'locale' ? 'Locale' : 'Time zone'}: {p.issue}
         </p>
       ))}
     </details>

@@ -4,7 +4,10 @@ import { toJson } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import type { JsonObject } from '../../domain/template.ts';
 import { TemplateStatus, type Template, type TemplateVersion } from '../../gen/docgen/admin/v1/template_pb.js';
-import { need, page, PAGE_OPTIONS, positiveInteger, str, type Command } from './command.ts';
+import { need, page, PAGE_OPTIONS, positiveInteger, str, UsageError, type Command } from './command.ts';
+import { GALLERY_NAMES } from '../../gallery/gallery.ts';
+import type { VariableSchema } from '../../domain/variable-schema.ts';
+import { typeNameFor, variablesInterface } from '../../domain/variable-types.ts';
 import { fields, iso, more, table, time } from './output.ts';
 import { CONTENT_OPTIONS, readContent, readJsonObject } from './template-files.ts';
 
@@ -12,17 +15,32 @@ export const templateCommands: Command[] = [
   {
     path: ['template', 'create'],
     synopsis:
-      '--workspace WS_ID --name NAME --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--publish]',
-    summary: 'Create a template with its first version (optionally published).',
+      '--workspace WS_ID --name NAME (--file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--locale TAG] [--time-zone ZONE] | --from-gallery ' +
+      `${GALLERY_NAMES.join('|')}) [--publish]`,
+    summary: 'Create a template with its first version (optionally published), from files or from the starter gallery.',
     positionals: [],
-    options: { workspace: { type: 'string' }, name: { type: 'string' }, ...CONTENT_OPTIONS },
-    required: ['workspace', 'name', 'file'],
+    options: {
+      workspace: { type: 'string' },
+      name: { type: 'string' },
+      'from-gallery': { type: 'string' },
+      ...CONTENT_OPTIONS,
+    },
+    required: ['workspace', 'name'],
     async run({ values, clients, print }) {
-      const content = await readContent(values);
+      const fromGallery = values['from-gallery'] === undefined ? '' : str(values['from-gallery']);
+      if (fromGallery !== '') {
+        const given = Object.keys(CONTENT_OPTIONS).filter((k) => k !== 'publish' && values[k] !== undefined);
+        if (given.length > 0)
+          throw new UsageError(
+            `--from-gallery takes its content from the gallery; leave out ${given.map((k) => `--${k}`).join(', ')}`,
+          );
+      } else if (values.file === undefined) {
+        throw new UsageError('--file (the Liquid body) or --from-gallery NAME is required');
+      }
       const res = await clients.templates.createTemplate({
         workspaceId: str(values.workspace),
         name: str(values.name),
-        content,
+        ...(fromGallery === '' ? { content: await readContent(values) } : { fromGallery }),
         publish: values.publish === true,
       });
       const t = need(res.template);
@@ -31,6 +49,52 @@ export const templateCommands: Command[] = [
         { id: t.id, version: v.version },
         `Created template ${t.id} (${t.name}), version ${v.version}${t.publishedVersion === v.version ? ', published' : ''}`,
       );
+    },
+  },
+  {
+    path: ['template', 'gallery'],
+    synopsis: '',
+    summary: 'List the starter gallery (what template create --from-gallery takes).',
+    positionals: [],
+    options: {},
+    async run({ clients, print }) {
+      const res = await clients.templates.listGalleryTemplates({});
+      print(
+        { templates: res.templates.map((t) => ({ name: t.name, title: t.title, description: t.description })) },
+        table(
+          ['NAME', 'TITLE', 'DESCRIPTION'],
+          res.templates.map((t) => [t.name, t.title, t.description]),
+        ),
+      );
+    },
+  },
+  {
+    path: ['template', 'types'],
+    synopsis: 'TPL_ID [--version N] [--type-name NAME]',
+    summary:
+      "Print a TypeScript type of a version's variables (default: the published version), for clients that send them.",
+    positionals: ['TPL_ID'],
+    options: { version: { type: 'string' }, 'type-name': { type: 'string' } },
+    async run({ args, values, clients, print }) {
+      const templateId = args[0]!;
+      const t = need((await clients.templates.getTemplate({ id: templateId })).template);
+      const number = values.version === undefined ? t.publishedVersion : positiveInteger('--version', values.version);
+      if (number === 0) throw new UsageError(`template ${templateId} has no published version; pass --version N`);
+      const v = need((await clients.templates.getTemplateVersion({ templateId, version: number })).version);
+      const typeName = values['type-name'] === undefined ? typeNameFor(t.name) : str(values['type-name']);
+      if (!/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(typeName))
+        throw new UsageError(`--type-name ${JSON.stringify(typeName)} is not a TypeScript identifier`);
+      const declarations = (v.content?.variables ?? []).map((d) => ({
+        name: d.name,
+        required: d.required,
+        hasDefault: d.defaultValue !== undefined && d.defaultValue.kind.case !== undefined,
+        description: d.description,
+        schema: d.schema as VariableSchema | undefined,
+      }));
+      const source =
+        `// Variables of template ${t.id} (${t.name}), version ${v.version}: docgen admin template types\n` +
+        variablesInterface(declarations, typeName);
+      print({ templateId: t.id, version: v.version, typeName, typescript: source }, source);
     },
   },
   {
@@ -84,7 +148,7 @@ export const templateCommands: Command[] = [
   {
     path: ['template', 'version', 'add'],
     synopsis:
-      'TPL_ID --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--publish]',
+      'TPL_ID --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--locale TAG] [--time-zone ZONE] [--publish]',
     summary: 'Add a new version to a template (refused once archived).',
     positionals: ['TPL_ID'],
     options: CONTENT_OPTIONS,
@@ -161,6 +225,7 @@ export const templateCommands: Command[] = [
           ['partials', Object.keys(c?.partials ?? {}).join(', ') || 'none'],
           ['pdf', c?.pdfOptions ? `${c.pdfOptions.pageSize}${c.pdfOptions.landscape ? ' landscape' : ''}` : '-'],
           ['sample data', c?.sampleData ? Object.keys(c.sampleData).join(', ') || '{}' : 'none'],
+          ['locale', `${c?.locale || 'en-US'}, time zone ${c?.timeZone || 'UTC'}`],
         ]) + `\n\n${c?.body ?? ''}`,
       );
     },
@@ -246,6 +311,7 @@ function versionJson(v: TemplateVersion) {
             required: d.required,
             ...(d.defaultValue ? { default: toJson(ValueSchema, d.defaultValue) } : {}),
             description: d.description,
+            ...(d.schema ? { schema: d.schema } : {}),
           })),
           pdfOptions: c.pdfOptions
             ? {
@@ -286,6 +352,8 @@ function versionJson(v: TemplateVersion) {
               }
             : null,
           sampleData: c.sampleData ?? null,
+          locale: c.locale || 'en-US',
+          timeZone: c.timeZone || 'UTC',
         }
       : null,
   };

@@ -15,6 +15,7 @@ import {
   type VariableDeclaration,
 } from '../../gen/docgen/admin/v1/template_pb.js';
 import { str, UsageError, type OptionSpec, type Values } from './command.ts';
+import { normalizeLocaleSettings } from '../../domain/locale-settings.ts';
 
 export const CONTENT_OPTIONS: Record<string, OptionSpec> = {
   file: { type: 'string' },
@@ -25,6 +26,8 @@ export const CONTENT_OPTIONS: Record<string, OptionSpec> = {
   title: { type: 'string' },
   metadata: { type: 'string' },
   'sample-data': { type: 'string' },
+  locale: { type: 'string' },
+  'time-zone': { type: 'string' },
   publish: { type: 'boolean' },
 };
 
@@ -38,6 +41,7 @@ export const CONTENT_OPTIONS: Record<string, OptionSpec> = {
  * --pdf-options: a JSON object (or @FILE holding one); omitted fields take their defaults.
  * --title: the PDF title (Liquid); --metadata: {"author", "subject", "keywords", "language"} (or @FILE).
  * --sample-data FILE.json: sample variables saved with the version (previews use them).
+ * --locale / --time-zone: the formatting filters' locale ("de-DE") and time zone ("Europe/Berlin").
  */
 export async function readContent(values: Values): Promise<TemplateVersionContent> {
   const body = await readText('--file', str(values.file));
@@ -51,7 +55,17 @@ export async function readContent(values: Values): Promise<TemplateVersionConten
   if (values.metadata !== undefined) content.metadata = await readMetadata(str(values.metadata));
   if (values['sample-data'] !== undefined)
     content.sampleData = (await readJsonObject('--sample-data', str(values['sample-data']))) as JsonObject;
+  applyLocaleFlags(content, values);
   return content;
+}
+
+/** --locale and --time-zone, checked here by the rule the server applies (locale-settings.ts). */
+function applyLocaleFlags(content: TemplateVersionContent, values: Values): void {
+  const { settings, issues } = normalizeLocaleSettings({ locale: values.locale, timeZone: values['time-zone'] });
+  const issue = issues[0];
+  if (issue) throw new UsageError(`--${issue.field === 'locale' ? 'locale' : 'time-zone'}: ${issue.issue}`);
+  if (values.locale !== undefined) content.locale = settings.locale;
+  if (values['time-zone'] !== undefined) content.timeZone = settings.timeZone;
 }
 
 async function readText(flag: string, file: string): Promise<string> {
@@ -79,7 +93,7 @@ export async function readJsonObject(flag: string, file: string): Promise<Record
   return value;
 }
 
-const VARIABLE_KEYS = ['name', 'required', 'default', 'description'];
+const VARIABLE_KEYS = ['name', 'required', 'default', 'description', 'schema'];
 
 export function parseVariables(value: unknown): VariableDeclaration[] {
   let entries: Array<[string | undefined, unknown]>;
@@ -100,11 +114,14 @@ export function parseVariables(value: unknown): VariableDeclaration[] {
       throw new UsageError(`${where}: "required" must be true or false`);
     if (raw.description !== undefined && typeof raw.description !== 'string')
       throw new UsageError(`${where}: "description" must be a string`);
+    if (raw.schema !== undefined && !isPlainObject(raw.schema))
+      throw new UsageError(`${where}: "schema" must be a JSON Schema object such as {"type": "number"}`);
     return create(VariableDeclarationSchema, {
       name,
       required: raw.required === true,
       description: (raw.description as string | undefined) ?? '',
       defaultValue: Object.hasOwn(raw, 'default') ? fromJson(ValueSchema, raw.default as JsonValue) : undefined,
+      schema: raw.schema as JsonObject | undefined,
     });
   });
 }

@@ -13,6 +13,7 @@ import { Cluster } from 'puppeteer-cluster';
 import type { PdfOptions } from '../../domain/template.ts';
 import { toPrintParams, validatePdfOptions } from '../pdf-options.ts';
 import { RenderError } from '../render-error.ts';
+import { loadTimeoutMessage } from '../liquid/resource-references.ts';
 import { BrowserHost } from './browser-host.ts';
 import type { BrowserPoolEvent } from './browser-host.ts';
 import type { RenderAssets } from '../asset-loader.ts';
@@ -438,10 +439,7 @@ export class BrowserPool {
       // Straight through the DevTools protocol (devtools-print.ts): no navigation, so no request
       // to intercept for the document itself.
       if (!(await timeStage(job.onStage, 'set_content', () => setDocument(page, job.html, loadTimeoutMs)))) {
-        throw new RenderError(
-          'PAGE_LOAD_TIMEOUT',
-          `The document did not finish loading within ${loadTimeoutMs} ms: something in it waits for a resource that never arrives (only data: URLs and workspace assets load; an SVG <use> of an external file never finishes)`,
-        );
+        throw new RenderError('PAGE_LOAD_TIMEOUT', loadTimeoutMessage('The document', loadTimeoutMs, job.html));
       }
       const params = toPrintParams(job.pdfOptions, { tagged: this.options.taggedPdf, outline: job.outline });
       return await timeStage(job.onStage, 'print', () => printToPdf(page, params));

@@ -15,6 +15,7 @@
 import type { HTTPRequest, Page } from 'puppeteer';
 import { RenderError } from '../render-error.ts';
 import { observeRequests } from './page-guard.ts';
+import { loadTimeoutMessage, unloadableReferences } from '../liquid/resource-references.ts';
 
 const CRASHING_TYPES: Record<string, string> = {
   stylesheet: 'an external stylesheet',
@@ -71,11 +72,12 @@ export async function checkHeaderFooter(
     await page.waitForNetworkIdle({ idleTime: SETTLE_MS, timeout: Math.max(1, timeoutMs - (Date.now() - started)) });
   } catch (err) {
     if (found.length === 0) {
-      return new RenderError(
-        'PAGE_LOAD_TIMEOUT',
-        `The header or footer template did not finish loading within ${timeoutMs} ms`,
-        { cause: err },
-      );
+      // Name the template, and what in it held the load up (an SVG <use> of an external file).
+      const culprit = slots.find((slot) => unloadableReferences(templates[`${slot}Template`]).length > 0);
+      const slot = culprit ?? (slots.length === 1 ? slots[0] : undefined);
+      const what = slot ? `The ${slot} template` : 'The header or footer template';
+      const html = slot ? templates[`${slot}Template`] : '';
+      return new RenderError('PAGE_LOAD_TIMEOUT', loadTimeoutMessage(what, timeoutMs, html), { cause: err });
     }
   } finally {
     stop();

@@ -13,6 +13,9 @@ import { isPlainObject } from '../../domain/json.ts';
 import { errorMessage } from '../../domain/errors.ts';
 import { authorFacingLiquidMessage } from './liquid-error-text.ts';
 import { headerFooterResourceProblem } from './header-footer-resources.ts';
+import { describeReference, unloadableReferences } from './resource-references.ts';
+import { variableValueProblems } from '../../domain/variable-schema.ts';
+import { createContext, runInContext } from 'node:vm';
 
 /** Names a template can use in {{ }}: Liquid identifiers. */
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
@@ -89,8 +92,31 @@ function checkDeclarations(content: TemplateVersionContent): string[] {
         `variable "${name}" is required and has a default, which would never be used; make it optional or drop the default`,
       );
     }
+    if (d.schema !== undefined && d.default !== undefined) {
+      const mismatches = schemaCheck(() => variableValueProblems([d], { [name]: d.default }));
+      if (mismatches.length > 0)
+        problems.push(`variable "${name}": its default does not match its schema (${mismatches.join('; ')})`);
+    }
   }
   return problems;
+}
+
+/** Time a schema check may take here (the api process): a pattern is the author's regular expression. */
+const SCHEMA_CHECK_MS = 500;
+
+/**
+ * Runs a schema check with a time bound: a `pattern` that backtracks for ever (`(a+)+$`) must
+ * not hold up the process that serves every workspace. (Renders check in the Liquid worker,
+ * whose CPU time is bounded anyway.)
+ */
+function schemaCheck(check: () => string[]): string[] {
+  try {
+    return runInContext('check()', createContext({ check }), { timeout: SCHEMA_CHECK_MS }) as string[];
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT')
+      return [`checking took longer than ${SCHEMA_CHECK_MS} ms; simplify the schema's patterns`];
+    throw err;
+  }
 }
 
 /**
@@ -111,19 +137,60 @@ export function diagnoseTemplate(content: TemplateVersionContent): TemplateDiagn
   // Sample data a preview would refuse, checked by the code every render uses. A warning:
   // sample data never blocks publishing.
   if (content.sampleData !== undefined && Array.isArray(content.variables)) {
-    try {
-      resolveVariables(content.variables, content.sampleData);
-    } catch (err) {
+    const warn = (message: string) =>
       diagnostics.push({
         source: 'sample_data',
         line: 0,
         column: 0,
-        message: `sample data: ${(err as Error).message}`,
+        message: `sample data: ${message}`,
         severity: 'warning',
       });
+    try {
+      const values = resolveVariables(content.variables, content.sampleData);
+      // The check a generation's variables get (typed variables), on the sample data.
+      const typed = content.variables.filter((d) => d.schema !== undefined);
+      const problems = typed.length === 0 ? [] : schemaCheck(() => variableValueProblems(typed, values));
+      if (problems.length > 0) warn(`does not match the variables' schemas: ${problems.join('; ')}`);
+    } catch (err) {
+      warn((err as Error).message);
     }
   }
   return { diagnostics, suggestedVariables: result.undeclared };
+}
+
+/**
+ * References to resources that cannot load, at their lines: in the body, partials, CSS and
+ * header/footer templates. A header or footer's stylesheet or font is reported by the
+ * header/footer rule instead (its words say why: it would crash the print).
+ */
+function resourceFindings(sources: Source[], content: TemplateVersionContent): Finding[] {
+  const all: Source[] = [
+    ...sources.filter((s) => s.source !== 'css' && s.source !== 'title'),
+    { label: 'CSS', source: 'css', text: content.css },
+    ...Object.entries(content.partials).map(([name, text]) => ({
+      label: `partial ${JSON.stringify(name)}`,
+      source: `partials/${name}` as const,
+      text,
+    })),
+  ];
+  const found: Finding[] = [];
+  for (const source of all) {
+    if (/header|footer/.test(source.source)) {
+      const problem = headerFooterResourceProblem(source.text);
+      if (problem) {
+        found.push(unplaced(source.source, `${source.label} ${problem}`));
+        continue;
+      }
+    }
+    for (const ref of unloadableReferences(source.text)) {
+      const message = describeReference(ref);
+      found.push({
+        text: `${source.label} (line ${ref.line}): ${message}`,
+        diagnostic: { source: source.source, line: ref.line, column: ref.column, message, severity: 'error' },
+      });
+    }
+  }
+  return found;
 }
 
 function findings(content: TemplateVersionContent): { findings: Finding[]; undeclared: string[] } {
@@ -174,13 +241,9 @@ function findings(content: TemplateVersionContent): { findings: Finding[]; undec
       text: pdf.firstPageFooterTemplate,
     });
   }
-  for (const source of sources) {
-    if (!/header|footer/.test(source.source)) continue;
-    const problem = headerFooterResourceProblem(source.text);
-    if (problem) problems.push(unplaced(source.source, `${source.label} ${problem}`));
-  }
   // The CSS and the title are Liquid too (rendered with the same variables).
   if (/{[{%]/.test(content.css)) sources.push({ label: 'CSS', source: 'css', text: content.css });
+  problems.push(...resourceFindings(sources, content));
   if (typeof content.title === 'string' && content.title !== '')
     sources.push({ label: 'title', source: 'title', text: content.title });
 

@@ -8,9 +8,14 @@
 // - liquidjs's own limits are extra guards only: the hard CPU/heap bound is the worker process
 //   (liquid-renderer.ts) that gets terminated.
 
-import { Drop, IncludeTag, LayoutTag, Liquid, RenderTag } from 'liquidjs';
+import { IncludeTag, LayoutTag, Liquid, RenderTag } from 'liquidjs';
 import type { Context, Emitter, FS } from 'liquidjs';
 import { ASSET_NAME, assetUrl } from './asset-url.ts';
+import { escapeHtml, htmlOf, SafeHtml, stringify } from './safe-html.ts';
+import { DEFAULT_LOCALE, DEFAULT_TIME_ZONE } from '../../domain/locale-settings.ts';
+import { registerAuthoringFilters, type FormatSettings } from './filters/authoring-filters.ts';
+
+export { escapeHtml, SafeHtml } from './safe-html.ts';
 
 export interface LiquidLimits {
   /** Characters parsed per parse() call (body or partial). */
@@ -82,46 +87,6 @@ export class PartialStore {
   }
 }
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' };
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-}
-
-/**
- * HTML that must not be escaped again. A liquidjs Drop, so other filters see its plain string
- * value (and their result is escaped again, which is the safe direction).
- */
-export class SafeHtml extends Drop {
-  readonly html: string;
-  constructor(html: string) {
-    super();
-    this.html = html;
-  }
-  override valueOf(): string {
-    return this.html;
-  }
-  override toString(): string {
-    return this.html;
-  }
-  get length(): number {
-    return this.html.length;
-  }
-}
-
-/** liquidjs's stringification of output values (arrays joined without separator, nil empty). */
-function stringify(value: unknown): string {
-  if (value instanceof Drop) value = value.valueOf();
-  if (typeof value === 'string') return value;
-  if (value === null || value === undefined) return '';
-  if (Array.isArray(value)) return value.map(stringify).join('');
-  return String(value);
-}
-
-function htmlOf(value: unknown): string {
-  return value instanceof SafeHtml ? value.html : escapeHtml(stringify(value));
-}
-
 const UNESCAPES: Record<string, string> = {
   '&amp;': '&',
   '&lt;': '<',
@@ -180,6 +145,8 @@ export interface LiquidEngineOptions {
   output?: OutputContext;
   /** Told every asset name `asset_url` is applied to (the renderer loads exactly those). */
   onAsset?: (name: string) => void;
+  /** Locale and time zone of the formatting filters, read at each call (default en-US, UTC). */
+  settings?: FormatSettings;
 }
 
 export function createLiquidEngine(
@@ -230,5 +197,6 @@ export function createLiquidEngine(
     options.onAsset?.(name);
     return new SafeHtml(assetUrl(name));
   });
+  registerAuthoringFilters(liquid, options.settings ?? { locale: DEFAULT_LOCALE, timeZone: DEFAULT_TIME_ZONE });
   return liquid;
 }

@@ -4,6 +4,7 @@
 import type { JsonObject } from '../../domain/template.ts';
 import type { LiquidLimits } from './liquid-engine.ts';
 import type { TemplateDiagnostic } from '../../domain/template-diagnostics.ts';
+import type { TypedDeclaration } from '../../domain/variable-schema.ts';
 
 export interface LiquidWorkerData {
   limits: LiquidLimits;
@@ -25,6 +26,11 @@ export interface LiquidRequest {
   /** <html lang>; '' for none. */
   language: string;
   variables: JsonObject;
+  /** Declarations with a schema: the variables are checked against them before rendering. */
+  typed: TypedDeclaration[];
+  /** The formatting filters' locale and time zone. */
+  locale: string;
+  timeZone: string;
   /** liquidjs's soft time limit for this render (the hard one is terminate()). */
   renderLimitMs: number;
 }
@@ -32,8 +38,17 @@ export interface LiquidRequest {
 export type LiquidResponse =
   | { type: 'ready' }
   | { type: 'result'; id: number; result: LiquidResult }
-  /** reason 'time': liquidjs's own time limit fired (classified like the hard time-out). */
-  | { type: 'error'; id: number; message: string; reason: 'time' | 'error'; diagnostic?: TemplateDiagnostic };
+  /**
+   * reason 'time': liquidjs's own time limit fired (classified like the hard time-out);
+   * 'variables': the variables break their declared schemas (message lists every problem).
+   */
+  | {
+      type: 'error';
+      id: number;
+      message: string;
+      reason: 'time' | 'error' | 'variables';
+      diagnostic?: TemplateDiagnostic;
+    };
 
 /** What one render produces. */
 export interface LiquidResult {

@@ -15,9 +15,11 @@ import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JsonObject } from '../../domain/template.ts';
+import { DEFAULT_LOCALE, DEFAULT_TIME_ZONE } from '../../domain/locale-settings.ts';
+import type { TypedDeclaration } from '../../domain/variable-schema.ts';
 import { RenderError } from '../render-error.ts';
 import { liquidLimitsFor } from './liquid-engine.ts';
 import type { LiquidLimits } from './liquid-engine.ts';
@@ -53,6 +55,11 @@ export interface LiquidRenderRequest {
   defaultTitle?: string;
   language?: string;
   variables: JsonObject;
+  /** Declarations whose schema the variables must match (default: none). */
+  typed?: TypedDeclaration[];
+  /** Formatting filters' locale and time zone (default en-US, UTC). */
+  locale?: string;
+  timeZone?: string;
 }
 
 export type LiquidRenderResult = LiquidResult;
@@ -105,12 +112,44 @@ function nearestPackageJson(dir: string): string | undefined {
   }
 }
 
+/** The folder of an installed package, resolved as `from` (a file) would resolve it. */
+function packageDir(name: string, from: string = import.meta.url): string {
+  const entry = createRequire(from).resolve(name);
+  const marker = `${sep}node_modules${sep}${name}${sep}`;
+  const at = entry.lastIndexOf(marker);
+  if (at < 0) throw new Error(`cannot find the folder of package ${name} (resolved to ${entry})`);
+  return entry.slice(0, at + marker.length - 1);
+}
+
+/** What the worker's code loads: liquidjs, the code and chart libraries (and theirs). */
+function libraryDirs(): string[] {
+  const qrcode = packageDir('qrcode');
+  const qrcodeOwn = join(qrcode, 'package.json');
+  return [
+    packageDir('liquidjs'),
+    packageDir('bwip-js'),
+    packageDir('echarts'),
+    qrcode,
+    packageDir('dijkstrajs', qrcodeOwn),
+    packageDir('pngjs', qrcodeOwn),
+  ];
+}
+
+/** The modules of src/domain/ the worker imports at run time (they import nothing themselves). */
+const DOMAIN_MODULES = ['locale-settings.ts', 'variable-schema.ts'].map((name) =>
+  fileURLToPath(new URL(`../../domain/${name}`, import.meta.url)),
+);
+
 /** Node flags of a worker process: heap limit, no code generation, read access to its code only. */
 export function workerExecArgv(memoryMb: number): string[] {
-  const liquidjs = dirname(createRequire(import.meta.url).resolve('liquidjs/package.json'));
   // Node reads the nearest package.json to learn that .ts files here are ES modules.
   const pkg = nearestPackageJson(dirname(WORKER_PATH));
-  const readable = [`${dirname(WORKER_PATH)}/`, `${liquidjs}/`, ...(pkg ? [pkg] : [])];
+  const readable = [
+    `${dirname(WORKER_PATH)}/`,
+    ...libraryDirs().map((dir) => `${dir}/`),
+    ...DOMAIN_MODULES,
+    ...(pkg ? [pkg] : []),
+  ];
   return [
     `--max-old-space-size=${memoryMb}`,
     `--max-semi-space-size=${Math.max(1, Math.min(16, Math.floor(memoryMb / 8)))}`,
@@ -178,6 +217,9 @@ export class LiquidRenderer {
           defaultTitle: request.defaultTitle ?? '',
           language: request.language ?? '',
           variables: request.variables,
+          typed: request.typed ?? [],
+          locale: request.locale ?? DEFAULT_LOCALE,
+          timeZone: request.timeZone ?? DEFAULT_TIME_ZONE,
         },
         deadline,
         resolve,
@@ -264,6 +306,8 @@ export class LiquidRenderer {
       task.resolve(message.result);
     } else if (message.reason === 'time') {
       this.fail(task, this.timeoutError(task));
+    } else if (message.reason === 'variables') {
+      this.fail(task, new RenderError('INVALID_VARIABLE', message.message));
     } else {
       this.fail(task, new RenderError('LIQUID_ERROR', message.message, { diagnostic: message.diagnostic }));
     }

@@ -10,6 +10,9 @@ import type { LiquidRequest, LiquidResponse, LiquidWorkerData } from './liquid-p
 import type { DiagnosticSource, TemplateDiagnostic } from '../../domain/template-diagnostics.ts';
 import { liquidErrorDiagnostic } from './liquid-diagnostic.ts';
 import { authorFacingLiquidMessage } from './liquid-error-text.ts';
+import { DEFAULT_LOCALE, DEFAULT_TIME_ZONE } from '../../domain/locale-settings.ts';
+import { variableProblemsMessage, variableValueProblems } from '../../domain/variable-schema.ts';
+import type { FormatSettings } from './filters/authoring-filters.ts';
 
 /** A failed part: the message clients see, and where it happened (for previews). */
 class PartError extends Error {
@@ -24,10 +27,12 @@ const { limits } = JSON.parse(process.argv[2] ?? '{}') as LiquidWorkerData;
 const store = new PartialStore();
 const assets = new Set<string>();
 const onAsset = (name: string) => assets.add(name);
-const liquid = createLiquidEngine(store, { limits, onAsset });
+// The version's locale and time zone: set before each render, read by the formatting filters.
+const settings: FormatSettings = { locale: DEFAULT_LOCALE, timeZone: DEFAULT_TIME_ZONE };
+const liquid = createLiquidEngine(store, { limits, onAsset, settings });
 // The CSS escapes values for CSS strings; the title stays plain text (escaped when placed).
-const cssLiquid = createLiquidEngine(store, { limits, onAsset, output: 'css' });
-const textLiquid = createLiquidEngine(store, { limits, onAsset, output: 'text' });
+const cssLiquid = createLiquidEngine(store, { limits, onAsset, settings, output: 'css' });
+const textLiquid = createLiquidEngine(store, { limits, onAsset, settings, output: 'text' });
 
 function send(response: LiquidResponse): void {
   process.send!(response);
@@ -73,6 +78,15 @@ function renderPart(
 
 process.on('message', (request: LiquidRequest) => {
   let response: LiquidResponse;
+  // Typed variables are checked here, not in the render process: a schema's pattern is the
+  // author's regular expression, and this process is the one whose CPU time is bounded.
+  const problems = variableValueProblems(request.typed, request.variables);
+  if (problems.length > 0) {
+    send({ type: 'error', id: request.id, message: variableProblemsMessage(problems), reason: 'variables' });
+    return;
+  }
+  settings.locale = request.locale;
+  settings.timeZone = request.timeZone;
   try {
     store.set(request.partials);
     assets.clear();

@@ -95,6 +95,16 @@ export declare type VariableDeclaration = Message<"docgen.admin.v1.VariableDecla
    * @generated from field: string description = 4;
    */
   description: string;
+
+  /**
+   * What values must look like: a JSON Schema subset (type, enum, minimum, maximum,
+   * minLength, maxLength, pattern, items, minItems, maxItems, properties, required, title,
+   * description). A generation whose value breaks it fails, naming every problem by path.
+   * Unset: any JSON value.
+   *
+   * @generated from field: google.protobuf.Struct schema = 5;
+   */
+  schema?: JsonObject | undefined;
 };
 
 /**
@@ -362,11 +372,26 @@ export declare type TemplateVersionContent = Message<"docgen.admin.v1.TemplateVe
   title: string;
 
   /**
-   * Field numbers 9-19 are reserved for document settings.
-   *
    * @generated from field: docgen.admin.v1.DocumentMetadata metadata = 8;
    */
   metadata?: DocumentMetadata | undefined;
+
+  /**
+   * BCP 47 locale of the formatting filters (money, number, percent, format_date), e.g.
+   * "de-DE"; empty means "en-US".
+   *
+   * @generated from field: string locale = 9;
+   */
+  locale: string;
+
+  /**
+   * IANA time zone format_date shows instants in, e.g. "Europe/Berlin"; empty means "UTC".
+   *
+   * Field numbers 11-19 are reserved for document settings.
+   *
+   * @generated from field: string time_zone = 10;
+   */
+  timeZone: string;
 };
 
 /**
@@ -431,6 +456,14 @@ export declare type CreateTemplateRequest = Message<"docgen.admin.v1.CreateTempl
    * @generated from field: bool publish = 4;
    */
   publish: boolean;
+
+  /**
+   * Start from this gallery template (ListGalleryTemplates: "invoice", "receipt", …)
+   * instead of content; content must then be unset.
+   *
+   * @generated from field: string from_gallery = 6;
+   */
+  fromGallery: string;
 };
 
 /**
@@ -924,6 +957,75 @@ export declare type CheckTemplateContentResponse = Message<"docgen.admin.v1.Chec
 export declare const CheckTemplateContentResponseSchema: GenMessage<CheckTemplateContentResponse>;
 
 /**
+ * @generated from message docgen.admin.v1.ListGalleryTemplatesRequest
+ */
+export declare type ListGalleryTemplatesRequest = Message<"docgen.admin.v1.ListGalleryTemplatesRequest"> & {
+};
+
+/**
+ * Describes the message docgen.admin.v1.ListGalleryTemplatesRequest.
+ * Use `create(ListGalleryTemplatesRequestSchema)` to create a new message.
+ */
+export declare const ListGalleryTemplatesRequestSchema: GenMessage<ListGalleryTemplatesRequest>;
+
+/**
+ * A template of the starter gallery.
+ *
+ * @generated from message docgen.admin.v1.GalleryTemplate
+ */
+export declare type GalleryTemplate = Message<"docgen.admin.v1.GalleryTemplate"> & {
+  /**
+   * What CreateTemplateRequest.from_gallery takes, e.g. "invoice", "shipping-label".
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Human title, e.g. "Shipping label".
+   *
+   * @generated from field: string title = 2;
+   */
+  title: string;
+
+  /**
+   * One or two sentences: what it is and which features it shows.
+   *
+   * @generated from field: string description = 3;
+   */
+  description: string;
+
+  /**
+   * The full content, sample data included: what a template created from it starts with.
+   *
+   * @generated from field: docgen.admin.v1.TemplateVersionContent content = 4;
+   */
+  content?: TemplateVersionContent | undefined;
+};
+
+/**
+ * Describes the message docgen.admin.v1.GalleryTemplate.
+ * Use `create(GalleryTemplateSchema)` to create a new message.
+ */
+export declare const GalleryTemplateSchema: GenMessage<GalleryTemplate>;
+
+/**
+ * @generated from message docgen.admin.v1.ListGalleryTemplatesResponse
+ */
+export declare type ListGalleryTemplatesResponse = Message<"docgen.admin.v1.ListGalleryTemplatesResponse"> & {
+  /**
+   * @generated from field: repeated docgen.admin.v1.GalleryTemplate templates = 1;
+   */
+  templates: GalleryTemplate[];
+};
+
+/**
+ * Describes the message docgen.admin.v1.ListGalleryTemplatesResponse.
+ * Use `create(ListGalleryTemplatesResponseSchema)` to create a new message.
+ */
+export declare const ListGalleryTemplatesResponseSchema: GenMessage<ListGalleryTemplatesResponse>;
+
+/**
  * @generated from enum docgen.admin.v1.TemplateStatus
  */
 export enum TemplateStatus {
@@ -1091,6 +1193,17 @@ export declare const TemplateService: GenService<{
     methodKind: "unary";
     input: typeof CheckTemplateContentRequestSchema;
     output: typeof CheckTemplateContentResponseSchema;
+  },
+  /**
+   * The starter gallery: ready-made templates (invoice, receipt, letter, …) with CSS, typed
+   * variables and sample data. CreateTemplate's from_gallery starts a template from one.
+   *
+   * @generated from rpc docgen.admin.v1.TemplateService.ListGalleryTemplates
+   */
+  listGalleryTemplates: {
+    methodKind: "unary";
+    input: typeof ListGalleryTemplatesRequestSchema;
+    output: typeof ListGalleryTemplatesResponseSchema;
   },
 }>;
 
