@@ -18,6 +18,15 @@ const BASIC_VERSION_FIELDS = {
   'content.pdfOptions': 1,
   'content.title': 1,
   'content.metadata': 1,
+  'content.locale': 1,
+  'content.timeZone': 1,
+  // Document settings (src/render/finishing/document-settings.ts): small, so in the BASIC view too.
+  'content.conformance': 1,
+  'content.eInvoice': 1,
+  'content.sign': 1,
+  'content.stamp': 1,
+  'content.outline': 1,
+  'content.attachments': 1,
 } as const;
 
 export class TemplatesRepository {
