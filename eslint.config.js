@@ -29,6 +29,20 @@ export default tseslint.config(
     },
   },
   {
+    // The portal's import names (@gen, @domain) exist in its bundler and in vitest, not in Node.
+    files: ['src/**/*.ts', 'gateway/**/*.ts', 'bench/**/*.ts', 'bin/**/*.js', 'scripts/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^@(gen|domain)/', message: 'Node resolves relative paths only; @gen/@domain are the portal’s.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       // Tests and benchmarks read arbitrary JSON bodies and library internals they assert on.
@@ -39,6 +53,33 @@ export default tseslint.config(
     files: ['portal/src/**/*.{ts,tsx}'],
     languageOptions: { globals: { ...globals.browser } },
     plugins: { 'react-hooks': reactHooks },
-    rules: reactHooks.configs.recommended.rules,
+    rules: {
+      ...reactHooks.configs.recommended.rules,
+      // Of the server's domain code the browser gets the document settings' rules only: the
+      // rest may use Node or the database driver.
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^@domain/(?!document-settings$)',
+              message: 'The portal imports only @domain/document-settings (browser-safe) from src/domain.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Bundled into the portal as well: it imports nothing, and uses no Node globals.
+    files: ['src/domain/document-settings.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '.', message: 'document-settings.ts runs in the browser too: it imports nothing.' }] },
+      ],
+      'no-restricted-globals': ['error', 'Buffer', 'process', 'require', '__dirname'],
+    },
   },
 );

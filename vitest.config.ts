@@ -1,8 +1,13 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
 // Integration tests start real dependencies (nats-server, the MongoDB stand-in, an S3
 // server, Chromium); on a 2-core machine a few files at a time is the sweet spot.
 export default defineConfig({
+  // The portal's import names (portal/vite.config.ts), for tests of the portal's own modules.
+  resolve: { alias: { '@gen': here('src/gen'), '@domain': here('src/domain') } },
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/harness/global-setup.ts'],

@@ -10,7 +10,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_PDF_OPTIONS } from '../src/domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../src/domain/document-settings.ts';
 import type { TemplateVersionContent } from '../src/domain/template.ts';
 import { docgenChromium } from './lib/measure.ts';
 import { createRenderEngine } from '../src/render/render-engine.ts';

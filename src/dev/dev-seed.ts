@@ -8,13 +8,8 @@ import { ObjectId } from 'mongodb';
 import type { App } from '../app/build-app.ts';
 import { displayPrefix, generateApiKey, hashApiKey, SCOPES } from '../auth/api-keys.ts';
 import { formatId, parseId } from '../domain/ids.ts';
-import {
-  DEFAULT_PDF_OPTIONS,
-  type JsonObject,
-  type PdfOptions,
-  type TemplateVersionContent,
-  type VariableDeclaration,
-} from '../domain/template.ts';
+import { type JsonObject, type TemplateVersionContent, type VariableDeclaration } from '../domain/template.ts';
+import { DEFAULT_PDF_OPTIONS, type PdfOptions } from '../domain/document-settings.ts';
 
 export interface DevSeed {
   workspaceId: string;

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PDFDocument, PDFName } from 'pdf-lib';
-import type { DocumentMetadata, PdfProtection } from '../domain/template.ts';
+import type { DocumentMetadata, PdfProtection } from '../domain/document-settings.ts';
 import { RenderError } from './render-error.ts';
 
 export interface FinishOptions {

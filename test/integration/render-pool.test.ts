@@ -3,7 +3,7 @@
 // browsers are recycled after N renders and above the memory limit; nothing is left running.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
 import { BrowserPool } from '../../src/render/chromium/browser-pool.ts';
 import type { BrowserPoolOptions } from '../../src/render/chromium/browser-pool.ts';
 import { RenderError } from '../../src/render/render-error.ts';

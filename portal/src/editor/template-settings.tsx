@@ -1,7 +1,8 @@
 // The editor's secondary sections: partials, declared variables (with suggestions from the
 // publish check) and PDF options.
 import { CodeEditor, type LineDiagnostic } from './code-editor.tsx';
-import { PAGE_SIZES, type Draft, type PdfDraft, type VariableDraft } from './template-draft.ts';
+import { PAGE_SIZES, type SettingIssue } from '@domain/document-settings';
+import { issuesUnder, type Draft, type PdfDraft, type VariableDraft } from './template-draft.ts';
 
 type Update = (change: (draft: Draft) => Draft) => void;
 
@@ -213,19 +214,35 @@ export function VariablesSection({
   );
 }
 
+/** Problems with settings, in the shared rules' words (document-settings.ts), where they are set. */
+function SettingProblems({ problems }: { problems: string[] }) {
+  return (
+    <>
+      {problems.map((p) => (
+        <p class="error" role="alert" key={p}>
+          {p}
+        </p>
+      ))}
+    </>
+  );
+}
+
 export function PdfOptionsSection({
   draft,
   update,
   readOnly,
   diagnosticsFor,
   resetKey,
+  issues,
 }: {
   draft: Draft;
   update: Update;
   readOnly: boolean;
   diagnosticsFor: (source: string) => LineDiagnostic[];
   resetKey: number;
+  issues: SettingIssue[];
 }) {
+  const problems = issuesUnder(issues, 'pdfOptions');
   const set = (change: Partial<PdfDraft>) => update((d) => ({ ...d, pdf: { ...d.pdf, ...change } }));
   const margin = (key: 'marginTop' | 'marginRight' | 'marginBottom' | 'marginLeft', label: string) => (
     <label>
@@ -240,8 +257,9 @@ export function PdfOptionsSection({
     </label>
   );
   return (
-    <details class="section">
+    <details class="section" open={problems.length > 0}>
       <summary>PDF options</summary>
+      <SettingProblems problems={problems} />
       <div class="grid-4">
         <label>
           Page size
@@ -420,12 +438,15 @@ export function DocumentSection({
   update,
   readOnly,
   diagnosticsFor,
+  issues,
 }: {
   draft: Draft;
   update: Update;
   readOnly: boolean;
   diagnosticsFor: (source: string) => LineDiagnostic[];
+  issues: SettingIssue[];
 }) {
+  const problems = issuesUnder(issues, 'title', 'metadata');
   const set = (change: Partial<Draft['document']>) => update((d) => ({ ...d, document: { ...d.document, ...change } }));
   const field = (key: keyof Draft['document'], label: string, placeholder = '') => (
     <label>
@@ -441,8 +462,9 @@ export function DocumentSection({
   );
   const titleProblems = diagnosticsFor('title');
   return (
-    <details class="section" open={titleProblems.length > 0}>
+    <details class="section" open={titleProblems.length > 0 || problems.length > 0}>
       <summary>Document properties</summary>
+      <SettingProblems problems={problems} />
       <div class="grid-2">
         {field('title', 'Document title', 'Liquid, e.g. Invoice {{ number }}; empty: the template name')}
         {field('language', 'Language', 'e.g. de, ja-JP')}

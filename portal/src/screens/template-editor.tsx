@@ -102,7 +102,10 @@ function TemplateEditor({
   const save = (publish: boolean) =>
     action.run(async () => {
       setNotice('');
-      if (!built.content) throw new Error('Fix the sample data and variables first (see the messages at the fields).');
+      if (!built.content)
+        throw new Error(
+          'Fix the sample data, variables, document properties or PDF options first (see the messages at the fields).',
+        );
       if (!template) {
         if (name.trim() === '') throw new Error('Give the template a name.');
         if (publish) await refuseOnCheckErrors();
@@ -250,13 +253,20 @@ function TemplateEditor({
             readOnly={readOnly}
             diagnosticsFor={diagnosticsFor}
           />
-          <DocumentSection draft={draft} update={update} readOnly={readOnly} diagnosticsFor={diagnosticsFor} />
+          <DocumentSection
+            draft={draft}
+            update={update}
+            readOnly={readOnly}
+            diagnosticsFor={diagnosticsFor}
+            issues={built.settingIssues}
+          />
           <PdfOptionsSection
             resetKey={resets}
             draft={draft}
             update={update}
             readOnly={readOnly}
             diagnosticsFor={diagnosticsFor}
+            issues={built.settingIssues}
           />
           {preview.diagnostics.length > 0 && (
             <div class="diagnostics" role="group" aria-label="Problems">
@@ -307,7 +317,9 @@ function TemplateEditor({
               ? 'Previews are rendered for owners and editors; your role reads the source.'
               : built.sampleProblem
                 ? 'Preview paused: the sample data is not valid JSON.'
-                : undefined
+                : built.settingIssues.length > 0
+                  ? 'Preview paused: a document property or PDF option is not valid (see the message there).'
+                  : undefined
           }
         />
       </div>

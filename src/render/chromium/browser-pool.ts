@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import puppeteer from 'puppeteer';
 import type { Page } from 'puppeteer';
 import { Cluster } from 'puppeteer-cluster';
-import type { PdfOptions } from '../../domain/template.ts';
+import type { PdfOptions } from '../../domain/document-settings.ts';
 import { toPrintParams, validatePdfOptions } from '../pdf-options.ts';
 import { RenderError } from '../render-error.ts';
 import { BrowserHost } from './browser-host.ts';
