@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import puppeteer from 'puppeteer';
 import type { Page } from 'puppeteer';
 import { Cluster } from 'puppeteer-cluster';
+import { DEFAULT_MAX_HTML_BYTES } from '../../config/limits.ts';
 import type { PdfOptions } from '../../domain/document-settings.ts';
 import { toPrintParams, validatePdfOptions } from '../pdf-options.ts';
 import { RenderError } from '../render-error.ts';
@@ -48,8 +49,8 @@ export interface BrowserPoolOptions {
    * (an SVG <use> of an external URL): permanent PAGE_LOAD_TIMEOUT. Default 5 s.
    */
   loadTimeoutMs?: number;
-  /** Largest HTML document printed; bigger ones fail at once (DOCUMENT_TOO_LARGE). Default 16 MiB
-   * (a backstop; the service passes DOCGEN_RENDER_MAX_HTML_BYTES, 2 MiB by default). */
+  /** Largest HTML document printed; bigger ones fail at once (DOCUMENT_TOO_LARGE). Default: the
+   * service's (DEFAULT_MAX_HTML_BYTES, which DOCGEN_RENDER_MAX_HTML_BYTES overrides). */
   maxHtmlBytes?: number;
   /**
    * Tagged (accessible) PDFs, Chromium's default. Untagged saves the structure tree: about 10 %
@@ -172,7 +173,7 @@ export class BrowserPool {
       launchTimeoutMs: 30_000,
       memoryCheckIntervalMs: 2_000,
       loadTimeoutMs: 5_000,
-      maxHtmlBytes: 16 * 1024 * 1024,
+      maxHtmlBytes: DEFAULT_MAX_HTML_BYTES,
       taggedPdf: true,
       extraArgs: [],
       ...options,
