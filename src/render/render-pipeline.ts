@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ObjectId } from 'mongodb';
 import { formatId, parseId } from '../domain/ids.ts';
+import { backoffDelayMs, type BackoffPolicy } from '../ops/backoff.ts';
 import { SpanKind, withSpan } from '../ops/tracing.ts';
 import { finalEventFor, type FinalEvent, type RenderJob } from '../queue/messages.ts';
 import type { JsonObject, TemplateVersionContent } from '../domain/template.ts';
@@ -50,8 +51,9 @@ export interface RenderOutcomeListener {
   ): void;
 }
 
-/** Transient failures are retried after these delays (attempt 1 -> 2, 2 -> 3). */
-export const RENDER_RETRY_DELAYS_MS = [1000, 4000, 10000];
+/** Transient failures are retried after these delays (attempt 1 -> 2, 2 -> 3; later ones wait the last). */
+export const RENDER_RETRY_DELAYS_MS: readonly number[] = [1000, 4000, 10000];
+export const RENDER_RETRY_BACKOFF: BackoffPolicy = { delaysMs: RENDER_RETRY_DELAYS_MS };
 
 /** RenderErrors say whether retrying can help; anything else (storage, broker) is transient. */
 export function isPermanentRenderError(err: unknown): boolean {
@@ -219,7 +221,7 @@ export class RenderPipeline {
         await this.finishFailed(id, message, templateVersion, control, started, job.generationId);
       } else {
         this.deps.onError?.(err, job.generationId);
-        const delayMs = RENDER_RETRY_DELAYS_MS[doc.attempts - 1] ?? 10000;
+        const delayMs = backoffDelayMs(RENDER_RETRY_BACKOFF, doc.attempts)!;
         const code = isRenderError(err) ? err.code : null;
         await generations.releaseForRetry(id, this.workerId, message, new Date(Date.now() + delayMs), code);
         await control.nak(delayMs);
