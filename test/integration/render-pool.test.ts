@@ -114,7 +114,8 @@ describe('browser pool', () => {
   });
 
   it('times out a render that takes too long and keeps serving', async () => {
-    const { pool } = await startPool({ concurrency: 2 });
+    // A document slow to print is a big one: above the service's HTML limit, allowed here.
+    const { pool } = await startPool({ concurrency: 2, maxHtmlBytes: 16 * 1024 * 1024 });
     const started = Date.now();
     const [slow, fast] = await Promise.all([rejection(print(pool, BIG + BIG, 500)), print(pool)]);
     expect(slow).toMatchObject({ code: 'RENDER_TIMEOUT', kind: 'transient' });
