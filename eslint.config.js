@@ -7,6 +7,19 @@ import globals from 'globals';
 import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
+// Dependencies are used through their public API. The two places that must reach past it are
+// named adapters (they say why, pin the version, and have a test that fails on an upgrade):
+const ADAPTERS = ['src/render/chromium/puppeteer-cluster-adapter.ts', 'src/dev/smartmongo-adapter.ts'];
+const PRIVATE_PATHS = {
+  regex: '(^puppeteer-cluster/dist/|^@push\\.rocks/smartmongo/|/dist_ts/|/internal(/|$))',
+  message: 'A dependency’s private files: use its public API, or go through its named adapter (eslint.config.js).',
+};
+// The portal's import names (@gen, @domain) exist in its bundler and in vitest, not in Node.
+const PORTAL_NAMES = {
+  regex: '^@(gen|domain)/',
+  message: 'Node resolves relative paths only; @gen/@domain are the portal’s.',
+};
+
 export default tseslint.config(
   { ignores: ['src/gen/**', 'portal/dist/**', 'build/**', 'node_modules/**', 'coverage/**', '.docgen/**'] },
   js.configs.recommended,
@@ -29,18 +42,13 @@ export default tseslint.config(
     },
   },
   {
-    // The portal's import names (@gen, @domain) exist in its bundler and in vitest, not in Node.
     files: ['src/**/*.ts', 'gateway/**/*.ts', 'bench/**/*.ts', 'bin/**/*.js', 'scripts/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { regex: '^@(gen|domain)/', message: 'Node resolves relative paths only; @gen/@domain are the portal’s.' },
-          ],
-        },
-      ],
-    },
+    ignores: ADAPTERS,
+    rules: { 'no-restricted-imports': ['error', { patterns: [PORTAL_NAMES, PRIVATE_PATHS] }] },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [PRIVATE_PATHS] }] },
   },
   {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
@@ -65,6 +73,7 @@ export default tseslint.config(
               regex: '^@domain/(?!document-settings$)',
               message: 'The portal imports only @domain/document-settings (browser-safe) from src/domain.',
             },
+            PRIVATE_PATHS,
           ],
         },
       ],
