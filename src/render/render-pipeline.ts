@@ -82,6 +82,28 @@ export interface RenderPipelineDeps {
   onStage?: StageObserver;
 }
 
+/**
+ * When this worker's lease on a generation was last confirmed (the claim, a heartbeat): taken
+ * before the write was sent, so the lease runs until at least leaseMs after this moment.
+ */
+class LeaseClock {
+  confirmedAt = performance.now();
+
+  confirmed(sentAt: number): void {
+    this.confirmedAt = Math.max(this.confirmedAt, sentAt);
+  }
+}
+
+/** One job being processed: what its steps need to settle and report it. */
+interface JobRun {
+  readonly id: ObjectId;
+  readonly generationId: string;
+  readonly control: JobControl;
+  /** performance.now() when processing began. */
+  readonly started: number;
+  readonly lease: LeaseClock;
+}
+
 /** Versions are immutable: a render worker keeps the ones it used (saves a read per render). */
 const VERSION_CACHE_SIZE = 256;
 
@@ -98,69 +120,77 @@ export class RenderPipeline {
     this.throttle = deps.crashThrottle ?? new CrashThrottle();
   }
 
+  /**
+   * Runs one render job to a settled message: claim the generation, render it, store the PDF
+   * and complete it, or hand it back, retry it later or fail it. Every step below settles the
+   * message itself when the job ends there.
+   */
   async process(job: RenderJob, control: JobControl): Promise<void> {
     const started = performance.now();
     const id = parseId('generation', job?.generationId);
     if (!id) {
+      // Not a generation id: no delivery of this message can ever succeed.
       await control.term();
       return;
     }
-    const { generations, onStage } = this.deps;
-    // When the lease was last written for this worker (claim, heartbeat), taken before the write
-    // was sent: it runs until at least leaseMs after this moment.
-    let leaseConfirmedAt = performance.now();
-    const doc = await timeStage(onStage, 'claim', () => generations.claim(id, this.workerId, this.deps.leaseMs));
-    if (!doc) {
-      const current = await generations.get(id);
-      if (current?.status === 'PROCESSING' && current.leaseOwner !== null && current.leaseUntil !== null) {
-        // Another worker holds a live lease. It may have died a moment ago (this message is
-        // its job, redelivered after ack_wait): look again just after the lease runs out, so
-        // the takeover does not wait for a sweep. If it is alive it finishes, and the next
-        // look finds the row final.
-        await control.nak(Math.max(100, current.leaseUntil.getTime() - Date.now() + 250));
-        this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
-        return;
-      }
-      // Final already: nothing to do here. A final row whose event never left (crash after
-      // the transition) gets it now.
-      if (current && current.eventPublished === false) await this.publishEvent(current);
-      await control.ack();
-      this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
-      return;
-    }
-
+    const run: JobRun = { id, generationId: job.generationId, control, started, lease: new LeaseClock() };
+    const doc = await timeStage(this.deps.onStage, 'claim', () =>
+      this.deps.generations.claim(id, this.workerId, this.deps.leaseMs),
+    );
+    if (!doc) return this.settleUnclaimed(run);
     if (doc.attempts > this.deps.maxAttempts) {
       // Earlier attempts died with their worker (e.g. a crash on this very document).
       const error = doc.lastError ?? `Rendering did not finish after ${this.deps.maxAttempts} attempts`;
-      await this.finishFailed(id, error, undefined, control, started, job.generationId);
-      return;
+      return this.finishFailed(run, error, undefined);
     }
-
     const workspace = doc.workspaceId.toHexString();
-    if (!this.throttle.tryStart(workspace)) {
-      // This workspace keeps crashing pages and already has a render running here: its other
-      // jobs wait, so they cannot take every page from the other workspaces.
-      await generations.handBack(id, this.workerId);
-      await control.nak(this.throttle.delayMs);
-      this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
+    if (!this.throttle.tryStart(workspace)) return this.holdBackCrashingWorkspace(run);
+    try {
+      await this.renderClaimed(run, doc);
+    } finally {
+      this.throttle.finish(workspace);
+    }
+  }
+
+  /**
+   * The claim found the generation held by another worker, or final: look again when that
+   * lease runs out, or settle what is left of a final one.
+   */
+  private async settleUnclaimed(run: JobRun): Promise<void> {
+    const current = await this.deps.generations.get(run.id);
+    if (current?.status === 'PROCESSING' && current.leaseOwner !== null && current.leaseUntil !== null) {
+      // Another worker holds a live lease. It may have died a moment ago (this message is
+      // its job, redelivered after ack_wait): look again just after the lease runs out, so
+      // the takeover does not wait for a sweep. If it is alive it finishes, and the next
+      // look finds the row final.
+      await run.control.nak(Math.max(100, current.leaseUntil.getTime() - Date.now() + 250));
+      this.report(run, 'skipped');
       return;
     }
-    this.deps.onStart?.({ generationId: job.generationId, attempt: doc.attempts });
+    // Final already: nothing to do here. A final row whose event never left (crash after
+    // the transition) gets it now.
+    if (current && current.eventPublished === false) await this.publishEvent(current);
+    await run.control.ack();
+    this.report(run, 'skipped');
+  }
+
+  /**
+   * This workspace keeps crashing pages and already has a render running here: its other jobs
+   * wait, so they cannot take every page from the other workspaces.
+   */
+  private async holdBackCrashingWorkspace(run: JobRun): Promise<void> {
+    await this.deps.generations.handBack(run.id, this.workerId);
+    await run.control.nak(this.throttle.delayMs);
+    this.report(run, 'skipped');
+  }
+
+  /** Renders a claimed generation under a renewed lease; a failure is retried later or final. */
+  private async renderClaimed(run: JobRun, doc: GenerationDoc): Promise<void> {
+    const { onStage } = this.deps;
+    this.deps.onStart?.({ generationId: run.generationId, attempt: doc.attempts });
     // Retries wait out their back-off on purpose: only a first attempt's wait is queueing.
     if (doc.attempts === 1) onStage?.('queue_wait', Math.max(0, Date.now() - doc.createdAt.getTime()));
-    const heartbeat = setInterval(
-      () => {
-        control.working();
-        const sentAt = performance.now();
-        generations
-          .extendLease(id, this.workerId, this.deps.leaseMs)
-          .then((held) => {
-            if (held) leaseConfirmedAt = Math.max(leaseConfirmedAt, sentAt);
-          })
-          .catch(() => {});
-      },
-      Math.max(1000, Math.floor(this.deps.leaseMs / 3)),
-    );
+    const heartbeat = this.keepLease(run);
     let templateVersion: number | undefined;
     try {
       const { content, version, templateName } = await timeStage(onStage, 'template', () => this.publishedVersion(doc));
@@ -170,71 +200,115 @@ export class RenderPipeline {
         templateName,
         onStage,
       });
-      const key = outputKeyFor(doc);
-      // A worker whose lease was taken over must not overwrite the new owner's PDF (the key
-      // is the generation's). Nobody can take the generation over before the lease written last
-      // runs out, so a lease confirmed less than half a lease ago still covers the upload (the
-      // other half is the margin for the upload and for clocks); an older one is confirmed again
-      // before writing. Most renders take far less than half a lease: no database round trip.
-      const leaseIsFresh = performance.now() - leaseConfirmedAt < this.deps.leaseMs / 2;
-      if (
-        !leaseIsFresh &&
-        !(await timeStage(onStage, 'lease_check', () => generations.extendLease(id, this.workerId, this.deps.leaseMs)))
-      ) {
-        await control.ack();
-        this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
-        return;
-      }
-      await withSpan(
-        'object store put pdf',
-        { kind: SpanKind.CLIENT, attributes: { 'docgen.object.key': key, 'docgen.object.bytes': pdf.length } },
-        () =>
-          timeStage(onStage, 'upload', () =>
-            this.deps.store.putPdf(key, pdf, { downloadFilename: `${formatId('generation', doc._id)}.pdf` }),
-          ),
-      );
-      const completed = await timeStage(onStage, 'complete', () =>
-        generations.complete(id, this.workerId, key, version),
-      );
-      if (completed) {
-        await timeStage(onStage, 'event', () => this.publishEvent(completed));
-        this.deps.onOutcome?.('completed', { generationId: job.generationId, durationMs: performance.now() - started });
-      } else if (!(await generations.get(id))) {
-        // Erased while rendering (right to erasure): the PDF must not outlive its row.
-        await this.deps.store.remove?.(key);
-      }
-      await control.ack();
+      await this.storeAndComplete(run, doc, pdf, version);
     } catch (caught) {
-      let err = caught;
-      if (isRenderError(err) && err.code === 'BROWSER_CRASHED') {
-        this.throttle.recordCrash(workspace);
-        if (doc.lastErrorCode === 'BROWSER_CRASHED') {
-          err = new RenderError(
-            'CRASHED_REPEATEDLY',
-            'The document crashed the browser on two attempts and will not be retried; simplify the template (its header and footer especially) and try again',
-            { cause: err },
-          );
-        }
-      }
-      const message = errorMessage(err);
-      if (isPermanentRenderError(err) || doc.attempts >= this.deps.maxAttempts) {
-        await this.finishFailed(id, message, templateVersion, control, started, job.generationId);
-      } else {
-        this.deps.onError?.(err, job.generationId);
-        const delayMs = backoffDelayMs(RENDER_RETRY_BACKOFF, doc.attempts)!;
-        const code = isRenderError(err) ? err.code : null;
-        await generations.releaseForRetry(id, this.workerId, message, new Date(Date.now() + delayMs), code);
-        await control.nak(delayMs);
-        this.deps.onOutcome?.('retried', {
-          generationId: job.generationId,
-          durationMs: performance.now() - started,
-          error: message,
-        });
-      }
+      await this.settleFailure(run, doc, caught, templateVersion);
     } finally {
       clearInterval(heartbeat);
-      this.throttle.finish(workspace);
     }
+  }
+
+  /** Renews the lease (and the message's ack deadline) every third of it while rendering. */
+  private keepLease(run: JobRun): NodeJS.Timeout {
+    return setInterval(
+      () => {
+        run.control.working();
+        const sentAt = performance.now();
+        this.deps.generations
+          .extendLease(run.id, this.workerId, this.deps.leaseMs)
+          .then((held) => {
+            if (held) run.lease.confirmed(sentAt);
+          })
+          .catch(() => {});
+      },
+      Math.max(1000, Math.floor(this.deps.leaseMs / 3)),
+    );
+  }
+
+  /** Uploads the PDF and turns the generation COMPLETED, if the lease is still this worker's. */
+  private async storeAndComplete(run: JobRun, doc: GenerationDoc, pdf: Buffer, version: number): Promise<void> {
+    const { generations, onStage } = this.deps;
+    const key = outputKeyFor(doc);
+    if (!(await this.leaseCoversUpload(run))) {
+      // Taken over: the new owner renders and uploads it.
+      await run.control.ack();
+      this.report(run, 'skipped');
+      return;
+    }
+    await withSpan(
+      'object store put pdf',
+      { kind: SpanKind.CLIENT, attributes: { 'docgen.object.key': key, 'docgen.object.bytes': pdf.length } },
+      () =>
+        timeStage(onStage, 'upload', () =>
+          this.deps.store.putPdf(key, pdf, { downloadFilename: `${formatId('generation', doc._id)}.pdf` }),
+        ),
+    );
+    const completed = await timeStage(onStage, 'complete', () =>
+      generations.complete(run.id, this.workerId, key, version),
+    );
+    if (completed) {
+      await timeStage(onStage, 'event', () => this.publishEvent(completed));
+      this.report(run, 'completed');
+    } else if (!(await generations.get(run.id))) {
+      // Erased while rendering (right to erasure): the PDF must not outlive its row.
+      await this.deps.store.remove?.(key);
+    }
+    await run.control.ack();
+  }
+
+  /**
+   * A worker whose lease was taken over must not overwrite the new owner's PDF (the key is the
+   * generation's). Nobody can take the generation over before the lease written last runs out,
+   * so a lease confirmed less than half a lease ago still covers the upload (the other half is
+   * the margin for the upload and for clocks); an older one is confirmed again before writing.
+   * Most renders take far less than half a lease: no database round trip.
+   */
+  private async leaseCoversUpload(run: JobRun): Promise<boolean> {
+    if (performance.now() - run.lease.confirmedAt < this.deps.leaseMs / 2) return true;
+    return timeStage(this.deps.onStage, 'lease_check', () =>
+      this.deps.generations.extendLease(run.id, this.workerId, this.deps.leaseMs),
+    );
+  }
+
+  /** A failed attempt: final when permanent or the last one, otherwise retried after a back-off. */
+  private async settleFailure(
+    run: JobRun,
+    doc: GenerationDoc,
+    caught: unknown,
+    templateVersion: number | undefined,
+  ): Promise<void> {
+    const err = this.crashVerdict(doc, caught);
+    const message = errorMessage(err);
+    if (isPermanentRenderError(err) || doc.attempts >= this.deps.maxAttempts) {
+      await this.finishFailed(run, message, templateVersion);
+      return;
+    }
+    this.deps.onError?.(err, run.generationId);
+    const delayMs = backoffDelayMs(RENDER_RETRY_BACKOFF, doc.attempts)!;
+    const code = isRenderError(err) ? err.code : null;
+    await this.deps.generations.releaseForRetry(run.id, this.workerId, message, new Date(Date.now() + delayMs), code);
+    await run.control.nak(delayMs);
+    this.report(run, 'retried', message);
+  }
+
+  /**
+   * A browser crash counts against the workspace (crash-throttle.ts); a document that crashed
+   * the browser on its previous attempt too is not tried again.
+   */
+  private crashVerdict(doc: GenerationDoc, err: unknown): unknown {
+    if (!isRenderError(err) || err.code !== 'BROWSER_CRASHED') return err;
+    this.throttle.recordCrash(doc.workspaceId.toHexString());
+    if (doc.lastErrorCode !== 'BROWSER_CRASHED') return err;
+    return new RenderError(
+      'CRASHED_REPEATEDLY',
+      'The document crashed the browser on two attempts and will not be retried; simplify the template (its header and footer especially) and try again',
+      { cause: err },
+    );
+  }
+
+  private report(run: JobRun, outcome: Parameters<RenderOutcomeListener>[0], error?: string): void {
+    const info = { generationId: run.generationId, durationMs: performance.now() - run.started };
+    this.deps.onOutcome?.(outcome, error === undefined ? info : { ...info, error });
   }
 
   /** Publishes a final row's event and records that it left (the outbox flag). */
@@ -243,20 +317,13 @@ export class RenderPipeline {
     await this.deps.generations.markEventPublished(doc._id);
   }
 
-  private async finishFailed(
-    id: ObjectId,
-    error: string,
-    templateVersion: number | undefined,
-    control: JobControl,
-    started: number,
-    generationId: string,
-  ) {
-    const failed = await this.deps.generations.fail(id, this.workerId, error, templateVersion);
+  private async finishFailed(run: JobRun, error: string, templateVersion: number | undefined): Promise<void> {
+    const failed = await this.deps.generations.fail(run.id, this.workerId, error, templateVersion);
     if (failed) {
       await this.publishEvent(failed);
-      this.deps.onOutcome?.('failed', { generationId, durationMs: performance.now() - started, error });
+      this.report(run, 'failed', error);
     }
-    await control.ack();
+    await run.control.ack();
   }
 
   /** The version published now (docs/interface.md#lifecycle: at processing time), or a permanent failure. */
