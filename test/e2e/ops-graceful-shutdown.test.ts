@@ -27,6 +27,13 @@ import {
 } from './ops-stack.ts';
 
 const LINES = 500;
+// What is tested is the shutdown, not the time-outs: on a loaded machine four 20-page renders at
+// once can take longer than the defaults, and a timed-out render would be retried elsewhere.
+const RENDER_ENV = {
+  DOCGEN_RENDER_CONCURRENCY: '4',
+  DOCGEN_RENDER_TIMEOUT_MS: '120000',
+  DOCGEN_LIQUID_TIMEOUT_MS: '30000',
+};
 let deps: Deps;
 let mongo: MongoClient;
 let api: RoleProcess;
@@ -142,10 +149,7 @@ describe('SIGTERM to a render process with renders in flight', () => {
     // Far longer than the in-flight renders take, even on a loaded machine: the process exits
     // when they are done, not when the grace period ends.
     const graceMs = 150_000;
-    const first = await startRole(deps, 'render', {
-      DOCGEN_RENDER_CONCURRENCY: '4',
-      DOCGEN_SHUTDOWN_GRACE_MS: String(graceMs),
-    });
+    const first = await startRole(deps, 'render', { ...RENDER_ENV, DOCGEN_SHUTDOWN_GRACE_MS: String(graceMs) });
     processes.push(first);
     const ids = await createGenerations(12);
     const inFlight = await pollUntil(
@@ -163,7 +167,7 @@ describe('SIGTERM to a render process with renders in flight', () => {
       { timeoutMs: 5_000, intervalMs: 20, description: '/readyz 503 after SIGTERM' },
     );
     expect(ready.body?.status).toBe('shutting_down');
-    const second = await startRole(deps, 'render', { DOCGEN_RENDER_CONCURRENCY: '4' });
+    const second = await startRole(deps, 'render', RENDER_ENV);
     processes.push(second);
 
     const exit = await first.proc.exited;
@@ -185,10 +189,7 @@ describe('SIGTERM to a render process with renders in flight', () => {
 
   it('with a short grace period: in-flight renders are handed back and finish on another process', async () => {
     const graceMs = 500;
-    const first = await startRole(deps, 'render', {
-      DOCGEN_RENDER_CONCURRENCY: '4',
-      DOCGEN_SHUTDOWN_GRACE_MS: String(graceMs),
-    });
+    const first = await startRole(deps, 'render', { ...RENDER_ENV, DOCGEN_SHUTDOWN_GRACE_MS: String(graceMs) });
     processes.push(first);
     const ids = await createGenerations(8);
     const inFlight = await pollUntil(
@@ -199,7 +200,11 @@ describe('SIGTERM to a render process with renders in flight', () => {
 
     const signalled = Date.now();
     first.proc.kill('SIGTERM');
-    const secondStarting = startRole(deps, 'render', { DOCGEN_RENDER_CONCURRENCY: '4' });
+    // Registered for clean-up as soon as it is up, whatever the assertions below say.
+    const secondStarting = startRole(deps, 'render', RENDER_ENV).then((p) => {
+      processes.push(p);
+      return p;
+    });
     const exit = await first.proc.exited;
     const exitedAfterMs = Date.now() - signalled;
     // Exit code 1: the grace period ran out and work was handed back (ops/shutdown.ts).
@@ -220,7 +225,6 @@ describe('SIGTERM to a render process with renders in flight', () => {
     }
 
     const second = await secondStarting;
-    processes.push(second);
     await expectExactlyOnce(ids, [first, second]);
     const finishedSecond = completedBy(second);
     for (const id of handedBack)
