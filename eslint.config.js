@@ -14,6 +14,8 @@ const PRIVATE_PATHS = {
   regex: '(^puppeteer-cluster/dist/|^@push\\.rocks/smartmongo/|/dist_ts/|/internal(/|$))',
   message: 'A dependency’s private files: use its public API, or go through its named adapter (eslint.config.js).',
 };
+const UNIT_ONLY =
+  'test/unit runs in process only: a test that starts Chromium, nats-server, an S3 server or another process belongs in test/integration.';
 // The portal's import names (@gen, @domain) exist in its bundler and in vitest, not in Node.
 const PORTAL_NAMES = {
   regex: '^@(gen|domain)/',
@@ -49,6 +51,36 @@ export default tseslint.config(
   {
     files: ['test/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [PRIVATE_PATHS] }] },
+  },
+  {
+    // test/unit is fast and in process (the MongoDB stand-in included): no Chromium, nats-server,
+    // S3 server, child processes or external tools. Tests that need them live in test/integration.
+    files: ['test/unit/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: 'node:child_process', message: UNIT_ONLY },
+            { name: 'puppeteer', message: UNIT_ONLY },
+            { name: '../harness/spawn-docgen.ts', message: UNIT_ONLY },
+            {
+              name: '../harness/dependencies.ts',
+              importNames: ['startNats', 'startS3', 'chromiumPath', 'dependencyEnv'],
+              message: UNIT_ONLY,
+            },
+          ],
+          patterns: [
+            PRIVATE_PATHS,
+            {
+              regex:
+                '/(render/chromium/(browser-pool|browser-host)|render/render-engine|render/liquid/liquid-renderer|dev/embedded-(nats|s3))\\.ts$',
+              message: UNIT_ONLY,
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['test/**/*.ts', 'bench/**/*.ts'],

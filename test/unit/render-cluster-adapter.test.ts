@@ -6,7 +6,6 @@
 // runs on a concurrency implementation whose pages are stand-ins, on fake timers.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Cluster } from 'puppeteer-cluster';
-import type { Page } from 'puppeteer';
 import {
   ConcurrencyImplementation,
   installedVersion,
@@ -15,12 +14,14 @@ import {
   type WorkerInstance,
 } from '../../src/render/chromium/puppeteer-cluster-adapter.ts';
 
+type StandInPage = Awaited<ReturnType<WorkerInstance['jobInstance']>>['resources']['page'];
+
 /** Pages that are not pages: puppeteer-cluster only adds and removes listeners on them. */
 class StandInPages extends ConcurrencyImplementation {
   async init(): Promise<void> {}
   async close(): Promise<void> {}
   async workerInstance(): Promise<WorkerInstance> {
-    const page = { on: () => page, removeAllListeners: () => page } as unknown as Page;
+    const page = { on: () => page, removeAllListeners: () => page } as unknown as StandInPage;
     return {
       jobInstance: async () => ({ resources: { page }, close: async () => {} }),
       close: async () => {},
