@@ -13,7 +13,7 @@
 //     (`request.<field>` or `response.<path>`).
 import type { Permission } from './roles.ts';
 
-/** Objects whose workspace is found by looking them up (src/rpc/admin-access.ts has the lookups). */
+/** Objects whose workspace is found by looking them up (the lookups are wired in src/rpc/admin-services.ts). */
 export type ObjectKind = 'template' | 'apiKey' | 'webhookEndpoint' | 'delivery' | 'generation' | 'asset';
 
 export type WorkspaceSource =

@@ -94,7 +94,8 @@ function TemplateEditor({
   const sampleProblem = built.sampleProblem;
   const sampleDiagnostics = useMemo<LineDiagnostic[]>(
     () => (sampleProblem ? [{ ...sampleProblem, severity: 'error' }] : NO_DIAGNOSTICS),
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- keyed on the problem's facts, not its object (new every render), so the editor keeps its markers
+    /* eslint-disable-next-line react-hooks/exhaustive-deps -- keyed on the problem's facts, not its
+       object (new every render), so the editor keeps its markers */
     [sampleProblem?.line, sampleProblem?.column, sampleProblem?.message],
   );
   const update = (change: (d: Draft) => Draft) => setDraft((d) => change(d));
