@@ -243,6 +243,9 @@ function readProtection(value: unknown, field: string, issues: SettingIssue[]): 
   return protection;
 }
 
+/** The default margins: none, the content fills the paper (a template sets its own, or uses CSS @page). */
+const NO_MARGINS: Readonly<Record<MarginSide, string>> = { top: '0', right: '0', bottom: '0', left: '0' };
+
 /** Every PDF option: the order of this table is the order of fields and messages. */
 export const PDF_OPTION_SETTINGS = {
   pageSize: setting<PageSize>({
@@ -257,9 +260,9 @@ export const PDF_OPTION_SETTINGS = {
   }),
   landscape: booleanSetting(false),
   margins: setting<Record<MarginSide, string>>({
-    default: { top: '0', right: '0', bottom: '0', left: '0' },
+    default: NO_MARGINS,
     read: (value, field, issues) => {
-      const margins: Record<MarginSide, string> = { top: '0', right: '0', bottom: '0', left: '0' };
+      const margins = { ...NO_MARGINS };
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {
         issues.push({ field, issue: 'must be an object with top, right, bottom and left' });
         return margins;
@@ -318,6 +321,9 @@ export const PDF_OPTION_SETTINGS = {
   protection: setting<PdfProtection | undefined>({ default: undefined, read: readProtection }),
 };
 
+/** No metadata: every property unset. */
+const NO_METADATA: Readonly<DocumentMetadata> = { author: '', subject: '', keywords: '', language: '' };
+
 /** Document properties: the title (Liquid) and the metadata written into the PDF. */
 export const DOCUMENT_PROPERTY_SETTINGS = {
   title: setting<string>({
@@ -329,17 +335,14 @@ export const DOCUMENT_PROPERTY_SETTINGS = {
       return value;
     },
   }),
-  metadata: setting<DocumentMetadata>({
-    default: { author: '', subject: '', keywords: '', language: '' },
-    read: readMetadata,
-  }),
+  metadata: setting<DocumentMetadata>({ default: NO_METADATA, read: readMetadata }),
 };
 
 // BCP 47 in its common shapes: "de", "pt-BR", "zh-Hant-TW".
 const LANGUAGE_TAG = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
 
 function readMetadata(value: unknown, field: string, issues: SettingIssue[]): DocumentMetadata {
-  const metadata: DocumentMetadata = { author: '', subject: '', keywords: '', language: '' };
+  const metadata: DocumentMetadata = { ...NO_METADATA };
   const given = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
   for (const key of METADATA_FIELDS) {
     const text = given[key];
