@@ -1,5 +1,6 @@
 // The editor's secondary sections: partials, declared variables (with suggestions from the
 // publish check) and PDF options.
+import { useEffect, useRef } from 'preact/hooks';
 import { CodeEditor, type LineDiagnostic } from './code-editor.tsx';
 import { PAGE_SIZES, type SettingIssue } from '@domain/document-settings';
 import { issuesUnder, type Draft, type PdfDraft, type VariableDraft } from './template-draft.ts';
@@ -214,6 +215,18 @@ export function VariablesSection({
   );
 }
 
+/**
+ * Opens the section when it gets a problem to show, and never closes it: the author is fixing
+ * something there (an `open` attribute bound to the problems would shut it on the fix).
+ */
+function useOpenOnProblems(hasProblems: boolean) {
+  const ref = useRef<HTMLDetailsElement>(null);
+  useEffect(() => {
+    if (hasProblems && ref.current) ref.current.open = true;
+  }, [hasProblems]);
+  return ref;
+}
+
 /** Problems with settings, in the shared rules' words (document-settings.ts), where they are set. */
 function SettingProblems({ problems }: { problems: string[] }) {
   return (
@@ -243,6 +256,7 @@ export function PdfOptionsSection({
   issues: SettingIssue[];
 }) {
   const problems = issuesUnder(issues, 'pdfOptions');
+  const section = useOpenOnProblems(problems.length > 0);
   const set = (change: Partial<PdfDraft>) => update((d) => ({ ...d, pdf: { ...d.pdf, ...change } }));
   const margin = (key: 'marginTop' | 'marginRight' | 'marginBottom' | 'marginLeft', label: string) => (
     <label>
@@ -257,7 +271,7 @@ export function PdfOptionsSection({
     </label>
   );
   return (
-    <details class="section" open={problems.length > 0}>
+    <details class="section" ref={section}>
       <summary>PDF options</summary>
       <SettingProblems problems={problems} />
       <div class="grid-4">
@@ -461,8 +475,9 @@ export function DocumentSection({
     </label>
   );
   const titleProblems = diagnosticsFor('title');
+  const section = useOpenOnProblems(titleProblems.length > 0 || problems.length > 0);
   return (
-    <details class="section" open={titleProblems.length > 0 || problems.length > 0}>
+    <details class="section" ref={section}>
       <summary>Document properties</summary>
       <SettingProblems problems={problems} />
       <div class="grid-2">
