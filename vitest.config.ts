@@ -1,10 +1,14 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
 // Integration tests start real dependencies (nats-server, the MongoDB stand-in, an S3
 // server, Chromium); on a 2-core machine a few files at a time is the sweet spot.
 export default defineConfig({
+  // The portal's import names (portal/vite.config.ts), for tests of the portal's own modules.
+  resolve: { alias: { '@gen': here('src/gen'), '@domain': here('src/domain') } },
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/harness/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,
@@ -12,5 +16,15 @@ export default defineConfig({
     hookTimeout: 120_000,
     teardownTimeout: 30_000,
     reporters: ['default'],
+    projects: [
+      {
+        extends: true,
+        // Fast and in process (eslint.config.js keeps processes and external tools out): a
+        // worker runs file after file without reloading modules, which were most of the time.
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false },
+      },
+      { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'] } },
+      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
+    ],
   },
 });

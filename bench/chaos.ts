@@ -3,9 +3,10 @@
 // script when it exits, as Kubernetes would), runs CHAOS_GENERATIONS generations (default
 // 200) with a webhook endpoint subscribed, SIGKILLs a random role process every 4 s while
 // they run (until all are created and 90 % delivered) and kills nats-server once, then
-// measures the time from the last kill to quiescence: every generation COMPLETED and every delivery SUCCEEDED. It then checks that
-// nothing was lost or duplicated (one final event per generation on the EVENTS stream, one
-// delivery per generation, every one received) and counts Chromium profiles left behind.
+// measures the time from the last kill to quiescence: every generation COMPLETED and every
+// delivery SUCCEEDED. It then checks that nothing was lost or duplicated (one final event per
+// generation on the EVENTS stream, one delivery per generation, every one received) and counts
+// Chromium profiles left behind.
 //
 // Options (environment):
 //   CHAOS_GENERATIONS    generations to create (default 200)

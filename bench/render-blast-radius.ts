@@ -10,7 +10,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_PDF_OPTIONS } from '../src/domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../src/domain/document-settings.ts';
+import { DEFAULT_MAX_HTML_BYTES } from '../src/config/limits.ts';
 import type { TemplateVersionContent } from '../src/domain/template.ts';
 import { docgenChromium } from './lib/measure.ts';
 import { createRenderEngine } from '../src/render/render-engine.ts';
@@ -78,7 +79,7 @@ const engine = await createRenderEngine({
   maxAttempts: 3,
   // The service's defaults (DOCGEN_RENDER_LOAD_TIMEOUT_MS, DOCGEN_RENDER_MAX_HTML_BYTES).
   loadTimeoutMs: 5_000,
-  maxHtmlBytes: 2 * 1024 * 1024,
+  maxHtmlBytes: DEFAULT_MAX_HTML_BYTES,
   userDataDir: mkdtempSync(join(tmpdir(), 'docgen-blast-')),
 } as never);
 

@@ -9,6 +9,7 @@ import { PREFERENCE_APPLIED, parsePreferWait, preferenceApplied } from '../src/a
 import { writeRateLimitHeaders } from '../src/api/rate-limit-headers.ts';
 import { requestIdFrom } from '../src/api/request-id.ts';
 import { DomainError, validationError, type FieldIssue } from '../src/domain/errors.ts';
+import { UNREAD_BODY_DISCARD_LIMIT_BYTES } from '../src/config/limits.ts';
 import {
   VARIABLES_TOO_DEEP,
   parseCreateGenerationBody,
@@ -180,12 +181,9 @@ function drain(req: Request): void {
   discardRest(req, 0);
 }
 
-/**
- * Bytes of an oversized body read and thrown away after the 413. Closing a connection with
- * unread data makes the kernel reset it, and the client then often loses the answer; so the
- * rest is drained (Node keeps the connection usable afterwards), up to this many bytes.
- */
-const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024;
+// An oversized body is read and thrown away after the 413. Closing a connection with unread
+// data makes the kernel reset it, and the client then often loses the answer; so the rest is
+// drained (Node keeps the connection usable afterwards), up to UNREAD_BODY_DISCARD_LIMIT_BYTES.
 
 /**
  * Reads the body up to the limit. Size and media type are transport checks made before
@@ -235,12 +233,12 @@ function readBody(req: Request, limit: number): Promise<Buffer> {
   });
 }
 
-/** Reads and drops the rest of a refused body; past DISCARD_LIMIT_BYTES cuts the connection. */
+/** Reads and drops the rest of a refused body; past UNREAD_BODY_DISCARD_LIMIT_BYTES cuts the connection. */
 function discardRest(req: Request, alreadyRead: number): void {
   let discarded = alreadyRead;
   req.on('data', (chunk: Buffer) => {
     discarded += chunk.length;
-    if (discarded <= DISCARD_LIMIT_BYTES) return;
+    if (discarded <= UNREAD_BODY_DISCARD_LIMIT_BYTES) return;
     if ('stream' in req) req.stream.close();
     else req.socket.destroy();
   });

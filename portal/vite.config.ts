@@ -1,7 +1,9 @@
 // Builds the portal (a Preact single-page app) into portal/dist, which the admin listener
 // serves at `/` (src/portal/portal-assets.ts). Vite's own transformer (oxc) compiles the JSX
 // for Preact, so no framework plugin is needed. `@gen` is the server's generated protobuf code
-// (src/gen): the browser and the server share one copy of the admin API's types.
+// (src/gen): the browser and the server share one copy of the admin API's types. `@domain` is
+// the server's src/domain, of which the portal imports only the browser-safe document settings
+// (their rules: one copy for server, CLI and portal; eslint.config.js keeps it to that file).
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
@@ -12,7 +14,7 @@ export default defineConfig({
   base: '/',
   publicDir: false,
   resolve: {
-    alias: { '@gen': here('../src/gen') },
+    alias: { '@gen': here('../src/gen'), '@domain': here('../src/domain') },
   },
   oxc: {
     jsx: { runtime: 'automatic', importSource: 'preact' },

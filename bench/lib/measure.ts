@@ -164,7 +164,10 @@ export interface InvoiceFixture {
   variables: JsonObject;
 }
 
-/** The sample invoice of `docgen dev` (the gallery invoice, src/gallery/invoice/) as a template version and its variables. */
+/**
+ * The sample invoice of `docgen dev` (the gallery invoice, src/gallery/invoice/) as a template
+ * version and its variables.
+ */
 export function loadInvoiceFixture(): InvoiceFixture {
   return { content: sampleInvoiceContent(), variables: sampleInvoiceValues() };
 }

@@ -4,7 +4,8 @@
 //   normal: 25 rows per page in 9 pt, like a long invoice or statement;
 //   dense:  200 rows per page in 3 pt, the data-heavy extreme.
 import { PDFDocument } from 'pdf-lib';
-import { DEFAULT_PDF_OPTIONS, type JsonObject, type TemplateVersionContent } from '../../src/domain/template.ts';
+import { type JsonObject, type TemplateVersionContent } from '../../src/domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
 
 export interface Workload {
   /** Short name for rows: `20 pages x 25 rows`. */

@@ -6,6 +6,7 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
 import type { ListenAddress } from '../config/config.ts';
+import { UNREAD_BODY_DISCARD_LIMIT_BYTES } from '../config/limits.ts';
 
 export type RequestHandler = (
   req: http.IncomingMessage | http2.Http2ServerRequest,
@@ -47,21 +48,18 @@ export function enforceRequestTimeouts(server: http.Server, limits: ConnectionLi
   server.emit('listening');
 }
 
-/**
- * An answer sent before the request body was read (413, 404, a refused upload) would be lost
- * when the connection closes with unread bytes: the kernel then resets it, and the client
- * discards what it had not read yet. So when a response ends with body bytes still unread, the
- * rest is read and dropped (bounded by requestTimeout and this many bytes) before the
- * connection may close.
- */
-const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024;
+// An answer sent before the request body was read (413, 404, a refused upload) would be lost
+// when the connection closes with unread bytes: the kernel then resets it, and the client
+// discards what it had not read yet. So when a response ends with body bytes still unread, the
+// rest is read and dropped (bounded by requestTimeout and UNREAD_BODY_DISCARD_LIMIT_BYTES)
+// before the connection may close.
 
 function drainUnreadBody(req: http.IncomingMessage): void {
   if (req.complete || req.destroyed) return;
   let discarded = 0;
   req.on('data', (chunk: Buffer) => {
     discarded += chunk.length;
-    if (discarded > DISCARD_LIMIT_BYTES) req.socket.destroy();
+    if (discarded > UNREAD_BODY_DISCARD_LIMIT_BYTES) req.socket.destroy();
   });
   req.resume();
 }

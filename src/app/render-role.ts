@@ -132,32 +132,45 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
   /**
    * Hands every in-flight render back: releases its lease (so another worker claims it at
    * once instead of after RENDER_LEASE_MS) and naks the message for immediate redelivery.
+   * Returns how many were released. A render that reached its final state first (it completed
+   * or failed here while the grace period ended) is not handed back, and not said to be: the
+   * release finds the row final, and only a released one is logged and counted as handed back.
    */
   async function handBackInFlight(): Promise<number> {
     const jobs = [...inFlight].filter(([, info]) => !handedBack.has(info.generationId));
     for (const [, info] of jobs) handedBack.add(info.generationId);
-    await Promise.all(
+    const released = await Promise.all(
       jobs.map(async ([job, info]) => {
         const id = parseId('generation', info.generationId);
+        let wasReleased = false;
+        let failed = false;
         if (id) {
-          await repositories.generations.handBack(id, pipeline.workerId).catch((err: unknown) =>
+          wasReleased = await repositories.generations.handBack(id, pipeline.workerId).catch((err: unknown) => {
+            failed = true;
             logger.warn('could not release a handed-back generation; it is retried when its lease expires', {
               generationId: info.generationId,
               err: String(err),
-            }),
-          );
+            });
+            return false;
+          });
         }
         // Also when the release found the row final or released already: a redelivery of a
         // final generation is acknowledged as skipped, so nak-ing is always safe.
         job.nak(0);
         const seconds = (performance.now() - info.started) / 1000;
-        metrics.observeRender('handed_back', seconds);
-        logger.info('render handed back', { generationId: info.generationId, durationMs: Math.round(seconds * 1000) });
+        const fields = { generationId: info.generationId, durationMs: Math.round(seconds * 1000) };
+        if (wasReleased) {
+          metrics.observeRender('handed_back', seconds);
+          logger.info('render handed back', fields);
+        } else if (!failed) {
+          logger.debug('render not handed back: it reached its final state here first', fields);
+        }
+        return wasReleased;
       }),
     );
     // The naks must reach the server before the connection closes.
     if (jobs.length > 0) await queue.nats.connection.flush().catch(() => {});
-    return jobs.length;
+    return released.filter(Boolean).length;
   }
 
   const sweeper = new OutboxSweeper({
@@ -218,10 +231,8 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
       // then (or when the consumer loop gave up waiting) goes back to the queue.
       await Promise.race([jobs.done, abortedPromise(signal)]);
       const count = await handBackInFlight();
-      if (count > 0) {
-        handedBackAny = true;
-        logger.warn('shutdown grace period over: in-flight renders handed back to the queue', { count });
-      }
+      if (count > 0) logger.warn('shutdown grace period over: in-flight renders handed back to the queue', { count });
+      handedBackAny = handedBack.size > 0;
     },
     async close() {
       // Handed-back renders are redone elsewhere: do not wait for their pages.

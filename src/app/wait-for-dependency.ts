@@ -1,8 +1,9 @@
 // Start-up without the broker or the database: a role keeps trying to connect, with a capped
-// exponential backoff, instead of exiting; it logs what it waits for (when it starts waiting,
+// exponential back-off (src/ops/backoff.ts), instead of exiting; it logs what it waits for (when it starts waiting,
 // when the reason changes, and every 30 s), and its /readyz answers 503 naming the dependency
 // and the last error until the connection is made.
 import { describeError } from '../domain/errors.ts';
+import { backoffDelayMs, type BackoffPolicy } from '../ops/backoff.ts';
 import type { Logger } from '../ops/logger.ts';
 
 export interface DependencyWait {
@@ -20,15 +21,18 @@ export interface DependencyWait {
 export interface WaitOptions {
   logger: Logger;
   signal?: AbortSignal | undefined;
-  /** First delay between attempts. Default 250 ms. */
+  /** First delay between attempts. Default: DEPENDENCY_WAIT_BACKOFF (250 ms). */
   initialDelayMs?: number;
-  /** Longest delay between attempts. Default 1 s: a dependency that comes back is noticed within about a second. */
+  /** Longest delay between attempts. Default: DEPENDENCY_WAIT_BACKOFF (1 s). */
   maxDelayMs?: number;
   /** Errors that waiting cannot fix (a misconfiguration): thrown at once. */
   isPermanent?: (err: unknown) => boolean;
 }
 
 const REPEAT_LOG_MS = 30_000;
+
+/** 250 ms, doubling to 1 s: a dependency that comes back is noticed within about a second. */
+export const DEPENDENCY_WAIT_BACKOFF = { firstMs: 250, maxMs: 1_000 } as const satisfies BackoffPolicy;
 
 export class DependencyWaiter<T> implements DependencyWait {
   readonly name: string;
@@ -50,9 +54,10 @@ export class DependencyWaiter<T> implements DependencyWait {
 
   /** Tries until it connects; rejects only when the signal aborts. */
   async connect(options: WaitOptions): Promise<T> {
-    const initial = options.initialDelayMs ?? 250;
-    const max = options.maxDelayMs ?? 1_000;
-    let delay = initial;
+    const backoff: BackoffPolicy = {
+      firstMs: options.initialDelayMs ?? DEPENDENCY_WAIT_BACKOFF.firstMs,
+      maxMs: options.maxDelayMs ?? DEPENDENCY_WAIT_BACKOFF.maxMs,
+    };
     let attempts = 0;
     let loggedAt = 0;
     let loggedError: string | undefined;
@@ -87,8 +92,7 @@ export class DependencyWaiter<T> implements DependencyWait {
           loggedError = this.lastError;
         }
       }
-      await sleep(delay, options.signal);
-      delay = Math.min(max, delay * 2);
+      await sleep(backoffDelayMs(backoff, attempts)!, options.signal);
     }
   }
 }

@@ -4,6 +4,7 @@
 // checks). `docgen dev` and `docgen admin` read a few more of their own (see the README).
 
 import { resolveChromiumFontconfig } from '../render/fonts/chromium-fontconfig.ts';
+import { DEFAULT_MAX_HTML_BYTES } from './limits.ts';
 
 export type Role = 'api' | 'render' | 'webhooks';
 export const ALL_ROLES: readonly Role[] = ['api', 'render', 'webhooks'];
@@ -58,7 +59,7 @@ export interface Config {
     maxAttempts: number;
     /** Bound of a document's load (optional in hand-built configs; default 5 s). */
     loadTimeoutMs?: number;
-    /** Largest printed HTML document (optional in hand-built configs; default 2 MiB). */
+    /** Largest printed HTML document (optional in hand-built configs; default DEFAULT_MAX_HTML_BYTES). */
     maxHtmlBytes?: number;
     /** RFC 3161 timestamp authority: signatures become PAdES B-T (optional; null: B-B). */
     timestampUrl?: string | null;
@@ -225,7 +226,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   },
   {
     name: 'DOCGEN_RENDER_MAX_HTML_BYTES',
-    default: '2097152',
+    default: String(DEFAULT_MAX_HTML_BYTES),
     description: 'Largest HTML document Chromium is asked to print; a bigger one fails permanently at once.',
   },
   {

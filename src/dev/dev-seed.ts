@@ -1,8 +1,8 @@
 // The sample invoice (the gallery's invoice, src/gallery/invoice/: also the benchmarks' and
 // tests' fixture) and the first-start data for `docgen dev`: a workspace, an API key with both
-// scopes and the sample invoice template with its sample data, published. Kept in ./.docgen/dev-seed.json so later starts print the same
-// ids and key. (The key is on disk here only because this is a local sandbox; the database
-// holds just its hash, as everywhere.)
+// scopes and the sample invoice template with its sample data, published. Kept in
+// ./.docgen/dev-seed.json so later starts print the same ids and key. (The key is on disk here
+// only because this is a local sandbox; the database holds just its hash, as everywhere.)
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { ObjectId } from 'mongodb';
 import type { App } from '../app/build-app.ts';

@@ -19,15 +19,16 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+// CongoDB's parts come through smartmongo-adapter.ts (the one door into the package's files).
 import {
   CommandRouter,
   MemoryStorageAdapter,
+  OP_QUERY,
   WireProtocol,
   plugins as congoPlugins,
   type CongoServer,
-} from '@push.rocks/smartmongo/dist_ts/congodb/index.js';
-import { OP_QUERY } from '@push.rocks/smartmongo/dist_ts/congodb/server/WireProtocol.js';
-import type { IStoredDocument } from '@push.rocks/smartmongo/dist_ts/congodb/types/interfaces.js';
+  type IStoredDocument,
+} from './smartmongo-adapter.ts';
 
 type Document = Record<string, unknown>;
 type IndexSpec = { key: Record<string, unknown>; unique?: boolean; sparse?: boolean; expireAfterSeconds?: number };

@@ -1,7 +1,11 @@
 // A problem found in template content, at its place when known: what the publish checks,
 // the content check and previews report, and what the portal shows at the line.
 
-/** Where: `body`, `css`, `title`, `partials/<name>`, `header_template`, `footer_template`, `first_page_header_template`, `first_page_footer_template`, `variables`, `pdf_options`, `sample_data`. */
+/**
+ * Where: `body`, `css`, `title`, `partials/<name>`, `header_template`, `footer_template`,
+ * `first_page_header_template`, `first_page_footer_template`, `variables`, `pdf_options`,
+ * `sample_data`.
+ */
 export type DiagnosticSource =
   | 'body'
   | 'css'

@@ -1,5 +1,8 @@
 // Templates (docs/interface.md#templates): a workspace's named template with immutable numbered versions,
-// at most one of them published.
+// at most one of them published. Its document settings (PDF options, title, metadata) and their
+// rules live in document-settings.ts; the finishing settings (conformance, e-invoice, signature,
+// stamp, outline, attachments) in src/render/finishing/document-settings.ts.
+import { DEFAULT_PDF_OPTIONS, EMPTY_METADATA, type DocumentMetadata, type PdfOptions } from './document-settings.ts';
 import { DEFAULT_LOCALE, DEFAULT_TIME_ZONE } from './locale-settings.ts';
 import type { VariableSchema } from './variable-schema.ts';
 
@@ -19,67 +22,6 @@ export interface VariableDeclaration {
   /** What values must look like (variable-schema.ts); absent: any JSON value. */
   schema?: VariableSchema;
 }
-
-export const PAGE_SIZES = ['A3', 'A4', 'A5', 'Letter', 'Legal', 'Tabloid'] as const;
-export type PageSize = (typeof PAGE_SIZES)[number];
-
-export interface PdfOptions {
-  pageSize: PageSize;
-  landscape: boolean;
-  /** CSS lengths ("10mm", "0.5in", "12px"); "0" when unset. */
-  margins: { top: string; right: string; bottom: string; left: string };
-  printBackground: boolean;
-  /** Chromium header/footer templates (Liquid); '' means none. */
-  headerTemplate: string;
-  footerTemplate: string;
-  // The settings below are absent on versions stored before they existed (withDocumentDefaults).
-  /** Zoom of the page content, 0.1..2. */
-  scale?: number;
-  /** e.g. "1-3, 5"; '' prints all pages. */
-  pageRanges?: string;
-  /** A CSS @page size wins over pageSize/landscape. */
-  preferCssPageSize?: boolean;
-  /** First page only; '' uses headerTemplate/footerTemplate there too. */
-  firstPageHeaderTemplate?: string;
-  firstPageFooterTemplate?: string;
-  /** Encrypts the PDF when set (stored versions may hold null for none). */
-  protection?: PdfProtection;
-}
-
-export interface PdfProtection {
-  /** '' opens without a password. */
-  userPassword: string;
-  ownerPassword: string;
-  allowPrinting: boolean;
-  allowCopying: boolean;
-  allowModifying: boolean;
-}
-
-/** PDF document properties; '' means unset. */
-export interface DocumentMetadata {
-  author: string;
-  subject: string;
-  keywords: string;
-  /** BCP 47 tag: <html lang> and the PDF's /Lang. */
-  language: string;
-}
-
-export const EMPTY_METADATA: DocumentMetadata = { author: '', subject: '', keywords: '', language: '' };
-
-/** Every option but protection (none by default), which proto messages cannot take as null. */
-export const DEFAULT_PDF_OPTIONS: Required<Omit<PdfOptions, 'protection'>> = {
-  pageSize: 'A4',
-  landscape: false,
-  margins: { top: '0', right: '0', bottom: '0', left: '0' },
-  printBackground: true,
-  headerTemplate: '',
-  footerTemplate: '',
-  scale: 1,
-  pageRanges: '',
-  preferCssPageSize: false,
-  firstPageHeaderTemplate: '',
-  firstPageFooterTemplate: '',
-};
 
 /**
  * What a version holds; immutable once stored. Its document settings (conformance, eInvoice,

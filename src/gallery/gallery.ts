@@ -13,11 +13,9 @@ import {
   DEFAULT_PDF_OPTIONS,
   EMPTY_METADATA,
   type DocumentMetadata,
-  type JsonObject,
   type PdfOptions,
-  type TemplateVersionContent,
-  type VariableDeclaration,
-} from '../domain/template.ts';
+} from '../domain/document-settings.ts';
+import type { JsonObject, TemplateVersionContent, VariableDeclaration } from '../domain/template.ts';
 
 /** The names, in the order the gallery shows them. */
 export const GALLERY_NAMES = ['invoice', 'receipt', 'letter', 'certificate', 'shipping-label', 'report'] as const;

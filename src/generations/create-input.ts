@@ -5,7 +5,8 @@
 // Accepted characters (docs/interface.md#input-rules): variable names may
 // hold any Unicode text except control characters (U+0000-U+001F, U+007F-U+009F) and lone
 // surrogates; string values may hold any character JSON can carry (NUL and control characters
-// included: they are data, escaped when printed) except lone surrogates. Anything else is refused with 422 naming the field (e.g. `variables.customer["na\u0000me"]`).
+// included: they are data, escaped when printed) except lone surrogates. Anything else is
+// refused with 422 naming the field (e.g. `variables.customer["na\u0000me"]`).
 import { createHash } from 'node:crypto';
 import { validationError, type FieldIssue } from '../domain/errors.ts';
 import type { JsonObject, JsonValue } from '../domain/template.ts';

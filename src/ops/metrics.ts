@@ -11,7 +11,10 @@ export type GrpcLabels = 'service' | 'method' | 'code';
 
 /** Outcome of one render attempt. */
 export type RenderOutcome = 'completed' | 'failed' | 'retried' | 'handed_back';
-/** Template previews on a render process: rendered, failed (the content's or values' fault, or transient), busy (refused), expired (the requester had given up). */
+/**
+ * Template previews on a render process: rendered, failed (the content's or values' fault, or
+ * transient), busy (refused), expired (the requester had given up).
+ */
 export type PreviewOutcome = 'rendered' | 'failed' | 'busy' | 'expired';
 /** Outcome of one webhook attempt. */
 export type WebhookOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'redirect' | 'refused';

@@ -44,7 +44,10 @@ export interface OpsServer {
   addReadinessCheck(name: string, check: ReadinessCheck): void;
   /** From now on /readyz answers 503 so the Service stops routing here; the rest keeps working. */
   setShuttingDown(): void;
-  /** /readyz answers 503 `starting` (once its checks pass) until setStarted(): for a process that listens before it has started. */
+  /**
+   * /readyz answers 503 `starting` (once its checks pass) until setStarted(): for a process that
+   * listens before it has started.
+   */
   setStarting(): void;
   setStarted(): void;
   /** Runs every readiness check, as /readyz does. */

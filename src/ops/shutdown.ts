@@ -38,7 +38,10 @@ export interface ShutdownProcess {
 }
 
 export interface ShutdownOptions {
-  /** config.shutdownGraceMs; a function when it is known only later (docgen dev loads its config after starting its dependencies). */
+  /**
+   * config.shutdownGraceMs; a function when it is known only later (docgen dev loads its config
+   * after starting its dependencies).
+   */
   graceMs: number | (() => number);
   logger?: Logger;
   /** Default: the real process. */

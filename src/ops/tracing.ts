@@ -9,7 +9,8 @@
 //   OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT, _HEADERS, _TIMEOUT, _COMPRESSION (read by the exporter)
 //   OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL   http/protobuf (default) or http/json
 //   OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
-//   OTEL_TRACES_SAMPLER (+ _ARG)            always_on, always_off, traceidratio, parentbased_* (default parentbased_always_on)
+//   OTEL_TRACES_SAMPLER (+ _ARG)            always_on, always_off, traceidratio, parentbased_*
+//                                           (default parentbased_always_on)
 //   OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_MAX_QUEUE_SIZE, OTEL_BSP_MAX_EXPORT_BATCH_SIZE, OTEL_BSP_EXPORT_TIMEOUT
 //   OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none   turn it off although an endpoint is set
 import type { IncomingHttpHeaders } from 'node:http';

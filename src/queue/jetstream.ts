@@ -115,7 +115,10 @@ export interface NatsQueue {
   ensureStreams(): Promise<Record<string, StreamAction>>;
   /** Creates a durable pull consumer or updates its changeable settings. */
   ensureConsumer(stream: string, durableName: string, options: EnsureConsumerOptions): Promise<StreamAction>;
-  /** Publishes a JSON job/event; the same msgId within 2 minutes is stored once. `headers` travel with it (trace context). */
+  /**
+   * Publishes a JSON job/event; the same msgId within 2 minutes is stored once. `headers` travel
+   * with it (trace context).
+   */
   publish(subject: string, data: object, msgId: string, headers?: Record<string, string>): Promise<PublishResult>;
   consumeJobs<T = unknown>(options: ConsumeJobsOptions<T>): Promise<ConsumeJobsResult>;
   /** False while disconnected (the client keeps reconnecting) or after close(). */

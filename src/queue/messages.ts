@@ -2,9 +2,12 @@
 // on, how it is read back off the wire, and the msgID rule that makes a repeated publish of
 // the same message a no-op within the broker's duplicate window.
 //
-//   render job    <p>.render.jobs         { generationId }            API, outbox sweeper -> render workers
-//   final event   <p>.events.<event>      FinalEvent                  render pipeline, outbox sweeper -> webhook dispatcher
-//   delivery job  <p>.deliveries.jobs     { deliveryId, endpointId }  dispatcher, delivery sweeper, admin redeliver -> webhook senders
+//   render job    <p>.render.jobs         { generationId }
+//                 API, outbox sweeper -> render workers
+//   final event   <p>.events.<event>      FinalEvent
+//                 render pipeline, outbox sweeper -> webhook dispatcher
+//   delivery job  <p>.deliveries.jobs     { deliveryId, endpointId }
+//                 dispatcher, delivery sweeper, admin redeliver -> webhook senders
 import { deterministicObjectId, formatId, parseId } from '../domain/ids.ts';
 import { isPlainObject } from '../domain/json.ts';
 import type { GenerationDoc } from '../store/documents.ts';
@@ -48,12 +51,18 @@ export interface RenderJob {
   generationId: string;
 }
 
-/** The API's own publish uses the bare generation id, so the outbox sweeper's first re-publish of a row it never saw published collapses with it. */
+/**
+ * The API's own publish uses the bare generation id, so the outbox sweeper's first re-publish of
+ * a row it never saw published collapses with it.
+ */
 export function renderJobMsgId(generationId: string): string {
   return generationId;
 }
 
-/** A re-publish of a job that was published before (lost, or its worker's lease expired): a fresh id per attempt and sweep. */
+/**
+ * A re-publish of a job that was published before (lost, or its worker's lease expired): a fresh
+ * id per attempt and sweep.
+ */
 export function renderJobRepublishMsgId(generationId: string, attempts: number, now: Date): string {
   return `${generationId}:${attempts}:${now.getTime()}`;
 }
@@ -146,7 +155,10 @@ export function redeliverJobMsgId(deliveryId: string, round: number): string {
   return `${deliveryId}:redeliver:${round}`;
 }
 
-/** The sweeper's re-queue of a job presumed lost: fresh, since the lost job's id may still be in the duplicate window. */
+/**
+ * The sweeper's re-queue of a job presumed lost: fresh, since the lost job's id may still be in
+ * the duplicate window.
+ */
 export function sweptDeliveryJobMsgId(deliveryId: string, round: number, roundAttempts: number, now: number): string {
   return `${deliveryId}:sweep:${round}:${roundAttempts}:${now}`;
 }

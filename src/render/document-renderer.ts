@@ -7,7 +7,7 @@
 // 'transient' (time-out of the whole render, browser crash, no browser) is retried.
 
 import { withDocumentDefaults, type JsonObject, type TemplateVersionContent } from '../domain/template.ts';
-import type { PdfOptions } from '../domain/template.ts';
+import type { PdfOptions } from '../domain/document-settings.ts';
 import { assetDataUrl, type AssetSource, type RenderAssets } from './asset-loader.ts';
 import { ASSET_URL_PREFIX, assetUrl } from './liquid/asset-url.ts';
 import { styleElement } from './liquid/html-document.ts';

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ObjectId } from 'mongodb';
 import { formatId, parseId } from '../domain/ids.ts';
+import { backoffDelayMs, type BackoffPolicy } from '../ops/backoff.ts';
 import { SpanKind, withSpan } from '../ops/tracing.ts';
 import { finalEventFor, type FinalEvent, type RenderJob } from '../queue/messages.ts';
 import type { JsonObject, TemplateVersionContent } from '../domain/template.ts';
@@ -66,8 +67,9 @@ export interface RenderOutcomeListener {
   ): void;
 }
 
-/** Transient failures are retried after these delays (attempt 1 -> 2, 2 -> 3). */
-export const RENDER_RETRY_DELAYS_MS = [1000, 4000, 10000];
+/** Transient failures are retried after these delays (attempt 1 -> 2, 2 -> 3; later ones wait the last). */
+export const RENDER_RETRY_DELAYS_MS: readonly number[] = [1000, 4000, 10000];
+export const RENDER_RETRY_BACKOFF: BackoffPolicy = { delaysMs: RENDER_RETRY_DELAYS_MS };
 
 /** RenderErrors say whether retrying can help; anything else (storage, broker) is transient. */
 export function isPermanentRenderError(err: unknown): boolean {
@@ -98,6 +100,30 @@ export interface RenderPipelineDeps {
   completeRetryBudgetMs?: number;
 }
 
+/**
+ * When this worker's lease on a generation was last confirmed (the claim, a heartbeat): taken
+ * before the write was sent, so the lease runs until at least leaseMs after this moment.
+ */
+class LeaseClock {
+  confirmedAt = performance.now();
+
+  confirmed(sentAt: number): void {
+    this.confirmedAt = Math.max(this.confirmedAt, sentAt);
+  }
+}
+
+/** One job being processed: what its steps need to settle and report it. */
+interface JobRun {
+  readonly id: ObjectId;
+  readonly generationId: string;
+  readonly control: JobControl;
+  /** performance.now() when processing began. */
+  readonly started: number;
+  readonly lease: LeaseClock;
+  /** The PDF is in the object store: from here on the attempt never ends FAILED (a failover may cut the record). */
+  uploaded: boolean;
+}
+
 /** Versions are immutable: a render worker keeps the ones it used (saves a read per render). */
 const VERSION_CACHE_SIZE = 256;
 
@@ -114,80 +140,90 @@ export class RenderPipeline {
     this.throttle = deps.crashThrottle ?? new CrashThrottle();
   }
 
+  /**
+   * Runs one render job to a settled message: claim the generation, render it, store the PDF
+   * and complete it, or hand it back, retry it later or fail it. Every step below settles the
+   * message itself when the job ends there.
+   */
   async process(job: RenderJob, control: JobControl): Promise<void> {
     const started = performance.now();
     const id = parseId('generation', job?.generationId);
     if (!id) {
+      // Not a generation id: no delivery of this message can ever succeed.
       await control.term();
       return;
     }
-    const { generations, onStage } = this.deps;
-    // When the lease was last written for this worker (claim, heartbeat), taken before the write
-    // was sent: it runs until at least leaseMs after this moment.
-    let leaseConfirmedAt = performance.now();
-    const doc = await timeStage(onStage, 'claim', () => generations.claim(id, this.workerId, this.deps.leaseMs));
-    if (!doc) {
-      const current = await generations.get(id);
-      if (current?.status === 'PROCESSING' && current.leaseOwner !== null && current.leaseUntil !== null) {
-        // Another worker holds a live lease. It may have died a moment ago (this message is
-        // its job, redelivered after ack_wait): look again just after the lease runs out, so
-        // the takeover does not wait for a sweep. If it is alive it finishes, and the next
-        // look finds the row final.
-        await control.nak(Math.max(100, current.leaseUntil.getTime() - Date.now() + 250));
-        this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
-        return;
-      }
-      // Final already: nothing to do here. A final row whose event never left (crash after
-      // the transition) gets it now.
-      if (current && current.eventPublished === false) await this.publishEvent(current);
-      await control.ack();
-      this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
-      return;
-    }
-
+    const run: JobRun = {
+      id,
+      generationId: job.generationId,
+      control,
+      started,
+      lease: new LeaseClock(),
+      uploaded: false,
+    };
+    const doc = await timeStage(this.deps.onStage, 'claim', () =>
+      this.deps.generations.claim(id, this.workerId, this.deps.leaseMs),
+    );
+    if (!doc) return this.settleUnclaimed(run);
     // An earlier attempt stored the PDF but could not record it (the database failed over
     // between the upload and complete()): record that PDF. A stored document never ends FAILED,
     // whatever the attempts.
     const stored = doc.attempts > 1 ? await this.storedOutput(doc) : null;
-    if (stored) {
-      await this.finishCompleted(id, stored.key, stored.version, control, started, job.generationId);
-      return;
-    }
-
+    if (stored) return this.finishCompleted(run, stored.key, stored.version);
     if (doc.attempts > this.deps.maxAttempts) {
       // Earlier attempts died with their worker (e.g. a crash on this very document).
       const error = doc.lastError ?? `Rendering did not finish after ${this.deps.maxAttempts} attempts`;
-      await this.finishFailed(id, error, undefined, control, started, job.generationId);
-      return;
+      return this.finishFailed(run, error, undefined);
     }
-
     const workspace = doc.workspaceId.toHexString();
-    if (!this.throttle.tryStart(workspace)) {
-      // This workspace keeps crashing pages and already has a render running here: its other
-      // jobs wait, so they cannot take every page from the other workspaces.
-      await generations.handBack(id, this.workerId);
-      await control.nak(this.throttle.delayMs);
-      this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
+    if (!this.throttle.tryStart(workspace)) return this.holdBackCrashingWorkspace(run);
+    try {
+      await this.renderClaimed(run, doc);
+    } finally {
+      this.throttle.finish(workspace);
+    }
+  }
+
+  /**
+   * The claim found the generation held by another worker, or final: look again when that
+   * lease runs out, or settle what is left of a final one.
+   */
+  private async settleUnclaimed(run: JobRun): Promise<void> {
+    const current = await this.deps.generations.get(run.id);
+    if (current?.status === 'PROCESSING' && current.leaseOwner !== null && current.leaseUntil !== null) {
+      // Another worker holds a live lease. It may have died a moment ago (this message is
+      // its job, redelivered after ack_wait): look again just after the lease runs out, so
+      // the takeover does not wait for a sweep. If it is alive it finishes, and the next
+      // look finds the row final.
+      await run.control.nak(Math.max(100, current.leaseUntil.getTime() - Date.now() + 250));
+      this.report(run, 'skipped');
       return;
     }
-    this.deps.onStart?.({ generationId: job.generationId, attempt: doc.attempts });
+    // Final already: nothing to do here. A final row whose event never left (crash after
+    // the transition) gets it now.
+    if (current && current.eventPublished === false) await this.publishEvent(current);
+    await run.control.ack();
+    this.report(run, 'skipped');
+  }
+
+  /**
+   * This workspace keeps crashing pages and already has a render running here: its other jobs
+   * wait, so they cannot take every page from the other workspaces.
+   */
+  private async holdBackCrashingWorkspace(run: JobRun): Promise<void> {
+    await this.deps.generations.handBack(run.id, this.workerId);
+    await run.control.nak(this.throttle.delayMs);
+    this.report(run, 'skipped');
+  }
+
+  /** Renders a claimed generation under a renewed lease; a failure is retried later or final. */
+  private async renderClaimed(run: JobRun, doc: GenerationDoc): Promise<void> {
+    const { onStage } = this.deps;
+    this.deps.onStart?.({ generationId: run.generationId, attempt: doc.attempts });
     // Retries wait out their back-off on purpose: only a first attempt's wait is queueing.
     if (doc.attempts === 1) onStage?.('queue_wait', Math.max(0, Date.now() - doc.createdAt.getTime()));
-    const heartbeat = setInterval(
-      () => {
-        control.working();
-        const sentAt = performance.now();
-        generations
-          .extendLease(id, this.workerId, this.deps.leaseMs)
-          .then((held) => {
-            if (held) leaseConfirmedAt = Math.max(leaseConfirmedAt, sentAt);
-          })
-          .catch(() => {});
-      },
-      Math.max(1000, Math.floor(this.deps.leaseMs / 3)),
-    );
+    const heartbeat = this.keepLease(run);
     let templateVersion: number | undefined;
-    let uploaded = false;
     try {
       const { content, version, templateName } = await timeStage(onStage, 'template', () => this.publishedVersion(doc));
       templateVersion = version;
@@ -196,79 +232,54 @@ export class RenderPipeline {
         templateName,
         onStage,
       });
-      const key = outputKeyFor(doc);
-      // A worker whose lease was taken over must not overwrite the new owner's PDF (the key
-      // is the generation's). Nobody can take the generation over before the lease written last
-      // runs out, so a lease confirmed less than half a lease ago still covers the upload (the
-      // other half is the margin for the upload and for clocks); an older one is confirmed again
-      // before writing. Most renders take far less than half a lease: no database round trip.
-      const leaseIsFresh = performance.now() - leaseConfirmedAt < this.deps.leaseMs / 2;
-      if (
-        !leaseIsFresh &&
-        !(await timeStage(onStage, 'lease_check', () => generations.extendLease(id, this.workerId, this.deps.leaseMs)))
-      ) {
-        await control.ack();
-        this.deps.onOutcome?.('skipped', { generationId: job.generationId, durationMs: performance.now() - started });
-        return;
-      }
-      await withSpan(
-        'object store put pdf',
-        { kind: SpanKind.CLIENT, attributes: { 'docgen.object.key': key, 'docgen.object.bytes': pdf.length } },
-        () =>
-          timeStage(onStage, 'upload', () =>
-            this.deps.store.putPdf(key, pdf, {
-              downloadFilename: `${formatId('generation', doc._id)}.pdf`,
-              metadata: { [TEMPLATE_VERSION_METADATA]: String(version) },
-            }),
-          ),
-      );
-      uploaded = true;
-      await this.finishCompleted(id, key, version, control, started, job.generationId);
+      await this.storeAndComplete(run, doc, pdf, version);
     } catch (caught) {
-      let err = caught;
-      if (isRenderError(err) && err.code === 'BROWSER_CRASHED') {
-        this.throttle.recordCrash(workspace);
-        if (doc.lastErrorCode === 'BROWSER_CRASHED') {
-          err = new RenderError(
-            'CRASHED_REPEATEDLY',
-            'The document crashed the browser on two attempts and will not be retried; simplify the template (its header and footer especially) and try again',
-            { cause: err },
-          );
-        }
-      }
-      const message = errorMessage(err);
-      if (uploaded) {
-        // The PDF is stored; only recording it failed (the database stayed away past
-        // COMPLETE_RETRY_BUDGET_MS). Never FAILED: the next attempt finds the PDF and records it.
-        this.deps.onError?.(err, job.generationId);
-        const delayMs = RENDER_RETRY_DELAYS_MS[0]!;
-        await generations
-          .releaseForRetry(id, this.workerId, message, new Date(Date.now() + delayMs), null)
-          .catch(() => false);
-        await control.nak(delayMs);
-        this.deps.onOutcome?.('retried', {
-          generationId: job.generationId,
-          durationMs: performance.now() - started,
-          error: message,
-        });
-      } else if (isPermanentRenderError(err) || doc.attempts >= this.deps.maxAttempts) {
-        await this.finishFailed(id, message, templateVersion, control, started, job.generationId);
-      } else {
-        this.deps.onError?.(err, job.generationId);
-        const delayMs = RENDER_RETRY_DELAYS_MS[doc.attempts - 1] ?? 10000;
-        const code = isRenderError(err) ? err.code : null;
-        await generations.releaseForRetry(id, this.workerId, message, new Date(Date.now() + delayMs), code);
-        await control.nak(delayMs);
-        this.deps.onOutcome?.('retried', {
-          generationId: job.generationId,
-          durationMs: performance.now() - started,
-          error: message,
-        });
-      }
+      await this.settleFailure(run, doc, caught, templateVersion);
     } finally {
       clearInterval(heartbeat);
-      this.throttle.finish(workspace);
     }
+  }
+
+  /** Renews the lease (and the message's ack deadline) every third of it while rendering. */
+  private keepLease(run: JobRun): NodeJS.Timeout {
+    return setInterval(
+      () => {
+        run.control.working();
+        const sentAt = performance.now();
+        this.deps.generations
+          .extendLease(run.id, this.workerId, this.deps.leaseMs)
+          .then((held) => {
+            if (held) run.lease.confirmed(sentAt);
+          })
+          .catch(() => {});
+      },
+      Math.max(1000, Math.floor(this.deps.leaseMs / 3)),
+    );
+  }
+
+  /** Uploads the PDF and turns the generation COMPLETED, if the lease is still this worker's. */
+  private async storeAndComplete(run: JobRun, doc: GenerationDoc, pdf: Buffer, version: number): Promise<void> {
+    const { onStage } = this.deps;
+    const key = outputKeyFor(doc);
+    if (!(await this.leaseCoversUpload(run))) {
+      // Taken over: the new owner renders and uploads it.
+      await run.control.ack();
+      this.report(run, 'skipped');
+      return;
+    }
+    await withSpan(
+      'object store put pdf',
+      { kind: SpanKind.CLIENT, attributes: { 'docgen.object.key': key, 'docgen.object.bytes': pdf.length } },
+      () =>
+        timeStage(onStage, 'upload', () =>
+          this.deps.store.putPdf(key, pdf, {
+            downloadFilename: `${formatId('generation', doc._id)}.pdf`,
+            metadata: { [TEMPLATE_VERSION_METADATA]: String(version) },
+          }),
+        ),
+    );
+    run.uploaded = true;
+    await this.finishCompleted(run, key, version);
   }
 
   /**
@@ -276,25 +287,18 @@ export class RenderPipeline {
    * the event. When the row is no longer ours: erased meanwhile, the PDF goes too; completed by
    * this very write whose answer a failover cut off, its event still leaves.
    */
-  private async finishCompleted(
-    id: ObjectId,
-    key: string,
-    version: number,
-    control: JobControl,
-    started: number,
-    generationId: string,
-  ): Promise<void> {
+  private async finishCompleted(run: JobRun, key: string, version: number): Promise<void> {
     const { generations, onStage } = this.deps;
     const completed = await timeStage(onStage, 'complete', () =>
-      retryTransient(() => generations.complete(id, this.workerId, key, version), {
+      retryTransient(() => generations.complete(run.id, this.workerId, key, version), {
         budgetMs: this.deps.completeRetryBudgetMs ?? COMPLETE_RETRY_BUDGET_MS,
       }),
     );
     if (completed) {
       await timeStage(onStage, 'event', () => this.publishEvent(completed));
-      this.deps.onOutcome?.('completed', { generationId, durationMs: performance.now() - started });
+      this.report(run, 'completed');
     } else {
-      const current = await generations.get(id);
+      const current = await generations.get(run.id);
       if (!current) {
         // Erased while rendering (right to erasure): the PDF must not outlive its row.
         await this.deps.store.remove?.(key);
@@ -302,7 +306,7 @@ export class RenderPipeline {
         await this.publishEvent(current);
       }
     }
-    await control.ack();
+    await run.control.ack();
   }
 
   /** The PDF an earlier attempt stored for this generation, with the version it was rendered from. */
@@ -314,26 +318,86 @@ export class RenderPipeline {
     return Number.isInteger(version) && version > 0 ? { key, version } : null;
   }
 
+  /**
+   * A worker whose lease was taken over must not overwrite the new owner's PDF (the key is the
+   * generation's). Nobody can take the generation over before the lease written last runs out,
+   * so a lease confirmed less than half a lease ago still covers the upload (the other half is
+   * the margin for the upload and for clocks); an older one is confirmed again before writing.
+   * Most renders take far less than half a lease: no database round trip.
+   */
+  private async leaseCoversUpload(run: JobRun): Promise<boolean> {
+    if (performance.now() - run.lease.confirmedAt < this.deps.leaseMs / 2) return true;
+    return timeStage(this.deps.onStage, 'lease_check', () =>
+      this.deps.generations.extendLease(run.id, this.workerId, this.deps.leaseMs),
+    );
+  }
+
+  /** A failed attempt: final when permanent or the last one, otherwise retried after a back-off. */
+  private async settleFailure(
+    run: JobRun,
+    doc: GenerationDoc,
+    caught: unknown,
+    templateVersion: number | undefined,
+  ): Promise<void> {
+    const err = this.crashVerdict(doc, caught);
+    const message = errorMessage(err);
+    if (run.uploaded) {
+      // The PDF is stored; only recording it failed (the database stayed away past
+      // COMPLETE_RETRY_BUDGET_MS). Never FAILED: the next attempt finds the PDF and records it.
+      this.deps.onError?.(err, run.generationId);
+      const delayMs = RENDER_RETRY_DELAYS_MS[0]!;
+      await this.deps.generations
+        .releaseForRetry(run.id, this.workerId, message, new Date(Date.now() + delayMs), null)
+        .catch(() => false);
+      await run.control.nak(delayMs);
+      this.report(run, 'retried', message);
+      return;
+    }
+    if (isPermanentRenderError(err) || doc.attempts >= this.deps.maxAttempts) {
+      await this.finishFailed(run, message, templateVersion);
+      return;
+    }
+    this.deps.onError?.(err, run.generationId);
+    const delayMs = backoffDelayMs(RENDER_RETRY_BACKOFF, doc.attempts)!;
+    const code = isRenderError(err) ? err.code : null;
+    await this.deps.generations.releaseForRetry(run.id, this.workerId, message, new Date(Date.now() + delayMs), code);
+    await run.control.nak(delayMs);
+    this.report(run, 'retried', message);
+  }
+
+  /**
+   * A browser crash counts against the workspace (crash-throttle.ts); a document that crashed
+   * the browser on its previous attempt too is not tried again.
+   */
+  private crashVerdict(doc: GenerationDoc, err: unknown): unknown {
+    if (!isRenderError(err) || err.code !== 'BROWSER_CRASHED') return err;
+    this.throttle.recordCrash(doc.workspaceId.toHexString());
+    if (doc.lastErrorCode !== 'BROWSER_CRASHED') return err;
+    return new RenderError(
+      'CRASHED_REPEATEDLY',
+      'The document crashed the browser on two attempts and will not be retried; simplify the template (its header and footer especially) and try again',
+      { cause: err },
+    );
+  }
+
+  private report(run: JobRun, outcome: Parameters<RenderOutcomeListener>[0], error?: string): void {
+    const info = { generationId: run.generationId, durationMs: performance.now() - run.started };
+    this.deps.onOutcome?.(outcome, error === undefined ? info : { ...info, error });
+  }
+
   /** Publishes a final row's event and records that it left (the outbox flag). */
   async publishEvent(doc: FinalEventSource): Promise<void> {
     await this.deps.events.publishFinalEvent(finalEventFor(doc));
     await this.deps.generations.markEventPublished(doc._id);
   }
 
-  private async finishFailed(
-    id: ObjectId,
-    error: string,
-    templateVersion: number | undefined,
-    control: JobControl,
-    started: number,
-    generationId: string,
-  ) {
-    const failed = await this.deps.generations.fail(id, this.workerId, error, templateVersion);
+  private async finishFailed(run: JobRun, error: string, templateVersion: number | undefined): Promise<void> {
+    const failed = await this.deps.generations.fail(run.id, this.workerId, error, templateVersion);
     if (failed) {
       await this.publishEvent(failed);
-      this.deps.onOutcome?.('failed', { generationId, durationMs: performance.now() - started, error });
+      this.report(run, 'failed', error);
     }
-    await control.ack();
+    await run.control.ack();
   }
 
   /** The version published now (docs/interface.md#lifecycle: at processing time), or a permanent failure. */

@@ -320,7 +320,10 @@ export function declaredIndexes(steps: readonly IndexStep[] = INDEX_STEPS): Reco
 export interface IndexRefusal {
   collection: string;
   index: string;
-  /** The server's error code (85 IndexOptionsConflict, 86 IndexKeySpecsConflict, 11000 duplicates…); absent for a network failure. */
+  /**
+   * The server's error code (85 IndexOptionsConflict, 86 IndexKeySpecsConflict, 11000 duplicates…);
+   * absent for a network failure.
+   */
   code?: number | undefined;
   codeName?: string | undefined;
   message: string;

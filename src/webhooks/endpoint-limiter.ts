@@ -3,6 +3,8 @@
 // to JetStream with a delay (nak) and takes other work, so a slow or dead endpoint holds
 // at most `limit` of the process's slots and the others keep flowing.
 
+import { backoffDelayMs, type BackoffPolicy } from '../ops/backoff.ts';
+
 export interface EndpointLimiterOptions {
   /** Attempts in flight per endpoint. */
   limit: number;
@@ -20,8 +22,7 @@ interface EndpointState {
 
 export class EndpointLimiter {
   readonly limit: number;
-  private readonly minRetryMs: number;
-  private readonly maxRetryMs: number;
+  private readonly backoff: BackoffPolicy;
   private readonly random: () => number;
   private readonly endpoints = new Map<string, EndpointState>();
 
@@ -29,8 +30,7 @@ export class EndpointLimiter {
     if (!Number.isInteger(options.limit) || options.limit < 1)
       throw new RangeError('EndpointLimiter: limit must be a whole number >= 1');
     this.limit = options.limit;
-    this.minRetryMs = options.minRetryMs ?? 250;
-    this.maxRetryMs = options.maxRetryMs ?? 5_000;
+    this.backoff = { firstMs: options.minRetryMs ?? 250, maxMs: options.maxRetryMs ?? 5_000, jitter: 0.5 };
     this.random = options.random ?? Math.random;
   }
 
@@ -69,10 +69,8 @@ export class EndpointLimiter {
    * jobs do not all return together.
    */
   retryDelayMs(endpointId: string, timesWaited = 0): number {
-    const avg = this.endpoints.get(endpointId)?.avgDurationMs ?? 0;
-    const backoff = this.minRetryMs * 2 ** Math.min(Math.max(0, timesWaited), 6);
-    const base = Math.min(this.maxRetryMs, Math.max(this.minRetryMs, avg, backoff));
-    return Math.round(base * (0.5 + this.random()));
+    const atLeastMs = this.endpoints.get(endpointId)?.avgDurationMs ?? 0;
+    return backoffDelayMs(this.backoff, Math.max(0, Math.floor(timesWaited)) + 1, { random: this.random, atLeastMs })!;
   }
 
   /** Attempts in flight, all endpoints together. */

@@ -25,7 +25,10 @@ afterAll(async () => {
   await stack?.close();
 });
 
-/** Writes `head` (and optionally a body) on a raw connection; resolves with all bytes received and when the server closed. */
+/**
+ * Writes `head` (and optionally a body) on a raw connection; resolves with all bytes received
+ * and when the server closed.
+ */
 function rawExchange(
   port: number,
   write: (socket: net.Socket) => void,

@@ -146,7 +146,8 @@ describe('bodies', () => {
       ],
       [
         '{"templateId": "t", "variables": {"big": 12345678901234567890, "tiny": 1e-300, "neg": -0.5}}',
-        // eslint-disable-next-line no-loss-of-precision -- the test is that a number JSON.parse rounds arrives rounded the same way
+        /* eslint-disable-next-line no-loss-of-precision -- the test is that a number JSON.parse
+           rounds arrives rounded the same way */
         { big: 12345678901234567890, tiny: 1e-300, neg: -0.5 },
       ],
       [

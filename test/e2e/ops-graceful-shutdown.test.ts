@@ -5,7 +5,11 @@
 //   is rendered by a second one, the first exits 0 within the grace period.
 // - Short grace: what is still rendering when the grace ends is handed back (lease released,
 //   message nak'ed) and finishes on the second process at once, not after the lease expires.
+//   A render that completes on the stopping process just as the grace ends is not handed back
+//   (and not logged as such): the release finds its row final.
 // Either way every generation ends COMPLETED exactly once, with one object in the bucket.
+// The tests wait for events (log lines, rows, exits), not for the clock; the bounds on exit
+// times are the feature's promise, with room for a loaded machine.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MongoClient } from 'mongodb';
 import { formatId } from '../../src/domain/ids.ts';
@@ -23,6 +27,13 @@ import {
 } from './ops-stack.ts';
 
 const LINES = 500;
+// What is tested is the shutdown, not the time-outs: on a loaded machine four 20-page renders at
+// once can take longer than the defaults, and a timed-out render would be retried elsewhere.
+const RENDER_ENV = {
+  DOCGEN_RENDER_CONCURRENCY: '4',
+  DOCGEN_RENDER_TIMEOUT_MS: '120000',
+  DOCGEN_LIQUID_TIMEOUT_MS: '30000',
+};
 let deps: Deps;
 let mongo: MongoClient;
 let api: RoleProcess;
@@ -103,7 +114,7 @@ function completedBy(p: RoleProcess): Set<string> {
 }
 
 async function expectExactlyOnce(ids: string[], procs: RoleProcess[]): Promise<void> {
-  const rows = await waitForFinal(ids, 45_000);
+  const rows = await waitForFinal(ids, 120_000);
   for (const row of rows)
     expect({ id: formatId('generation', row._id), status: row.status, error: row.error }).toEqual({
       id: formatId('generation', row._id),
@@ -135,17 +146,16 @@ async function expectExactlyOnce(ids: string[], procs: RoleProcess[]): Promise<v
 
 describe('SIGTERM to a render process with renders in flight', () => {
   it('with a long grace period: in-flight renders finish there, the rest elsewhere; exits 0 in time', async () => {
-    const graceMs = 10_000;
-    const first = await startRole(deps, 'render', {
-      DOCGEN_RENDER_CONCURRENCY: '4',
-      DOCGEN_SHUTDOWN_GRACE_MS: String(graceMs),
-    });
+    // Far longer than the in-flight renders take, even on a loaded machine: the process exits
+    // when they are done, not when the grace period ends.
+    const graceMs = 150_000;
+    const first = await startRole(deps, 'render', { ...RENDER_ENV, DOCGEN_SHUTDOWN_GRACE_MS: String(graceMs) });
     processes.push(first);
     const ids = await createGenerations(12);
     const inFlight = await pollUntil(
       () => rendering(ids),
       (r) => r.length >= 3,
-      { timeoutMs: 30_000, intervalMs: 50, description: 'three renders in flight' },
+      { timeoutMs: 60_000, intervalMs: 50, description: 'three renders in flight' },
     );
 
     const signalled = Date.now();
@@ -154,10 +164,10 @@ describe('SIGTERM to a render process with renders in flight', () => {
     const ready = await pollUntil(
       () => probe(first, '/readyz'),
       (p) => p.status === 503,
-      { timeoutMs: 2_000, intervalMs: 20, description: '/readyz 503 after SIGTERM' },
+      { timeoutMs: 5_000, intervalMs: 20, description: '/readyz 503 after SIGTERM' },
     );
     expect(ready.body?.status).toBe('shutting_down');
-    const second = await startRole(deps, 'render', { DOCGEN_RENDER_CONCURRENCY: '4' });
+    const second = await startRole(deps, 'render', RENDER_ENV);
     processes.push(second);
 
     const exit = await first.proc.exited;
@@ -175,31 +185,33 @@ describe('SIGTERM to a render process with renders in flight', () => {
     expect(completedBy(second).size).toBeGreaterThan(0);
 
     await second.proc.stop(10_000);
-  }, 90_000);
+  }, 300_000);
 
   it('with a short grace period: in-flight renders are handed back and finish on another process', async () => {
     const graceMs = 500;
-    const first = await startRole(deps, 'render', {
-      DOCGEN_RENDER_CONCURRENCY: '4',
-      DOCGEN_SHUTDOWN_GRACE_MS: String(graceMs),
-    });
+    const first = await startRole(deps, 'render', { ...RENDER_ENV, DOCGEN_SHUTDOWN_GRACE_MS: String(graceMs) });
     processes.push(first);
     const ids = await createGenerations(8);
     const inFlight = await pollUntil(
       () => rendering(ids),
       (r) => r.length >= 3,
-      { timeoutMs: 30_000, intervalMs: 50, description: 'three renders in flight' },
+      { timeoutMs: 60_000, intervalMs: 50, description: 'three renders in flight' },
     );
 
     const signalled = Date.now();
     first.proc.kill('SIGTERM');
-    const secondStarting = startRole(deps, 'render', { DOCGEN_RENDER_CONCURRENCY: '4' });
+    // Registered for clean-up as soon as it is up, whatever the assertions below say.
+    const secondStarting = startRole(deps, 'render', RENDER_ENV).then((p) => {
+      processes.push(p);
+      return p;
+    });
     const exit = await first.proc.exited;
     const exitedAfterMs = Date.now() - signalled;
     // Exit code 1: the grace period ran out and work was handed back (ops/shutdown.ts).
     expect(exit, first.proc.output().slice(-3_000)).toEqual({ code: 1, signal: null });
-    // The grace period plus the coordinator's second for handing back, plus slack for a busy machine.
-    expect(exitedAfterMs).toBeLessThan(graceMs + 2_500);
+    // The grace period plus the coordinator's second for handing back, plus room for a loaded
+    // machine to close its connections and Chromium; far less than the renders would take.
+    expect(exitedAfterMs).toBeLessThan(graceMs + 15_000);
 
     const handedBack = records(first.proc, 'render handed back').map((r) => String(r.generationId));
     expect(handedBack.length).toBeGreaterThan(0);
@@ -213,14 +225,18 @@ describe('SIGTERM to a render process with renders in flight', () => {
     }
 
     const second = await secondStarting;
-    processes.push(second);
-    const started = Date.now();
     await expectExactlyOnce(ids, [first, second]);
-    // Redone at once, not after the 30 s lease of the process that left.
-    expect(Date.now() - started).toBeLessThan(25_000);
     const finishedSecond = completedBy(second);
     for (const id of handedBack)
       expect(finishedSecond.has(id), `${id} handed back, then completed by the second process`).toBe(true);
+    // Redone at once, not taken over after the stopped process's lease ran out: a hand-back
+    // gives the attempt back, a takeover counts one more.
+    const final = await generationsCollection(mongo, deps).find({}).toArray();
+    for (const row of final.filter((r) => handedBack.includes(formatId('generation', r._id))))
+      expect({ id: formatId('generation', row._id), attempts: row.attempts }).toEqual({
+        id: formatId('generation', row._id),
+        attempts: 1,
+      });
     expect(completedBy(first).size + finishedSecond.size).toBe(ids.length);
-  }, 90_000);
+  }, 180_000);
 });

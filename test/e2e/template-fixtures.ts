@@ -1,6 +1,7 @@
 // Templates the waiting and SDK tests render: stored and published straight through the
 // repository of a running app (publish checks are the admin plane's job, tested there).
-import { DEFAULT_PDF_OPTIONS, type TemplateVersionContent } from '../../src/domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
+import type { TemplateVersionContent } from '../../src/domain/template.ts';
 import { formatId, parseId } from '../../src/domain/ids.ts';
 import type { App } from '../../src/app/build-app.ts';
 

@@ -7,7 +7,8 @@ import { ApiKeyAdmin } from '../../src/admin/api-key-admin.ts';
 import { PublicApi } from '../../src/api/public-api.ts';
 import { ApiKeyAuthenticator, type Principal } from '../../src/auth/authentication.ts';
 import { formatId, parseId } from '../../src/domain/ids.ts';
-import { DEFAULT_PDF_OPTIONS, type TemplateVersionContent } from '../../src/domain/template.ts';
+import { type TemplateVersionContent } from '../../src/domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
 import {
   GenerationService,
   type OutputUrlSigner,

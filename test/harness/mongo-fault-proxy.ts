@@ -42,7 +42,10 @@ export type FaultAction =
   | { kind: 'delay'; ms: number };
 
 export interface FaultRule {
-  /** Command names (the first key of the command: insert, update, findAndModify, find, createIndexes, …). Default: every command except handshake and monitoring ones. */
+  /**
+   * Command names (the first key of the command: insert, update, findAndModify, find, createIndexes,
+   * …). Default: every command except handshake and monitoring ones.
+   */
   commands?: string[];
   /** Only commands on this collection. */
   collection?: string;
@@ -64,7 +67,10 @@ export interface InjectedFault {
 export interface MongoFaultProxyOptions {
   /** The real server's connection string (its host:port and query parameters are reused). */
   upstreamUrl: string;
-  /** Answer `hello` as a replica-set primary of this set, so the driver uses retryable writes. Default 'rs0'; null leaves hello as it is. */
+  /**
+   * Answer `hello` as a replica-set primary of this set, so the driver uses retryable writes.
+   * Default 'rs0'; null leaves hello as it is.
+   */
   presentAsReplicaSet?: string | null;
   /** Make `buildInfo` look like a real MongoDB's (docgen then reports index refusals as errors). Default false. */
   disguise?: boolean;

@@ -6,7 +6,7 @@
 import { rmSync } from 'node:fs';
 import puppeteer, { type Browser, type Page } from 'puppeteer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
 import { printChannel, printToPdf, setDocument } from '../../src/render/chromium/devtools-print.ts';
 import { chromiumFlags, devShmIsRoomy, resolveChromiumExecutable } from '../../src/render/chromium/launch-options.ts';
 import { toPrintParams } from '../../src/render/pdf-options.ts';

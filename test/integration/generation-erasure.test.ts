@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ObjectId } from 'mongodb';
 import { formatId } from '../../src/domain/ids.ts';
-import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
 import { eraseGeneration, generationObjectKey } from '../../src/generations/generation-erasure.ts';
 import { RenderPipeline } from '../../src/render/render-pipeline.ts';
 import type { ObjectStore } from '../../src/storage/object-store.ts';

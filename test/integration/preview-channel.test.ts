@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { DomainError } from '../../src/domain/errors.ts';
-import { DEFAULT_PDF_OPTIONS, type TemplateVersionContent } from '../../src/domain/template.ts';
+import { type TemplateVersionContent } from '../../src/domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
 import type { EmbeddedNats } from '../../src/dev/embedded-nats.ts';
 import {
   requestPreview,

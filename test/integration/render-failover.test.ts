@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MongoClient, ObjectId } from 'mongodb';
 import { formatId } from '../../src/domain/ids.ts';
-import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
 import { outputKeyFor, RenderPipeline, TEMPLATE_VERSION_METADATA } from '../../src/render/render-pipeline.ts';
 import type { ObjectStore } from '../../src/storage/object-store.ts';
 import { COLLECTIONS, ensureIndexes, type GenerationDoc } from '../../src/store/documents.ts';

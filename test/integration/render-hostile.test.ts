@@ -4,7 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import puppeteer from 'puppeteer';
-import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
 import type { JsonObject, TemplateVersionContent } from '../../src/domain/template.ts';
 import { chromiumFlags, resolveChromiumExecutable } from '../../src/render/chromium/launch-options.ts';
 import { TripwireProxy } from '../../src/render/chromium/tripwire-proxy.ts';

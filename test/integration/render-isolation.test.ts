@@ -5,7 +5,7 @@
 
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
 import type { TemplateVersionContent } from '../../src/domain/template.ts';
 import { RenderError } from '../../src/render/render-error.ts';
 import { createRenderEngine } from '../../src/render/render-engine.ts';

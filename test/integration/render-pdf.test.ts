@@ -5,8 +5,9 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
-import type { JsonObject, PdfOptions, TemplateVersionContent } from '../../src/domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
+import type { JsonObject, TemplateVersionContent } from '../../src/domain/template.ts';
+import type { PdfOptions } from '../../src/domain/document-settings.ts';
 import { RenderError } from '../../src/render/render-error.ts';
 import { createRenderEngine } from '../../src/render/render-engine.ts';
 import type { RenderEngine } from '../../src/render/render-engine.ts';

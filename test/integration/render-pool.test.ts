@@ -3,7 +3,7 @@
 // browsers are recycled after N renders and above the memory limit; nothing is left running.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
 import { BrowserPool } from '../../src/render/chromium/browser-pool.ts';
 import type { BrowserPoolOptions } from '../../src/render/chromium/browser-pool.ts';
 import { RenderError } from '../../src/render/render-error.ts';
@@ -114,7 +114,8 @@ describe('browser pool', () => {
   });
 
   it('times out a render that takes too long and keeps serving', async () => {
-    const { pool } = await startPool({ concurrency: 2 });
+    // A document slow to print is a big one: above the service's HTML limit, allowed here.
+    const { pool } = await startPool({ concurrency: 2, maxHtmlBytes: 16 * 1024 * 1024 });
     const started = Date.now();
     const [slow, fast] = await Promise.all([rejection(print(pool, BIG + BIG, 500)), print(pool)]);
     expect(slow).toMatchObject({ code: 'RENDER_TIMEOUT', kind: 'transient' });

@@ -61,7 +61,10 @@ async function endpointFor(events: string[]) {
   );
 }
 
-/** Publishes the event; once its delivery SUCCEEDED (and a duplicate had time to show), the row and the requests received. */
+/**
+ * Publishes the event; once its delivery SUCCEEDED (and a duplicate had time to show), the row and
+ * the requests received.
+ */
 async function deliver(event: FinalEvent, endpoint: TestEndpoint, timeoutMs: number) {
   await producer.infrastructure.queue.publishFinalEvent(event);
   const id = deliveryIdFor(parseId('event', event.eventId)!, endpoint.objectId, event.timestamp);

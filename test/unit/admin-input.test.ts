@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { normalizeContent } from '../../src/admin/template-content.ts';
 import { parseVariables } from '../../src/cli/admin/template-files.ts';
 import { DomainError } from '../../src/domain/errors.ts';
-import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
 import { isAdminAuthorization } from '../../src/auth/operator-token.ts';
 
 function domainError(fn: () => unknown): DomainError {

@@ -3,7 +3,8 @@
 // each at its line, while data: URLs, asset_url, fragments (#id) and links stay fine. And a load
 // time-out names the reference that held it up.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PDF_OPTIONS, type TemplateVersionContent } from '../../src/domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
+import type { TemplateVersionContent } from '../../src/domain/template.ts';
 import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
 import { loadTimeoutMessage, unloadableReferences } from '../../src/render/liquid/resource-references.ts';
 

@@ -1,9 +1,6 @@
-import { spawn } from 'node:child_process';
+// The shutdown coordinator in process, on a stand-in for `process`; the same wiring in a real
+// process, with real signals: test/integration/ops-shutdown-process.test.ts.
 import { EventEmitter } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/ops/logger.ts';
 import { createShutdownCoordinator } from '../../src/ops/shutdown.ts';
@@ -68,7 +65,9 @@ describe('shutdown coordinator', () => {
   });
 
   it('gives stoppers the deadline and reason', async () => {
-    const { proc, coordinator } = setup(5000);
+    const proc = new FakeProcess();
+    const now = 1_000_000;
+    const coordinator = createShutdownCoordinator({ graceMs: 5000, abortGraceMs: 50, process: proc, now: () => now });
     let seen: StopContext | undefined;
     coordinator.register(
       'x',
@@ -77,11 +76,10 @@ describe('shutdown coordinator', () => {
       },
       'drain',
     );
-    const before = Date.now();
     await coordinator.shutdown('SIGINT');
     expect(seen!.reason).toBe('SIGINT');
-    expect(seen!.deadline).toBeGreaterThanOrEqual(before + 5000);
-    expect(seen!.remainingMs()).toBeGreaterThan(4000);
+    expect(seen!.deadline).toBe(now + 5000);
+    expect(seen!.remainingMs()).toBe(5000);
     expect(seen!.signal.aborted).toBe(false);
     expect(proc.exits).toEqual([0]);
   });
@@ -152,13 +150,25 @@ describe('shutdown coordinator', () => {
 
   it('a second signal forces exit at once with 128+signal', async () => {
     const { proc, coordinator } = setup(10_000, 10_000);
-    coordinator.register('slow', () => sleep(50), 'drain');
+    let stopperStarted!: () => void;
+    const started = new Promise<void>((resolve) => (stopperStarted = resolve));
+    let finishStopper!: () => void;
+    coordinator.register(
+      'slow',
+      () =>
+        new Promise<void>((resolve) => {
+          finishStopper = resolve;
+          stopperStarted();
+        }),
+      'drain',
+    );
     coordinator.install();
     proc.signal('SIGTERM');
-    await sleep(5);
+    await started; // the drain is under way
     proc.signal('SIGINT');
     expect(proc.exits).toEqual([130]);
-    await sleep(80);
+    finishStopper();
+    await coordinator.shutdown('again'); // the first shutdown, run to its end
     // The stoppers finishing later does not exit a second time.
     expect(proc.exits).toEqual([130]);
   });
@@ -171,99 +181,5 @@ describe('shutdown coordinator', () => {
     coordinator.uninstall();
     expect(proc.listenerCount('SIGTERM')).toBe(0);
     expect(proc.listenerCount('SIGINT')).toBe(0);
-  });
-});
-
-describe('shutdown in a real process', () => {
-  const opsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/ops');
-
-  // A child process wired the way `docgen serve` wires it: ops server, stoppers, signals.
-  async function startChild(drainMs: number, graceMs: number) {
-    const dir = mkdtempSync(path.join(tmpdir(), 'docgen-shutdown-'));
-    const script = path.join(dir, 'child.mjs');
-    writeFileSync(
-      script,
-      `
-      import { createLogger } from ${JSON.stringify(path.join(opsDir, 'logger.ts'))};
-      import { createMetrics } from ${JSON.stringify(path.join(opsDir, 'metrics.ts'))};
-      import { createOpsServer } from ${JSON.stringify(path.join(opsDir, 'ops-server.ts'))};
-      import { createShutdownCoordinator } from ${JSON.stringify(path.join(opsDir, 'shutdown.ts'))};
-      const logger = createLogger({ level: 'info', role: 'render', stream: process.stderr });
-      const ops = createOpsServer({ address: { host: '127.0.0.1', port: 0 }, metrics: createMetrics(), logger });
-      const shutdown = createShutdownCoordinator({ graceMs: ${graceMs}, logger, abortGraceMs: 200 });
-      const keepAlive = setInterval(() => {}, 1000);
-      shutdown.register('readiness', () => { ops.setShuttingDown(); console.log('stop-accepting'); }, 'stop-accepting');
-      shutdown.register('renders', (ctx) => new Promise((resolve) => {
-        const done = setTimeout(() => { console.log('drained'); resolve(); }, ${drainMs});
-        ctx.signal.addEventListener('abort', () => { clearTimeout(done); console.log('handed-back'); resolve(); });
-      }), 'drain');
-      shutdown.register('ops-server', async () => { clearInterval(keepAlive); await ops.close(); console.log('closed'); }, 'close');
-      shutdown.install();
-      await ops.listen();
-      console.log('port=' + ops.port);
-      `,
-    );
-    const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const started = Date.now();
-    while (!/port=(\d+)/.test(stdout)) {
-      if (Date.now() - started > 10_000) throw new Error('child did not start');
-      await sleep(20);
-    }
-    const port = Number(/port=(\d+)/.exec(stdout)![1]);
-    return { child, port, exited, out: () => stdout, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-  }
-
-  it('SIGTERM: readiness turns 503 at once, in-flight work drains, then the process exits 0', async () => {
-    const c = await startChild(400, 5000);
-    try {
-      expect((await fetch(`http://127.0.0.1:${c.port}/readyz`)).status).toBe(200);
-      c.child.kill('SIGTERM');
-      await sleep(100);
-      // Draining: not ready, still alive.
-      expect((await fetch(`http://127.0.0.1:${c.port}/readyz`)).status).toBe(503);
-      expect((await fetch(`http://127.0.0.1:${c.port}/healthz`)).status).toBe(200);
-      expect(await c.exited).toBe(0);
-      expect(
-        c
-          .out()
-          .split('\n')
-          .filter((l) => l && !l.startsWith('port=')),
-      ).toEqual(['stop-accepting', 'drained', 'closed']);
-    } finally {
-      c.cleanup();
-    }
-  });
-
-  it('past the grace period in-flight work is handed back and the process still exits', async () => {
-    const c = await startChild(10_000, 150);
-    try {
-      c.child.kill('SIGTERM');
-      expect(await c.exited).toBe(1);
-      expect(
-        c
-          .out()
-          .split('\n')
-          .filter((l) => l && !l.startsWith('port=')),
-      ).toEqual(['stop-accepting', 'handed-back', 'closed']);
-    } finally {
-      c.cleanup();
-    }
-  });
-
-  it('a second SIGTERM exits at once', async () => {
-    const c = await startChild(10_000, 10_000);
-    try {
-      c.child.kill('SIGTERM');
-      await sleep(100);
-      const sent = Date.now();
-      c.child.kill('SIGTERM');
-      expect(await c.exited).toBe(143);
-      expect(Date.now() - sent).toBeLessThan(2000);
-    } finally {
-      c.cleanup();
-    }
   });
 });

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
-import type { PdfOptions, TemplateVersionContent } from '../../src/domain/template.ts';
+import { cssLengthToInches, DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
+import type { TemplateVersionContent } from '../../src/domain/template.ts';
+import type { PdfOptions } from '../../src/domain/document-settings.ts';
 import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
-import { cssLengthToInches, toPrintParams, validatePdfOptions } from '../../src/render/pdf-options.ts';
+import { toPrintParams, validatePdfOptions } from '../../src/render/pdf-options.ts';
 import { loadInvoiceFixture } from '../../bench/lib/measure.ts';
 
 function version(patch: Partial<TemplateVersionContent> = {}): TemplateVersionContent {
@@ -104,9 +105,9 @@ describe('analyzeTemplate', () => {
     };
     const problems = analyzeTemplate(version({ pdfOptions: pdfOptions as unknown as PdfOptions }));
     expect(problems).toEqual([
-      'pdfOptions.pageSize "B5" is not supported; use one of A3, A4, A5, Letter, Legal, Tabloid',
-      expect.stringContaining('pdfOptions.margins.top "10 furlongs" is not a valid length'),
-      expect.stringContaining('pdfOptions.margins.left "-3mm" is not a valid length'),
+      'pdfOptions.pageSize: "B5" is not a page size; use one of A3, A4, A5, Letter, Legal, Tabloid',
+      expect.stringContaining('pdfOptions.margins.top: "10 furlongs" is not a length'),
+      expect.stringContaining('pdfOptions.margins.left: "-3mm" is not a length'),
     ]);
   });
 

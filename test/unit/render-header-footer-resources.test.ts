@@ -1,7 +1,7 @@
 // Publishing refuses header/footer templates that load external stylesheets or fonts
 // (Chromium's header/footer frames crash on them); inline <style> and data: URLs stay allowed.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PDF_OPTIONS } from '../../src/domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
 import type { TemplateVersionContent } from '../../src/domain/template.ts';
 import { analyzeTemplate } from '../../src/render/liquid/analyze-template.ts';
 

@@ -1,10 +1,9 @@
 // The runtime's small parts: the shared sweep loop, waiting for a dependency, the queue
 // message rules, stale Chromium profile removal, and tracing's off and misconfigured states.
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ObjectId } from 'mongodb';
 import { DependencyWaiter } from '../../src/app/wait-for-dependency.ts';
 import { failedPrecondition } from '../../src/domain/errors.ts';
@@ -104,7 +103,7 @@ describe('DependencyWaiter', () => {
     });
     const controller = new AbortController();
     const waiting = waiter.connect({ logger: silentLogger, signal: controller.signal, initialDelayMs: 10 });
-    await sleep(50);
+    await vi.waitFor(() => expect(waiter.lastError).toBeDefined(), { timeout: 10_000 }); // the first attempt failed
     expect(waiter.describe()).toBe('waiting for MongoDB at mongodb://db:27017: Error: getaddrinfo ENOTFOUND db');
     controller.abort(new Error('shutting down'));
     await expect(waiting).rejects.toThrow('shutting down');
@@ -138,6 +137,13 @@ describe('queue messages', () => {
   });
 });
 
+/** A pid no process has now: the highest free one (pids are handed out from low to high). */
+function pidOfNoProcess(): number {
+  const max = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
+  for (let pid = max - 1; pid > 1; pid--) if (!existsSync(`/proc/${pid}`)) return pid;
+  throw new Error('no free pid');
+}
+
 describe('Chromium profile directories', () => {
   const dir = mkdtempSync(join(tmpdir(), 'docgen-profiles-test-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -147,13 +153,8 @@ describe('Chromium profile directories', () => {
     const ownName = own.slice(dir.length + 1);
     expect(profileDirOwner(ownName)).toEqual({ pid: process.pid, token: processStartToken(process.pid) });
 
-    // A process that has exited: its profile is stale.
-    const child = spawn(process.execPath, ['-e', '']);
-    const deadPid = child.pid!;
-    const deadToken = processStartToken(deadPid) ?? '1';
-    await new Promise((r) => child.once('exit', r));
-    await sleep(50);
-    const dead = `${PROFILE_DIR_PREFIX}${deadPid}-${deadToken}-abc123`;
+    // A process that is gone (no such pid): its profile is stale.
+    const dead = `${PROFILE_DIR_PREFIX}${pidOfNoProcess()}-1-abc123`;
     // A live pid whose start time differs from the one recorded: the pid was reused.
     const reused = `${PROFILE_DIR_PREFIX}${process.ppid}-1-def456`;
     // A live process's profile (the parent's, with its real start time).

@@ -79,7 +79,8 @@ export function CodeEditor(props: {
     });
     viewRef.current = editor;
     return () => editor.destroy();
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- the editor is created once; later prop changes are applied by the effects below
+    /* eslint-disable-next-line react-hooks/exhaustive-deps -- the editor is created once; later prop
+       changes are applied by the effects below */
   }, []);
 
   // The editor owns its text while the author types (pushing `value` back in would race the

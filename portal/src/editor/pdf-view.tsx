@@ -98,7 +98,8 @@ export function PdfView({
           onError?.(`The PDF could not be displayed: ${err instanceof Error ? err.message : String(err)}`);
       },
     );
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- only a new PDF redraws; the callbacks (new closures on every render of the parent) are read when the drawing finishes
+    /* eslint-disable-next-line react-hooks/exhaustive-deps -- only a new PDF redraws; the callbacks (new
+       closures on every render of the parent) are read when the drawing finishes */
   }, [pdf]);
   return <div class="pdf-view" ref={hostRef} />;
 }

@@ -2,7 +2,20 @@
 // partials as a list), and its conversion to and from TemplateVersionContent.
 import { fromJson, toJson, type JsonObject, type JsonValue, type MessageInitShape } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
-import type { TemplateVersionContent, TemplateVersionContentSchema } from '@gen/docgen/admin/v1/template_pb.js';
+import type {
+  PdfOptionsSchema,
+  TemplateVersionContent,
+  TemplateVersionContentSchema,
+} from '@gen/docgen/admin/v1/template_pb.js';
+import {
+  checkPdfOptions,
+  DEFAULT_PDF_OPTIONS,
+  formatSettingIssue,
+  NEW_PROTECTION,
+  NEW_TEMPLATE_PDF_OPTIONS,
+  readDocumentProperties,
+  type SettingIssue,
+} from '@domain/document-settings';
 
 export interface VariableDraft {
   name: string;
@@ -60,23 +73,10 @@ export interface Draft {
   sampleDataText: string;
 }
 
-const NO_EXTRAS = {
-  firstPageHeaderTemplate: '',
-  firstPageFooterTemplate: '',
-  scale: '',
-  pageRanges: '',
-  preferCssPageSize: false,
-  protect: false,
-  userPassword: '',
-  ownerPassword: '',
-  allowPrinting: true,
-  allowCopying: true,
-  allowModifying: false,
-};
-
-export const PAGE_SIZES = ['A4', 'A3', 'A5', 'Letter', 'Legal', 'Tabloid'];
-
 export function starterDraft(): Draft {
+  // A new template's paper: explicit margins with room for a header and footer (the shared
+  // module's suggestion; a stored version without margins prints with none).
+  const o = NEW_TEMPLATE_PDF_OPTIONS;
   return {
     body: '<h1>Hello {{ customer.name }}</h1>\n<p>Thank you for your order {{ order_number }}.</p>\n',
     css: 'body { font-family: sans-serif; margin: 0; }\nh1 { color: #1d4ed8; }\n',
@@ -86,23 +86,42 @@ export function starterDraft(): Draft {
       { name: 'order_number', required: true, defaultJson: '', description: '' },
     ],
     pdf: {
-      pageSize: 'A4',
-      landscape: false,
-      marginTop: '15mm',
-      marginRight: '15mm',
-      marginBottom: '15mm',
-      marginLeft: '15mm',
-      printBackground: true,
-      headerTemplate: '',
-      footerTemplate: '',
-      ...NO_EXTRAS,
+      pageSize: o.pageSize,
+      landscape: o.landscape,
+      marginTop: o.margins.top,
+      marginRight: o.margins.right,
+      marginBottom: o.margins.bottom,
+      marginLeft: o.margins.left,
+      printBackground: o.printBackground,
+      headerTemplate: o.headerTemplate,
+      footerTemplate: o.footerTemplate,
+      firstPageHeaderTemplate: o.firstPageHeaderTemplate,
+      firstPageFooterTemplate: o.firstPageFooterTemplate,
+      scale: '',
+      pageRanges: o.pageRanges,
+      preferCssPageSize: o.preferCssPageSize,
+      protect: false,
+      ...protectionDraft(undefined),
     },
     document: { title: '', author: '', subject: '', keywords: '', language: '', locale: '', timeZone: '' },
     sampleDataText: JSON.stringify({ customer: { name: 'Ada Lovelace' }, order_number: 'A-1001' }, null, 2),
   };
 }
 
+/** The protection fields of a draft: the stored ones, or what ticking "encrypt" starts with. */
+function protectionDraft(p: Partial<typeof NEW_PROTECTION> | undefined) {
+  const n = NEW_PROTECTION;
+  return {
+    userPassword: p?.userPassword ?? n.userPassword,
+    ownerPassword: p?.ownerPassword ?? n.ownerPassword,
+    allowPrinting: p?.allowPrinting ?? n.allowPrinting,
+    allowCopying: p?.allowCopying ?? n.allowCopying,
+    allowModifying: p?.allowModifying ?? n.allowModifying,
+  };
+}
+
 export function draftFromContent(content: TemplateVersionContent | undefined): Draft {
+  const d = DEFAULT_PDF_OPTIONS;
   const m = content?.pdfOptions?.margins;
   return {
     body: content?.body ?? '',
@@ -116,26 +135,22 @@ export function draftFromContent(content: TemplateVersionContent | undefined): D
       ...(v.schema ? { schema: v.schema } : {}),
     })),
     pdf: {
-      pageSize: content?.pdfOptions?.pageSize || 'A4',
-      landscape: content?.pdfOptions?.landscape ?? false,
+      pageSize: content?.pdfOptions?.pageSize || d.pageSize,
+      landscape: content?.pdfOptions?.landscape ?? d.landscape,
       marginTop: m?.top ?? '',
       marginRight: m?.right ?? '',
       marginBottom: m?.bottom ?? '',
       marginLeft: m?.left ?? '',
-      printBackground: content?.pdfOptions?.printBackground ?? false,
-      headerTemplate: content?.pdfOptions?.headerTemplate ?? '',
-      footerTemplate: content?.pdfOptions?.footerTemplate ?? '',
-      firstPageHeaderTemplate: content?.pdfOptions?.firstPageHeaderTemplate ?? '',
-      firstPageFooterTemplate: content?.pdfOptions?.firstPageFooterTemplate ?? '',
+      printBackground: content?.pdfOptions?.printBackground ?? d.printBackground,
+      headerTemplate: content?.pdfOptions?.headerTemplate ?? d.headerTemplate,
+      footerTemplate: content?.pdfOptions?.footerTemplate ?? d.footerTemplate,
+      firstPageHeaderTemplate: content?.pdfOptions?.firstPageHeaderTemplate ?? d.firstPageHeaderTemplate,
+      firstPageFooterTemplate: content?.pdfOptions?.firstPageFooterTemplate ?? d.firstPageFooterTemplate,
       scale: content?.pdfOptions?.scale ? String(content.pdfOptions.scale) : '',
-      pageRanges: content?.pdfOptions?.pageRanges ?? '',
-      preferCssPageSize: content?.pdfOptions?.preferCssPageSize ?? false,
+      pageRanges: content?.pdfOptions?.pageRanges ?? d.pageRanges,
+      preferCssPageSize: content?.pdfOptions?.preferCssPageSize ?? d.preferCssPageSize,
       protect: !!content?.pdfOptions?.protection,
-      userPassword: content?.pdfOptions?.protection?.userPassword ?? '',
-      ownerPassword: content?.pdfOptions?.protection?.ownerPassword ?? '',
-      allowPrinting: content?.pdfOptions?.protection?.allowPrinting ?? true,
-      allowCopying: content?.pdfOptions?.protection?.allowCopying ?? true,
-      allowModifying: content?.pdfOptions?.protection?.allowModifying ?? false,
+      ...protectionDraft(content?.pdfOptions?.protection),
     },
     document: {
       title: content?.title ?? '',
@@ -184,12 +199,86 @@ export function parseJsonObject(text: string, what: string): { value?: JsonObjec
 }
 
 export type ContentInit = MessageInitShape<typeof TemplateVersionContentSchema>;
+export type PdfOptionsInit = MessageInitShape<typeof PdfOptionsSchema>;
 
-/** The content to send, or the problems that keep it from being sent. */
-export function contentFromDraft(draft: Draft): {
+/** The scale as typed: 0 (not set) when empty, the number, or the text when it is none. */
+function scaleOf(text: string): number | string {
+  const trimmed = text.trim();
+  if (trimmed === '') return 0;
+  const value = Number(trimmed);
+  return Number.isFinite(value) ? value : trimmed;
+}
+
+/** The PDF options message for a draft's form fields. */
+export function pdfOptionsFromDraft(pdf: PdfDraft): PdfOptionsInit {
+  const scale = scaleOf(pdf.scale);
+  return {
+    pageSize: pdf.pageSize,
+    landscape: pdf.landscape,
+    margins: { top: pdf.marginTop, right: pdf.marginRight, bottom: pdf.marginBottom, left: pdf.marginLeft },
+    printBackground: pdf.printBackground,
+    headerTemplate: pdf.headerTemplate,
+    footerTemplate: pdf.footerTemplate,
+    firstPageHeaderTemplate: pdf.firstPageHeaderTemplate,
+    firstPageFooterTemplate: pdf.firstPageFooterTemplate,
+    scale: typeof scale === 'number' ? scale : Number.NaN,
+    pageRanges: pdf.pageRanges.trim(),
+    preferCssPageSize: pdf.preferCssPageSize,
+    ...(pdf.protect
+      ? {
+          protection: {
+            userPassword: pdf.userPassword,
+            ownerPassword: pdf.ownerPassword,
+            allowPrinting: pdf.allowPrinting,
+            allowCopying: pdf.allowCopying,
+            allowModifying: pdf.allowModifying,
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * What the server would refuse in a draft's PDF options and document properties, in its words:
+ * the same rules (src/domain/document-settings.ts), the publish checks included. Fields are
+ * named as in the content (`pdfOptions.margins.top`, `metadata.language`).
+ */
+export function settingIssues(draft: Draft): SettingIssue[] {
+  const pdfOptions = { ...pdfOptionsFromDraft(draft.pdf), scale: scaleOf(draft.pdf.scale) };
+  return [
+    ...readDocumentProperties({ title: draft.document.title, metadata: documentMetadata(draft.document) }).issues,
+    ...checkPdfOptions(pdfOptions),
+  ];
+}
+
+/** The issues of one section's settings (fields under `prefix`), as sentences to show. */
+export function issuesUnder(issues: SettingIssue[], ...prefixes: string[]): string[] {
+  return issues
+    .filter((i) => prefixes.some((p) => i.field === p || i.field.startsWith(`${p}.`)))
+    .map(formatSettingIssue);
+}
+
+function documentMetadata(document: DocumentDraft) {
+  return {
+    author: document.author,
+    subject: document.subject,
+    keywords: document.keywords,
+    language: document.language,
+  };
+}
+
+/**
+ * The content to send, or the problems that keep it from being sent. `checkSettings: false`
+ * leaves the document settings to the server (a stored version shown as it is).
+ */
+export function contentFromDraft(
+  draft: Draft,
+  { checkSettings = true }: { checkSettings?: boolean } = {},
+): {
   content?: ContentInit;
   sampleProblem?: JsonProblem;
   variableProblems: string[];
+  settingIssues: SettingIssue[];
 } {
   const sample = parseJsonObject(draft.sampleDataText, 'Sample data');
   const variableProblems: string[] = [];
@@ -212,55 +301,22 @@ export function contentFromDraft(draft: Draft): {
         ...(v.schema ? { schema: v.schema } : {}),
       };
     });
-  const scale = draft.pdf.scale.trim() === '' ? 0 : Number(draft.pdf.scale);
-  if (!Number.isFinite(scale)) variableProblems.push('The PDF scale must be a number between 0.1 and 2.');
-  if (sample.problem) return { sampleProblem: sample.problem, variableProblems };
-  if (variableProblems.length > 0) return { variableProblems };
+  const settings = checkSettings ? settingIssues(draft) : [];
+  if (sample.problem) return { sampleProblem: sample.problem, variableProblems, settingIssues: settings };
+  if (variableProblems.length > 0 || settings.length > 0) return { variableProblems, settingIssues: settings };
   const partials: Record<string, string> = {};
   for (const p of draft.partials) if (p.name.trim() !== '') partials[p.name.trim()] = p.source;
   return {
     variableProblems,
+    settingIssues: settings,
     content: {
       body: draft.body,
       css: draft.css,
       partials,
       variables,
-      pdfOptions: {
-        pageSize: draft.pdf.pageSize,
-        landscape: draft.pdf.landscape,
-        margins: {
-          top: draft.pdf.marginTop,
-          right: draft.pdf.marginRight,
-          bottom: draft.pdf.marginBottom,
-          left: draft.pdf.marginLeft,
-        },
-        printBackground: draft.pdf.printBackground,
-        headerTemplate: draft.pdf.headerTemplate,
-        footerTemplate: draft.pdf.footerTemplate,
-        firstPageHeaderTemplate: draft.pdf.firstPageHeaderTemplate,
-        firstPageFooterTemplate: draft.pdf.firstPageFooterTemplate,
-        scale,
-        pageRanges: draft.pdf.pageRanges.trim(),
-        preferCssPageSize: draft.pdf.preferCssPageSize,
-        ...(draft.pdf.protect
-          ? {
-              protection: {
-                userPassword: draft.pdf.userPassword,
-                ownerPassword: draft.pdf.ownerPassword,
-                allowPrinting: draft.pdf.allowPrinting,
-                allowCopying: draft.pdf.allowCopying,
-                allowModifying: draft.pdf.allowModifying,
-              },
-            }
-          : {}),
-      },
+      pdfOptions: pdfOptionsFromDraft(draft.pdf),
       title: draft.document.title,
-      metadata: {
-        author: draft.document.author,
-        subject: draft.document.subject,
-        keywords: draft.document.keywords,
-        language: draft.document.language,
-      },
+      metadata: documentMetadata(draft.document),
       locale: draft.document.locale.trim(),
       timeZone: draft.document.timeZone.trim(),
       sampleData: sample.value ?? {},

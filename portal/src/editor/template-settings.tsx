@@ -1,7 +1,9 @@
 // The editor's secondary sections: partials, declared variables (with suggestions from the
 // publish check) and PDF options.
+import { useEffect, useRef } from 'preact/hooks';
 import { CodeEditor, type LineDiagnostic } from './code-editor.tsx';
-import { PAGE_SIZES, type Draft, type PdfDraft, type VariableDraft } from './template-draft.ts';
+import { PAGE_SIZES, type SettingIssue } from '@domain/document-settings';
+import { issuesUnder, type Draft, type PdfDraft, type VariableDraft } from './template-draft.ts';
 import { DEFAULT_LOCALE, DEFAULT_TIME_ZONE, normalizeLocaleSettings } from '../../../src/domain/locale-settings.ts';
 import type { VariableSchema } from '../../../src/domain/variable-schema.ts';
 import { schemaType } from '../../../src/domain/variable-types.ts';
@@ -184,7 +186,8 @@ export function VariablesSection({
                   />
                 </td>
                 <td>
-                  {/* Typed variables: the schema, as the TypeScript type clients get (set with the CLI's --variables). */}
+                  {/* Typed variables: the schema, as the TypeScript type clients get (set with the CLI's
+                      --variables). */}
                   <code class="type">{schemaType(v.schema as VariableSchema | undefined).replace(/\s+/g, ' ')}</code>
                 </td>
                 {!readOnly && (
@@ -221,19 +224,48 @@ export function VariablesSection({
   );
 }
 
+/**
+ * Opens the section when it gets a problem to show, and never closes it: the author is fixing
+ * something there (an `open` attribute bound to the problems would shut it on the fix).
+ */
+function useOpenOnProblems(hasProblems: boolean) {
+  const ref = useRef<HTMLDetailsElement>(null);
+  useEffect(() => {
+    if (hasProblems && ref.current) ref.current.open = true;
+  }, [hasProblems]);
+  return ref;
+}
+
+/** Problems with settings, in the shared rules' words (document-settings.ts), where they are set. */
+function SettingProblems({ problems }: { problems: string[] }) {
+  return (
+    <>
+      {problems.map((p) => (
+        <p class="error" role="alert" key={p}>
+          {p}
+        </p>
+      ))}
+    </>
+  );
+}
+
 export function PdfOptionsSection({
   draft,
   update,
   readOnly,
   diagnosticsFor,
   resetKey,
+  issues,
 }: {
   draft: Draft;
   update: Update;
   readOnly: boolean;
   diagnosticsFor: (source: string) => LineDiagnostic[];
   resetKey: number;
+  issues: SettingIssue[];
 }) {
+  const problems = issuesUnder(issues, 'pdfOptions');
+  const section = useOpenOnProblems(problems.length > 0);
   const set = (change: Partial<PdfDraft>) => update((d) => ({ ...d, pdf: { ...d.pdf, ...change } }));
   const margin = (key: 'marginTop' | 'marginRight' | 'marginBottom' | 'marginLeft', label: string) => (
     <label>
@@ -248,8 +280,9 @@ export function PdfOptionsSection({
     </label>
   );
   return (
-    <details class="section">
+    <details class="section" ref={section}>
       <summary>PDF options</summary>
+      <SettingProblems problems={problems} />
       <div class="grid-4">
         <label>
           Page size
@@ -428,12 +461,15 @@ export function DocumentSection({
   update,
   readOnly,
   diagnosticsFor,
+  issues,
 }: {
   draft: Draft;
   update: Update;
   readOnly: boolean;
   diagnosticsFor: (source: string) => LineDiagnostic[];
+  issues: SettingIssue[];
 }) {
+  const problems = issuesUnder(issues, 'title', 'metadata');
   const set = (change: Partial<Draft['document']>) => update((d) => ({ ...d, document: { ...d.document, ...change } }));
   const field = (key: keyof Draft['document'], label: string, placeholder = '') => (
     <label>
@@ -453,9 +489,11 @@ export function DocumentSection({
     locale: draft.document.locale.trim(),
     timeZone: draft.document.timeZone.trim(),
   }).issues;
+  const section = useOpenOnProblems(titleProblems.length > 0 || problems.length > 0 || localeProblems.length > 0);
   return (
-    <details class="section" open={titleProblems.length > 0 || localeProblems.length > 0}>
+    <details class="section" ref={section}>
       <summary>Document properties</summary>
+      <SettingProblems problems={problems} />
       <div class="grid-2">
         {field('title', 'Document title', 'Liquid, e.g. Invoice {{ number }}; empty: the template name')}
         {field('language', 'Language', 'e.g. de, ja-JP')}

@@ -94,7 +94,8 @@ export function useLivePreview(
       );
     }, PREVIEW_DEBOUNCE_MS);
     return () => clearTimeout(timer);
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- contentKey stands for content and variables (new objects on every render)
+    /* eslint-disable-next-line react-hooks/exhaustive-deps -- contentKey stands for content and
+       variables (new objects on every render) */
   }, [workspaceId, contentKey]);
   useEffect(() => () => latest.current?.abort(), []);
   return state;

@@ -74,7 +74,11 @@ function VersionPreview({
   workspaceId: string;
   allowed: boolean;
 }) {
-  const content = useMemo(() => contentFromDraft(draftFromContent(version.content)).content, [version]);
+  // A stored version is shown as it is: its own problems come back from the preview.
+  const content = useMemo(
+    () => contentFromDraft(draftFromContent(version.content), { checkSettings: false }).content,
+    [version],
+  );
   const preview = useLivePreview(
     workspaceId,
     allowed ? content : undefined,

@@ -119,7 +119,8 @@ function TemplateEditor({
   const sampleProblem = built.sampleProblem;
   const sampleDiagnostics = useMemo<LineDiagnostic[]>(
     () => (sampleProblem ? [{ ...sampleProblem, severity: 'error' }] : NO_DIAGNOSTICS),
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- keyed on the problem's facts, not its object (new every render), so the editor keeps its markers
+    /* eslint-disable-next-line react-hooks/exhaustive-deps -- keyed on the problem's facts, not its
+       object (new every render), so the editor keeps its markers */
     [sampleProblem?.line, sampleProblem?.column, sampleProblem?.message],
   );
   const update = (change: (d: Draft) => Draft) => setDraft((d) => change(d));
@@ -127,7 +128,10 @@ function TemplateEditor({
   const save = (publish: boolean) =>
     action.run(async () => {
       setNotice('');
-      if (!built.content) throw new Error('Fix the sample data and variables first (see the messages at the fields).');
+      if (!built.content)
+        throw new Error(
+          'Fix the sample data, variables, document properties or PDF options first (see the messages at the fields).',
+        );
       if (!template) {
         if (name.trim() === '') throw new Error('Give the template a name.');
         if (publish) await refuseOnCheckErrors();
@@ -275,13 +279,20 @@ function TemplateEditor({
             readOnly={readOnly}
             diagnosticsFor={diagnosticsFor}
           />
-          <DocumentSection draft={draft} update={update} readOnly={readOnly} diagnosticsFor={diagnosticsFor} />
+          <DocumentSection
+            draft={draft}
+            update={update}
+            readOnly={readOnly}
+            diagnosticsFor={diagnosticsFor}
+            issues={built.settingIssues}
+          />
           <PdfOptionsSection
             resetKey={resets}
             draft={draft}
             update={update}
             readOnly={readOnly}
             diagnosticsFor={diagnosticsFor}
+            issues={built.settingIssues}
           />
           {preview.diagnostics.length > 0 && (
             <div class="diagnostics" role="group" aria-label="Problems">
@@ -332,7 +343,9 @@ function TemplateEditor({
               ? 'Previews are rendered for owners and editors; your role reads the source.'
               : built.sampleProblem
                 ? 'Preview paused: the sample data is not valid JSON.'
-                : undefined
+                : built.settingIssues.length > 0
+                  ? 'Preview paused: a document property or PDF option is not valid (see the message there).'
+                  : undefined
           }
         />
       </div>

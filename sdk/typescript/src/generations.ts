@@ -7,7 +7,10 @@ import type { CreateGenerationInput, Generation, GenerationPage, ListGenerations
 export const MAX_WAIT_SECONDS = 30;
 
 export interface CreateOptions {
-  /** Same key, same body: the same generation (remembered 24 h). Default: a fresh UUID per call, kept across its retries. */
+  /**
+   * Same key, same body: the same generation (remembered 24 h). Default: a fresh UUID per call,
+   * kept across its retries.
+   */
   idempotencyKey?: string;
   /** Seconds (1 to 30) the server may hold the answer until the generation is final (`Prefer: wait`). */
   wait?: number;

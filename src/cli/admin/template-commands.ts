@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { toJson } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import type { JsonObject } from '../../domain/template.ts';
+import { DEFAULT_PDF_OPTIONS } from '../../domain/document-settings.ts';
 import { TemplateStatus, type Template, type TemplateVersion } from '../../gen/docgen/admin/v1/template_pb.js';
 import { need, page, PAGE_OPTIONS, positiveInteger, str, UsageError, type Command } from './command.ts';
 import { GALLERY_NAMES } from '../../gallery/gallery.ts';
@@ -318,17 +319,17 @@ function versionJson(v: TemplateVersion) {
                 pageSize: c.pdfOptions.pageSize,
                 landscape: c.pdfOptions.landscape,
                 margins: {
-                  top: c.pdfOptions.margins?.top ?? '0',
-                  right: c.pdfOptions.margins?.right ?? '0',
-                  bottom: c.pdfOptions.margins?.bottom ?? '0',
-                  left: c.pdfOptions.margins?.left ?? '0',
+                  top: c.pdfOptions.margins?.top ?? DEFAULT_PDF_OPTIONS.margins.top,
+                  right: c.pdfOptions.margins?.right ?? DEFAULT_PDF_OPTIONS.margins.right,
+                  bottom: c.pdfOptions.margins?.bottom ?? DEFAULT_PDF_OPTIONS.margins.bottom,
+                  left: c.pdfOptions.margins?.left ?? DEFAULT_PDF_OPTIONS.margins.left,
                 },
                 printBackground: c.pdfOptions.printBackground,
                 headerTemplate: c.pdfOptions.headerTemplate,
                 footerTemplate: c.pdfOptions.footerTemplate,
                 firstPageHeaderTemplate: c.pdfOptions.firstPageHeaderTemplate,
                 firstPageFooterTemplate: c.pdfOptions.firstPageFooterTemplate,
-                scale: c.pdfOptions.scale || 1,
+                scale: c.pdfOptions.scale || DEFAULT_PDF_OPTIONS.scale,
                 pageRanges: c.pdfOptions.pageRanges,
                 preferCssPageSize: c.pdfOptions.preferCssPageSize,
                 protection: c.pdfOptions.protection

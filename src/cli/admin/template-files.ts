@@ -4,7 +4,13 @@ import { basename, extname, join } from 'node:path';
 import { create, fromJson, type JsonObject, type JsonValue } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import { isPlainObject } from '../../domain/json.ts';
-import { DEFAULT_PDF_OPTIONS } from '../../domain/template.ts';
+import {
+  DEFAULT_PDF_OPTIONS,
+  MARGIN_SIDES,
+  METADATA_FIELDS,
+  PDF_OPTION_SETTINGS,
+  PROTECTION_FIELDS,
+} from '../../domain/document-settings.ts';
 import {
   DocumentMetadataSchema,
   PdfOptionsSchema,
@@ -156,22 +162,11 @@ async function readPartials(path: string): Promise<Record<string, string>> {
   return partials;
 }
 
-const PDF_KEYS = [
-  'pageSize',
-  'landscape',
-  'margins',
-  'printBackground',
-  'headerTemplate',
-  'footerTemplate',
-  'firstPageHeaderTemplate',
-  'firstPageFooterTemplate',
-  'scale',
-  'pageRanges',
-  'preferCssPageSize',
-  'protection',
-];
-const PROTECTION_KEYS = ['userPassword', 'ownerPassword', 'allowPrinting', 'allowCopying', 'allowModifying'];
-const METADATA_KEYS = ['author', 'subject', 'keywords', 'language'];
+// The document settings' names and defaults: src/domain/document-settings.ts (their values
+// are checked by the server, with the same rules).
+const PDF_KEYS = Object.keys(PDF_OPTION_SETTINGS);
+const PROTECTION_KEYS: readonly string[] = PROTECTION_FIELDS;
+const METADATA_KEYS: readonly string[] = METADATA_FIELDS;
 
 async function readJsonObjectFlag(flag: string, value: string): Promise<Record<string, unknown>> {
   let parsed: unknown;
@@ -201,9 +196,7 @@ async function readMetadata(value: string) {
 function readProtection(value: unknown) {
   if (value === undefined || value === null) return undefined;
   if (!isPlainObject(value))
-    throw new UsageError(
-      '--pdf-options: "protection" must be an object {ownerPassword, userPassword, allowPrinting, allowCopying, allowModifying}',
-    );
+    throw new UsageError(`--pdf-options: "protection" must be an object {${PROTECTION_KEYS.join(', ')}}`);
   const unknown = Object.keys(value).filter((k) => !PROTECTION_KEYS.includes(k));
   if (unknown.length > 0)
     throw new UsageError(
@@ -228,7 +221,7 @@ async function readPdfOptions(value: string) {
   if (typeof o.margins === 'string') margins = { top: o.margins, right: o.margins, bottom: o.margins, left: o.margins };
   else if (isPlainObject(o.margins)) {
     for (const [side, v] of Object.entries(o.margins)) {
-      if (!['top', 'right', 'bottom', 'left'].includes(side))
+      if (!(MARGIN_SIDES as readonly string[]).includes(side))
         throw new UsageError(`--pdf-options: unknown margin ${JSON.stringify(side)}`);
       if (typeof v !== 'string' && typeof v !== 'number')
         throw new UsageError(`--pdf-options: margin ${side} must be a CSS length such as "10mm"`);
@@ -244,11 +237,11 @@ async function readPdfOptions(value: string) {
     printBackground: typed('printBackground', 'boolean') ?? d.printBackground,
     headerTemplate: typed('headerTemplate', 'string') ?? d.headerTemplate,
     footerTemplate: typed('footerTemplate', 'string') ?? d.footerTemplate,
-    firstPageHeaderTemplate: typed('firstPageHeaderTemplate', 'string') ?? '',
-    firstPageFooterTemplate: typed('firstPageFooterTemplate', 'string') ?? '',
-    scale: typed('scale', 'number') ?? 0,
-    pageRanges: typed('pageRanges', 'string') ?? '',
-    preferCssPageSize: typed('preferCssPageSize', 'boolean') ?? false,
+    firstPageHeaderTemplate: typed('firstPageHeaderTemplate', 'string') ?? d.firstPageHeaderTemplate,
+    firstPageFooterTemplate: typed('firstPageFooterTemplate', 'string') ?? d.firstPageFooterTemplate,
+    scale: typed('scale', 'number') ?? d.scale,
+    pageRanges: typed('pageRanges', 'string') ?? d.pageRanges,
+    preferCssPageSize: typed('preferCssPageSize', 'boolean') ?? d.preferCssPageSize,
     protection: readProtection(o.protection),
   });
 }

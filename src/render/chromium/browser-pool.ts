@@ -1,5 +1,7 @@
 // The Chromium pool: HTML in, PDF out. puppeteer-cluster queues and dispatches the jobs; the
-// reused-page concurrency model (reused-page-concurrency.ts) keeps pages open between jobs;
+// reused-page concurrency model (reused-page-concurrency.ts) keeps pages open between jobs and
+// gives a job the free page used last; the one door to puppeteer-cluster's internals is
+// puppeteer-cluster-adapter.ts;
 // BrowserHost (browser-host.ts) owns the Chromium processes.
 //
 // Error classification for the pipeline: a crash, a time-out of the whole step or no browser is
@@ -10,7 +12,8 @@ import { tmpdir } from 'node:os';
 import puppeteer from 'puppeteer';
 import type { Page } from 'puppeteer';
 import { Cluster } from 'puppeteer-cluster';
-import type { PdfOptions } from '../../domain/template.ts';
+import { DEFAULT_MAX_HTML_BYTES } from '../../config/limits.ts';
+import type { PdfOptions } from '../../domain/document-settings.ts';
 import { toPrintParams, validatePdfOptions } from '../pdf-options.ts';
 import { RenderError } from '../render-error.ts';
 import { loadTimeoutMessage } from '../liquid/resource-references.ts';
@@ -22,6 +25,7 @@ import { printChannel, printToPdf, setDocument } from './devtools-print.ts';
 import { timeStage, type StageObserver } from '../render-stages.ts';
 import { guardPage, setPageAssets } from './page-guard.ts';
 import { removeStaleProfileDirs } from './profile-dirs.ts';
+import { liftDispatchThrottle } from './puppeteer-cluster-adapter.ts';
 import { reusedPageConcurrency, slotOf, unavailableReason } from './reused-page-concurrency.ts';
 
 export type { BrowserPoolEvent } from './browser-host.ts';
@@ -49,8 +53,8 @@ export interface BrowserPoolOptions {
    * (an SVG <use> of an external URL): permanent PAGE_LOAD_TIMEOUT. Default 5 s.
    */
   loadTimeoutMs?: number;
-  /** Largest HTML document printed; bigger ones fail at once (DOCUMENT_TOO_LARGE). Default 16 MiB
-   * (a backstop; the service passes DOCGEN_RENDER_MAX_HTML_BYTES, 2 MiB by default). */
+  /** Largest HTML document printed; bigger ones fail at once (DOCUMENT_TOO_LARGE). Default: the
+   * service's (DEFAULT_MAX_HTML_BYTES, which DOCGEN_RENDER_MAX_HTML_BYTES overrides). */
   maxHtmlBytes?: number;
   /**
    * Tagged (accessible) PDFs, Chromium's default. Untagged saves the structure tree: about 10 %
@@ -123,37 +127,6 @@ interface Job {
 
 const CLUSTER_BACKSTOP_TIMEOUT_MS = 10 * 60_000;
 
-/**
- * puppeteer-cluster (0.25) spaces its internal dispatch calls (`work()`) at least 10 ms apart.
- * Measured here: ~5 ms added to every render at concurrency 1 (the next job waits out the
- * throttle), up to 10 ms per job while several wait for pages. A render takes ~50 ms, so the
- * throttle goes: every dispatch call schedules the dispatcher at once. (Private fields of a
- * pinned version; without them, this does nothing and the throttle stays.)
- */
-function liftDispatchThrottle(cluster: Cluster): void {
-  const internals = cluster as unknown as { nextWorkCall?: unknown; work?: unknown };
-  if (typeof internals.nextWorkCall !== 'number' || typeof internals.work !== 'function') return;
-  const work = internals.work as (this: unknown) => Promise<void>;
-  internals.work = function (this: { nextWorkCall: number }) {
-    this.nextWorkCall = 0;
-    return work.call(this);
-  };
-}
-
-/**
- * puppeteer-cluster gives a job the page that has been free longest: its free workers are a
- * first-in, first-out queue. Each page has a renderer process of its own, so below full load
- * every job would land on the renderer that has been idle longest, its caches gone cold while
- * the others printed. Here a job gets the page freed last (last in, first out): at low load the
- * same renderer prints again and again while it is warm; at full load every page is busy
- * either way. (A private field of a pinned version; without it, this does nothing.)
- */
-function preferWarmPages(cluster: Cluster): void {
-  const free = (cluster as unknown as { workersAvail?: unknown }).workersAvail;
-  if (!Array.isArray(free)) return;
-  Object.defineProperty(free, 'shift', { value: Array.prototype.pop, configurable: true, writable: true });
-}
-
 function isDisconnectError(err: unknown): boolean {
   const message = String((err as Error)?.message ?? err);
   return /target closed|session closed|connection closed|browser has disconnected|page crashed|detached|protocol error.*(closed|crash)/i.test(
@@ -176,7 +149,7 @@ export class BrowserPool {
       launchTimeoutMs: 30_000,
       memoryCheckIntervalMs: 2_000,
       loadTimeoutMs: 5_000,
-      maxHtmlBytes: 16 * 1024 * 1024,
+      maxHtmlBytes: DEFAULT_MAX_HTML_BYTES,
       taggedPdf: true,
       extraArgs: [],
       ...options,
@@ -229,8 +202,9 @@ export class BrowserPool {
       this.host = null;
       throw err;
     }
+    // No 10 ms between dispatches (puppeteer-cluster-adapter.ts says why); the free page used
+    // last comes from the concurrency model itself.
     liftDispatchThrottle(this.cluster);
-    preferWarmPages(this.cluster);
     // One empty job per page: puppeteer-cluster opens its workers (our pages) lazily.
     await Promise.all(
       Array.from({ length: this.options.concurrency }, () =>

@@ -1,9 +1,16 @@
-// puppeteer-cluster concurrency model that keeps one page per cluster worker and reuses it for
-// every job (puppeteer-cluster's own models open and close a page or context per job, which
-// halves throughput). A page is replaced after a failed render (state unknown) and when its
-// browser is retired or gone.
+// puppeteer-cluster concurrency model (its documented extension point) that keeps one page per
+// cluster worker and reuses it for every job (puppeteer-cluster's own models open and close a
+// page or context per job, which halves throughput). A page is replaced after a failed render
+// (state unknown) and when its browser is retired or gone.
 //
-// Two puppeteer-cluster behaviours this adapter has to absorb:
+// A job gets the free page that was used last, whichever worker runs it: the pages are a stack
+// shared by the workers (FreeSlots). Each page has a renderer process of its own, and
+// puppeteer-cluster hands jobs to the worker that has been free longest, so with pages tied to
+// workers every job below full load would land on the renderer idle longest, its caches gone
+// cold while the others printed. Last in, first out keeps one renderer printing while it is
+// warm; at full load every page is busy either way (docs/architecture.md, print path).
+//
+// Two puppeteer-cluster behaviours this has to absorb:
 // - Worker.handle() adds a page 'error' listener per job and never removes it: with a reused
 //   page they would pile up, so release() removes them.
 // - If jobInstance() keeps throwing, Worker.handle() throws out of Cluster.doWork(), an
@@ -11,20 +18,14 @@
 //   when no page can be had it hands out a placeholder that the task recognises and turns
 //   into a transient BROWSER_UNAVAILABLE error.
 
-import concurrencyModule from 'puppeteer-cluster/dist/concurrency/ConcurrencyImplementation.js';
-import type {
-  ConcurrencyImplementationClassType,
-  JobInstance,
-  WorkerInstance,
-} from 'puppeteer-cluster/dist/concurrency/ConcurrencyImplementation.js';
 import type { LaunchOptions, Page } from 'puppeteer';
 import { withTimeout, type BrowserHost, type HostedSlot, type ManagedBrowser } from './browser-host.ts';
-
-type ConcurrencyBase = typeof concurrencyModule.default;
-// Node's ESM loader hands over this CommonJS module's exports ({ default: class }); Vite (the
-// test runner) hands over the class itself.
-const ConcurrencyImplementation: ConcurrencyBase =
-  'default' in concurrencyModule ? concurrencyModule.default : (concurrencyModule as unknown as ConcurrencyBase);
+import {
+  ConcurrencyImplementation,
+  type ConcurrencyImplementationClassType,
+  type JobInstance,
+  type WorkerInstance,
+} from './puppeteer-cluster-adapter.ts';
 
 const PAGE_OPEN_TIMEOUT_MS = 15_000;
 const PAGE_CLOSE_TIMEOUT_MS = 5_000;
@@ -149,9 +150,35 @@ export class PageSlot implements HostedSlot {
   }
 }
 
+/**
+ * The free pages, last released on top. There is a slot per worker and a worker holds at most
+ * one slot at a time (it gives it back before puppeteer-cluster counts it free again), so a
+ * worker asking for one always finds one.
+ */
+class FreeSlots {
+  private readonly stack: PageSlot[] = [];
+
+  /** A new slot has no page yet: it goes to the bottom, used after the warm ones. */
+  add(slot: PageSlot): void {
+    this.stack.unshift(slot);
+  }
+
+  take(): PageSlot {
+    const slot = this.stack.pop();
+    if (!slot) throw new Error('no free page slot: a worker asked for a second page');
+    return slot;
+  }
+
+  giveBack(slot: PageSlot): void {
+    this.stack.push(slot);
+  }
+}
+
 /** The class puppeteer-cluster instantiates (`concurrency` option), bound to a BrowserHost. */
 export function reusedPageConcurrency(host: BrowserHost, prepare: PreparePage): ConcurrencyImplementationClassType {
   return class ReusedPageConcurrency extends ConcurrencyImplementation {
+    private readonly free = new FreeSlots();
+
     constructor(options: LaunchOptions, puppeteer: unknown) {
       super(options, puppeteer);
     }
@@ -165,12 +192,31 @@ export function reusedPageConcurrency(host: BrowserHost, prepare: PreparePage): 
     }
 
     async workerInstance(): Promise<WorkerInstance> {
-      const slot = new PageSlot(host, prepare);
+      const free = this.free;
+      const own = new PageSlot(host, prepare);
+      free.add(own);
+      // The slot this worker's current (or last) job has.
+      let leased: PageSlot | undefined;
       return {
-        jobInstance: () => slot.lease(),
-        close: () => slot.dispose(),
+        jobInstance: async (): Promise<JobInstance> => {
+          const slot = free.take();
+          leased = slot;
+          const job = await slot.lease();
+          return {
+            resources: job.resources,
+            close: async () => {
+              try {
+                await job.close();
+              } finally {
+                free.giveBack(slot);
+              }
+            },
+          };
+        },
+        // The worker's own slot: the cluster closes every worker when it closes.
+        close: () => own.dispose(),
         repair: async () => {
-          slot.discard = true;
+          if (leased) leased.discard = true;
         },
       };
     }

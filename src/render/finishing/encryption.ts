@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { PdfProtection } from '../../domain/template.ts';
+import type { PdfProtection } from '../../domain/document-settings.ts';
 import { RenderError } from '../render-error.ts';
 
 export async function encryptPdf(pdf: Buffer, p: PdfProtection): Promise<Buffer> {

@@ -2,7 +2,7 @@
 // first page with its own header/footer (its page drawing taken from a second print). The Title
 // comes from the document's <title>, /Lang from <html lang>: Chromium writes both.
 import { PDFDocument, PDFName } from 'pdf-lib';
-import type { DocumentMetadata } from '../../domain/template.ts';
+import type { DocumentMetadata } from '../../domain/document-settings.ts';
 
 export function setDocumentMetadata(doc: PDFDocument, m: DocumentMetadata): void {
   if (m.author !== '') doc.setAuthor(m.author);

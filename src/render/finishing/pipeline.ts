@@ -19,7 +19,8 @@
 // serializes it once (working-pdf.ts). The stages' libraries (e-invoice conversion and XSD
 // validation, fonts, CMS) are loaded on first use, so a process whose versions use none of
 // them does not carry them.
-import type { DocumentMetadata, JsonValue, PdfProtection } from '../../domain/template.ts';
+import type { DocumentMetadata, PdfProtection } from '../../domain/document-settings.ts';
+import type { JsonValue } from '../../domain/template.ts';
 import type { AssetSource } from '../asset-loader.ts';
 import { RenderError } from '../render-error.ts';
 import { timeStage, type RenderStage, type StageObserver } from '../render-stages.ts';

@@ -101,7 +101,8 @@ const UNESCAPES: Record<string, string> = {
 export const MAX_PARTIAL_DEPTH = 64;
 
 // liquidjs's tag classes as constructors we can extend (their constructors take parser internals).
-type TagConstructor = new (...args: any[]) => { render(ctx: Context, emitter: Emitter): unknown }; // eslint-disable-line @typescript-eslint/no-explicit-any -- liquidjs's tag constructors take parser internals
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- liquidjs's tag constructors take parser internals
+type TagConstructor = new (...args: any[]) => { render(ctx: Context, emitter: Emitter): unknown };
 type TagClass = Parameters<Liquid['registerTag']>[1];
 
 /** The tag with a nesting counter around its render (renders are synchronous: one counter per engine). */

@@ -1,0 +1,22 @@
+// Size limits that more than one part of docgen applies, each written once. Where a
+// configuration variable can change a limit, this is its default (config.ts's table reads it
+// from here, and so does the README's); the parts that take the limit as an option default
+// to the same figure, so a hand-built configuration behaves like the service.
+// (The document settings' limits, which the portal checks too, live in
+// src/domain/document-settings.ts.)
+
+const MiB = 1024 * 1024;
+
+/**
+ * Largest rendered HTML document Chromium is asked to print (DOCGEN_RENDER_MAX_HTML_BYTES); a
+ * bigger one fails permanently at once (DOCUMENT_TOO_LARGE).
+ */
+export const DEFAULT_MAX_HTML_BYTES = 2 * MiB;
+
+/**
+ * An answer sent before a request's body was read (413, 404, a refused upload) is followed by
+ * reading and dropping the rest of the body, so that closing the connection does not reset it
+ * and lose the answer; past this many bytes the connection is cut instead. Both listeners (the
+ * REST gateway and the Connect server) drain this much.
+ */
+export const UNREAD_BODY_DISCARD_LIMIT_BYTES = 64 * MiB;
