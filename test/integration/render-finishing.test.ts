@@ -626,7 +626,7 @@ describe('stamp, outline, attachments, encryption', () => {
   it('refuses PDF/A with encryption, and encrypts (qpdf) after the stamp otherwise', async () => {
     const protection = {
       userPassword: 'open',
-      ownerPassword: 'owner',
+      ownerPassword: 'owner-secret',
       allowPrinting: true,
       allowCopying: true,
       allowModifying: false,

@@ -155,7 +155,8 @@ describe('Liquid resource limits', () => {
     const err = await failure(
       liquid.render(request('{% for i in (1..100000) %}{% for j in (1..100000) %}{{ j }}{% endfor %}{% endfor %}')),
     );
-    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 500);
+    // Without the time-out these would run for hours; the bound leaves room for a loaded machine.
+    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS * 5);
     expect(err.kind).toBe('permanent');
     expect(['LIQUID_TIMEOUT', 'LIQUID_ERROR']).toContain(err.code);
     await stillServes();
@@ -164,7 +165,8 @@ describe('Liquid resource limits', () => {
   it('fails a 10^8 range at once instead of allocating it', async () => {
     const started = Date.now();
     const err = await failure(liquid.render(request('{% for i in (1..100000000) %}{{ i }}{% endfor %}')));
-    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 500);
+    // Without the time-out these would run for hours; the bound leaves room for a loaded machine.
+    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS * 5);
     expect(err.kind).toBe('permanent');
     await stillServes();
   });
@@ -234,12 +236,24 @@ describe('Liquid resource limits', () => {
   });
 
   it('serves others while one render loops', async () => {
-    const slow = failure(
-      liquid.render(request('{% for i in (1..100000) %}{% for j in (1..100000) %}{% endfor %}{% endfor %}')),
-    );
-    const started = Date.now();
-    for (let i = 0; i < 5; i++) await stillServes();
-    expect(Date.now() - started).toBeLessThan(500);
-    await slow;
+    // A time-out far beyond the test: the others must be answered while the loop still runs,
+    // whatever the machine's load (not merely before some clock runs out).
+    const patient = new LiquidRenderer({ workers: 2, timeoutMs: 60_000, memoryMb: 48 });
+    await patient.start();
+    try {
+      let looping = true;
+      const slow = failure(
+        patient.render(request('{% for i in (1..100000) %}{% for j in (1..100000) %}{% endfor %}{% endfor %}')),
+      ).finally(() => (looping = false));
+      for (let i = 0; i < 5; i++) {
+        const { html } = await patient.render(request('ok {{ n }}', { n: i }));
+        expect(html).toContain(`ok ${i}`);
+      }
+      expect(looping).toBe(true);
+      await patient.stop();
+      await slow;
+    } finally {
+      await patient.stop();
+    }
   });
 });

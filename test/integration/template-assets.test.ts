@@ -233,12 +233,17 @@ describe('workspace assets', () => {
       publish: true,
       content: {
         body: `<img class="logo" src="{{ 'logo.png' | asset_url }}"><p class="brand">Brand Letter {{ number }}</p>
-<img src="${canaryUrl}/tracking.png"><link rel="stylesheet" href="${canaryUrl}/x.css">`,
+<img src="{{ tracking }}/tracking.png"><link rel="stylesheet" href="{{ tracking }}/x.css">`,
         css: `@font-face { font-family: "Brand"; src: url({{ 'brand-sans.woff2' | asset_url }}) format("woff2"); }
 .brand { font-family: "Brand"; font-size: 18pt; }
 .logo { width: 40px; height: 20px; }
 .header-logo { height: 8mm; }`,
-        variables: [{ name: 'number', required: true, description: '' }],
+        // The outside URLs come in a variable: publishing refuses literal ones at their line,
+        // so only the renderer's own wall can stop these.
+        variables: [
+          { name: 'number', required: true, description: '' },
+          { name: 'tracking', required: true, description: '' },
+        ],
         pdfOptions: {
           pageSize: 'A4',
           margins: { top: '20mm', bottom: '15mm', left: '10mm', right: '10mm' },
@@ -251,7 +256,7 @@ describe('workspace assets', () => {
     const { pdf } = await admin.templates.previewTemplateVersion({
       templateId: created.template!.id,
       version: 0,
-      variables: { number: 'N-1' },
+      variables: { number: 'N-1', tracking: canaryUrl },
     });
     const buffer = Buffer.from(pdf);
 
