@@ -29,7 +29,7 @@ export function MembersPage() {
         res.inviteUrl
           ? ''
           : res.pendingInvitation
-            ? `${email.trim()} already has a docgen account: they see the invitation when they sign in, and join once they accept it.`
+            ? `${email.trim()} is invited: they see the invitation once signed in to docgen, and join when they accept it.`
             : `${email.trim()} is a member already; their role is now ${ROLE_NAMES[role] ?? 'changed'}.`,
       );
       setEmail('');
