@@ -84,15 +84,13 @@ function auditEventToProto(e: AuditEventView): pb.AuditEvent {
   return create(pb.AuditEventSchema, { ...e, occurredAt: ts(e.occurredAt) });
 }
 
-/** Cookies are Secure unless the portal itself is served over plain http:// (development). */
-function secureCookies(identity: Identity): boolean {
-  return !identity.portalBaseUrl().startsWith('http://');
-}
-
 function setSessionCookie(identity: Identity, ctx: HandlerContext, signedIn: SignedIn): void {
   ctx.responseHeader.append(
     'set-cookie',
-    sessionCookie(signedIn.sessionId, { secure: secureCookies(identity), maxAgeSeconds: signedIn.maxAgeSeconds }),
+    sessionCookie(signedIn.sessionId, {
+      portalBaseUrl: identity.portalBaseUrl(),
+      maxAgeSeconds: signedIn.maxAgeSeconds,
+    }),
   );
 }
 
@@ -114,7 +112,7 @@ export class SessionServiceHandler implements ServiceImpl<typeof pb.SessionServi
   async signOut(_req: pb.SignOutRequest, ctx: HandlerContext): Promise<pb.SignOutResponse> {
     const caller = ctx.values.get(callerKey);
     if (caller?.kind === 'member') await this.identity.sessions.signOut(caller.sessionKey);
-    ctx.responseHeader.append('set-cookie', clearedSessionCookie({ secure: secureCookies(this.identity) }));
+    ctx.responseHeader.append('set-cookie', clearedSessionCookie({ portalBaseUrl: this.identity.portalBaseUrl() }));
     return create(pb.SignOutResponseSchema, {});
   }
 
