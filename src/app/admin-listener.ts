@@ -98,7 +98,7 @@ export function buildAdminListenerHandler(
       boundPort = port;
       if (!config.portal.baseUrl && !['127.0.0.1', '::1', 'localhost'].includes(config.adminAddress.host)) {
         logger.warn(
-          "DOCGEN_PORTAL_BASE_URL is not set: invitation links point at the admin listener's own address; set it to the address people open the portal at",
+          "DOCGEN_PORTAL_BASE_URL is not set: invitation links point at the admin listener's own address, and browsers reach the portal only through a loopback address (calls naming another host are refused); set it to the address people open the portal at",
           {
             portalBaseUrl: portalBaseUrl(config, port),
           },

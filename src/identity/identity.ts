@@ -44,7 +44,7 @@ export interface IdentityDeps {
   /** DOCGEN_PORTAL_BASE_URL, or the admin listener's address once it is bound. */
   portalBaseUrl: () => string;
   pageTokens: PageTokens;
-  signInLimits?: SignInLimits | undefined;
+  signInLimits?: Partial<SignInLimits> | undefined;
 }
 
 export interface Identity {

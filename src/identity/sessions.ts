@@ -53,13 +53,19 @@ export class SessionManager {
     const email = normaliseEmail(emailInput);
     const password = typeof passwordInput === 'string' ? passwordInput : '';
     const attempt = await this.deps.limiter.begin(email, clientAddress);
-    if (email === '' || password === '' || password.length > MAX_PASSWORD_LENGTH) throw wrongCredentials();
+    if (email === '' || password === '' || password.length > MAX_PASSWORD_LENGTH) {
+      attempt.failed();
+      throw wrongCredentials();
+    }
     const user = await this.deps.users.getByEmail(email);
     const ok =
       user && !user.disabled && user.passwordHash
         ? await verifyPassword(password, user.passwordHash)
         : await verifyAgainstDummy(password);
-    if (!ok || !user) throw wrongCredentials();
+    if (!ok || !user) {
+      attempt.failed();
+      throw wrongCredentials();
+    }
     await attempt.succeeded();
     return this.open(user._id);
   }
