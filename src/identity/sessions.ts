@@ -16,6 +16,7 @@ import {
   checkNewPassword,
   hashPassword,
   MAX_PASSWORD_LENGTH,
+  needsRehash,
   verifyAgainstDummy,
   verifyPassword,
 } from './passwords.ts';
@@ -67,6 +68,9 @@ export class SessionManager {
       throw wrongCredentials();
     }
     await attempt.succeeded();
+    // A hash made with older, weaker parameters is replaced while the password is at hand.
+    if (user.passwordHash && needsRehash(user.passwordHash))
+      await this.deps.users.replacePasswordHash(user._id, user.passwordHash, await hashPassword(password));
     return this.open(user._id);
   }
 

@@ -2,7 +2,9 @@
 // limits so the global cap is reached quickly: a guesser at one address is stopped there; the
 // email's global cap turns wrong passwords into RATE_LIMITED, yet the right password still
 // signs in, from any address.
+import { randomBytes, scryptSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COLLECTIONS } from '../../src/store/documents.ts';
 import { isDomainError } from '../../src/domain/errors.ts';
 import { createIdentity, createIdentityRepositories, type Identity } from '../../src/identity/identity.ts';
 import { PageTokens } from '../../src/store/pagination.ts';
@@ -67,4 +69,38 @@ describe('sign-in limits', () => {
     // Another email is not affected by this one's cap.
     expect(await outcome('someone.else@example.com', 'wrong guess number four', '10.0.0.7')).toBe('UNAUTHORIZED');
   }, 60_000);
+});
+
+describe('password hashes made with older parameters', () => {
+  it('are replaced by N = 2^17 at the next successful sign-in, and only then', async () => {
+    const email = 'old.hash@example.com';
+    const password = 'an old but good passphrase';
+    const workspace = await stack.workspace('rehash');
+    await identity.people.invite({ workspaceId: `ws_${workspace.toHexString()}`, email, role: 'viewer' });
+    // A hash as docgen 0.1 stored it (N = 2^15), made here with node:crypto directly.
+    const salt = randomBytes(16);
+    const key = scryptSync(password, salt, 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+    const old = ['scrypt', 15, 8, 1, salt.toString('base64'), key.toString('base64')].join('$');
+    const users = stack.db.collection(COLLECTIONS.users);
+    await users.updateOne({ email }, { $set: { passwordHash: old } });
+    const stored = async () => ((await users.findOne({ email })) as { passwordHash: string } | null)?.passwordHash;
+
+    expect(await outcome(email, 'not the passphrase at all', '10.1.0.1')).toBe('UNAUTHORIZED');
+    expect(await stored()).toBe(old);
+    expect(await outcome(email, password, '10.1.0.1')).toBe('signed in');
+    const upgraded = await stored();
+    expect(upgraded).toMatch(/^scrypt\$17\$8\$1\$/);
+    // The new hash is of the same password (checked with node:crypto, not docgen's verifier).
+    const [, , , , newSalt, newKey] = upgraded!.split('$');
+    expect(
+      scryptSync(password, Buffer.from(newSalt!, 'base64'), 32, {
+        N: 2 ** 17,
+        r: 8,
+        p: 1,
+        maxmem: 256 * 1024 * 1024,
+      }).toString('base64'),
+    ).toBe(newKey);
+    expect(await outcome(email, password, '10.1.0.1')).toBe('signed in');
+    expect(await stored()).toBe(upgraded);
+  }, 120_000);
 });
