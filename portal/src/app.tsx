@@ -15,6 +15,7 @@ import { GenerationsPage, GenerationDetailPage } from './screens/generations.tsx
 import { MembersPage } from './screens/members.tsx';
 import { AuditPage } from './screens/audit.tsx';
 import { AssetsPage } from './screens/assets.tsx';
+import { PendingInvitations } from './screens/pending-invitations.tsx';
 import { Page } from './ui.tsx';
 import { Code, ConnectError } from '@connectrpc/connect';
 
@@ -41,7 +42,12 @@ function SessionGate() {
       if (!res.user) return setState({ kind: 'visitor' });
       setState({
         kind: 'member',
-        session: { user: res.user, memberships: res.memberships, workspace: pickWorkspace(res.memberships) },
+        session: {
+          user: res.user,
+          memberships: res.memberships,
+          workspace: pickWorkspace(res.memberships),
+          pendingInvitations: res.pendingInvitations,
+        },
       });
     } catch (err) {
       const unauthenticated = err instanceof ConnectError && err.code === Code.Unauthenticated;
@@ -80,6 +86,7 @@ function SessionGate() {
       setState({ kind: 'visitor' });
       location.route('/');
     },
+    reload: load,
   };
   return (
     <SessionContext.Provider value={value}>
@@ -159,6 +166,7 @@ function Shell() {
         </p>
       )}
       <main id="main" tabIndex={-1}>
+        <PendingInvitations />
         {session.workspace ? (
           <Router key={session.workspace.workspaceId}>
             <Route path="/" component={TemplatesPage} />
@@ -178,7 +186,12 @@ function Shell() {
           </Router>
         ) : (
           <Page title="No workspace">
-            <p>You are not a member of any workspace yet. Ask a workspace owner to invite you.</p>
+            <p>
+              You are not a member of any workspace yet.{' '}
+              {session.pendingInvitations.length > 0
+                ? 'Accept an invitation above to join one.'
+                : 'Ask a workspace owner to invite you.'}
+            </p>
           </Page>
         )}
       </main>

@@ -1,17 +1,21 @@
 // Who is signed in, their workspaces, and the one being worked in (remembered per browser).
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
-import { MemberRole, type Membership, type User } from '@gen/docgen/admin/v1/identity_pb.js';
+import { MemberRole, type Membership, type PendingInvitation, type User } from '@gen/docgen/admin/v1/identity_pb.js';
 
 export interface Session {
   user: User;
   memberships: Membership[];
   workspace: Membership | undefined;
+  /** Workspaces that invited this person and wait for their answer. */
+  pendingInvitations: PendingInvitation[];
 }
 
 export interface SessionContextValue {
   session: Session;
   selectWorkspace(workspaceId: string): void;
+  /** Reads the session again (after joining a workspace). */
+  reload(): Promise<void>;
   signedOut(): void;
 }
 

@@ -73,6 +73,10 @@ export const ADMIN_OPERATIONS = {
   'sessions.signOut': change('signed-in', 'none'),
   'sessions.getCurrent': read('signed-in', 'none'),
   'sessions.acceptInvitation': change('public', 'none'),
+  // The caller's own invitations: the handler finds them by the caller's id, so no workspace
+  // role is checked (the person is not a member yet).
+  'sessions.acceptPendingInvitation': change('signed-in', 'none'),
+  'sessions.declinePendingInvitation': change('signed-in', 'none'),
 
   'users.invite': change('operator', 'none'),
   'users.list': read('operator', 'none'),

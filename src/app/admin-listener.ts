@@ -19,6 +19,8 @@ import type { Infrastructure } from './infrastructure.ts';
 import { observeConnectCalls } from './connect-metrics.ts';
 import { createPortalAssets } from '../portal/portal-assets.ts';
 import { createAdminServices } from './admin-services.ts';
+import { SESSION_RPC_MAX_BODY_BYTES } from '../config/limits.ts';
+import { SessionService } from '../gen/docgen/admin/v1/identity_pb.js';
 
 export interface AdminListenerHandler {
   handler: RequestHandler;
@@ -26,6 +28,8 @@ export interface AdminListenerHandler {
   bound(port: number): void;
   close(): Promise<void>;
 }
+
+const SESSION_SERVICE_PATH = `/${SessionService.typeName}/`;
 
 /** Time a preview may wait for a render process's answer beyond the render time-out itself. */
 const PREVIEW_QUEUE_ALLOWANCE_MS = 10_000;
@@ -73,18 +77,22 @@ export function buildAdminListenerHandler(
       onAuditError: (err) => logger.error('audit event not recorded', { err: String(err) }),
     },
   });
-  const handler = connectNodeAdapter({
-    routes: (router) => {
-      registerAdminRoutes(router, services, {
-        onInternal: (cause) => logger.error('admin request failed', { err: String(cause) }),
-        interceptors: [observeConnectCalls(ctx.metrics, logger)],
-      });
-      rewriteDecodeErrors(router);
-    },
-    // Asset uploads are the largest requests.
-    readMaxBytes: Math.max(16 * 1024 * 1024, config.assets.maxBytes + 1024 * 1024),
-    contextValues: adminContextValues(config.portal.trustedProxyHops),
-  });
+  const adapter = (readMaxBytes: number) =>
+    connectNodeAdapter({
+      routes: (router) => {
+        registerAdminRoutes(router, services, {
+          onInternal: (cause) => logger.error('admin request failed', { err: String(cause) }),
+          interceptors: [observeConnectCalls(ctx.metrics, logger)],
+        });
+        rewriteDecodeErrors(router);
+      },
+      readMaxBytes,
+      contextValues: adminContextValues(config.portal.trustedProxyHops),
+    });
+  // Asset uploads are the largest requests.
+  const handler = adapter(Math.max(16 * 1024 * 1024, config.assets.maxBytes + 1024 * 1024));
+  // The session RPCs answer anyone, before any credential: they get a small limit of their own.
+  const sessionHandler = adapter(SESSION_RPC_MAX_BODY_BYTES) as RequestHandler;
   // The portal (web app) shares the admin listener: GETs outside the RPC paths are its files.
   const portal = createPortalAssets();
   if (!portal.available)
@@ -92,13 +100,15 @@ export function buildAdminListenerHandler(
   const rpc = handler as RequestHandler;
   return {
     handler: (req, res) => {
-      if (!portal.handle(req, res)) rpc(req, res);
+      if (portal.handle(req, res)) return;
+      if ((req.url ?? '').startsWith(SESSION_SERVICE_PATH)) sessionHandler(req, res);
+      else rpc(req, res);
     },
     bound(port) {
       boundPort = port;
       if (!config.portal.baseUrl && !['127.0.0.1', '::1', 'localhost'].includes(config.adminAddress.host)) {
         logger.warn(
-          "DOCGEN_PORTAL_BASE_URL is not set: invitation links point at the admin listener's own address; set it to the address people open the portal at",
+          "DOCGEN_PORTAL_BASE_URL is not set: invitation links point at the admin listener's own address, and browsers reach the portal only through a loopback address (calls naming another host are refused); set it to the address people open the portal at",
           {
             portalBaseUrl: portalBaseUrl(config, port),
           },

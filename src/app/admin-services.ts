@@ -23,7 +23,7 @@ export interface AdminServicesDeps extends Omit<AdminPlaneDeps, 'pageTokens'> {
     rateLimits: RateLimitsRepository;
     /** DOCGEN_PORTAL_BASE_URL, or the admin listener's own address. */
     portalBaseUrl: () => string;
-    signInLimits?: SignInLimits | undefined;
+    signInLimits?: Partial<SignInLimits> | undefined;
     onAuditError?: ((err: unknown) => void) | undefined;
   };
 }

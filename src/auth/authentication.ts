@@ -7,7 +7,7 @@
 import { DomainError, unauthorized } from '../domain/errors.ts';
 import { isAdminAuthorization } from './operator-token.ts';
 import type { SessionAuthenticator, SignedInMember } from './portal-session.ts';
-import { isAllowedOrigin, readSessionCookie } from './session-cookie.ts';
+import { isAllowedOrigin, isPortalHost, readSessionCookie } from './session-cookie.ts';
 
 export { ApiKeyAuthenticator, type Principal } from './api-key-authenticator.ts';
 export { SessionAuthenticator, type SignedInMember } from './portal-session.ts';
@@ -53,12 +53,21 @@ export class AdminAuthentication {
         throw unauthorized('Admin token invalid');
       return { kind: 'operator' };
     }
-    const sessionId = readSessionCookie(credentials.cookie);
+    const portalBaseUrl = this.deps.portalBaseUrl();
+    const sessionId = readSessionCookie(credentials.cookie, portalBaseUrl);
+    // Without the operator token this is a browser's call (or one pretending to be): it must
+    // be addressed to the portal's host, which a DNS-rebinding page cannot claim.
+    if (!isPortalHost(credentials.host, portalBaseUrl)) {
+      throw new DomainError(
+        'FORBIDDEN',
+        `Request refused: it was addressed to ${JSON.stringify(credentials.host ?? '')}, not the portal's host (DOCGEN_PORTAL_BASE_URL ${portalBaseUrl})`,
+      );
+    }
     // Browsers send Origin on every POST; a state change from a browser must come from the portal.
     if (
       call.changesState &&
       (sessionId || credentials.origin) &&
-      !isAllowedOrigin(credentials.origin, credentials.host, this.deps.portalBaseUrl())
+      !isAllowedOrigin(credentials.origin, credentials.host, portalBaseUrl)
     ) {
       throw new DomainError(
         'FORBIDDEN',

@@ -1,29 +1,45 @@
-// The session cookie of the portal: `docgen_session=<opaque id>`, HttpOnly (scripts cannot
-// read it), SameSite=Lax (not sent on cross-site POSTs), Path=/, and Secure unless the portal
-// is served over plain http:// (local development).
+// The session cookie of the portal and the checks on browser calls to the admin listener.
+// Over https the cookie is `__Host-docgen_session`: Secure, Path=/, no Domain, so the browser
+// accepts it only from this very host over https (a sibling subdomain or a plain-http page
+// cannot plant or overwrite it). Over plain http:// (local development) it is
+// `docgen_session` without Secure. Always HttpOnly (scripts cannot read it) and SameSite=Lax
+// (not sent on cross-site POSTs).
 export const SESSION_COOKIE = 'docgen_session';
+export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
 
-export function sessionCookie(value: string, options: { secure: boolean; maxAgeSeconds: number }): string {
+/** The portal is served over https (anything but an http:// base URL counts as such). */
+export function isSecurePortal(portalBaseUrl: string): boolean {
+  return !portalBaseUrl.startsWith('http://');
+}
+
+/** `__Host-docgen_session` over https, `docgen_session` over plain http. */
+export function sessionCookieName(portalBaseUrl: string): string {
+  return isSecurePortal(portalBaseUrl) ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
+}
+
+export function sessionCookie(value: string, options: { portalBaseUrl: string; maxAgeSeconds: number }): string {
+  const secure = isSecurePortal(options.portalBaseUrl);
   return [
-    `${SESSION_COOKIE}=${value}`,
+    `${sessionCookieName(options.portalBaseUrl)}=${value}`,
     'HttpOnly',
     'SameSite=Lax',
     'Path=/',
     `Max-Age=${options.maxAgeSeconds}`,
-    ...(options.secure ? ['Secure'] : []),
+    ...(secure ? ['Secure'] : []),
   ].join('; ');
 }
 
 /** Tells the browser to drop the cookie. */
-export function clearedSessionCookie(options: { secure: boolean }): string {
+export function clearedSessionCookie(options: { portalBaseUrl: string }): string {
   return sessionCookie('', { ...options, maxAgeSeconds: 0 });
 }
 
-/** The session id from a Cookie header, if any. */
-export function readSessionCookie(header: string | null | undefined): string | undefined {
+/** The session id from a Cookie header: only the cookie of the portal's scheme counts. */
+export function readSessionCookie(header: string | null | undefined, portalBaseUrl: string): string | undefined {
+  const name = sessionCookieName(portalBaseUrl);
   for (const part of (header ?? '').split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) {
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
       const value = part.slice(eq + 1).trim();
       if (value) return value;
     }
@@ -31,9 +47,33 @@ export function readSessionCookie(header: string | null | undefined): string | u
   return undefined;
 }
 
+const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
+
+/**
+ * The `host[:port]` values a browser may use for the portal: the base URL's, and when that is
+ * a loopback address, the other loopback names on the same port (a developer may open
+ * http://localhost:8081 as well as http://127.0.0.1:8081).
+ */
+export function portalHosts(portalBaseUrl: string): string[] {
+  const url = new URL(portalBaseUrl);
+  const hosts = [url.host.toLowerCase()];
+  if (LOOPBACK_NAMES.includes(url.hostname.toLowerCase()))
+    for (const name of LOOPBACK_NAMES) hosts.push(url.port ? `${name}:${url.port}` : name);
+  return [...new Set(hosts)];
+}
+
+/**
+ * DNS rebinding: a page of another site whose name the attacker re-points at the admin
+ * listener sends its own name as Host. Browser calls (a session cookie, signing in, accepting
+ * an invitation) are served only when Host names the portal.
+ */
+export function isPortalHost(host: string | null | undefined, portalBaseUrl: string): boolean {
+  return !!host && portalHosts(portalBaseUrl).includes(host.toLowerCase());
+}
+
 /**
  * CSRF check for state-changing calls made with the cookie: the Origin must be the portal's
- * own (DOCGEN_PORTAL_BASE_URL) or the origin the request was addressed to (its Host). A
+ * (DOCGEN_PORTAL_BASE_URL, or one of its loopback aliases, as the request's own Host). A
  * cross-site page sends its own origin, which matches neither.
  */
 export function isAllowedOrigin(
@@ -49,5 +89,6 @@ export function isAllowedOrigin(
     return false;
   }
   if (originUrl.origin === new URL(portalBaseUrl).origin) return true;
-  return !!host && originUrl.host.toLowerCase() === host.toLowerCase();
+  const originHost = originUrl.host.toLowerCase();
+  return !!host && originHost === host.toLowerCase() && isPortalHost(originHost, portalBaseUrl);
 }

@@ -20,3 +20,11 @@ export const DEFAULT_MAX_HTML_BYTES = 2 * MiB;
  * REST gateway and the Connect server) drain this much.
  */
 export const UNREAD_BODY_DISCARD_LIMIT_BYTES = 64 * MiB;
+
+/**
+ * Largest request body of the session RPCs (SignIn, AcceptInvitation, …), which anyone may
+ * call without a credential: an email, a password of at most 256 characters, a token. Bigger
+ * bodies are refused from their Content-Length (or as soon as they pass it) before anything is
+ * parsed; the admin listener's other calls keep their larger limit (asset uploads).
+ */
+export const SESSION_RPC_MAX_BODY_BYTES = 64 * 1024;

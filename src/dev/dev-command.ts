@@ -7,7 +7,6 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildApp, type App } from '../app/build-app.ts';
-import { DEV_ADMIN_TOKEN } from '../cli/admin/admin-client.ts';
 import { describeError } from '../domain/errors.ts';
 import { createShutdownCoordinator } from '../ops/shutdown.ts';
 import { startTracing, type Tracing } from '../ops/tracing.ts';
@@ -18,6 +17,7 @@ import { startEmbeddedNats, type EmbeddedNats } from './embedded-nats.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './embedded-s3.ts';
 import { seedDevData, type DevSeed } from './dev-seed.ts';
 import { devOwnerInvitation, type DevOwner } from './dev-portal-owner.ts';
+import { devDataDir, DEV_ADMIN_TOKEN_FILE, startDevAdminToken } from './dev-admin-token.ts';
 
 const DEV_BUCKET = 'docgen';
 /** Default DOCGEN_SHUTDOWN_GRACE_MS of `docgen dev`: Ctrl+C should not keep a developer waiting. */
@@ -43,7 +43,7 @@ export async function runDev(argv: string[]): Promise<number> {
     );
     return 0;
   }
-  const dataDir = path.resolve(process.env.DOCGEN_DATA_DIR ?? '.docgen');
+  const dataDir = devDataDir(process.env);
   mkdirSync(dataDir, { recursive: true });
   const logger = createLogger({ level: (process.env.DOCGEN_LOG_LEVEL as 'info') ?? 'info', role: 'dev' });
 
@@ -90,10 +90,11 @@ export async function runDev(argv: string[]): Promise<number> {
       DOCGEN_PUBLIC_ADDR: '127.0.0.1:8080',
       DOCGEN_ADMIN_ADDR: '127.0.0.1:8081',
       DOCGEN_OPS_ADDR: '127.0.0.1:8082',
-      DOCGEN_ADMIN_TOKEN: DEV_ADMIN_TOKEN,
       DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true',
       DOCGEN_SHUTDOWN_GRACE_MS: String(DEV_SHUTDOWN_GRACE_MS),
       ...process.env,
+      // A new random token every start unless one is set (src/dev/dev-admin-token.ts).
+      DOCGEN_ADMIN_TOKEN: startDevAdminToken(dataDir, process.env),
       // The embedded dependencies always win: they are what `dev` means.
       DOCGEN_SECRET_KEY: process.env.DOCGEN_SECRET_KEY ?? devSecretKey(dataDir),
       DOCGEN_MONGODB_URL: stack.mongo.url,
@@ -138,6 +139,7 @@ function banner(app: App, seed: DevSeed, owner: DevOwner, dataDir: string): stri
 docgen dev is ready
   public API (REST /v1, Connect, gRPC)  ${base}
   admin API (docgen admin …)            http://127.0.0.1:${app.adminPort}   token: ${app.config.adminToken}
+                                        (new each start; \`docgen admin\` reads it from ${path.join(dataDir, DEV_ADMIN_TOKEN_FILE)})
   health and metrics                    http://127.0.0.1:${app.opsPort}/readyz  /metrics
   data                                  ${dataDir}
 

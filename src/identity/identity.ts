@@ -8,6 +8,7 @@ import { InvitationsRepository } from '../store/invitations-repository.ts';
 import { MembershipsRepository } from '../store/memberships-repository.ts';
 import type { PageTokens } from '../store/pagination.ts';
 import type { RateLimitsRepository } from '../store/rate-limits-repository.ts';
+import { PendingInvitationsRepository } from '../store/pending-invitations-repository.ts';
 import { SessionsRepository } from '../store/sessions-repository.ts';
 import { UsersRepository } from '../store/users-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
@@ -21,6 +22,7 @@ export interface IdentityRepositories {
   memberships: MembershipsRepository;
   sessions: SessionsRepository;
   invitations: InvitationsRepository;
+  pendingInvitations: PendingInvitationsRepository;
   auditEvents: AuditEventsRepository;
 }
 
@@ -30,6 +32,7 @@ export function createIdentityRepositories(db: Db): IdentityRepositories {
     memberships: new MembershipsRepository(db),
     sessions: new SessionsRepository(db),
     invitations: new InvitationsRepository(db),
+    pendingInvitations: new PendingInvitationsRepository(db),
     auditEvents: new AuditEventsRepository(db),
   };
 }
@@ -41,7 +44,7 @@ export interface IdentityDeps {
   /** DOCGEN_PORTAL_BASE_URL, or the admin listener's address once it is bound. */
   portalBaseUrl: () => string;
   pageTokens: PageTokens;
-  signInLimits?: SignInLimits | undefined;
+  signInLimits?: Partial<SignInLimits> | undefined;
 }
 
 export interface Identity {
@@ -64,6 +67,7 @@ export function createIdentity(deps: IdentityDeps): Identity {
     }),
     people: new People({
       users,
+      pendingInvitations: deps.repositories.pendingInvitations,
       memberships,
       sessions,
       invitations,

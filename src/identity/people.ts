@@ -1,21 +1,37 @@
 // Users and workspace members: invitations (single use, 72 h by default, only the token's
 // hash is stored), disabling (revokes every session at once), resets, roles and removal.
 // Used by the operator's UserService and by owners through MemberService.
+//
+// Who may hold a link that sets a password (docs/portal.md#invitations-threat-model): the
+// operator, and the owner whose invitation created the account. An owner inviting an email
+// that already has an account gets no link and learns nothing about the account: the person
+// is offered the membership (a pending invitation) and accepts it signed in, as themself.
 import type { ObjectId } from 'mongodb';
 import { hashSecretToken, newSecretToken, tokenDocumentId } from '../auth/secret-tokens.ts';
 import { isMemberRole, MEMBER_ROLES } from '../access/roles.ts';
 import { failedPrecondition, notFound, validationError } from '../domain/errors.ts';
+import { formatId } from '../domain/ids.ts';
 import { quoteId, requireId, requireWorkspace } from '../domain/input.ts';
 import type { InvitationsRepository } from '../store/invitations-repository.ts';
 import type { MemberRole, UserDoc } from '../store/identity-documents.ts';
 import type { MembershipsRepository } from '../store/memberships-repository.ts';
 import type { Page, PageInput, PageTokens } from '../store/pagination.ts';
+import type { PendingInvitationsRepository } from '../store/pending-invitations-repository.ts';
 import type { SessionsRepository } from '../store/sessions-repository.ts';
 import type { UsersRepository } from '../store/users-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
-import { requireEmail, toMemberView, toUserView, type MemberView, type UserView } from './identity-views.ts';
+import {
+  requireEmail,
+  toMemberView,
+  toUserView,
+  type MembershipView,
+  type MemberView,
+  type UserView,
+} from './identity-views.ts';
 
 export const INVITATION_TTL_MS = 72 * 60 * 60 * 1000;
+/** How long an offer of membership to an existing account stays open. */
+export const PENDING_INVITATION_TTL_MS = 14 * 24 * 60 * 60 * 1000;
 
 export interface Invitation {
   /** `<portal base>/invite/<token>`; '' when the person already has a password (they just sign in). */
@@ -23,8 +39,30 @@ export interface Invitation {
   expiresAt: Date | null;
 }
 
+/** A membership offered to an existing account, waiting for that person to accept it. */
+export interface PendingInvitationView {
+  workspaceId: string;
+  workspaceName: string;
+  /** The address the owner typed (for the owner's answer); the invited account's own otherwise. */
+  email: string;
+  role: MemberRole;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/** What an owner's invitation did, told without anything about accounts outside the workspace. */
+export interface MemberInvitation {
+  /** The member, when the person is one now: a brand-new account, or someone already in the workspace. */
+  member: MemberView | null;
+  /** The password-setting link: only for a brand-new account ('' otherwise). */
+  invitation: Invitation;
+  /** Set instead of `member` when the email has an account outside the workspace. */
+  pending: PendingInvitationView | null;
+}
+
 export interface PeopleDeps {
   users: UsersRepository;
+  pendingInvitations: PendingInvitationsRepository;
   memberships: MembershipsRepository;
   sessions: SessionsRepository;
   invitations: InvitationsRepository;
@@ -48,7 +86,10 @@ export class People {
     this.deps = deps;
   }
 
-  /** Creates the user if new, adds (or changes) the membership, and issues a link if they have no password yet. */
+  /**
+   * The operator's invitation: creates the user if new, adds (or changes) the membership, and
+   * issues a link if they have no password yet (revoking their older links).
+   */
   async invite(input: InviteInput): Promise<{ member: MemberView; invitation: Invitation }> {
     const email = requireEmail(input.email);
     const role = requireRole(input.role);
@@ -63,6 +104,93 @@ export class People {
       user.passwordHash === null ? await this.issueInvitation(user._id, workspace._id) : { url: '', expiresAt: null };
     const fresh = (await this.deps.users.get(user._id)) ?? user;
     return { member: toMemberView(fresh, membership), invitation };
+  }
+
+  /**
+   * An owner's invitation (MemberService). A new email gets an account, the membership and the
+   * account's first link. An email with an account never gets a link and is never added
+   * without consent: a member of the workspace has their role changed; anyone else is offered
+   * the membership, which they accept signed in. Disabled or not, with a password or not, the
+   * answer is the same: the owner learns nothing about accounts outside their workspace.
+   */
+  async inviteAsOwner(input: InviteInput, invitedBy: string): Promise<MemberInvitation> {
+    const email = requireEmail(input.email);
+    const role = requireRole(input.role);
+    const displayName = (input.displayName ?? '').trim().slice(0, 200);
+    const workspace = await requireWorkspace(this.deps.workspaces, input.workspaceId);
+    const { user, created } = await this.deps.users.getOrCreate(email, displayName);
+    const none: Invitation = { url: '', expiresAt: null };
+    if (created) {
+      const membership = await this.deps.memberships.put(user._id, workspace._id, role);
+      const invitation = await this.issueInvitation(user._id, workspace._id);
+      const fresh = (await this.deps.users.get(user._id)) ?? user;
+      return { member: toMemberView(fresh, membership), invitation, pending: null };
+    }
+    if (await this.deps.memberships.get(user._id, workspace._id)) {
+      await this.guardLastOwner(workspace._id, user._id, role);
+      const membership = await this.deps.memberships.setRole(user._id, workspace._id, role);
+      if (membership) return { member: toMemberView(user, membership), invitation: none, pending: null };
+      // Removed meanwhile: offered like anybody else's.
+    }
+    const offer = await this.deps.pendingInvitations.put({
+      userId: user._id,
+      workspaceId: workspace._id,
+      role,
+      invitedBy,
+      expiresAt: new Date(Date.now() + PENDING_INVITATION_TTL_MS),
+    });
+    return {
+      member: null,
+      invitation: none,
+      pending: {
+        workspaceId: formatId('workspace', workspace._id),
+        workspaceName: workspace.name,
+        email,
+        role,
+        createdAt: offer.createdAt,
+        expiresAt: offer.expiresAt,
+      },
+    };
+  }
+
+  /** The memberships offered to this user and still open, oldest first. */
+  async pendingInvitationsOf(user: UserDoc): Promise<PendingInvitationView[]> {
+    const offers = await this.deps.pendingInvitations.listOpenOfUser(user._id);
+    const views: PendingInvitationView[] = [];
+    for (const offer of offers) {
+      const workspace = await this.deps.workspaces.get(offer.workspaceId);
+      if (!workspace) continue;
+      views.push({
+        workspaceId: formatId('workspace', offer.workspaceId),
+        workspaceName: workspace.name,
+        email: user.email,
+        role: offer.role,
+        createdAt: offer.createdAt,
+        expiresAt: offer.expiresAt,
+      });
+    }
+    return views;
+  }
+
+  /**
+   * The signed-in user accepts the workspace's offer: they become a member with the offered
+   * role (a membership they already have keeps its role). Only the invited account can: the
+   * offer is found by the caller's own id.
+   */
+  async acceptPendingInvitation(user: UserDoc, workspaceId: string): Promise<MembershipView> {
+    const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
+    const offer = await this.deps.pendingInvitations.getOpen(user._id, workspace._id);
+    if (!offer) throw notFound(`Invitation to workspace ${quoteId(workspaceId)}`);
+    // Membership first, then the offer goes: a crash in between leaves an offer that accepts again.
+    const membership = await this.deps.memberships.addIfAbsent(user._id, workspace._id, offer.role);
+    await this.deps.pendingInvitations.remove(user._id, workspace._id);
+    return { workspaceId: formatId('workspace', workspace._id), workspaceName: workspace.name, role: membership.role };
+  }
+
+  async declinePendingInvitation(user: UserDoc, workspaceId: string): Promise<void> {
+    const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
+    if (!(await this.deps.pendingInvitations.remove(user._id, workspace._id)))
+      throw notFound(`Invitation to workspace ${quoteId(workspaceId)}`);
   }
 
   /** Newest first; only the workspace's members when one is given. */

@@ -16,6 +16,7 @@ import {
   checkNewPassword,
   hashPassword,
   MAX_PASSWORD_LENGTH,
+  needsRehash,
   verifyAgainstDummy,
   verifyPassword,
 } from './passwords.ts';
@@ -53,14 +54,23 @@ export class SessionManager {
     const email = normaliseEmail(emailInput);
     const password = typeof passwordInput === 'string' ? passwordInput : '';
     const attempt = await this.deps.limiter.begin(email, clientAddress);
-    if (email === '' || password === '' || password.length > MAX_PASSWORD_LENGTH) throw wrongCredentials();
+    if (email === '' || password === '' || password.length > MAX_PASSWORD_LENGTH) {
+      attempt.failed();
+      throw wrongCredentials();
+    }
     const user = await this.deps.users.getByEmail(email);
     const ok =
       user && !user.disabled && user.passwordHash
         ? await verifyPassword(password, user.passwordHash)
         : await verifyAgainstDummy(password);
-    if (!ok || !user) throw wrongCredentials();
+    if (!ok || !user) {
+      attempt.failed();
+      throw wrongCredentials();
+    }
     await attempt.succeeded();
+    // A hash made with older, weaker parameters is replaced while the password is at hand.
+    if (user.passwordHash && needsRehash(user.passwordHash))
+      await this.deps.users.replacePasswordHash(user._id, user.passwordHash, await hashPassword(password));
     return this.open(user._id);
   }
 

@@ -4,6 +4,8 @@
 // Every answer carries a Content-Security-Policy that allows this origin only: the portal
 // loads no third-party script, style, font or frame, and no page may frame it.
 // Files are read once and kept in memory with their gzip form (the whole build is a few MB).
+// Only files that exist are kept: a missing path is looked up again each time, so requests for
+// made-up paths (anyone may send them, unauthenticated) cannot grow the cache.
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, normalize, sep } from 'node:path';
@@ -76,6 +78,8 @@ export interface PortalAssets {
   readonly available: boolean;
   /** Answers portal requests; returns false for anything else (the admin RPCs). */
   handle(req: Request, res: Response): boolean;
+  /** How many files are held in memory (bounded by the build: missing paths are not kept). */
+  cachedFiles(): number;
 }
 
 /** RPC paths (`/docgen.admin.v1.X/Method`) and non-GET requests are not the portal's. */
@@ -88,10 +92,11 @@ function isPortalRequest(req: Request): boolean {
 export function createPortalAssets(options: { dir?: string } = {}): PortalAssets {
   const dir = options.dir ?? DEFAULT_PORTAL_DIR;
   const available = existsSync(join(dir, 'index.html'));
-  const cache = new Map<string, Asset | null>();
+  const cache = new Map<string, Asset>();
 
   const load = (relative: string): Asset | null => {
-    if (cache.has(relative)) return cache.get(relative)!;
+    const cached = cache.get(relative);
+    if (cached) return cached;
     const file = normalize(join(dir, relative));
     let asset: Asset | null = null;
     if (file.startsWith(normalize(dir + sep)) && existsSync(file) && statSync(file).isFile()) {
@@ -105,7 +110,7 @@ export function createPortalAssets(options: { dir?: string } = {}): PortalAssets
         etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
       };
     }
-    cache.set(relative, asset);
+    if (asset) cache.set(relative, asset);
     return asset;
   };
 
@@ -141,6 +146,7 @@ export function createPortalAssets(options: { dir?: string } = {}): PortalAssets
 
   return {
     available,
+    cachedFiles: () => cache.size,
     handle(req, response) {
       if (!isPortalRequest(req)) return false;
       const res = response as Writer;

@@ -8,7 +8,10 @@ import type { MemberRole as DomainRole } from '../access/roles.ts';
 import { clearedSessionCookie, sessionCookie } from '../auth/session-cookie.ts';
 import type { Identity } from '../identity/identity.ts';
 import type { MembershipView, MemberView, UserView } from '../identity/identity-views.ts';
+import type { PendingInvitationView } from '../identity/people.ts';
 import type { SignedIn } from '../identity/sessions.ts';
+import { unauthorized } from '../domain/errors.ts';
+import { formatId } from '../domain/ids.ts';
 import * as pb from '../gen/docgen/admin/v1/identity_pb.js';
 import { MemberRole } from '../gen/docgen/admin/v1/identity_pb.js';
 import { callerKey, clientAddressKey } from './admin-access-interceptor.ts';
@@ -59,19 +62,35 @@ function memberToProto(m: MemberView): pb.Member {
   });
 }
 
-function auditEventToProto(e: AuditEventView): pb.AuditEvent {
-  return create(pb.AuditEventSchema, { ...e, occurredAt: ts(e.occurredAt) });
+function pendingInvitationToProto(p: PendingInvitationView): pb.PendingInvitation {
+  return create(pb.PendingInvitationSchema, {
+    workspaceId: p.workspaceId,
+    workspaceName: p.workspaceName,
+    email: p.email,
+    role: ROLE_TO_PROTO[p.role],
+    createdAt: ts(p.createdAt),
+    expiresAt: ts(p.expiresAt),
+  });
 }
 
-/** Cookies are Secure unless the portal itself is served over plain http:// (development). */
-function secureCookies(identity: Identity): boolean {
-  return !identity.portalBaseUrl().startsWith('http://');
+/** The signed-in person making the call (pending invitations are a person's, not the operator's). */
+function signedInUser(ctx: HandlerContext) {
+  const caller = ctx.values.get(callerKey);
+  if (caller?.kind !== 'member') throw unauthorized('Sign in as the invited person to answer an invitation');
+  return caller.user;
+}
+
+function auditEventToProto(e: AuditEventView): pb.AuditEvent {
+  return create(pb.AuditEventSchema, { ...e, occurredAt: ts(e.occurredAt) });
 }
 
 function setSessionCookie(identity: Identity, ctx: HandlerContext, signedIn: SignedIn): void {
   ctx.responseHeader.append(
     'set-cookie',
-    sessionCookie(signedIn.sessionId, { secure: secureCookies(identity), maxAgeSeconds: signedIn.maxAgeSeconds }),
+    sessionCookie(signedIn.sessionId, {
+      portalBaseUrl: identity.portalBaseUrl(),
+      maxAgeSeconds: signedIn.maxAgeSeconds,
+    }),
   );
 }
 
@@ -93,7 +112,7 @@ export class SessionServiceHandler implements ServiceImpl<typeof pb.SessionServi
   async signOut(_req: pb.SignOutRequest, ctx: HandlerContext): Promise<pb.SignOutResponse> {
     const caller = ctx.values.get(callerKey);
     if (caller?.kind === 'member') await this.identity.sessions.signOut(caller.sessionKey);
-    ctx.responseHeader.append('set-cookie', clearedSessionCookie({ secure: secureCookies(this.identity) }));
+    ctx.responseHeader.append('set-cookie', clearedSessionCookie({ portalBaseUrl: this.identity.portalBaseUrl() }));
     return create(pb.SignOutResponseSchema, {});
   }
 
@@ -105,11 +124,29 @@ export class SessionServiceHandler implements ServiceImpl<typeof pb.SessionServi
     if (caller?.kind !== 'member')
       return create(pb.GetCurrentSessionResponseSchema, { operator: caller?.kind === 'operator' });
     const { user, memberships } = await this.identity.sessions.describe(caller);
+    const pending = await this.identity.people.pendingInvitationsOf(caller.user);
     return create(pb.GetCurrentSessionResponseSchema, {
       user: userToProto(user),
       memberships: memberships.map(membershipToProto),
       operator: false,
+      pendingInvitations: pending.map(pendingInvitationToProto),
     });
+  }
+
+  async acceptPendingInvitation(
+    req: pb.AcceptPendingInvitationRequest,
+    ctx: HandlerContext,
+  ): Promise<pb.AcceptPendingInvitationResponse> {
+    const membership = await this.identity.people.acceptPendingInvitation(signedInUser(ctx), req.workspaceId);
+    return create(pb.AcceptPendingInvitationResponseSchema, { membership: membershipToProto(membership) });
+  }
+
+  async declinePendingInvitation(
+    req: pb.DeclinePendingInvitationRequest,
+    ctx: HandlerContext,
+  ): Promise<pb.DeclinePendingInvitationResponse> {
+    await this.identity.people.declinePendingInvitation(signedInUser(ctx), req.workspaceId);
+    return create(pb.DeclinePendingInvitationResponseSchema, {});
   }
 
   async acceptInvitation(req: pb.AcceptInvitationRequest, ctx: HandlerContext): Promise<pb.AcceptInvitationResponse> {
@@ -188,17 +225,23 @@ export class MemberServiceHandler implements ServiceImpl<typeof pb.MemberService
     });
   }
 
-  async inviteMember(req: pb.InviteMemberRequest): Promise<pb.InviteMemberResponse> {
-    const { member, invitation } = await this.identity.people.invite({
-      workspaceId: req.workspaceId,
-      email: req.email,
-      role: roleFromProto(req.role),
-      displayName: req.displayName,
-    });
+  async inviteMember(req: pb.InviteMemberRequest, ctx: HandlerContext): Promise<pb.InviteMemberResponse> {
+    const caller = ctx.values.get(callerKey);
+    const invitedBy = caller?.kind === 'member' ? formatId('user', caller.user._id) : 'operator';
+    const { member, invitation, pending } = await this.identity.people.inviteAsOwner(
+      {
+        workspaceId: req.workspaceId,
+        email: req.email,
+        role: roleFromProto(req.role),
+        displayName: req.displayName,
+      },
+      invitedBy,
+    );
     return create(pb.InviteMemberResponseSchema, {
-      member: memberToProto(member),
+      member: member ? memberToProto(member) : undefined,
       inviteUrl: invitation.url,
       inviteExpiresAt: ts(invitation.expiresAt),
+      pendingInvitation: pending ? pendingInvitationToProto(pending) : undefined,
     });
   }
 

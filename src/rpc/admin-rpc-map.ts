@@ -138,6 +138,15 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
   [`${S}SessionService/SignOut`]: { operation: 'sessions.signOut', target: 'caller' },
   [`${S}SessionService/GetCurrentSession`]: { operation: 'sessions.getCurrent' },
   [`${S}SessionService/AcceptInvitation`]: { operation: 'sessions.acceptInvitation', target: res('user.id') },
+  // The target is the workspace joined (or turned down), so its audit trail shows the answer.
+  [`${S}SessionService/AcceptPendingInvitation`]: {
+    operation: 'sessions.acceptPendingInvitation',
+    target: req('workspaceId'),
+  },
+  [`${S}SessionService/DeclinePendingInvitation`]: {
+    operation: 'sessions.declinePendingInvitation',
+    target: req('workspaceId'),
+  },
 
   [`${S}UserService/InviteUser`]: {
     operation: 'users.invite',

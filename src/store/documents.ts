@@ -224,6 +224,8 @@ export const COLLECTIONS = {
   auditEvents: 'audit_events',
   /** One row per normalised email, naming its user (src/store/users-repository.ts). */
   userEmails: 'user_emails',
+  /** Membership offers to existing accounts, accepted signed in (src/store/pending-invitations-repository.ts). */
+  pendingInvitations: 'pending_invitations',
   /** The schema steps applied to this database (src/store/schema.ts). */
   schemaMigrations: 'schema_migrations',
 } as const;
@@ -300,7 +302,21 @@ export interface IndexStep {
  * definition, and docgen never redefines one silently: a change is a new step that creates the
  * new definition under a new name and drops the old one (src/store/schema.ts applies them).
  */
-export const INDEX_STEPS: readonly IndexStep[] = [{ version: 1, name: 'initial-indexes', create: INITIAL_INDEXES }];
+export const INDEX_STEPS: readonly IndexStep[] = [
+  { version: 1, name: 'initial-indexes', create: INITIAL_INDEXES },
+  {
+    version: 2,
+    name: 'pending-invitations',
+    create: {
+      [COLLECTIONS.pendingInvitations]: [
+        // A signed-in person's offers, and a workspace's (bounded: one per person and workspace).
+        { key: { userId: 1 }, name: 'user' },
+        { key: { workspaceId: 1, createdAt: 1, _id: 1 }, name: 'workspace_created' },
+        { key: { purgeAt: 1 }, name: 'ttl', expireAfterSeconds: 0 },
+      ],
+    },
+  },
+];
 
 /** The indexes every collection has once all steps are applied. */
 export function declaredIndexes(steps: readonly IndexStep[] = INDEX_STEPS): Record<string, IndexDescription[]> {

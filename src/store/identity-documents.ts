@@ -63,6 +63,25 @@ export interface InvitationDoc {
   purgeAt: Date;
 }
 
+/**
+ * A workspace's offer of membership to a person who already has an account (pending until they
+ * accept it signed in, or decline it). No token: only the invited account can accept, so an
+ * offer is worthless to anyone else. One per (user, workspace): a newer invitation replaces it.
+ */
+export interface PendingInvitationDoc {
+  /** deterministicObjectId('pending-invitation', userId, workspaceId). */
+  _id: ObjectId;
+  userId: ObjectId;
+  workspaceId: ObjectId;
+  role: MemberRole;
+  /** `usr_…` of the owner who invited, or `operator`. */
+  invitedBy: string;
+  createdAt: Date;
+  expiresAt: Date;
+  /** When real MongoDB may drop the row (TTL): when it expires. */
+  purgeAt: Date;
+}
+
 export interface AuditEventDoc {
   _id: ObjectId;
   workspaceId: ObjectId | null;

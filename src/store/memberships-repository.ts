@@ -38,6 +38,30 @@ export class MembershipsRepository {
     return doc;
   }
 
+  /** Adds the membership unless there is one (whose role then stays as it is). */
+  async addIfAbsent(
+    userId: ObjectId,
+    workspaceId: ObjectId,
+    role: MemberRole,
+    now = new Date(),
+  ): Promise<MembershipDoc> {
+    const _id = membershipId(userId, workspaceId);
+    const write = () =>
+      this.collection.updateOne(
+        { _id },
+        { $setOnInsert: { userId, workspaceId, role, createdAt: now, updatedAt: now } },
+        { upsert: true },
+      );
+    try {
+      await write();
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+    }
+    const doc = await this.collection.findOne({ _id });
+    if (!doc) throw new Error(`membership ${_id.toHexString()} vanished after its upsert`);
+    return doc;
+  }
+
   get(userId: ObjectId, workspaceId: ObjectId): Promise<MembershipDoc | null> {
     return this.collection.findOne({ _id: membershipId(userId, workspaceId) });
   }

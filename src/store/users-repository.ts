@@ -134,6 +134,18 @@ export class UsersRepository {
     return result.matchedCount === 1 ? this.get(id) : null;
   }
 
+  /**
+   * Replaces a password hash with a stronger one of the same password (rehash on sign-in),
+   * only if it is still the hash that was verified: a reset or new password meanwhile wins.
+   */
+  async replacePasswordHash(id: ObjectId, verifiedHash: string, newHash: string): Promise<boolean> {
+    const result = await this.collection.updateOne(
+      { _id: id, passwordHash: verifiedHash },
+      { $set: { passwordHash: newHash } },
+    );
+    return result.modifiedCount === 1;
+  }
+
   async clearPassword(id: ObjectId, now = new Date()): Promise<UserDoc | null> {
     await this.collection.updateOne({ _id: id }, { $set: { passwordHash: null, updatedAt: now } });
     return this.get(id);

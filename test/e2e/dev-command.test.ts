@@ -1,8 +1,11 @@
 // `docgen dev` as a user runs it: it prints a banner with a working key and template, the
-// curl flow completes, SIGTERM stops everything it started, and a restart keeps the data.
+// curl flow completes, SIGTERM stops everything it started, a restart keeps the data, and
+// each start has a new operator token that the CLI finds in the data directory.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runAdminCli } from '../../src/cli/admin/run-admin-cli.ts';
 import { uniqueRunDir } from '../harness/dependencies.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 import { spawnDocgen, type DocgenProcess } from '../harness/spawn-docgen.ts';
@@ -55,6 +58,8 @@ interface Banner {
   curl: string;
   /** The owner's single-use invitation link (empty once the password is set). */
   invite: string;
+  /** The operator token of this start. */
+  adminToken: string;
 }
 
 async function startDev(dataDir: string): Promise<{ proc: DocgenProcess; banner: Banner }> {
@@ -81,6 +86,7 @@ async function startDev(dataDir: string): Promise<{ proc: DocgenProcess; banner:
       templateId: pick(/sample template id\s+(tpl_\w+)/),
       curl: pick(/(curl -s -X POST[\s\S]*?-d '.*')/),
       invite: pick(/portal invite link\s+(http:\/\/\S+)/),
+      adminToken: pick(/admin API \(docgen admin …\)\s+\S+\s+token: (\S+)/),
     },
   };
 }
@@ -152,6 +158,30 @@ describe('docgen dev', () => {
 
     const second = await startDev(dataDir);
     try {
+      // A new random operator token each start, written for the CLI; the old one stops working.
+      expect(first.banner.adminToken).toMatch(/^dev_[\w-]{32}$/);
+      expect(second.banner.adminToken).toMatch(/^dev_[\w-]{32}$/);
+      expect(second.banner.adminToken).not.toBe(first.banner.adminToken);
+      expect(readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim()).toBe(second.banner.adminToken);
+      expect(statSync(path.join(dataDir, 'admin-token')).mode & 0o077).toBe(0);
+      const adminUrl = `http://127.0.0.1:${/admin API \(docgen admin …\)\s+http:\/\/127\.0\.0\.1:(\d+)/.exec(second.proc.output())![1]}`;
+      const listWorkspaces = async (token: string | undefined) => {
+        const out: string[] = [];
+        const code = await runAdminCli(['workspace', 'list', '--json'], {
+          stdout: { write: (c: string) => out.push(c) },
+          stderr: { write: (c: string) => out.push(c) },
+          env: { DOCGEN_ADMIN_URL: adminUrl, DOCGEN_DATA_DIR: dataDir, DOCGEN_ADMIN_TOKEN: token },
+        });
+        return { code, text: out.join('') };
+      };
+      // The CLI finds the token in the data directory, without DOCGEN_ADMIN_TOKEN.
+      const listed = await listWorkspaces(undefined);
+      expect(listed.code, listed.text).toBe(0);
+      expect(listed.text).toContain(workspaceId);
+      const stale = await listWorkspaces(first.banner.adminToken);
+      expect(stale.code).toBe(1);
+      expect(stale.text).toMatch(/Admin token invalid/);
+
       expect(second.banner.workspaceId).toBe(workspaceId);
       expect(second.banner.apiKey).toBe(apiKey);
       expect(second.banner.invite).toBe('');

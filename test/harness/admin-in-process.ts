@@ -117,8 +117,14 @@ export async function startAdminInProcess(): Promise<AdminInProcess> {
     },
   });
   const internal: unknown[] = [];
-  const transport = createRouterTransport((router) =>
-    registerAdminRoutes(router, services, { onInternal: (cause) => internal.push(cause) }),
+  const transport = createRouterTransport(
+    (router) => registerAdminRoutes(router, services, { onInternal: (cause) => internal.push(cause) }),
+    // Addressed like a browser addresses the portal (browser calls must name the portal's host).
+    {
+      transport: {
+        interceptors: [(next) => (req) => (req.header.set('host', new URL(portalUrl).host), next(req))],
+      },
+    },
   );
   const clients = adminClientsOn(transport);
   const operator: CallOptions = { headers: { authorization: `Bearer ${adminToken}` } };

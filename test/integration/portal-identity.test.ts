@@ -547,14 +547,30 @@ describe('sign-in rate limits', () => {
     expect(known.body).toEqual(unknown.body);
   });
 
-  it('the 11th failed sign-in for one email within the window gets 429 with Retry-After, from any address', async () => {
+  it('the 11th failed sign-in for one email from one address gets 429 with Retry-After; other addresses are not blocked', async () => {
     for (let i = 0; i < 10; i++) expect((await wrong('target@a.example', '127.0.0.2')).status).toBe(401);
-    const limited = await wrong('target@a.example', '127.0.0.3');
+    const limited = await wrong('target@a.example', '127.0.0.2');
     expect(limited.status).toBe(429);
     // The budget refills one attempt every 90 s (10 per 15 min).
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(60);
     expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(90);
     expect(limited.body.code).toBe('resource_exhausted');
+    expect((await wrong('target@a.example', '127.0.0.3')).status).toBe(401);
+  });
+
+  it('20 bad sign-ins from one address do not block the right password from another', async () => {
+    const answers: number[] = [];
+    for (let i = 0; i < 20; i++) answers.push((await wrong('owner@a.example', '127.0.0.12')).status);
+    expect(answers.filter((s) => s === 401)).toHaveLength(10);
+    expect(answers.filter((s) => s === 429)).toHaveLength(10);
+    const signedIn = await call(
+      'SessionService/SignIn',
+      { email: 'owner@a.example', password: 'a long owner passphrase' },
+      { origin: portal, localAddress: '127.0.0.13' },
+    );
+    expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);
+    changes.push({ action: 'sessions.signIn', actor: owner.userId });
+    sessionFrom(signedIn);
   });
 
   it('concurrent guesses cannot overspend: of 16 at once, 10 are answered and 6 limited', async () => {

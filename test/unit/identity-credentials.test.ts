@@ -3,6 +3,7 @@ import { checkNewPassword, hashPassword, verifyAgainstDummy, verifyPassword } fr
 import {
   clearedSessionCookie,
   isAllowedOrigin,
+  isPortalHost,
   readSessionCookie,
   sessionCookie,
 } from '../../src/auth/session-cookie.ts';
@@ -11,7 +12,8 @@ import { hashSecretToken, isWellFormedToken, newSecretToken } from '../../src/au
 describe('passwords', () => {
   it('hashes with scrypt and a per-user salt, and verifies', async () => {
     const [a, b] = await Promise.all([hashPassword('correct horse battery'), hashPassword('correct horse battery')]);
-    expect(a).toMatch(/^scrypt\$15\$8\$1\$/);
+    // N = 2^17, r = 8, p = 1: OWASP's scrypt minimum.
+    expect(a).toMatch(/^scrypt\$17\$8\$1\$/);
     expect(a).not.toBe(b);
     expect(a).not.toContain('correct');
     expect(await verifyPassword('correct horse battery', a)).toBe(true);
@@ -38,23 +40,44 @@ describe('passwords', () => {
   });
 });
 
-describe('session cookie and origin', () => {
-  it('builds an HttpOnly, SameSite=Lax cookie, Secure unless told otherwise', () => {
-    expect(sessionCookie('abc', { secure: true, maxAgeSeconds: 60 })).toBe(
-      'docgen_session=abc; HttpOnly; SameSite=Lax; Path=/; Max-Age=60; Secure',
+describe('session cookie, origin and host', () => {
+  it('over https: `__Host-docgen_session`, Secure, Path=/, no Domain; over plain http: `docgen_session`', () => {
+    expect(sessionCookie('abc', { portalBaseUrl: 'https://admin.example', maxAgeSeconds: 60 })).toBe(
+      '__Host-docgen_session=abc; HttpOnly; SameSite=Lax; Path=/; Max-Age=60; Secure',
     );
-    expect(clearedSessionCookie({ secure: false })).toBe('docgen_session=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0');
-    expect(readSessionCookie('a=1; docgen_session=xyz; b=2')).toBe('xyz');
-    expect(readSessionCookie('docgen_session=')).toBeUndefined();
+    expect(clearedSessionCookie({ portalBaseUrl: 'http://127.0.0.1:8081' })).toBe(
+      'docgen_session=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0',
+    );
+    expect(readSessionCookie('a=1; docgen_session=xyz; b=2', 'http://127.0.0.1:8081')).toBe('xyz');
+    expect(readSessionCookie('docgen_session=', 'http://127.0.0.1:8081')).toBeUndefined();
+    // Over https only the __Host- cookie counts: a plain one may have been planted by a sibling host.
+    expect(readSessionCookie('docgen_session=planted', 'https://admin.example')).toBeUndefined();
+    expect(readSessionCookie('docgen_session=planted; __Host-docgen_session=real', 'https://admin.example')).toBe(
+      'real',
+    );
   });
 
-  it('accepts the portal origin or the addressed host, nothing else', () => {
-    expect(isAllowedOrigin('https://admin.internal', 'whatever', 'https://admin.internal')).toBe(true);
+  it('accepts the portal origin, or a loopback alias of a loopback portal addressed as such; nothing else', () => {
+    expect(isAllowedOrigin('https://admin.internal', 'admin.internal', 'https://admin.internal')).toBe(true);
     expect(isAllowedOrigin('http://localhost:8081', 'localhost:8081', 'http://127.0.0.1:8081')).toBe(true);
     expect(isAllowedOrigin('https://evil.example', 'admin.internal', 'https://admin.internal')).toBe(false);
     expect(isAllowedOrigin('http://admin.internal', 'admin.internal:8081', 'https://admin.internal')).toBe(false);
     expect(isAllowedOrigin(null, 'admin.internal', 'https://admin.internal')).toBe(false);
     expect(isAllowedOrigin('null', 'admin.internal', 'https://admin.internal')).toBe(false);
+    // DNS rebinding: the page's origin and the Host agree, but name another site.
+    expect(isAllowedOrigin('http://rebind.evil:8081', 'rebind.evil:8081', 'http://127.0.0.1:8081')).toBe(false);
+  });
+
+  it('serves browser calls only when Host names the portal (DNS rebinding)', () => {
+    expect(isPortalHost('admin.example', 'https://admin.example')).toBe(true);
+    expect(isPortalHost('ADMIN.example', 'https://admin.example')).toBe(true);
+    expect(isPortalHost('rebind.evil', 'https://admin.example')).toBe(false);
+    expect(isPortalHost('127.0.0.1:8081', 'http://127.0.0.1:8081')).toBe(true);
+    expect(isPortalHost('localhost:8081', 'http://127.0.0.1:8081')).toBe(true);
+    expect(isPortalHost('[::1]:8081', 'http://127.0.0.1:8081')).toBe(true);
+    expect(isPortalHost('localhost:9999', 'http://127.0.0.1:8081')).toBe(false);
+    expect(isPortalHost('rebind.evil:8081', 'http://127.0.0.1:8081')).toBe(false);
+    expect(isPortalHost(null, 'http://127.0.0.1:8081')).toBe(false);
   });
 
   it('issues 256-bit tokens and stores only their SHA-256', () => {

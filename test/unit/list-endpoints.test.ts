@@ -211,7 +211,8 @@ const ENDPOINTS: ListEndpoint<any>[] = [
     },
     async insert(scope: MemberScope) {
       const ws = await newWorkspace();
-      await admin.clients.members.inviteMember(
+      // The operator's invitation adds an existing account at once (an owner's only offers it).
+      await admin.clients.users.inviteUser(
         { workspaceId: ws.id, email: scope.member.email, role: MemberRole.VIEWER },
         o(),
       );

@@ -12,6 +12,8 @@ import { uniqueRunDir } from '../harness/dependencies.ts';
 let server: http.Server;
 let base: string;
 let passedThrough: string[] = [];
+let served: PortalAssets;
+let portalDir: string;
 
 async function serve(portal: PortalAssets): Promise<void> {
   server = http.createServer((req, res) => {
@@ -31,12 +33,41 @@ beforeAll(async () => {
     '<!doctype html><title>portal</title><meta name="docgen-csp-nonce" content="__CSP_NONCE__"><script type="module" src="/assets/index-abc123.js"></script>',
   );
   writeFileSync(join(dir, 'assets', 'index-abc123.js'), `console.log(${JSON.stringify('x'.repeat(5000))});`);
-  await serve(createPortalAssets({ dir }));
+  portalDir = dir;
+  served = createPortalAssets({ dir });
+  await serve(served);
 });
 
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 describe('portal assets', () => {
+  it('10,000 distinct missing asset paths do not grow the cache (only existing files are kept)', async () => {
+    expect((await fetch(`${base}/assets/index-abc123.js`)).status).toBe(200);
+    const before = served.cachedFiles();
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+    const get = (path: string) =>
+      new Promise<number>((resolve, reject) => {
+        http
+          .get(base + path, { agent }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          })
+          .on('error', reject);
+      });
+    for (let batch = 0; batch < 100; batch++) {
+      const statuses = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => get(`/assets/missing-${batch}-${i}-${'x'.repeat(200)}.js`)),
+      );
+      expect(new Set(statuses)).toEqual(new Set([404]));
+    }
+    agent.destroy();
+    expect(served.cachedFiles()).toBe(before);
+    // A file that appears later is found: misses were not remembered.
+    expect((await fetch(`${base}/assets/late-1.js`)).status).toBe(404);
+    writeFileSync(join(portalDir, 'assets', 'late-1.js'), 'console.log(1);');
+    expect((await fetch(`${base}/assets/late-1.js`)).status).toBe(200);
+  });
+
   it('answers app routes, including invitation links, with index.html carrying a fresh style nonce', async () => {
     for (const path of ['/', '/templates', '/templates/tpl_123/compare?a=1&b=2', '/invite/abc.DEF-123']) {
       const res = await fetch(base + path);

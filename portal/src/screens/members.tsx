@@ -16,13 +16,22 @@ export function MembersPage() {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<MemberRole>(MemberRole.EDITOR);
   const [invite, setInvite] = useState<{ email: string; url: string } | undefined>();
+  const [offered, setOffered] = useState('');
   const inviteAction = useAction();
   const rowAction = useAction();
   const submit = (e: Event) => {
     e.preventDefault();
     void inviteAction.run(async () => {
       const res = await api.members.inviteMember({ workspaceId, email: email.trim(), role });
-      setInvite({ email: email.trim(), url: res.inviteUrl });
+      // A link only for a brand-new account; anyone else answers the invitation signed in.
+      setInvite(res.inviteUrl ? { email: email.trim(), url: res.inviteUrl } : undefined);
+      setOffered(
+        res.inviteUrl
+          ? ''
+          : res.pendingInvitation
+            ? `${email.trim()} is invited: they see the invitation once signed in to docgen, and join when they accept it.`
+            : `${email.trim()} is a member already; their role is now ${ROLE_NAMES[role] ?? 'changed'}.`,
+      );
       setEmail('');
       members.reload();
     });
@@ -53,6 +62,11 @@ export function MembersPage() {
         </form>
       ) : (
         <p class="notice">Only workspace owners invite people and change roles.</p>
+      )}
+      {offered && (
+        <p class="notice" role="status">
+          {offered}
+        </p>
       )}
       {invite && (
         <SecretOnce

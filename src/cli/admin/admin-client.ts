@@ -11,10 +11,9 @@ import { AuditService, MemberService, SessionService, UserService } from '../../
 import { TemplateService } from '../../gen/docgen/admin/v1/template_pb.js';
 import { WebhookEndpointService } from '../../gen/docgen/admin/v1/webhook_endpoint_pb.js';
 import { WorkspaceService } from '../../gen/docgen/admin/v1/workspace_pb.js';
+import { readDevAdminToken } from '../../dev/dev-admin-token.ts';
 
 export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8081';
-/** The operator token `docgen dev` configures, and so the CLI's default. */
-export const DEV_ADMIN_TOKEN = 'dev-admin-token';
 
 const ADMIN_SERVICES = {
   workspaces: WorkspaceService,
@@ -61,10 +60,13 @@ export function adminClientsOn(transport: Transport): AdminClients {
   return clients as AdminClients;
 }
 
-/** The clients of `docgen admin`, configured from DOCGEN_ADMIN_URL and DOCGEN_ADMIN_TOKEN. */
+/**
+ * The clients of `docgen admin`, configured from DOCGEN_ADMIN_URL and DOCGEN_ADMIN_TOKEN (by
+ * default the token the last `docgen dev` start wrote to its data directory).
+ */
 export function adminClientsFromEnv(env: Record<string, string | undefined>): AdminClients {
   return createAdminClients(env.DOCGEN_ADMIN_URL || DEFAULT_ADMIN_URL, {
-    token: env.DOCGEN_ADMIN_TOKEN || DEV_ADMIN_TOKEN,
+    token: env.DOCGEN_ADMIN_TOKEN || readDevAdminToken(env),
     timeoutMs: 120_000,
   });
 }
@@ -73,7 +75,8 @@ export function adminClientsFromEnv(env: Record<string, string | undefined>): Ad
 export function describeAdminError(err: unknown, env: Record<string, string | undefined>): string {
   if (err instanceof ConnectError) {
     const url = env.DOCGEN_ADMIN_URL || DEFAULT_ADMIN_URL;
-    if (err.code === Code.Unauthenticated) return `${err.rawMessage} (check DOCGEN_ADMIN_TOKEN)`;
+    if (err.code === Code.Unauthenticated)
+      return `${err.rawMessage} (check DOCGEN_ADMIN_TOKEN; \`docgen dev\` writes its token, new each start, to .docgen/admin-token)`;
     if (err.code === Code.Unavailable && /fetch failed|ECONNREFUSED|ENOTFOUND|socket|connect/i.test(err.rawMessage)) {
       return `cannot reach the admin API at ${url}: ${err.rawMessage} (is docgen running? check DOCGEN_ADMIN_URL)`;
     }

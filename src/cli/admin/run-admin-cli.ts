@@ -3,13 +3,7 @@
 // Connect client: everything it can do, the portal can do through the same services. This
 // file finds the command, parses its flags and reports errors; commands.ts lists them.
 import { parseArgs } from 'node:util';
-import {
-  adminClientsFromEnv,
-  DEFAULT_ADMIN_URL,
-  describeAdminError,
-  DEV_ADMIN_TOKEN,
-  type AdminClients,
-} from './admin-client.ts';
+import { adminClientsFromEnv, DEFAULT_ADMIN_URL, describeAdminError, type AdminClients } from './admin-client.ts';
 import { UsageError, type Command, type Values } from './command.ts';
 import { COMMANDS } from './commands.ts';
 
@@ -26,7 +20,8 @@ function usage(commands: Command[] = COMMANDS): string {
   return `Usage:\n${lines.join('\n')}
 
 Every command accepts --json (machine-readable output) and --help.
-Environment: DOCGEN_ADMIN_URL (default ${DEFAULT_ADMIN_URL}), DOCGEN_ADMIN_TOKEN (default ${DEV_ADMIN_TOKEN}).`;
+Environment: DOCGEN_ADMIN_URL (default ${DEFAULT_ADMIN_URL}), DOCGEN_ADMIN_TOKEN (default: the token
+\`docgen dev\` wrote to $DOCGEN_DATA_DIR/admin-token, ./.docgen/admin-token).`;
 }
 
 /** Runs one admin command; resolves to the exit code (0 ok, 1 refused/failed, 2 bad usage). */

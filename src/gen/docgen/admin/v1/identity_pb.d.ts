@@ -216,6 +216,13 @@ export declare type GetCurrentSessionResponse = Message<"docgen.admin.v1.GetCurr
    * @generated from field: bool operator = 3;
    */
   operator: boolean;
+
+  /**
+   * Workspaces that invited the user and wait for them to accept, oldest first.
+   *
+   * @generated from field: repeated docgen.admin.v1.PendingInvitation pending_invitations = 4;
+   */
+  pendingInvitations: PendingInvitation[];
 };
 
 /**
@@ -223,6 +230,118 @@ export declare type GetCurrentSessionResponse = Message<"docgen.admin.v1.GetCurr
  * Use `create(GetCurrentSessionResponseSchema)` to create a new message.
  */
 export declare const GetCurrentSessionResponseSchema: GenMessage<GetCurrentSessionResponse>;
+
+/**
+ * A workspace's offer of membership to a person who already has an account (open for 14 days;
+ * inviting again renews it).
+ *
+ * @generated from message docgen.admin.v1.PendingInvitation
+ */
+export declare type PendingInvitation = Message<"docgen.admin.v1.PendingInvitation"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: string workspace_name = 2;
+   */
+  workspaceName: string;
+
+  /**
+   * The invited address.
+   *
+   * @generated from field: string email = 3;
+   */
+  email: string;
+
+  /**
+   * The role the person gets on accepting.
+   *
+   * @generated from field: docgen.admin.v1.MemberRole role = 4;
+   */
+  role: MemberRole;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 5;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp expires_at = 6;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message docgen.admin.v1.PendingInvitation.
+ * Use `create(PendingInvitationSchema)` to create a new message.
+ */
+export declare const PendingInvitationSchema: GenMessage<PendingInvitation>;
+
+/**
+ * @generated from message docgen.admin.v1.AcceptPendingInvitationRequest
+ */
+export declare type AcceptPendingInvitationRequest = Message<"docgen.admin.v1.AcceptPendingInvitationRequest"> & {
+  /**
+   * The inviting workspace, `ws_…`.
+   *
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.AcceptPendingInvitationRequest.
+ * Use `create(AcceptPendingInvitationRequestSchema)` to create a new message.
+ */
+export declare const AcceptPendingInvitationRequestSchema: GenMessage<AcceptPendingInvitationRequest>;
+
+/**
+ * @generated from message docgen.admin.v1.AcceptPendingInvitationResponse
+ */
+export declare type AcceptPendingInvitationResponse = Message<"docgen.admin.v1.AcceptPendingInvitationResponse"> & {
+  /**
+   * The new membership.
+   *
+   * @generated from field: docgen.admin.v1.Membership membership = 1;
+   */
+  membership?: Membership | undefined;
+};
+
+/**
+ * Describes the message docgen.admin.v1.AcceptPendingInvitationResponse.
+ * Use `create(AcceptPendingInvitationResponseSchema)` to create a new message.
+ */
+export declare const AcceptPendingInvitationResponseSchema: GenMessage<AcceptPendingInvitationResponse>;
+
+/**
+ * @generated from message docgen.admin.v1.DeclinePendingInvitationRequest
+ */
+export declare type DeclinePendingInvitationRequest = Message<"docgen.admin.v1.DeclinePendingInvitationRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.DeclinePendingInvitationRequest.
+ * Use `create(DeclinePendingInvitationRequestSchema)` to create a new message.
+ */
+export declare const DeclinePendingInvitationRequestSchema: GenMessage<DeclinePendingInvitationRequest>;
+
+/**
+ * @generated from message docgen.admin.v1.DeclinePendingInvitationResponse
+ */
+export declare type DeclinePendingInvitationResponse = Message<"docgen.admin.v1.DeclinePendingInvitationResponse"> & {
+};
+
+/**
+ * Describes the message docgen.admin.v1.DeclinePendingInvitationResponse.
+ * Use `create(DeclinePendingInvitationResponseSchema)` to create a new message.
+ */
+export declare const DeclinePendingInvitationResponseSchema: GenMessage<DeclinePendingInvitationResponse>;
 
 /**
  * @generated from message docgen.admin.v1.AcceptInvitationRequest
@@ -578,11 +697,15 @@ export declare const InviteMemberRequestSchema: GenMessage<InviteMemberRequest>;
  */
 export declare type InviteMemberResponse = Message<"docgen.admin.v1.InviteMemberResponse"> & {
   /**
+   * Set when the person is a member now: a new account, or already in the workspace.
+   *
    * @generated from field: docgen.admin.v1.Member member = 1;
    */
   member?: Member | undefined;
 
   /**
+   * The new account's first invitation link (sets its password); empty for an existing account.
+   *
    * @generated from field: string invite_url = 2;
    */
   inviteUrl: string;
@@ -591,6 +714,14 @@ export declare type InviteMemberResponse = Message<"docgen.admin.v1.InviteMember
    * @generated from field: google.protobuf.Timestamp invite_expires_at = 3;
    */
   inviteExpiresAt?: Timestamp | undefined;
+
+  /**
+   * Set (and `member` unset) when the email has an account that is not in the workspace: the
+   * membership waits for that person to accept it.
+   *
+   * @generated from field: docgen.admin.v1.PendingInvitation pending_invitation = 4;
+   */
+  pendingInvitation?: PendingInvitation | undefined;
 };
 
 /**
@@ -868,6 +999,27 @@ export declare const SessionService: GenService<{
     input: typeof AcceptInvitationRequestSchema;
     output: typeof AcceptInvitationResponseSchema;
   },
+  /**
+   * The signed-in user joins a workspace that invited them (GetCurrentSession lists the
+   * pending invitations). NotFound when there is no open invitation from that workspace.
+   *
+   * @generated from rpc docgen.admin.v1.SessionService.AcceptPendingInvitation
+   */
+  acceptPendingInvitation: {
+    methodKind: "unary";
+    input: typeof AcceptPendingInvitationRequestSchema;
+    output: typeof AcceptPendingInvitationResponseSchema;
+  },
+  /**
+   * The signed-in user turns a workspace's invitation down.
+   *
+   * @generated from rpc docgen.admin.v1.SessionService.DeclinePendingInvitation
+   */
+  declinePendingInvitation: {
+    methodKind: "unary";
+    input: typeof DeclinePendingInvitationRequestSchema;
+    output: typeof DeclinePendingInvitationResponseSchema;
+  },
 }>;
 
 /**
@@ -940,7 +1092,12 @@ export declare const MemberService: GenService<{
     output: typeof ListMembersResponseSchema;
   },
   /**
-   * Invites a person to the workspace (a new user, or an existing one gets a membership).
+   * Invites a person to the workspace. A new email gets an account, the membership and its
+   * first invitation link (`invite_url`). An email that already has an account never gets a
+   * link and is never added without consent: a member of the workspace has their role
+   * changed (`member`); anyone else is offered the membership (`pending_invitation`), which
+   * they accept signed in (SessionService/AcceptPendingInvitation). The answer tells nothing
+   * about accounts outside the workspace (no name, no state).
    *
    * @generated from rpc docgen.admin.v1.MemberService.InviteMember
    */
