@@ -78,6 +78,8 @@ const mebibytes = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 export class GenerationService {
   private readonly deps: GenerationServiceDeps;
   private readonly templateIdentities = new Map<string, TemplateIdentity>();
+  /** markJobPublished writes still on their way (not awaited by the create: see there). */
+  private readonly bookkeeping = new Set<Promise<void>>();
   constructor(deps: GenerationServiceDeps) {
     this.deps = deps;
   }
@@ -155,13 +157,27 @@ export class GenerationService {
     try {
       await this.deps.jobs.publishRenderJob(id);
       // Not awaited: the flag only spares the outbox sweeper a republish, which JetStream's
-      // msgID de-duplication would drop anyway, so the client need not wait for it.
-      generations.markJobPublished(doc._id).catch((err: unknown) => this.deps.onPublishError?.(id, err));
+      // msgID de-duplication would drop anyway, so the client need not wait for it. Tracked,
+      // so that closing waits for it (settle) instead of closing the database under it: a
+      // write cut off that way failed with MongoExpiredSessionError after the process stopped.
+      const write = generations
+        .markJobPublished(doc._id)
+        .catch((err: unknown) => this.deps.onPublishError?.(id, err))
+        .finally(() => this.bookkeeping.delete(write));
+      this.bookkeeping.add(write);
     } catch (err) {
       // The row is the source of truth: the outbox sweeper publishes it shortly.
       this.deps.onPublishError?.(id, err);
     }
     return this.view(doc);
+  }
+
+  /**
+   * Waits for the bookkeeping writes of finished creates (never failing): call after the
+   * listeners stopped and before the database connection closes.
+   */
+  async settle(): Promise<void> {
+    while (this.bookkeeping.size > 0) await Promise.all([...this.bookkeeping]);
   }
 
   /** Another workspace's or another mode's generation is as unknown as a missing one. */

@@ -168,6 +168,7 @@ export async function startInProcessStack(): Promise<InProcessStack> {
       return formatId('template', template._id);
     },
     async close() {
+      await generations.settle();
       await client.close();
       await mongo.stop();
     },
