@@ -72,7 +72,7 @@ export function ApiKeysPage() {
             <legend>Mode</legend>
             <label class="checkbox">
               <input type="radio" name="key-mode" checked={!test} onChange={() => setTest(false)} />
-              Live key <code>svc_live_…</code>
+              Live key
             </label>
             <label class="checkbox">
               <input
@@ -82,11 +82,12 @@ export function ApiKeysPage() {
                 onChange={() => setTest(true)}
                 aria-describedby="test-mode-hint"
               />
-              Test key <code>svc_test_…</code>
+              Test key
             </label>
             <p class="muted" id="test-mode-hint">
-              A test key's documents carry a “TEST” stamp on every page, are seen only by test keys, reach only webhook
-              endpoints that accept test events, and are erased after a day.
+              Live keys start <code>svc_live_</code>, test keys <code>svc_test_</code>. A test key renders the same
+              templates, but its documents carry a “TEST” stamp on every page, are seen only by test keys, reach only
+              webhook endpoints that receive test events, and are erased after a day.
             </p>
           </fieldset>
           <button type="submit" disabled={create.busy}>
