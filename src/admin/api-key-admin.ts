@@ -1,7 +1,17 @@
 // API keys (docs/interface.md#api-keys). The secret is generated here, returned once, and only its SHA-256
 // hash and display prefix are stored.
 import { ObjectId } from 'mongodb';
-import { displayPrefix, generateApiKey, hashApiKey, isScope, SCOPES, type Scope } from '../auth/api-keys.ts';
+import {
+  API_KEY_MODES,
+  displayPrefix,
+  generateApiKey,
+  hashApiKey,
+  isApiKeyMode,
+  isScope,
+  SCOPES,
+  type ApiKeyMode,
+  type Scope,
+} from '../auth/api-keys.ts';
 import { notFound, validationError, type FieldIssue } from '../domain/errors.ts';
 import { formatId } from '../domain/ids.ts';
 import type { ApiKeysRepository } from '../store/api-keys-repository.ts';
@@ -25,6 +35,8 @@ export interface ApiKeyView {
   /** null: the service default. */
   rateLimitPerSecond: number | null;
   rateLimitBurst: number | null;
+  /** `live` or `test` (docs/interface.md#test-mode); the prefix shows it too. */
+  mode: ApiKeyMode;
 }
 
 export interface CreateApiKeyInput {
@@ -34,6 +46,8 @@ export interface CreateApiKeyInput {
   /** 0 or absent: the service default. */
   rateLimitPerSecond?: number | undefined;
   rateLimitBurst?: number | undefined;
+  /** `live` (default, also when empty) or `test`. */
+  mode?: string | undefined;
 }
 
 export function toApiKeyView(doc: ApiKeyDoc): ApiKeyView {
@@ -48,6 +62,7 @@ export function toApiKeyView(doc: ApiKeyDoc): ApiKeyView {
     revokedAt: doc.revokedAt,
     rateLimitPerSecond: doc.rateLimitPerSecond,
     rateLimitBurst: doc.rateLimitBurst,
+    mode: doc.mode ?? 'live',
   };
 }
 
@@ -66,8 +81,9 @@ export class ApiKeyAdmin {
     const name = requireName(input.name);
     const scopes = checkScopes(input.scopes);
     const rate = checkRateLimit(input.rateLimitPerSecond, input.rateLimitBurst);
+    const mode = checkMode(input.mode);
     const workspace = await requireWorkspace(this.workspaces, input.workspaceId);
-    const secret = generateApiKey();
+    const secret = generateApiKey(mode);
     const doc: ApiKeyDoc = {
       _id: new ObjectId(),
       workspaceId: workspace._id,
@@ -80,6 +96,7 @@ export class ApiKeyAdmin {
       revokedAt: null,
       rateLimitPerSecond: rate.perSecond,
       rateLimitBurst: rate.burst,
+      mode,
     };
     await this.apiKeys.insert(doc);
     return { apiKey: toApiKeyView(doc), secret };
@@ -119,6 +136,16 @@ function checkScopes(value: unknown): Scope[] {
   }
   if (issues.length > 0) throw validationError(issues);
   return scopes;
+}
+
+function checkMode(value: string | undefined): ApiKeyMode {
+  const mode = (value ?? '').trim().toLowerCase();
+  if (mode === '') return 'live';
+  if (!isApiKeyMode(mode))
+    throw validationError([
+      { field: 'mode', issue: `unknown mode ${JSON.stringify(value)}; use ${API_KEY_MODES.join(' or ')}` },
+    ]);
+  return mode;
 }
 
 function checkRateLimit(

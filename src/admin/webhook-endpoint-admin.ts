@@ -22,6 +22,8 @@ export interface WebhookEndpointView {
   description: string;
   createdAt: Date;
   secretRotatedAt: Date | null;
+  /** Also receives the events of test generations (docs/interface.md#test-mode). */
+  testEvents: boolean;
 }
 
 export interface CreateWebhookEndpointInput {
@@ -29,6 +31,8 @@ export interface CreateWebhookEndpointInput {
   url: string;
   events: string[];
   description?: string | undefined;
+  /** Opt in to the events of test generations; default false. */
+  testEvents?: boolean | undefined;
 }
 
 export interface WebhookEndpointAdminDeps {
@@ -52,6 +56,7 @@ export function toWebhookEndpointView(doc: WebhookEndpointDoc): WebhookEndpointV
     description: doc.description,
     createdAt: doc.createdAt,
     secretRotatedAt: doc.secretRotatedAt,
+    testEvents: doc.testEvents === true,
   };
 }
 
@@ -93,6 +98,7 @@ export class WebhookEndpointAdmin {
       createdAt: new Date(),
       secretRotatedAt: null,
       deletedAt: null,
+      testEvents: input.testEvents === true,
     };
     await this.deps.endpoints.insert(doc);
     return { endpoint: toWebhookEndpointView(doc), secret };

@@ -132,11 +132,16 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
     consumers: [],
     gauges: [],
     stopAccepting,
-    // Closing a listener waits for its in-flight requests: stopAccepting already drained them.
-    async drain() {},
+    // Closing a listener waits for its in-flight requests: stopAccepting already drained them;
+    // what is left is their bookkeeping writes.
+    async drain() {
+      await generations.settle();
+    },
     async close() {
       await stopAccepting();
       await adminHandler.close();
+      // The last creates' bookkeeping writes, before the infrastructure closes the database.
+      await generations.settle();
     },
   };
 }

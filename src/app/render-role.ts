@@ -191,6 +191,7 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
     erase: (doc) =>
       eraseGeneration({ generations: repositories.generations, deliveries: repositories.deliveries, objects }, doc),
     intervalMs: config.retention.sweepIntervalMs,
+    testRetentionMs: config.retention.testGenerationSeconds * 1000,
     onErased: (doc) => {
       metrics.generationsExpired.inc();
       logger.debug('generation past its retention deleted', { generationId: formatId('generation', doc._id) });

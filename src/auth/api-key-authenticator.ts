@@ -13,6 +13,11 @@ export interface Principal {
   workspaceId: ObjectId;
   scopes: readonly string[];
   rateLimit: RateLimitPolicy;
+  /**
+   * A test key (`svc_test_…`, docs/interface.md#test-mode): it makes and sees only test
+   * generations; a live key only live ones.
+   */
+  test: boolean;
 }
 
 interface CacheEntry {
@@ -45,7 +50,10 @@ export class ApiKeyAuthenticator {
     const match = /^Bearer[ \t]+(\S+)$/i.exec(authorization?.trim() ?? '');
     const key = match?.[1];
     if (!key || !API_KEY_PATTERN.test(key)) {
-      throw new DomainError('UNAUTHORIZED', 'Authorization header missing or malformed: expected "Bearer svc_live_…"');
+      throw new DomainError(
+        'UNAUTHORIZED',
+        'Authorization header missing or malformed: expected "Bearer svc_live_…" or "Bearer svc_test_…"',
+      );
     }
     const hash = hashApiKey(key);
     const doc = await this.lookup(hash);
@@ -56,6 +64,7 @@ export class ApiKeyAuthenticator {
       keyId: doc._id,
       workspaceId: doc.workspaceId,
       scopes: doc.scopes,
+      test: doc.mode === 'test',
       rateLimit: {
         perSecond: doc.rateLimitPerSecond ?? this.defaults.perSecond,
         burst: doc.rateLimitBurst ?? this.defaults.burst,

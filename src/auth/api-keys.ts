@@ -1,20 +1,34 @@
-// API keys (docs/interface.md#api-keys): `svc_live_` + 40 base62 characters (~238 bits). Only the SHA-256
-// hash and a short display prefix are stored; the key is shown once and never logged.
+// API keys (docs/interface.md#api-keys): `svc_live_` or `svc_test_` + 40 base62 characters (~238 bits).
+// Only the SHA-256 hash and a short display prefix are stored; the key is shown once and never logged.
 import { createHash, randomInt } from 'node:crypto';
 
-export const API_KEY_PREFIX = 'svc_live_';
+/**
+ * A key's mode (docs/interface.md#test-mode): a `test` key's generations are stamped "TEST",
+ * seen only by test keys, erased after a day and kept out of live statistics.
+ */
+export const API_KEY_MODES = ['live', 'test'] as const;
+export type ApiKeyMode = (typeof API_KEY_MODES)[number];
+
+/** The prefix that shows a key's mode. */
+export const API_KEY_PREFIXES: Readonly<Record<ApiKeyMode, string>> = { live: 'svc_live_', test: 'svc_test_' };
+/** Both prefixes have this length. */
+const PREFIX_LENGTH = 'svc_live_'.length;
 export const SCOPES = ['generations:trigger', 'generations:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** What a well-formed key looks like (docs/interface.md#api-keys); anything else is UNAUTHORIZED. */
-export const API_KEY_PATTERN = /^svc_live_[A-Za-z0-9]{20,128}$/;
+export const API_KEY_PATTERN = /^svc_(?:live|test)_[A-Za-z0-9]{20,128}$/;
 
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-export function generateApiKey(): string {
+export function generateApiKey(mode: ApiKeyMode = 'live'): string {
   let body = '';
   for (let i = 0; i < 40; i++) body += BASE62[randomInt(BASE62.length)];
-  return API_KEY_PREFIX + body;
+  return API_KEY_PREFIXES[mode] + body;
+}
+
+export function isApiKeyMode(value: string): value is ApiKeyMode {
+  return (API_KEY_MODES as readonly string[]).includes(value);
 }
 
 export function hashApiKey(key: string): string {
@@ -23,7 +37,7 @@ export function hashApiKey(key: string): string {
 
 /** Enough to recognise a key in a list, far too little to guess it. */
 export function displayPrefix(key: string): string {
-  return key.slice(0, API_KEY_PREFIX.length + 4);
+  return key.slice(0, PREFIX_LENGTH + 4);
 }
 
 export function isScope(value: string): value is Scope {

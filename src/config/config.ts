@@ -94,6 +94,8 @@ export interface Config {
   retention: {
     /** How often each render process looks for generations past their workspace's retention. */
     sweepIntervalMs: number;
+    /** How long a test generation is kept (docs/interface.md#test-mode), in seconds. */
+    testGenerationSeconds: number;
   };
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   shutdownGraceMs: number;
@@ -312,6 +314,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     default: '30000',
     description:
       "How often each render process deletes generations past their workspace's retention (`docgen admin workspace update WS --retention 30d`).",
+  },
+  {
+    name: 'DOCGEN_TEST_GENERATION_RETENTION_SECONDS',
+    default: '86400',
+    description:
+      'How long test generations (made with `svc_test_` keys) are kept before the retention sweep erases them, whatever the workspace retention (60 to 2592000).',
   },
   { name: 'DOCGEN_LOG_LEVEL', default: 'info', description: '`debug`, `info`, `warn` or `error`.' },
   {
@@ -605,7 +613,10 @@ export function loadConfig(env: Env = process.env): Config {
       concurrency: r.integer('DOCGEN_WEBHOOK_CONCURRENCY', 1, 10000),
       endpointConcurrency: r.integer('DOCGEN_WEBHOOK_ENDPOINT_CONCURRENCY', 1, 1000),
     },
-    retention: { sweepIntervalMs: r.integer('DOCGEN_RETENTION_SWEEP_INTERVAL_MS', 1000, 3_600_000) },
+    retention: {
+      sweepIntervalMs: r.integer('DOCGEN_RETENTION_SWEEP_INTERVAL_MS', 1000, 3_600_000),
+      testGenerationSeconds: r.integer('DOCGEN_TEST_GENERATION_RETENTION_SECONDS', 60, 30 * 86_400),
+    },
     logLevel: logLevel as Config['logLevel'],
     shutdownGraceMs: r.integer('DOCGEN_SHUTDOWN_GRACE_MS', 0, 600000),
   };

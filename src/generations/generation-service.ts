@@ -11,7 +11,7 @@ import {
   type GenerationDoc,
   type GenerationStatus,
 } from '../store/documents.ts';
-import type { GenerationsRepository } from '../store/generations-repository.ts';
+import { inMode, type GenerationsRepository } from '../store/generations-repository.ts';
 import { checkPageSize, type PageTokens } from '../store/pagination.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import { createInputHash, type CreateGenerationInput } from './create-input.ts';
@@ -36,6 +36,15 @@ export interface ListGenerationsInput {
   templateId?: string;
   createdAfter?: Date;
   createdBefore?: Date;
+}
+
+/**
+ * Whose generations a read sees: a workspace's, and of one mode when `test` is set (an API
+ * key sees only its own mode, docs/interface.md#test-mode); the admin plane sees both.
+ */
+export interface GenerationScope {
+  workspaceId: ObjectId;
+  test?: boolean | undefined;
 }
 
 export interface GenerationPage {
@@ -69,6 +78,8 @@ const mebibytes = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 export class GenerationService {
   private readonly deps: GenerationServiceDeps;
   private readonly templateIdentities = new Map<string, TemplateIdentity>();
+  /** markJobPublished writes still on their way (not awaited by the create: see there). */
+  private readonly bookkeeping = new Set<Promise<void>>();
   constructor(deps: GenerationServiceDeps) {
     this.deps = deps;
   }
@@ -84,6 +95,7 @@ export class GenerationService {
         templateRef: input.templateId,
         templateName: template?.name ?? '',
         data: input.variables,
+        test: principal.test,
       },
       now,
     );
@@ -102,7 +114,11 @@ export class GenerationService {
 
     if (idempotencyKey !== undefined) {
       const bodyHash = createInputHash(input);
-      const recordId = deterministicObjectId('idempotency', principal.workspaceId.toHexString(), idempotencyKey);
+      // A key's mode is part of the scope: a test key's Idempotency-Key never answers with a
+      // live generation (nor the reverse). Live keys keep the id they always had.
+      const recordId = principal.test
+        ? deterministicObjectId('idempotency', principal.workspaceId.toHexString(), 'test', idempotencyKey)
+        : deterministicObjectId('idempotency', principal.workspaceId.toHexString(), idempotencyKey);
       const existing = await generations.claimIdempotencyKey({
         _id: recordId,
         workspaceId: principal.workspaceId,
@@ -141,8 +157,14 @@ export class GenerationService {
     try {
       await this.deps.jobs.publishRenderJob(id);
       // Not awaited: the flag only spares the outbox sweeper a republish, which JetStream's
-      // msgID de-duplication would drop anyway, so the client need not wait for it.
-      generations.markJobPublished(doc._id).catch((err: unknown) => this.deps.onPublishError?.(id, err));
+      // msgID de-duplication would drop anyway, so the client need not wait for it. Tracked,
+      // so that closing waits for it (settle) instead of closing the database under it: a
+      // write cut off that way failed with MongoExpiredSessionError after the process stopped.
+      const write = generations
+        .markJobPublished(doc._id)
+        .catch((err: unknown) => this.deps.onPublishError?.(id, err))
+        .finally(() => this.bookkeeping.delete(write));
+      this.bookkeeping.add(write);
     } catch (err) {
       // The row is the source of truth: the outbox sweeper publishes it shortly.
       this.deps.onPublishError?.(id, err);
@@ -150,9 +172,19 @@ export class GenerationService {
     return this.view(doc);
   }
 
-  async get(principal: Pick<Principal, 'workspaceId'>, id: string): Promise<GenerationView> {
+  /**
+   * Waits for the bookkeeping writes of finished creates (never failing): call after the
+   * listeners stopped and before the database connection closes.
+   */
+  async settle(): Promise<void> {
+    while (this.bookkeeping.size > 0) await Promise.all([...this.bookkeeping]);
+  }
+
+  /** Another workspace's or another mode's generation is as unknown as a missing one. */
+  async get(scope: GenerationScope, id: string): Promise<GenerationView> {
     const doc = await this.findDoc(id);
-    if (!doc || !doc.workspaceId.equals(principal.workspaceId)) throw notFound('Generation');
+    if (!doc || !doc.workspaceId.equals(scope.workspaceId)) throw notFound('Generation');
+    if (scope.test !== undefined && !inMode(doc, scope.test)) throw notFound('Generation');
     return this.view(doc);
   }
 
@@ -169,7 +201,7 @@ export class GenerationService {
   }
 
   /** Newest first, with filters and keyset paging; the public API and the admin plane both list here. */
-  async list(principal: Pick<Principal, 'workspaceId'>, input: ListGenerationsInput): Promise<GenerationPage> {
+  async list(scope: GenerationScope, input: ListGenerationsInput): Promise<GenerationPage> {
     checkPageSize(input.pageSize); // first: a bad size is reported before bad filters
     if (input.status !== undefined && !(GENERATION_STATUSES as readonly string[]).includes(input.status)) {
       throw validationError([{ field: 'status', issue: `must be one of ${GENERATION_STATUSES.join(', ')}` }]);
@@ -180,7 +212,10 @@ export class GenerationService {
     const page = this.deps.pageTokens.request(input, {
       list: 'generations',
       filters: {
-        workspace: principal.workspaceId.toHexString(),
+        workspace: scope.workspaceId.toHexString(),
+        // A test key's page token is refused elsewhere. Live lists hash as they did before
+        // test mode, so tokens handed out across an upgrade keep working.
+        mode: scope.test === true ? 'test' : undefined,
         status: input.status,
         templateId: input.templateId,
         createdAfter: input.createdAfter?.toISOString(),
@@ -195,7 +230,8 @@ export class GenerationService {
     }
     const rows = await this.deps.generations.list(
       {
-        workspaceId: principal.workspaceId,
+        workspaceId: scope.workspaceId,
+        test: scope.test,
         status: input.status as GenerationStatus | undefined,
         templateId,
         createdAfter: input.createdAfter,

@@ -1,5 +1,5 @@
 // The Generation as clients see it (docs/interface.md#the-generation), plus the template version
-// that gRPC clients also get. REST shows exactly the eleven interface fields.
+// and the test flag that gRPC clients also get. REST shows exactly the eleven interface fields.
 import { formatId } from '../domain/ids.ts';
 import type { JsonObject } from '../domain/template.ts';
 import type { GenerationDoc, GenerationStatus } from '../store/documents.ts';
@@ -17,6 +17,8 @@ export interface GenerationView {
   createdAt: Date;
   updatedAt: Date;
   templateVersion: number;
+  /** Made with a test key (docs/interface.md#test-mode); gRPC and the admin plane show it, REST does not. */
+  test: boolean;
 }
 
 export const GENERATION_STATUSES: readonly GenerationStatus[] = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED'];
@@ -35,5 +37,6 @@ export function toGenerationView(doc: GenerationDoc, outputUrl: string | null): 
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
     templateVersion: doc.templateVersion,
+    test: doc.test === true,
   };
 }

@@ -1,5 +1,7 @@
 // Retention of generations: deletes finished generations older than their workspace's
-// retention, with their PDF and webhook deliveries (eraseGeneration, one at a time).
+// retention, and test generations older than the test retention (a day by default,
+// docs/interface.md#test-mode) whatever their workspace's, with their PDF and webhook
+// deliveries (eraseGeneration, one at a time).
 //
 // Runs in the render role: it is the role that writes PDFs and already sweeps generation
 // rows (the outbox sweeper), it holds the object store's write credentials and creates the
@@ -20,7 +22,11 @@ export interface RetentionSweeperDeps<Row extends ExpiredGeneration = ExpiredGen
   workspaces: { withRetention(limit: number, after?: ObjectId): Promise<WorkspaceDoc[]> };
   generations: {
     findExpired(workspaceId: ObjectId, createdBefore: Date, limit: number): Promise<Row[]>;
+    /** Finished test generations of every workspace created before the date, oldest first. */
+    findExpiredTests(createdBefore: Date, limit: number): Promise<Row[]>;
   };
+  /** How long test generations are kept (DOCGEN_TEST_GENERATION_RETENTION_SECONDS). */
+  testRetentionMs: number;
   /** Erases one generation (deliveries, PDF, row); throws when a step fails. */
   erase(doc: Row): Promise<unknown>;
   /** Time between sweeps (±20 % jitter). */
@@ -68,6 +74,13 @@ export class RetentionSweeper<Row extends ExpiredGeneration = ExpiredGeneration>
     const batchSize = this.deps.batchSize ?? 200;
     const deadline = now() + (this.deps.maxSweepMs ?? this.deps.intervalMs);
     const result: SweepResult = { workspaces: 0, erased: 0, failed: 0 };
+    // Test generations first: one indexed query across workspaces, bounded by a day's traffic.
+    await this.eraseAll(() => this.deps.generations.findExpiredTests(new Date(now() - this.deps.testRetentionMs), batchSize), {
+      batchSize,
+      deadline,
+      result,
+    });
+    if (now() > deadline) return result;
     let after: ObjectId | undefined;
     for (;;) {
       const workspaces = await this.deps.workspaces.withRetention(100, after);
@@ -90,9 +103,21 @@ export class RetentionSweeper<Row extends ExpiredGeneration = ExpiredGeneration>
     const now = this.deps.now ?? Date.now;
     const retentionMs = (workspace.retentionSeconds ?? 0) * 1000;
     if (retentionMs <= 0) return;
+    await this.eraseAll(
+      () => this.deps.generations.findExpired(workspace._id, new Date(now() - retentionMs), batchSize),
+      { batchSize, deadline, result },
+    );
+  }
+
+  /** Erases batch after batch of what `find` returns until it runs dry, fails or the time is up. */
+  private async eraseAll(
+    find: () => Promise<Row[]>,
+    at: { batchSize: number; deadline: number; result: SweepResult },
+  ): Promise<void> {
+    const now = this.deps.now ?? Date.now;
+    const { batchSize, deadline, result } = at;
     for (;;) {
-      const cutoff = new Date(now() - retentionMs);
-      const expired = await this.deps.generations.findExpired(workspace._id, cutoff, batchSize);
+      const expired = await find();
       let failedHere = 0;
       for (const doc of expired) {
         try {
@@ -101,7 +126,7 @@ export class RetentionSweeper<Row extends ExpiredGeneration = ExpiredGeneration>
           this.deps.onErased?.(doc);
         } catch (err) {
           failedHere++;
-          this.deps.onError?.(err, { workspaceId: workspace._id, generationId: doc._id });
+          this.deps.onError?.(err, { workspaceId: doc.workspaceId, generationId: doc._id });
         }
         if (now() > deadline) break;
       }

@@ -72,8 +72,9 @@ export function isSecretFieldName(name: string): boolean {
 
 // Patterns masked inside any string, whatever field it is in.
 const STRING_PATTERNS: [RegExp, string][] = [
-  // API keys (docs/interface.md#api-keys): svc_live_ + base62.
+  // API keys (docs/interface.md#api-keys): svc_live_ or svc_test_ + base62.
   [/svc_live_[A-Za-z0-9]+/g, `svc_live_${REDACTED}`],
+  [/svc_test_[A-Za-z0-9]+/g, `svc_test_${REDACTED}`],
   // Webhook signing secrets (docs/interface.md#webhooks).
   [/whsec_[A-Za-z0-9+/=_-]+/g, `whsec_${REDACTED}`],
   // Bearer tokens in header dumps or error messages.

@@ -91,11 +91,16 @@ export interface FinalEvent {
   error?: string;
   /** Unix seconds of the final transition. */
   timestamp: number;
+  /**
+   * A test generation's event (docs/interface.md#test-mode): delivered only to endpoints that
+   * opted in to test events, with `"test": true` in the body. Absent for live generations.
+   */
+  test?: true;
 }
 
 /** The event of a final generation row (the same id every time it is built). */
 export function finalEventFor(
-  doc: Pick<GenerationDoc, '_id' | 'workspaceId' | 'status' | 'error' | 'updatedAt'>,
+  doc: Pick<GenerationDoc, '_id' | 'workspaceId' | 'status' | 'error' | 'updatedAt' | 'test'>,
 ): FinalEvent {
   const event: FinalEvent = {
     eventId: formatId('event', deterministicObjectId('event', doc._id.toHexString())),
@@ -105,6 +110,7 @@ export function finalEventFor(
     timestamp: Math.floor(doc.updatedAt.getTime() / 1000),
   };
   if (doc.status === 'FAILED') event.error = doc.error ?? 'Rendering failed';
+  if (doc.test === true) event.test = true;
   return event;
 }
 
@@ -125,6 +131,7 @@ export function parseFinalEvent(data: unknown): FinalEvent | string {
   if (typeof e.workspaceId !== 'string' || !parseId('workspace', e.workspaceId)) return 'workspaceId is not a ws_… id';
   if (!Number.isSafeInteger(e.timestamp) || (e.timestamp as number) < 0) return 'timestamp is not whole Unix seconds';
   if (e.error !== undefined && typeof e.error !== 'string') return 'error is not a string';
+  if (e.test !== undefined && typeof e.test !== 'boolean') return 'test is not a boolean';
   const event: FinalEvent = {
     eventId: e.eventId,
     event: e.event as FinalEventName,
@@ -133,6 +140,7 @@ export function parseFinalEvent(data: unknown): FinalEvent | string {
     timestamp: e.timestamp as number,
   };
   if (e.event === 'generation.failed') event.error = typeof e.error === 'string' ? e.error : 'Rendering failed';
+  if (e.test === true) event.test = true;
   return event;
 }
 

@@ -67,6 +67,8 @@ export interface RenderOptions {
   templateName?: string | undefined;
   /** Told how long each stage of this render took (render-stages.ts). */
   onStage?: StageObserver | undefined;
+  /** A test generation's render: every page gets the "TEST" stamp (docs/interface.md#test-mode). */
+  test?: boolean | undefined;
 }
 
 export interface DocumentRenderer {
@@ -221,6 +223,7 @@ export function createDocumentRenderer(deps: DocumentRendererDeps): DocumentRend
           settings,
           variables: values,
           workspaceId: options.workspaceId,
+          testStamp: options.test === true,
         };
         if (needsFinishing(finishing)) {
           pdf = await withSpan('finish pdf', {}, () =>

@@ -31,7 +31,13 @@ export interface DocumentRendererLike {
   render(
     content: TemplateVersionContent,
     variables: JsonObject,
-    options?: { workspaceId?: string; templateName?: string; onStage?: StageObserver | undefined },
+    options?: {
+      workspaceId?: string;
+      templateName?: string;
+      onStage?: StageObserver | undefined;
+      /** A test generation: every page gets the "TEST" stamp (docs/interface.md#test-mode). */
+      test?: boolean;
+    },
   ): Promise<{ pdf: Buffer }>;
 }
 
@@ -231,6 +237,7 @@ export class RenderPipeline {
         workspaceId: formatId('workspace', doc.workspaceId),
         templateName,
         onStage,
+        test: doc.test === true,
       });
       await this.storeAndComplete(run, doc, pdf, version);
     } catch (caught) {

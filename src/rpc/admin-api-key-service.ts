@@ -14,7 +14,7 @@ import {
   type RevokeApiKeyRequest,
   type RevokeApiKeyResponse,
 } from '../gen/docgen/admin/v1/api_key_pb.js';
-import { apiKeyToProto } from './admin-proto.ts';
+import { apiKeyModeFromProto, apiKeyToProto } from './admin-proto.ts';
 
 export class ApiKeyServiceHandler implements ServiceImpl<typeof ApiKeyService> {
   private readonly admin: ApiKeyAdmin;
@@ -29,6 +29,7 @@ export class ApiKeyServiceHandler implements ServiceImpl<typeof ApiKeyService> {
       scopes: req.scopes,
       rateLimitPerSecond: req.rateLimitPerSecond,
       rateLimitBurst: req.rateLimitBurst,
+      mode: apiKeyModeFromProto(req.mode),
     });
     return create(CreateApiKeyResponseSchema, { apiKey: apiKeyToProto(apiKey), secret });
   }

@@ -8,7 +8,7 @@ import type { PdfOptionsInput, TemplateContentInput } from '../admin/template-co
 import type { WebhookEndpointView } from '../admin/webhook-endpoint-admin.ts';
 import type { WorkspaceView } from '../admin/workspace-admin.ts';
 import type { JsonObject, JsonValue, Template, TemplateVersion, TemplateVersionContent } from '../domain/template.ts';
-import { ApiKeySchema, type ApiKey } from '../gen/docgen/admin/v1/api_key_pb.js';
+import { ApiKeyMode, ApiKeySchema, type ApiKey } from '../gen/docgen/admin/v1/api_key_pb.js';
 import {
   DeliveryAttemptSchema,
   DeliverySchema,
@@ -62,7 +62,15 @@ export function apiKeyToProto(k: ApiKeyView): ApiKey {
     revokedAt: ts(k.revokedAt),
     rateLimitPerSecond: k.rateLimitPerSecond ?? 0,
     rateLimitBurst: k.rateLimitBurst ?? 0,
+    mode: k.mode === 'test' ? ApiKeyMode.TEST : ApiKeyMode.LIVE,
   });
+}
+
+/** The proto mode as the admin takes it: UNSPECIFIED is live; an unknown number is named as such. */
+export function apiKeyModeFromProto(mode: ApiKeyMode): string {
+  if (mode === ApiKeyMode.UNSPECIFIED || mode === ApiKeyMode.LIVE) return 'live';
+  if (mode === ApiKeyMode.TEST) return 'test';
+  return `mode number ${String(mode)}`;
 }
 
 const TEMPLATE_STATUS = { ACTIVE: TemplateStatus.ACTIVE, ARCHIVED: TemplateStatus.ARCHIVED } as const;
@@ -213,6 +221,7 @@ export function webhookEndpointToProto(e: WebhookEndpointView): WebhookEndpoint 
     description: e.description,
     createdAt: ts(e.createdAt),
     secretRotatedAt: ts(e.secretRotatedAt),
+    testEvents: e.testEvents,
   });
 }
 

@@ -37,6 +37,7 @@ export class WebhookEndpointServiceHandler implements ServiceImpl<typeof Webhook
       url: req.url,
       events: req.events,
       description: req.description,
+      testEvents: req.testEvents,
     });
     return create(CreateWebhookEndpointResponseSchema, { endpoint: webhookEndpointToProto(endpoint), secret });
   }

@@ -63,6 +63,7 @@ export function generationToProto(view: GenerationView): Generation {
     createdAt: timestampFromDate(view.createdAt),
     updatedAt: timestampFromDate(view.updatedAt),
     templateVersion: view.templateVersion,
+    test: view.test,
   });
 }
 

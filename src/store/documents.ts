@@ -42,6 +42,8 @@ export interface ApiKeyDoc {
   revokedAt: Date | null;
   rateLimitPerSecond: number | null;
   rateLimitBurst: number | null;
+  /** `test` keys make test generations (docs/interface.md#test-mode); absent on older rows: live. */
+  mode?: 'live' | 'test';
 }
 
 export interface TemplateDoc {
@@ -88,6 +90,12 @@ export interface GenerationDoc {
   lastError: string | null;
   /** Code of the last transient failure (a RenderError code; absent on rows written before it). */
   lastErrorCode?: string | null;
+  /**
+   * Made with a test key (docs/interface.md#test-mode): stamped "TEST", seen only by test
+   * keys, erased after DOCGEN_TEST_GENERATION_RETENTION, not counted in live statistics.
+   * False on live rows; absent on rows written before test mode (live).
+   */
+  test?: boolean;
   /** Outbox of the final event: false from the final transition until the event is published. */
   eventPublished: boolean | null;
 }
@@ -131,6 +139,11 @@ export interface WebhookEndpointDoc {
   createdAt: Date;
   secretRotatedAt: Date | null;
   deletedAt: Date | null;
+  /**
+   * Opted in to the events of test generations (docs/interface.md#test-mode); absent on
+   * older rows: live events only.
+   */
+  testEvents?: boolean;
 }
 
 export type DeliveryStatus = 'PENDING' | 'SUCCEEDED' | 'DROPPED';
@@ -170,7 +183,10 @@ export interface DeliveryDoc {
   createdAt: Date;
   updatedAt: Date;
   nextAttemptAt: Date | null;
-  /** A test event sent from the admin plane (its generation does not exist). */
+  /**
+   * The body says `"test": true`: a test event sent from the admin plane (its generation does
+   * not exist), or the event of a test generation (docs/interface.md#test-mode).
+   */
   test?: boolean;
 }
 
@@ -313,6 +329,24 @@ export const INDEX_STEPS: readonly IndexStep[] = [
         { key: { userId: 1 }, name: 'user' },
         { key: { workspaceId: 1, createdAt: 1, _id: 1 }, name: 'workspace_created' },
         { key: { purgeAt: 1 }, name: 'ttl', expireAfterSeconds: 0 },
+      ],
+    },
+  },
+  {
+    // Test mode (docs/interface.md#test-mode). Both indexes hold test rows only (partial), so
+    // they stay as small as a day of test traffic and cost live writes nothing.
+    version: 3,
+    name: 'test-mode-generations',
+    create: {
+      [COLLECTIONS.generations]: [
+        // A test key's lists, newest first.
+        {
+          key: { test: 1, workspaceId: 1, createdAt: -1, _id: -1 },
+          name: 'workspace_test_created',
+          partialFilterExpression: { test: true },
+        },
+        // The retention sweep's "test generations older than a day", across workspaces.
+        { key: { test: 1, createdAt: 1 }, name: 'test_expiry', partialFilterExpression: { test: true } },
       ],
     },
   },

@@ -14,10 +14,14 @@ export interface NewGeneration {
   templateRef: string;
   templateName: string;
   data: JsonObject;
+  /** Made with a test key (docs/interface.md#test-mode). */
+  test?: boolean;
 }
 
 export interface ListQuery {
   workspaceId: ObjectId;
+  /** Test generations only, or live ones only (docs/interface.md#test-mode); absent: both (the admin plane). */
+  test?: boolean;
   status?: GenerationStatus;
   templateId?: ObjectId;
   createdAfter?: Date;
@@ -27,15 +31,29 @@ export interface ListQuery {
 /** What the outbox sweeper reads of a generation whose job may not be in JetStream. */
 export type StrandedGeneration = Pick<GenerationDoc, '_id' | 'status' | 'jobPublishedAt' | 'attempts'>;
 /** What a final event is built from (src/queue/messages.ts finalEventFor). */
-export type FinalEventSource = Pick<GenerationDoc, '_id' | 'workspaceId' | 'status' | 'error' | 'updatedAt'>;
+export type FinalEventSource = Pick<GenerationDoc, '_id' | 'workspaceId' | 'status' | 'error' | 'updatedAt' | 'test'>;
 /** What the retention sweeper erases a generation by. */
 export type ExpiredGeneration = Pick<GenerationDoc, '_id' | 'workspaceId' | 'status' | 'outputKey' | 'createdAt'>;
 
 // Sweepers read many rows at a time: only the fields they use, never `data` (the variables,
 // up to the body limit each).
 const STRANDED_FIELDS = { _id: 1, status: 1, jobPublishedAt: 1, attempts: 1 } as const;
-const FINAL_EVENT_FIELDS = { _id: 1, workspaceId: 1, status: 1, error: 1, updatedAt: 1 } as const;
+const FINAL_EVENT_FIELDS = { _id: 1, workspaceId: 1, status: 1, error: 1, updatedAt: 1, test: 1 } as const;
 const EXPIRED_FIELDS = { _id: 1, workspaceId: 1, status: 1, outputKey: 1, createdAt: 1 } as const;
+
+/**
+ * The rows of one mode (docs/interface.md#test-mode). Test rows say `test: true`; live rows
+ * say `test: false`, or nothing when written before test mode. `test: true` is what the
+ * partial `workspace_test_created` index covers; a live query skips at most a day of test rows.
+ */
+export function modeFilter(test: boolean): Filter<GenerationDoc> {
+  return test ? { test: true } : { test: { $ne: true } };
+}
+
+/** True when the row belongs to the mode: a get of the other mode's generation is a 404. */
+export function inMode(doc: Pick<GenerationDoc, 'test'>, test: boolean): boolean {
+  return (doc.test === true) === test;
+}
 
 export class GenerationsRepository {
   private readonly collection;
@@ -66,6 +84,7 @@ export class GenerationsRepository {
       leaseUntil: null,
       lastError: null,
       eventPublished: null,
+      test: input.test === true,
     };
   }
 
@@ -89,6 +108,7 @@ export class GenerationsRepository {
   /** Newest first (createdAt, then _id, descending). */
   list(query: ListQuery, page: PageRequest): Promise<Page<GenerationDoc>> {
     const and: Filter<GenerationDoc>[] = [{ workspaceId: query.workspaceId }];
+    if (query.test !== undefined) and.push(modeFilter(query.test));
     if (query.status) and.push({ status: query.status });
     if (query.templateId) and.push({ templateId: query.templateId });
     if (query.createdAfter) and.push({ createdAt: { $gte: query.createdAfter } });
@@ -294,6 +314,22 @@ export class GenerationsRepository {
         { projection: EXPIRED_FIELDS },
       )
       .sort({ createdAt: 1 })
+      .limit(limit)
+      .toArray();
+  }
+
+  /**
+   * Finished test generations (of any workspace) created before `createdBefore`, oldest first:
+   * what the retention sweep erases after DOCGEN_TEST_GENERATION_RETENTION_SECONDS. Uses the
+   * partial test_expiry index: it reads test rows only, never the collection.
+   */
+  findExpiredTests(createdBefore: Date, limit: number): Promise<ExpiredGeneration[]> {
+    return this.collection
+      .find<ExpiredGeneration>(
+        { test: true, createdAt: { $lt: createdBefore }, status: { $in: ['COMPLETED', 'FAILED'] } },
+        { projection: EXPIRED_FIELDS },
+      )
+      .sort({ test: 1, createdAt: 1 })
       .limit(limit)
       .toArray();
   }

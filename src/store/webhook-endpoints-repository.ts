@@ -21,9 +21,15 @@ export class WebhookEndpointsRepository {
     return keysetPage(this.collection, { workspaceId, deletedAt: null }, NEWEST_ID_FIRST, page);
   }
 
-  /** Live endpoints of a workspace that selected the event. */
-  subscribers(workspaceId: ObjectId, event: string): Promise<WebhookEndpointDoc[]> {
-    return this.collection.find({ workspaceId, deletedAt: null, events: event }).toArray();
+  /**
+   * Live endpoints of a workspace that selected the event; for a test generation's event
+   * (docs/interface.md#test-mode), only those that opted in to test events.
+   */
+  subscribers(workspaceId: ObjectId, event: string, options: { test?: boolean } = {}): Promise<WebhookEndpointDoc[]> {
+    const filter = options.test
+      ? { workspaceId, deletedAt: null, events: event, testEvents: true }
+      : { workspaceId, deletedAt: null, events: event };
+    return this.collection.find(filter).toArray();
   }
 
   /** Soft delete: past deliveries keep pointing at a row that explains them. */

@@ -1,5 +1,6 @@
 // Fan-out: one final-state event becomes one delivery per endpoint of the workspace that
-// selected the event. Each delivery is written once (its _id derives from event and
+// selected the event (a test generation's event: only the endpoints that opted in to test
+// events, docs/interface.md#test-mode). Each delivery is written once (its _id derives from event and
 // endpoint, so a redelivered event finds it already there) and then its job is published;
 // the caller acks the event only after this returns, so a crash anywhere in between makes
 // JetStream hand the event over again and the fan-out completes on the next pass.
@@ -62,6 +63,8 @@ export function newDeliveryDoc(event: FinalEvent, endpointId: ObjectId, now: Dat
     createdAt: now,
     updatedAt: now,
     nextAttemptAt: now,
+    // A test generation's body says "test": true (the delivery worker adds it from this flag).
+    ...(event.test === true ? { test: true } : {}),
   };
 }
 
@@ -73,7 +76,9 @@ export class DeliveryDispatcher {
 
   /** Fans the event out. Throws when a write or publish fails: the caller must not ack the event then. */
   async dispatch(event: FinalEvent): Promise<DispatchResult> {
-    const endpoints = await this.deps.endpoints.subscribers(parseId('workspace', event.workspaceId)!, event.event);
+    const endpoints = await this.deps.endpoints.subscribers(parseId('workspace', event.workspaceId)!, event.event, {
+      test: event.test === true,
+    });
 
     const created = await Promise.all(
       endpoints.map(async (endpoint) => {

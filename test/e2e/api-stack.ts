@@ -8,6 +8,7 @@ import { buildApp, type App } from '../../src/app/build-app.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { EmbeddedNats } from '../../src/dev/embedded-nats.ts';
 import { createAdminClients, type AdminClients } from '../../src/cli/admin/admin-client.ts';
+import { ApiKeyMode } from '../../src/gen/docgen/admin/v1/api_key_pb.js';
 import { silentLogger, type Logger } from '../../src/ops/logger.ts';
 import { dependencyEnv, startMongo, startNats, startS3, type TestMongo, type TestS3 } from '../harness/dependencies.ts';
 import {
@@ -75,10 +76,12 @@ export interface ApiStack {
   publicPort: number;
   admin: AdminClients;
   workspace(name?: string): Promise<string>;
+  /** A new API key; `mode: 'test'` makes a `svc_test_` key (docs/interface.md#test-mode). */
   key(
     workspaceId: string,
     scopes?: string[],
     rate?: { perSecond: number; burst: number },
+    mode?: 'live' | 'test',
   ): Promise<{ id: string; secret: string }>;
   close(): Promise<void>;
 }
@@ -124,13 +127,14 @@ export async function startApiStack(
       const res = await admin.workspaces.createWorkspace({ name });
       return res.workspace!.id;
     },
-    async key(workspaceId, scopes = ALL_SCOPES, rate) {
+    async key(workspaceId, scopes = ALL_SCOPES, rate, mode = 'live') {
       const res = await admin.apiKeys.createApiKey({
         workspaceId,
         name: `key ${randomBytes(3).toString('hex')}`,
         scopes,
         rateLimitPerSecond: rate?.perSecond ?? 0,
         rateLimitBurst: rate?.burst ?? 0,
+        mode: mode === 'test' ? ApiKeyMode.TEST : ApiKeyMode.LIVE,
       });
       return { id: res.apiKey!.id, secret: res.secret };
     },

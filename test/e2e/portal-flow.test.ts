@@ -262,6 +262,43 @@ describe('portal, as a workspace owner', () => {
     );
   });
 
+  it('creates a test key (Mode: Test key) and an endpoint that receives test events; shows test generations as Test', async () => {
+    const { page } = owner;
+    await click(page, 'API keys', 'link');
+    await fill(page, 'Key name', 'staging');
+    await click(page, 'Test key', 'radio');
+    await click(page, 'Create key', 'button');
+    const secret = await (await page.waitForSelector('[data-secret]'))!.evaluate((el) => el.textContent ?? '');
+    expect(secret).toMatch(/^svc_test_/);
+    await click(page, 'Done', 'button');
+    await waitForText(page, 'Test');
+    await checkScreen(owner, 'api-keys-test-mode');
+
+    await click(page, 'Webhooks', 'link');
+    await fill(page, 'Endpoint URL', `${receiver.url}/test-events`);
+    await click(page, 'Receive test events', 'checkbox');
+    await click(page, 'Add endpoint', 'button');
+    await page.waitForSelector('[data-secret]');
+    await click(page, 'Done', 'button');
+    await waitForText(page, 'Test events too');
+    const listed = (await stack.api.admin.webhooks.listWebhookEndpoints({ workspaceId })).endpoints;
+    expect(listed.find((e) => e.url.endsWith('/test-events'))?.testEvents).toBe(true);
+    expect(listed.filter((e) => !e.url.endsWith('/test-events')).map((e) => e.testEvents)).toEqual([false]);
+
+    const templateId = (await stack.api.admin.templates.listTemplates({ workspaceId })).templates[0]!.id;
+    const created = await request(stack.api.baseUrl, {
+      method: 'POST',
+      path: '/v1/generations',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ templateId, variables: { customer: { name: 'Test Pilot' }, order_number: 'T-1' } }),
+    });
+    expect(created.status, created.text).toBe(201);
+    await click(page, 'Generations', 'link');
+    await click(page, created.body.id as string, 'link');
+    await waitForText(page, 'made with a test key');
+    await checkScreen(owner, 'generation-detail-test-mode');
+  });
+
   it('invites a member, changes their role and removes them; shows the audit log', async () => {
     const { page } = owner;
     await click(page, 'Members', 'link');

@@ -48,6 +48,8 @@ export interface SdkFixture {
     many: string;
     /** A workspace of its own for creates through the proxy. */
     proxied: string;
+    /** A test key (`svc_test_…`, all scopes) of the main workspace: its PDFs say TEST. */
+    test: string;
   };
   /** Ids of the MANY generations. */
   manyIds: string[];
@@ -150,7 +152,11 @@ export async function startSdkStack(): Promise<SdkStack> {
     opened.push({ close: () => shortTtl.proc.stop(5_000) }, proxy);
 
     const main = await stack.workspace('sdk main');
-    const [mainKey, readOnly] = await Promise.all([stack.key(main), stack.key(main, ['generations:read'])]);
+    const [mainKey, readOnly, testKey] = await Promise.all([
+      stack.key(main),
+      stack.key(main, ['generations:read']),
+      stack.key(main, undefined, undefined, 'test'),
+    ]);
     const [greeting, slow, invoice, missingVariable] = await Promise.all([
       storeTemplate(stack.app, main, GREETING, 'Greeting'),
       storeTemplate(stack.app, main, SLOW, 'Slow'),
@@ -222,6 +228,7 @@ export async function startSdkStack(): Promise<SdkStack> {
         limitedReader: limitedReader.secret,
         many: many.secret,
         proxied: proxied.secret,
+        test: testKey.secret,
       },
       manyIds,
       limitedTemplate,

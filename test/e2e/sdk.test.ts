@@ -102,6 +102,21 @@ describe('TypeScript SDK: generations', () => {
     expect(pdfText(await client.generations.download(generation.id))).toContain('Hello TypeScript SDK');
   });
 
+  it('works with a test key: the PDF says TEST, and the live key of the workspace gets 404 for it', async () => {
+    const tester = new DocgenClient({ baseUrl: sdk.fixture.baseUrl, apiKey: sdk.fixture.keys.test });
+    const generation = await tester.generations.createAndWait({
+      templateId: sdk.fixture.templates.greeting,
+      variables: { name: 'test mode' },
+    });
+    expect(generation.status).toBe('COMPLETED');
+    const text = pdfText(await tester.generations.download(generation));
+    expect(text).toContain('Hello test mode');
+    expect(text).toMatch(/\bTEST\b/);
+    expect((await tester.generations.get(generation.id)).id).toBe(generation.id);
+    const err = await thrown(client.generations.get(generation.id), DocgenError);
+    expect([err.status, err.code]).toEqual([404, 'NOT_FOUND']);
+  });
+
   it('createAndWait returns a FAILED generation with its error (not an exception)', async () => {
     const generation = await client.generations.createAndWait({
       templateId: sdk.fixture.templates.missingVariable,

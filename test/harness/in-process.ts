@@ -156,7 +156,7 @@ export async function startInProcessStack(): Promise<InProcessStack> {
       return { secret, id: parseId('apiKey', apiKey.id)! };
     },
     principal(workspaceId, scopes = ['generations:trigger', 'generations:read']) {
-      return { keyId: workspaceId, workspaceId, scopes, rateLimit: { perSecond: 20, burst: 40 } };
+      return { keyId: workspaceId, workspaceId, scopes, test: false, rateLimit: { perSecond: 20, burst: 40 } };
     },
     async template(workspaceId, options = {}) {
       const { template } = await repositories.templates.create(
@@ -168,6 +168,7 @@ export async function startInProcessStack(): Promise<InProcessStack> {
       return formatId('template', template._id);
     },
     async close() {
+      await generations.settle();
       await client.close();
       await mongo.stop();
     },

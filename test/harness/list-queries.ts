@@ -90,6 +90,8 @@ export async function captureListQueries(client: MongoClient, db: Db): Promise<C
             templateRef: 'tpl',
             templateName: 'T',
             data: {},
+            // Every fifth generation was made with a test key (docs/interface.md#test-mode).
+            test: i % 5 === 0,
           },
           at(i),
         );
@@ -117,11 +119,16 @@ export async function captureListQueries(client: MongoClient, db: Db): Promise<C
       .insertMany(
         both((ws) => ({ _id: new ObjectId(), workspaceId: ws, hash: new ObjectId().toHexString(), revokedAt: null })),
       );
-    await db
-      .collection(COLLECTIONS.webhookEndpoints)
-      .insertMany(
-        both((ws) => ({ _id: new ObjectId(), workspaceId: ws, events: ['generation.completed'], deletedAt: null })),
-      );
+    await db.collection(COLLECTIONS.webhookEndpoints).insertMany(
+      both((ws, i) => ({
+        _id: new ObjectId(),
+        workspaceId: ws,
+        events: ['generation.completed'],
+        deletedAt: null,
+        // Half opted in to test events (docs/interface.md#test-mode).
+        testEvents: i % 2 === 0,
+      })),
+    );
     await db.collection(COLLECTIONS.deliveries).insertMany(
       both((ws, i) => ({
         _id: new ObjectId(),
@@ -130,6 +137,8 @@ export async function captureListQueries(client: MongoClient, db: Db): Promise<C
         generationId: ws.equals(workspace) ? generation : new ObjectId(),
         status: i % 2 === 0 ? 'PENDING' : 'SUCCEEDED',
         nextAttemptAt: i % 2 === 0 ? at(i) : null,
+        // The admin list pages by creation time (src/store/pagination.ts).
+        createdAt: at(i),
         round: 1,
         roundAttempts: 1,
         attempts: [],
@@ -173,6 +182,13 @@ export async function captureListQueries(client: MongoClient, db: Db): Promise<C
       pageTokens,
     });
     const principal = { workspaceId: workspace };
+    // An API key's lists see one mode: live (120 rows a workspace) or test (30).
+    await capture(`ListGenerations (live key), page ${DEEP_PAGE}`, () =>
+      deep((p) => generations.list({ workspaceId: workspace, test: false }, p)),
+    );
+    await capture('ListGenerations (test key), page 3', () =>
+      deep((p) => generations.list({ workspaceId: workspace, test: true }, p), 3),
+    );
     // [label, filter, the page to go to (the filter's matches allow)]
     const filters: Array<[string, Record<string, unknown>, number]> = [
       ['', {}, DEEP_PAGE],
@@ -200,6 +216,9 @@ export async function captureListQueries(client: MongoClient, db: Db): Promise<C
     const endpoints = new WebhookEndpointsRepository(db);
     await capture(`ListWebhookEndpoints, page ${DEEP_PAGE}`, () => deep((p) => endpoints.list(workspace, p)));
     await capture('webhook subscribers of an event', () => endpoints.subscribers(workspace, 'generation.completed'));
+    await capture("webhook subscribers of a test generation's event", () =>
+      endpoints.subscribers(workspace, 'generation.completed', { test: true }),
+    );
     const deliveries = new DeliveriesRepository(db);
     await capture(`ListDeliveries (workspace), page ${DEEP_PAGE}`, () =>
       deep((p) => deliveries.list({ workspaceId: workspace }, p)),
@@ -236,6 +255,9 @@ export async function captureListQueries(client: MongoClient, db: Db): Promise<C
     await capture('retention sweeper: workspaces with a retention', () => workspaces.withRetention(200));
     await capture('retention sweeper: expired generations', () =>
       generations.findExpired(workspace, new Date(now - 30 * 60_000), 200),
+    );
+    await capture('retention sweeper: expired test generations', () =>
+      generations.findExpiredTests(new Date(now - 30 * 60_000), 200),
     );
     await capture('delivery sweeper: overdue deliveries', () => deliveries.findOverdue(new Date(now), 500));
   } finally {

@@ -31,9 +31,17 @@ describe('retention values', () => {
   });
 });
 
-function generation(workspaceId: ObjectId, ageMs: number, status: GenerationDoc['status'], now: number): GenerationDoc {
-  return { _id: new ObjectId(), workspaceId, status, createdAt: new Date(now - ageMs) } as GenerationDoc;
+function generation(
+  workspaceId: ObjectId,
+  ageMs: number,
+  status: GenerationDoc['status'],
+  now: number,
+  test = false,
+): GenerationDoc {
+  return { _id: new ObjectId(), workspaceId, status, createdAt: new Date(now - ageMs), test } as GenerationDoc;
 }
+
+const finished = (g: GenerationDoc) => g.status === 'COMPLETED' || g.status === 'FAILED';
 
 function fakeStore(now: number) {
   const workspaces: WorkspaceDoc[] = [];
@@ -53,15 +61,14 @@ function fakeStore(now: number) {
       generations: {
         async findExpired(workspaceId: ObjectId, createdBefore: Date, limit: number) {
           return generations
-            .filter(
-              (g) =>
-                g.workspaceId.equals(workspaceId) &&
-                (g.status === 'COMPLETED' || g.status === 'FAILED') &&
-                g.createdAt < createdBefore,
-            )
+            .filter((g) => g.workspaceId.equals(workspaceId) && finished(g) && g.createdAt < createdBefore)
             .slice(0, limit);
         },
+        async findExpiredTests(createdBefore: Date, limit: number) {
+          return generations.filter((g) => g.test && finished(g) && g.createdAt < createdBefore).slice(0, limit);
+        },
       },
+      testRetentionMs: 86_400_000,
       now: () => now,
     },
   };
@@ -99,6 +106,37 @@ describe('RetentionSweeper', () => {
     expect(store.generations).toEqual([young, stillRendering, unbounded]);
     // Nothing left to do: a second replica sweeping now erases nothing.
     expect(await sweeper.sweepOnce()).toEqual({ workspaces: 1, erased: 0, failed: 0 });
+  });
+
+  it('erases test generations after the test retention in every workspace, and no live one with them', async () => {
+    const store = fakeStore(now);
+    const forever = { _id: new ObjectId(), name: 'forever', createdAt: new Date(0) };
+    const week = { _id: new ObjectId(), name: 'week', createdAt: new Date(0), retentionSeconds: 7 * 86_400 };
+    store.workspaces.push(forever, week);
+    const day = 86_400_000;
+    const oldTests = [
+      generation(forever._id, day + 60_000, 'COMPLETED', now, true),
+      generation(forever._id, 3 * day, 'FAILED', now, true),
+      generation(week._id, day + 1, 'COMPLETED', now, true),
+    ];
+    const youngTest = generation(forever._id, day - 60_000, 'COMPLETED', now, true);
+    const renderingTest = generation(forever._id, 2 * day, 'PROCESSING', now, true);
+    const oldLive = generation(forever._id, 30 * day, 'COMPLETED', now);
+    const liveInWeek = generation(week._id, 2 * day, 'COMPLETED', now);
+    store.generations.push(...oldTests, youngTest, renderingTest, oldLive, liveInWeek);
+    const erased: GenerationDoc[] = [];
+    const sweeper = new RetentionSweeper({
+      ...store.deps,
+      intervalMs: 60_000,
+      batchSize: 2,
+      erase: async (doc) => {
+        erased.push(doc);
+        store.generations.splice(store.generations.indexOf(doc), 1);
+      },
+    });
+    expect(await sweeper.sweepOnce()).toEqual({ workspaces: 1, erased: 3, failed: 0 });
+    expect(new Set(erased)).toEqual(new Set(oldTests));
+    expect(store.generations).toEqual([youngTest, renderingTest, oldLive, liveInWeek]);
   });
 
   it('goes on past a failing erasure and leaves it to the next sweep instead of spinning', async () => {

@@ -52,6 +52,31 @@ describe('create', () => {
     }
   });
 
+  it('settle waits for the job-published marks of finished creates, so closing never cuts one off', async () => {
+    const { generations } = stack.repositories;
+    const original = generations.markJobPublished.bind(generations);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    generations.markJobPublished = async (id, at) => {
+      await held;
+      return original(id, at);
+    };
+    try {
+      const view = await stack.generations.create(principal, { templateId, variables: {}, format: 'pdf' });
+      const id = parseId('generation', view.id)!;
+      let settled = false;
+      const settling = stack.generations.settle().then(() => (settled = true));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(settled).toBe(false);
+      release();
+      await settling;
+      expect((await generations.get(id))?.jobPublishedAt).toBeInstanceOf(Date);
+      expect(stack.publishErrors.map((e) => e.generationId)).not.toContain(view.id);
+    } finally {
+      generations.markJobPublished = original;
+    }
+  });
+
   it('a failed publish still answers PENDING and leaves the row to the outbox sweeper', async () => {
     stack.jobs.failing = true;
     try {

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
+import { ApiKeyMode } from '@gen/docgen/admin/v1/api_key_pb.js';
 import { useAbilities } from '../session.tsx';
 import { ConfirmButton, Empty, ErrorMessage, Page, SecretOnce, Time, useAction, useLoad } from '../ui.tsx';
 
@@ -13,6 +14,7 @@ export function ApiKeysPage() {
   const keys = useLoad(() => api.apiKeys.listApiKeys({ workspaceId, pageSize: 200 }), [workspaceId]);
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(SCOPES.map(([s]) => s));
+  const [test, setTest] = useState(false);
   const [secret, setSecret] = useState('');
   const create = useAction();
   const revoke = useAction();
@@ -20,9 +22,15 @@ export function ApiKeysPage() {
     e.preventDefault();
     void create.run(async () => {
       if (scopes.length === 0) throw new Error('Choose at least one scope.');
-      const res = await api.apiKeys.createApiKey({ workspaceId, name: name.trim(), scopes });
+      const res = await api.apiKeys.createApiKey({
+        workspaceId,
+        name: name.trim(),
+        scopes,
+        mode: test ? ApiKeyMode.TEST : ApiKeyMode.LIVE,
+      });
       setSecret(res.secret);
       setName('');
+      setTest(false);
       keys.reload();
     });
   };
@@ -60,6 +68,28 @@ export function ApiKeysPage() {
               </label>
             ))}
           </fieldset>
+          <fieldset>
+            <legend>Mode</legend>
+            <label class="checkbox">
+              <input type="radio" name="key-mode" checked={!test} onChange={() => setTest(false)} />
+              Live key
+            </label>
+            <label class="checkbox">
+              <input
+                type="radio"
+                name="key-mode"
+                checked={test}
+                onChange={() => setTest(true)}
+                aria-describedby="test-mode-hint"
+              />
+              Test key
+            </label>
+            <p class="muted" id="test-mode-hint">
+              Live keys start <code>svc_live_</code>, test keys <code>svc_test_</code>. A test key renders the same
+              templates, but its documents carry a “TEST” stamp on every page, are seen only by test keys, reach only
+              webhook endpoints that receive test events, and are erased after a day.
+            </p>
+          </fieldset>
           <button type="submit" disabled={create.busy}>
             Create key
           </button>
@@ -78,6 +108,7 @@ export function ApiKeysPage() {
           <thead>
             <tr>
               <th scope="col">Name</th>
+              <th scope="col">Mode</th>
               <th scope="col">Prefix</th>
               <th scope="col">Scopes</th>
               <th scope="col">Created</th>
@@ -94,6 +125,13 @@ export function ApiKeysPage() {
             {keys.data.apiKeys.map((key) => (
               <tr key={key.id}>
                 <td>{key.name}</td>
+                <td>
+                  {key.mode === ApiKeyMode.TEST ? (
+                    <span class="badge badge-test">Test</span>
+                  ) : (
+                    <span class="badge badge-live">Live</span>
+                  )}
+                </td>
                 <td>
                   <code>{key.prefix}…</code>
                 </td>

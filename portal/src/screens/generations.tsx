@@ -108,6 +108,12 @@ export function GenerationsPage() {
                 </td>
                 <td>
                   <StatusBadge status={g.status} />
+                  {g.test && (
+                    <>
+                      {' '}
+                      <span class="badge badge-test">Test</span>
+                    </>
+                  )}
                 </td>
                 <td>
                   <Time ts={g.createdAt} />
@@ -152,6 +158,17 @@ export function GenerationDetailPage() {
             <dt>Status</dt>
             <dd>
               <StatusBadge status={g.status} />
+            </dd>
+            <dt>Mode</dt>
+            <dd>
+              {g.test ? (
+                <>
+                  <span class="badge badge-test">Test</span> made with a test key: “TEST” on every page, erased after a
+                  day
+                </>
+              ) : (
+                <span class="badge badge-live">Live</span>
+              )}
             </dd>
             <dt>Template</dt>
             <dd>

@@ -11,6 +11,7 @@ export function WebhooksPage() {
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<string[]>(EVENTS);
+  const [testEvents, setTestEvents] = useState(false);
   const [secret, setSecret] = useState<{ label: string; value: string } | undefined>();
   const [notice, setNotice] = useState<{ text: string; deliveryId?: string } | undefined>();
   const create = useAction();
@@ -19,10 +20,17 @@ export function WebhooksPage() {
     e.preventDefault();
     void create.run(async () => {
       if (events.length === 0) throw new Error('Choose at least one event.');
-      const res = await api.webhooks.createWebhookEndpoint({ workspaceId, url: url.trim(), events, description });
+      const res = await api.webhooks.createWebhookEndpoint({
+        workspaceId,
+        url: url.trim(),
+        events,
+        description,
+        testEvents,
+      });
       setSecret({ label: `Signing secret of ${res.endpoint?.url ?? 'the endpoint'}`, value: res.secret });
       setUrl('');
       setDescription('');
+      setTestEvents(false);
       endpoints.reload();
     });
   };
@@ -63,6 +71,19 @@ export function WebhooksPage() {
                 <code>{event}</code>
               </label>
             ))}
+            <label class="checkbox">
+              <input
+                type="checkbox"
+                checked={testEvents}
+                onChange={(e) => setTestEvents(e.currentTarget.checked)}
+                aria-describedby="test-events-hint"
+              />
+              Receive test events
+            </label>
+            <p class="muted" id="test-events-hint">
+              The events of test generations (made with <code>svc_test_…</code> keys), marked <code>"test": true</code>.
+              Without this, the endpoint receives live events only.
+            </p>
           </fieldset>
           <button type="submit" disabled={create.busy}>
             Add endpoint
@@ -105,7 +126,15 @@ export function WebhooksPage() {
                 <td class="break">
                   <code>{ep.url}</code>
                 </td>
-                <td>{ep.events.join(', ')}</td>
+                <td>
+                  {ep.events.join(', ')}
+                  {ep.testEvents && (
+                    <>
+                      {' '}
+                      <span class="badge badge-test">Test events too</span>
+                    </>
+                  )}
+                </td>
                 <td>{ep.description}</td>
                 <td>
                   <Time ts={ep.createdAt} />

@@ -41,7 +41,7 @@ class DocgenClient:
         if not isinstance(base_url, str) or not base_url.lower().startswith(("http://", "https://")):
             raise TypeError("base_url must be an http(s) URL, e.g. http://127.0.0.1:8080")
         if not isinstance(api_key, str) or not api_key:
-            raise TypeError("api_key must be the API key (svc_live_...)")
+            raise TypeError("api_key must be the API key (svc_live_... or svc_test_...)")
         http = Http(base_url, api_key, max_retries=max_retries, timeout=timeout, max_retry_delay=max_retry_delay)
         self.generations = Generations(http)
         self.batches = Batches(http, self.generations)

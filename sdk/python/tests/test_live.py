@@ -65,6 +65,19 @@ class LiveTest(unittest.TestCase):
         self.assertIn("Hello Python client", pdf_text(client.generations.download(generation)))
         self.assertIn("Hello Python client", pdf_text(client.generations.download(generation["id"])))
 
+    def test_a_test_key_gets_a_stamped_pdf_that_the_live_key_cannot_read(self) -> None:
+        tester = self.client("test")
+        generation = tester.generations.create_and_wait(
+            {"templateId": self.fx["templates"]["greeting"], "variables": {"name": "Python test mode"}}, timeout=30
+        )
+        self.assertEqual(generation["status"], "COMPLETED")
+        text = pdf_text(tester.generations.download(generation))
+        self.assertIn("Hello Python test mode", text)
+        self.assertRegex(text, r"\bTEST\b")
+        with self.assertRaises(DocgenError) as caught:
+            self.client().generations.get(generation["id"])
+        self.assertEqual((caught.exception.status, caught.exception.code), (404, "NOT_FOUND"))
+
     def test_create_and_wait_failed(self) -> None:
         client = self.client()
         generation = client.generations.create_and_wait({"templateId": self.fx["templates"]["missingVariable"]})

@@ -6,7 +6,7 @@ import { Webhooks } from './webhooks.ts';
 export interface DocgenClientOptions {
   /** docgen's public listener, e.g. `http://127.0.0.1:8080` (`docgen dev`). */
   baseUrl: string;
-  /** `svc_live_…` */
+  /** `svc_live_…`, or a test key `svc_test_…` (docs/interface.md#test-mode). */
   apiKey: string;
   /** Retries after a 429, 502, 503, 504 or no answer. Default 3. */
   maxRetries?: number;
@@ -28,7 +28,7 @@ export class DocgenClient {
     if (typeof options?.baseUrl !== 'string' || !/^https?:\/\//i.test(options.baseUrl))
       throw new TypeError('baseUrl must be an http(s) URL, e.g. http://127.0.0.1:8080');
     if (typeof options.apiKey !== 'string' || options.apiKey === '')
-      throw new TypeError('apiKey must be the API key (svc_live_…)');
+      throw new TypeError('apiKey must be the API key (svc_live_… or svc_test_…)');
     const http = new HttpClient({
       baseUrl: options.baseUrl,
       apiKey: options.apiKey,

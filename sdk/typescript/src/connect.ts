@@ -13,7 +13,7 @@ export type GenerationClient = Client<typeof GenerationService>;
 export interface DocgenConnectOptions {
   /** docgen's public listener, e.g. `http://docgen-api:8080` (cleartext HTTP/2 for gRPC works). */
   baseUrl: string;
-  /** `svc_live_…`, sent as `authorization: Bearer …` on every call. */
+  /** `svc_live_…` or `svc_test_…`, sent as `authorization: Bearer …` on every call. */
   apiKey: string;
   /** Default `grpc` (HTTP/2). `connect` and `grpc-web` run over HTTP/1.1 unless `httpVersion` says 2. */
   protocol?: 'grpc' | 'connect' | 'grpc-web';
@@ -33,7 +33,7 @@ export function apiKeyInterceptor(apiKey: string): Interceptor {
 /** A transport to docgen's public listener with the API key on every call. */
 export function createDocgenTransport(options: DocgenConnectOptions): Transport {
   if (typeof options.apiKey !== 'string' || options.apiKey === '')
-    throw new TypeError('apiKey must be the API key (svc_live_…)');
+    throw new TypeError('apiKey must be the API key (svc_live_… or svc_test_…)');
   const interceptors = [apiKeyInterceptor(options.apiKey), ...(options.interceptors ?? [])];
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   switch (options.protocol ?? 'grpc') {

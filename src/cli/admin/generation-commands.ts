@@ -62,11 +62,12 @@ export const generationCommands: Command[] = [
       print(
         { generations: res.generations.map(generationJson), nextPageToken: res.nextPageToken || null },
         table(
-          ['ID', 'TEMPLATE', 'STATUS', 'CREATED', 'ERROR'],
+          ['ID', 'TEMPLATE', 'STATUS', 'MODE', 'CREATED', 'ERROR'],
           res.generations.map((g) => [
             g.id,
             g.templateName || g.templateId,
             statusName(g.status),
+            g.test ? 'test' : 'live',
             time(g.createdAt),
             g.error ?? '',
           ]),
@@ -92,6 +93,7 @@ export const generationCommands: Command[] = [
             `${g.templateId}${g.templateName ? ` (${g.templateName})` : ''}${g.templateVersion ? `, version ${g.templateVersion}` : ''}`,
           ],
           ['status', statusName(g.status)],
+          ['mode', g.test ? 'test (made with a svc_test_ key)' : 'live'],
           ['created', time(g.createdAt)],
           ['updated', time(g.updatedAt)],
           ['error', g.error ?? '-'],
@@ -127,5 +129,6 @@ function generationJson(g: Generation) {
     error: g.error ?? null,
     createdAt: iso(g.createdAt),
     updatedAt: iso(g.updatedAt),
+    test: g.test,
   };
 }

@@ -1,18 +1,31 @@
 // `docgen admin key …`: API keys.
-import type { ApiKey } from '../../gen/docgen/admin/v1/api_key_pb.js';
-import { list, need, page, PAGE_OPTIONS, positiveInteger, positiveNumber, str, type Command } from './command.ts';
+import { ApiKeyMode, type ApiKey } from '../../gen/docgen/admin/v1/api_key_pb.js';
+import {
+  list,
+  need,
+  page,
+  PAGE_OPTIONS,
+  positiveInteger,
+  positiveNumber,
+  str,
+  UsageError,
+  type Command,
+} from './command.ts';
 import { iso, more, table, time } from './output.ts';
 
 export const keyCommands: Command[] = [
   {
     path: ['key', 'create'],
-    synopsis: '--workspace WS_ID --name NAME --scopes SCOPE[,SCOPE] [--rate-limit PER_SECOND] [--burst N]',
-    summary: 'Create an API key; the key is printed once and cannot be shown again.',
+    synopsis:
+      '--workspace WS_ID --name NAME --scopes SCOPE[,SCOPE] [--mode live|test] [--rate-limit PER_SECOND] [--burst N]',
+    summary:
+      'Create an API key (svc_live_…, or svc_test_… with --mode test: stamped TEST, kept a day); the key is printed once and cannot be shown again.',
     positionals: [],
     options: {
       workspace: { type: 'string' },
       name: { type: 'string' },
       scopes: { type: 'string' },
+      mode: { type: 'string' },
       'rate-limit': { type: 'string' },
       burst: { type: 'string' },
     },
@@ -25,11 +38,12 @@ export const keyCommands: Command[] = [
         rateLimitPerSecond:
           values['rate-limit'] === undefined ? 0 : positiveNumber('--rate-limit', values['rate-limit']),
         rateLimitBurst: values.burst === undefined ? 0 : positiveInteger('--burst', values.burst),
+        mode: modeFlag(values.mode),
       });
       const k = need(res.apiKey);
       print(
-        { id: k.id, key: res.secret },
-        `Created API key ${k.id} (${k.name}, scopes ${k.scopes.join(', ')})\n\n  ${res.secret}\n\nStore it now: it is shown only this once.`,
+        { id: k.id, key: res.secret, mode: modeName(k.mode) },
+        `Created ${modeName(k.mode)} API key ${k.id} (${k.name}, scopes ${k.scopes.join(', ')})\n\n  ${res.secret}\n\nStore it now: it is shown only this once.`,
       );
     },
   },
@@ -45,10 +59,11 @@ export const keyCommands: Command[] = [
       print(
         { apiKeys: res.apiKeys.map(apiKeyJson), nextPageToken: res.nextPageToken || null },
         table(
-          ['ID', 'NAME', 'PREFIX', 'SCOPES', 'CREATED', 'LAST USED', 'REVOKED'],
+          ['ID', 'NAME', 'MODE', 'PREFIX', 'SCOPES', 'CREATED', 'LAST USED', 'REVOKED'],
           res.apiKeys.map((k) => [
             k.id,
             k.name,
+            modeName(k.mode),
             `${k.prefix}…`,
             k.scopes.join(','),
             time(k.createdAt),
@@ -72,11 +87,25 @@ export const keyCommands: Command[] = [
   },
 ];
 
+/** `--mode live|test`; absent is live. */
+function modeFlag(value: string | boolean | undefined): ApiKeyMode {
+  if (value === undefined) return ApiKeyMode.LIVE;
+  const mode = str(value).trim().toLowerCase();
+  if (mode === 'live') return ApiKeyMode.LIVE;
+  if (mode === 'test') return ApiKeyMode.TEST;
+  throw new UsageError(`--mode ${JSON.stringify(str(value))} is not a mode: use live or test`);
+}
+
+function modeName(mode: ApiKeyMode): 'live' | 'test' {
+  return mode === ApiKeyMode.TEST ? 'test' : 'live';
+}
+
 function apiKeyJson(k: ApiKey) {
   return {
     id: k.id,
     workspaceId: k.workspaceId,
     name: k.name,
+    mode: modeName(k.mode),
     scopes: k.scopes,
     prefix: k.prefix,
     createdAt: iso(k.createdAt),

@@ -6,14 +6,16 @@ import { iso, more, table, time } from './output.ts';
 export const webhookCommands: Command[] = [
   {
     path: ['webhook', 'create'],
-    synopsis: '--workspace WS_ID --url URL --events EVENT[,EVENT] [--description TEXT]',
-    summary: 'Create a webhook endpoint; its signing secret is printed once.',
+    synopsis: '--workspace WS_ID --url URL --events EVENT[,EVENT] [--description TEXT] [--test-events]',
+    summary:
+      'Create a webhook endpoint (--test-events: also the events of test generations); its signing secret is printed once.',
     positionals: [],
     options: {
       workspace: { type: 'string' },
       url: { type: 'string' },
       events: { type: 'string' },
       description: { type: 'string' },
+      'test-events': { type: 'boolean' },
     },
     required: ['workspace', 'url', 'events'],
     async run({ values, clients, print }) {
@@ -22,11 +24,12 @@ export const webhookCommands: Command[] = [
         url: str(values.url),
         events: list(values.events),
         description: values.description === undefined ? '' : str(values.description),
+        testEvents: values['test-events'] === true,
       });
       const e = need(res.endpoint);
       print(
         { id: e.id, secret: res.secret },
-        `Created webhook endpoint ${e.id} -> ${e.url} (${e.events.join(', ')})\n\n  ${res.secret}\n\nStore the signing secret now: it is shown only this once.`,
+        `Created webhook endpoint ${e.id} -> ${e.url} (${e.events.join(', ')}${e.testEvents ? ', test events too' : ''})\n\n  ${res.secret}\n\nStore the signing secret now: it is shown only this once.`,
       );
     },
   },
@@ -42,8 +45,15 @@ export const webhookCommands: Command[] = [
       print(
         { endpoints: res.endpoints.map(endpointJson), nextPageToken: res.nextPageToken || null },
         table(
-          ['ID', 'URL', 'EVENTS', 'CREATED', 'SECRET ROTATED'],
-          res.endpoints.map((e) => [e.id, e.url, e.events.join(','), time(e.createdAt), time(e.secretRotatedAt)]),
+          ['ID', 'URL', 'EVENTS', 'TEST EVENTS', 'CREATED', 'SECRET ROTATED'],
+          res.endpoints.map((e) => [
+            e.id,
+            e.url,
+            e.events.join(','),
+            e.testEvents ? 'yes' : 'no',
+            time(e.createdAt),
+            time(e.secretRotatedAt),
+          ]),
         ) + more(res.nextPageToken),
       );
     },
@@ -100,5 +110,6 @@ function endpointJson(e: WebhookEndpoint) {
     description: e.description,
     createdAt: iso(e.createdAt),
     secretRotatedAt: iso(e.secretRotatedAt),
+    testEvents: e.testEvents,
   };
 }

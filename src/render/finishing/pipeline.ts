@@ -6,7 +6,8 @@
 //   outline       viewers open the bookmarks Chromium made from the headings (print option)
 //   attachments   the e-invoice (validated CII) and workspace assets as associated files
 //   conformance   XMP, sRGB output intent, /ID, annotation flags, PDF/UA viewer settings
-//   stamp         a line of text over every page or the first
+//   stamp         a line of text over every page or the first; a test generation's "TEST"
+//                 over every page (docs/interface.md#test-mode)
 //   encryption    AES-256 (qpdf)
 //   signature     PAdES B-B, or B-T with a timestamp authority; always last: nothing after it
 //                 changes a byte
@@ -43,6 +44,11 @@ export interface FinishingInput {
   variables?: Readonly<Record<string, JsonValue>> | undefined;
   /** Whose assets and certificates (`ws_…`). */
   workspaceId?: string | undefined;
+  /**
+   * A test generation (docs/interface.md#test-mode): "TEST" across every page, on top of the
+   * version's own stamp if it has one, drawn before encryption and signing like that one.
+   */
+  testStamp?: boolean | undefined;
 }
 
 export interface FinishingDeps {
@@ -116,8 +122,13 @@ export const FINISHING_STAGES: readonly FinishingStage[] = [
   },
   {
     stage: 'finish_stamp',
-    wanted: (_, s) => Boolean(s.stamp),
-    run: async (ctx) => (await import('./stamp.ts')).drawStamp(await ctx.pdf.document(), ctx.settings.stamp!),
+    wanted: (input, s) => Boolean(s.stamp) || input.testStamp === true,
+    run: async (ctx) => {
+      const { drawStamp, testStampFor } = await import('./stamp.ts');
+      const doc = await ctx.pdf.document();
+      if (ctx.settings.stamp) await drawStamp(doc, ctx.settings.stamp);
+      if (ctx.input.testStamp === true) await drawStamp(doc, testStampFor(ctx.settings.stamp));
+    },
   },
   {
     stage: 'finish_encryption',
@@ -160,6 +171,7 @@ export function needsFinishing(input: FinishingInput): boolean {
   const settings = input.settings ?? {};
   return (
     input.firstPage !== undefined ||
+    input.testStamp === true ||
     Boolean(input.protection) ||
     hasText(input.metadata) ||
     hasDocumentSettings(settings)

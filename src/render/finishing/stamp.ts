@@ -81,6 +81,20 @@ const sharedFontkit = {
   create: (bytes: Uint8Array) => (bytes === stampFont() ? stampOutlines() : fontkit.create(bytes)),
 } as unknown as typeof fontkit;
 
+/** The text every page of a test generation carries (docs/interface.md#test-mode). */
+export const TEST_STAMP_TEXT = 'TEST';
+
+/**
+ * A test generation's stamp: "TEST" over every page, more opaque than a default stamp so that
+ * a test document is never mistaken for a real one. When the version stamps its own text along
+ * the same angle, TEST crosses it instead of covering it.
+ */
+export function testStampFor(versionStamp: StampSettings | null | undefined): StampSettings {
+  const ownAngle = versionStamp ? (versionStamp.angle ?? STAMP_DEFAULTS.angle) : undefined;
+  const angle = ownAngle === STAMP_DEFAULTS.angle ? -STAMP_DEFAULTS.angle : STAMP_DEFAULTS.angle;
+  return { text: TEST_STAMP_TEXT, opacity: 0.3, angle, firstPageOnly: false };
+}
+
 export async function drawStamp(doc: PDFDocument, stamp: StampSettings): Promise<void> {
   doc.registerFontkit(sharedFontkit);
   const font = await doc.embedFont(stampFont(), { subset: true });

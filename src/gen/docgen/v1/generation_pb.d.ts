@@ -95,6 +95,15 @@ export declare type Generation = Message<"docgen.v1.Generation"> & {
    * @generated from field: int32 template_version = 12;
    */
   templateVersion: number;
+
+  /**
+   * Made with a test key (`svc_test_…`): its PDF is stamped "TEST", only test keys see it,
+   * and it is erased after a day (docs/interface.md#test-mode). The REST body has no such
+   * field: there, the key's prefix says it.
+   *
+   * @generated from field: bool test = 13;
+   */
+  test: boolean;
 };
 
 /**

@@ -2,7 +2,7 @@
 // @generated from file docgen/admin/v1/api_key.proto (package docgen.admin.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
@@ -74,6 +74,13 @@ export declare type ApiKey = Message<"docgen.admin.v1.ApiKey"> & {
    * @generated from field: int32 rate_limit_burst = 10;
    */
   rateLimitBurst: number;
+
+  /**
+   * Live or test; never UNSPECIFIED in an answer.
+   *
+   * @generated from field: docgen.admin.v1.ApiKeyMode mode = 11;
+   */
+  mode: ApiKeyMode;
 };
 
 /**
@@ -112,6 +119,13 @@ export declare type CreateApiKeyRequest = Message<"docgen.admin.v1.CreateApiKeyR
    * @generated from field: int32 rate_limit_burst = 5;
    */
   rateLimitBurst: number;
+
+  /**
+   * UNSPECIFIED means live.
+   *
+   * @generated from field: docgen.admin.v1.ApiKeyMode mode = 6;
+   */
+  mode: ApiKeyMode;
 };
 
 /**
@@ -130,7 +144,7 @@ export declare type CreateApiKeyResponse = Message<"docgen.admin.v1.CreateApiKey
   apiKey?: ApiKey | undefined;
 
   /**
-   * The key itself, `svc_live_…`. Shown only here.
+   * The key itself, `svc_live_…` or `svc_test_…`. Shown only here.
    *
    * @generated from field: string secret = 2;
    */
@@ -221,6 +235,35 @@ export declare type RevokeApiKeyResponse = Message<"docgen.admin.v1.RevokeApiKey
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export declare const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse>;
+
+/**
+ * A key's mode (docs/interface.md#test-mode), shown by its prefix too: `svc_live_…` or
+ * `svc_test_…`. A test key's generations carry a "TEST" stamp, are seen only by test keys,
+ * reach only the webhook endpoints that accept test events and are erased after a day.
+ *
+ * @generated from enum docgen.admin.v1.ApiKeyMode
+ */
+export enum ApiKeyMode {
+  /**
+   * @generated from enum value: API_KEY_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: API_KEY_MODE_LIVE = 1;
+   */
+  LIVE = 1,
+
+  /**
+   * @generated from enum value: API_KEY_MODE_TEST = 2;
+   */
+  TEST = 2,
+}
+
+/**
+ * Describes the enum docgen.admin.v1.ApiKeyMode.
+ */
+export declare const ApiKeyModeSchema: GenEnum<ApiKeyMode>;
 
 /**
  * API keys authenticate the public API. The secret is returned once, at creation; only its

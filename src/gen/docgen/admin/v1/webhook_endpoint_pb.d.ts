@@ -53,6 +53,14 @@ export declare type WebhookEndpoint = Message<"docgen.admin.v1.WebhookEndpoint">
    * @generated from field: google.protobuf.Timestamp secret_rotated_at = 7;
    */
   secretRotatedAt?: Timestamp | undefined;
+
+  /**
+   * Also receives the events of test generations (made with `svc_test_…` keys), whose body
+   * carries `"test": true`. False: live generations only.
+   *
+   * @generated from field: bool test_events = 8;
+   */
+  testEvents: boolean;
 };
 
 /**
@@ -84,6 +92,13 @@ export declare type CreateWebhookEndpointRequest = Message<"docgen.admin.v1.Crea
    * @generated from field: string description = 4;
    */
   description: string;
+
+  /**
+   * Opt in to the events of test generations (docs/interface.md#test-mode).
+   *
+   * @generated from field: bool test_events = 5;
+   */
+  testEvents: boolean;
 };
 
 /**
