@@ -142,7 +142,6 @@ export async function captureListQueries(client: MongoClient, db: Db): Promise<C
         round: 1,
         roundAttempts: 1,
         attempts: [],
-        createdAt: at(i),
       })),
     );
     await db
