@@ -47,6 +47,9 @@ export interface Config {
   };
   render: {
     chromiumPath: string;
+    /** Chromium without its sandbox (DOCGEN_CHROMIUM_NO_SANDBOX): the operator's explicit choice.
+     * Optional in hand-built configs (default: sandboxed). */
+    noSandbox?: boolean;
     /** Fontconfig file Chromium reads (DOCGEN_CHROMIUM_FONTCONFIG resolved); null: the system's.
      * Optional in hand-built configs (default: the system's). */
     fontconfigFile?: string | null;
@@ -193,6 +196,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     default: '/usr/bin/chromium-headless-shell',
     description:
       "Chromium executable. The default is Debian's `chromium-headless-shell`, which prints about twice as fast as the full browser (`/usr/bin/chromium`, which also works).",
+  },
+  {
+    name: 'DOCGEN_CHROMIUM_NO_SANDBOX',
+    default: 'false',
+    description:
+      '`true` runs Chromium without its sandbox (logged as a warning at start, shown in `/readyz`). Only for machines that cannot sandbox (docgen as root, or no user namespaces); without it such a machine refuses to start, naming this setting. Kubernetes can keep the sandbox: docs/deploy.md#security. `docgen dev` run as root defaults it to `true`.',
   },
   {
     name: 'DOCGEN_CHROMIUM_FONTCONFIG',
@@ -563,6 +572,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     render: {
       chromiumPath: r.string('DOCGEN_CHROMIUM_PATH', '', false),
+      noSandbox: r.boolean('DOCGEN_CHROMIUM_NO_SANDBOX'),
       fontconfigFile: chromiumFontconfig.ok ? chromiumFontconfig.file : null,
       concurrency: r.integer('DOCGEN_RENDER_CONCURRENCY', 1, 64),
       timeoutMs: r.integer('DOCGEN_RENDER_TIMEOUT_MS', 1000, 300000),

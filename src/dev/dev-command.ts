@@ -92,6 +92,9 @@ export async function runDev(argv: string[]): Promise<number> {
       DOCGEN_OPS_ADDR: '127.0.0.1:8082',
       DOCGEN_ADMIN_TOKEN: DEV_ADMIN_TOKEN,
       DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true',
+      // As root Chromium never has a sandbox; on a developer's machine dev runs it without one
+      // (warned about at start) rather than refusing. Elsewhere dev keeps the sandbox.
+      DOCGEN_CHROMIUM_NO_SANDBOX: String(process.getuid?.() === 0),
       DOCGEN_SHUTDOWN_GRACE_MS: String(DEV_SHUTDOWN_GRACE_MS),
       ...process.env,
       // The embedded dependencies always win: they are what `dev` means.

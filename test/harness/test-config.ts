@@ -37,6 +37,8 @@ export const LOOPBACK_LISTENERS: Readonly<Record<string, string>> = {
 export function renderEngineTestConfig(overrides: Partial<RenderEngineConfig> = {}): RenderEngineConfig {
   return {
     chromiumPath: chromiumPath(),
+    // Explicit, as an operator would set it: the tests run as root here, where Chromium has no sandbox.
+    noSandbox: true,
     concurrency: 2,
     timeoutMs: 10_000,
     liquidTimeoutMs: 2_000,

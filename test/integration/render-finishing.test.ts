@@ -97,6 +97,7 @@ beforeAll(async () => {
   files = new PdfFiles(dir);
   engine = await createRenderEngine({
     chromiumPath: chromiumPath(),
+    noSandbox: true,
     concurrency: 2,
     timeoutMs: 30_000,
     liquidTimeoutMs: 2_000,
