@@ -81,6 +81,9 @@ export interface Config {
     rateLimitBurst: number;
     maxBodyBytes: number;
     apiKeyCacheMs: number;
+    /** Active API keys a workspace may hold before only the operator can add more (optional in
+     * hand-built configs; default DOCGEN_API_KEYS_PER_WORKSPACE's). */
+    maxKeysPerWorkspace?: number;
     /** Lifetime of a generation's presigned outputUrl, from the read that minted it. */
     outputUrlTtlSeconds: number;
   };
@@ -282,6 +285,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     description: 'Default sustained requests/s per API key (keys may override).',
   },
   { name: 'DOCGEN_RATE_LIMIT_BURST', default: '40', description: 'Default burst per API key.' },
+  {
+    name: 'DOCGEN_API_KEYS_PER_WORKSPACE',
+    default: '50',
+    description:
+      'Active (unrevoked) API keys a workspace may hold. Past it, and for a key rate or burst above the defaults, only the operator token can create keys.',
+  },
   { name: 'DOCGEN_MAX_BODY_BYTES', default: '1048576', description: 'Largest accepted request body.' },
   {
     name: 'DOCGEN_API_KEY_CACHE_MS',
@@ -603,6 +612,7 @@ export function loadConfig(env: Env = process.env): Config {
       rateLimitBurst: r.integer('DOCGEN_RATE_LIMIT_BURST', 1, 1000000),
       maxBodyBytes: r.integer('DOCGEN_MAX_BODY_BYTES', 1024, 64 * 1024 * 1024),
       apiKeyCacheMs: r.integer('DOCGEN_API_KEY_CACHE_MS', 0, 1000),
+      maxKeysPerWorkspace: r.integer('DOCGEN_API_KEYS_PER_WORKSPACE', 1, 100_000),
       outputUrlTtlSeconds: r.integer('DOCGEN_OUTPUT_URL_TTL_SECONDS', 1, 604800),
     },
     assets: {
