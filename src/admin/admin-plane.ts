@@ -42,6 +42,8 @@ export interface AdminPlaneDeps {
   pageTokens: PageTokens;
   /** config.webhooks.allowInsecureUrls. */
   allowInsecureWebhookUrls: boolean;
+  /** config.webhooks.allowedPorts: webhook URL ports besides 443 and 80. */
+  allowedWebhookPorts?: readonly number[] | undefined;
   /** Liquid/declaration/PDF-option checks run before publishing (src/render/liquid). */
   analyzeTemplate: AnalyzeTemplate;
   /** The same checks as diagnostics at their place (content check, the portal's editor). */
@@ -104,6 +106,7 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
       endpoints: webhookEndpoints,
       secretKey: deps.secretKey,
       allowInsecureUrls: deps.allowInsecureWebhookUrls,
+      allowedPorts: deps.allowedWebhookPorts,
       lookup: deps.lookup,
       pageTokens,
     }),

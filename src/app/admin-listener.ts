@@ -55,6 +55,7 @@ export function buildAdminListenerHandler(
     objects: infrastructure.objects,
     secretKey: config.secretKey,
     allowInsecureWebhookUrls: config.webhooks.allowInsecureUrls,
+    allowedWebhookPorts: config.webhooks.allowedPorts,
     apiKeyLimits: {
       defaultRatePerSecond: config.api.rateLimitPerSecond,
       defaultBurst: config.api.rateLimitBurst,

@@ -93,6 +93,8 @@ export interface Config {
   };
   webhooks: {
     allowInsecureUrls: boolean;
+    /** Ports webhook URLs may use besides 443 and 80 (optional in hand-built configs; default none). */
+    allowedPorts?: number[];
     timeoutMs: number;
     concurrency: number;
     endpointConcurrency: number;
@@ -318,6 +320,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     default: 'false',
     description: 'Allow `http://` and private/loopback webhook addresses (local development only).',
   },
+  {
+    name: 'DOCGEN_WEBHOOK_ALLOWED_PORTS',
+    default: undefined,
+    description:
+      'Ports webhook URLs may use besides 443 and 80, comma-separated (e.g. `8443`). Others are refused at creation and at delivery (`DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS` lifts the rule).',
+  },
   { name: 'DOCGEN_WEBHOOK_TIMEOUT_MS', default: '10000', description: 'Time a receiver has to answer an attempt.' },
   { name: 'DOCGEN_WEBHOOK_CONCURRENCY', default: '256', description: 'Attempts in flight per webhooks process.' },
   {
@@ -407,6 +415,23 @@ class Reader {
     if (['false', '0', 'no'].includes(value)) return false;
     this.problems.push(`${name}=${JSON.stringify(value)} is not valid. Set it to true or false.`);
     return false;
+  }
+
+  /** A comma-separated list of TCP ports (empty: none). */
+  ports(name: string): number[] {
+    const value = this.raw(name) ?? '';
+    const entries = value
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean);
+    const ports = entries.map(Number);
+    if (entries.some((p, i) => !/^\d{1,5}$/.test(p) || ports[i]! < 1 || ports[i]! > 65535)) {
+      this.problems.push(
+        `${name}=${JSON.stringify(value)} is not valid. Set it to comma-separated ports from 1 to 65535, e.g. 8443,9443.`,
+      );
+      return [];
+    }
+    return [...new Set(ports)];
   }
 
   address(name: string): ListenAddress {
@@ -621,6 +646,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     webhooks: {
       allowInsecureUrls: r.boolean('DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS'),
+      allowedPorts: r.ports('DOCGEN_WEBHOOK_ALLOWED_PORTS'),
       timeoutMs: r.integer('DOCGEN_WEBHOOK_TIMEOUT_MS', 100, 60000),
       concurrency: r.integer('DOCGEN_WEBHOOK_CONCURRENCY', 1, 10000),
       endpointConcurrency: r.integer('DOCGEN_WEBHOOK_ENDPOINT_CONCURRENCY', 1, 1000),
