@@ -126,7 +126,13 @@ describe('DOCGEN_CHROMIUM_FONTCONFIG', () => {
   });
 
   it('reaches Chromium as FONTCONFIG_FILE, in an environment of named variables only', () => {
-    const service = { PATH: '/usr/bin', HOME: '/home/docgen', LANG: 'C.UTF-8', DOCGEN_SECRET_KEY: 'k', AWS_SECRET: 's' };
+    const service = {
+      PATH: '/usr/bin',
+      HOME: '/home/docgen',
+      LANG: 'C.UTF-8',
+      DOCGEN_SECRET_KEY: 'k',
+      AWS_SECRET: 's',
+    };
     expect(chromiumEnvironment({ fontconfigFile: '/x/fonts.conf', from: service })).toEqual({
       PATH: '/usr/bin',
       HOME: '/home/docgen',
