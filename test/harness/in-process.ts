@@ -23,6 +23,7 @@ import { TemplatesRepository } from '../../src/store/templates-repository.ts';
 import { WorkspacesRepository } from '../../src/store/workspaces-repository.ts';
 import { startMongo, type TestMongo } from './dependencies.ts';
 import { testSecretKey } from './test-config.ts';
+import { TEMPLATES_TEST_KEY } from './test-config.ts';
 
 /** Render jobs as the queue would receive them; `failing` makes the next publishes throw. */
 export class MemoryJobQueue implements RenderJobPublisher {
@@ -106,7 +107,7 @@ export async function startInProcessStack(): Promise<InProcessStack> {
   await ensureIndexes(db);
   const repositories = {
     generations: new GenerationsRepository(db),
-    templates: new TemplatesRepository(db),
+    templates: new TemplatesRepository(db, TEMPLATES_TEST_KEY),
     workspaces: new WorkspacesRepository(db),
     apiKeys: new ApiKeysRepository(db),
     rateLimits: new RateLimitsRepository(db),
