@@ -231,7 +231,7 @@ async function main(): Promise<void> {
     const generationCount = await db.collection('generations').countDocuments();
     const apiKeys = new ApiKeysRepository(db);
     const rateLimits = new RateLimitsRepository(db);
-    const templates = new TemplatesRepository(db);
+    const templates = new TemplatesRepository(db, randomBytes(32));
     const queue = await connectNats({ servers: [nats.url], streamPrefix: 'DOCGEN', name: 'bench' });
     stopList.unshift(() => queue.close());
     const hash = hashApiKey(key.secret);

@@ -66,6 +66,7 @@ import {
 import type { BenchRow } from './lib/report.ts';
 import { tableReport } from './lib/workloads.ts';
 import { connectEndToEnd, createToCompleted, endToEndStages, type EndToEndTarget } from './lib/end-to-end-client.ts';
+import { randomBytes } from 'node:crypto';
 
 const OPTIONS = parseBenchOptions(process.argv.slice(2));
 const PAGES = process.env.DOCGEN_RENDER_CONCURRENCY ?? '4';
@@ -129,7 +130,7 @@ async function seed(stack: BenchStack, contents: Record<string, TemplateVersionC
       rateLimitPerSecond: null,
       rateLimitBurst: null,
     });
-    const templates = new TemplatesRepository(mongo.db);
+    const templates = new TemplatesRepository(mongo.db, randomBytes(32));
     const ids: Record<string, string> = {};
     for (const [name, content] of Object.entries(contents)) {
       const { template } = await templates.create(workspace._id, name, content);

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { DEFAULT_PDF_OPTIONS } from '../src/domain/document-settings.ts';
 import { DEFAULT_MAX_HTML_BYTES } from '../src/config/limits.ts';
 import type { TemplateVersionContent } from '../src/domain/template.ts';
-import { docgenChromium } from './lib/measure.ts';
+import { docgenChromium, docgenChromiumNoSandbox } from './lib/measure.ts';
 import { createRenderEngine } from '../src/render/render-engine.ts';
 
 const env = process.env;
@@ -70,6 +70,7 @@ const good = content(
 const names = env.BLAST_CASES ? env.BLAST_CASES.split(',') : Object.keys(CASES);
 const engine = await createRenderEngine({
   chromiumPath: docgenChromium(),
+  noSandbox: docgenChromiumNoSandbox(),
   concurrency: Number(env.DOCGEN_RENDER_CONCURRENCY ?? 4),
   timeoutMs: 10_000,
   liquidTimeoutMs: 5_000,

@@ -46,6 +46,7 @@ import {
   baselineChromium,
   CHROMIUM_PROCESS,
   docgenChromium,
+  docgenChromiumNoSandbox,
   formatTable,
   loadInvoiceFixture,
   percentile,
@@ -259,6 +260,7 @@ async function startDocgenEngine(): Promise<EngineInstance> {
   const fonts = resolveChromiumFontconfig(process.env.DOCGEN_CHROMIUM_FONTCONFIG ?? 'auto');
   const engine = await createRenderEngine({
     chromiumPath: CHROMIUM,
+    noSandbox: docgenChromiumNoSandbox(),
     fontconfigFile: fonts.ok ? fonts.file : null,
     concurrency: POOL_PAGES,
     timeoutMs: 30_000,

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { startEmbeddedMongo } from '../../src/dev/embedded-mongo.ts';
 import { startEmbeddedNats, type EmbeddedNats } from '../../src/dev/embedded-nats.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from '../../src/dev/embedded-s3.ts';
+import { docgenChromiumNoSandbox } from './measure.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -37,6 +38,7 @@ export function embeddedStackEnv(stack: {
     DOCGEN_ADMIN_ADDR: '127.0.0.1:0',
     DOCGEN_OPS_ADDR: '127.0.0.1:0',
     DOCGEN_ADMIN_TOKEN: stack.adminToken,
+    DOCGEN_CHROMIUM_NO_SANDBOX: String(docgenChromiumNoSandbox()),
     DOCGEN_SECRET_KEY: randomBytes(32).toString('hex'),
     DOCGEN_MONGODB_URL: stack.mongoUrl,
     DOCGEN_MONGODB_DATABASE: stack.database,

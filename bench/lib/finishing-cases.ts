@@ -7,7 +7,7 @@ import type { DocumentSettings } from '../../src/render/finishing/document-setti
 import { signingIdentityFromPkcs12 } from '../../src/render/finishing/signing-identity.ts';
 import { pkcs12, testPki } from '../../test/harness/signing-certificates.ts';
 import { createRenderEngine } from '../../src/render/render-engine.ts';
-import { docgenChromium, loadInvoiceFixture } from './measure.ts';
+import { docgenChromium, docgenChromiumNoSandbox, loadInvoiceFixture } from './measure.ts';
 
 export interface FinishingCase {
   name: string;
@@ -112,6 +112,7 @@ export function benchSigner() {
 export function finishingEngine() {
   return createRenderEngine({
     chromiumPath: docgenChromium(),
+    noSandbox: docgenChromiumNoSandbox(),
     concurrency: 1,
     timeoutMs: 60_000,
     liquidTimeoutMs: 5_000,

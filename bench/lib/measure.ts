@@ -139,6 +139,14 @@ export function docgenChromium(): string {
   return process.env.DOCGEN_CHROMIUM_PATH ?? configDefault('DOCGEN_CHROMIUM_PATH')!;
 }
 
+/** DOCGEN_CHROMIUM_NO_SANDBOX for the benchmarks' docgen: as set, else (as `docgen dev` does) true
+ * only when running as root, where Chromium has no sandbox. */
+export function docgenChromiumNoSandbox(): boolean {
+  const value = process.env.DOCGEN_CHROMIUM_NO_SANDBOX;
+  if (value !== undefined && value !== '') return value === 'true';
+  return process.getuid?.() === 0;
+}
+
 /** The Chromium of the puppeteer baselines: what a puppeteer program runs, the full browser
  * (BENCH_BASELINE_CHROMIUM to choose another). */
 export function baselineChromium(): string {

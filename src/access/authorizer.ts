@@ -5,7 +5,7 @@
 import type { ObjectId } from 'mongodb';
 import type { AdminCaller } from '../auth/authentication.ts';
 import { DomainError, notFound, unauthorized } from '../domain/errors.ts';
-import type { IdKind } from '../domain/ids.ts';
+import { parseId, type IdKind } from '../domain/ids.ts';
 import { quoteId, requireId } from '../domain/input.ts';
 import { policyOf } from './admin-operations.ts';
 import { PERMISSIONS, roleAllows, type Permission } from './roles.ts';
@@ -37,6 +37,19 @@ const KINDS: Record<Subject['kind'], { idKind: IdKind; label: string }> = {
 };
 
 export const forbidden = (message: string) => new DomainError('FORBIDDEN', message);
+
+/**
+ * Whether the caller holds a right in a workspace (`ws_…`): the operator always, a member by
+ * their role there. For answers that show more to those who may change a thing than to those
+ * who may only look (webhook URLs).
+ */
+export function callerHolds(caller: AdminCaller | undefined, workspaceId: string, permission: Permission): boolean {
+  if (caller?.kind === 'operator') return true;
+  if (caller?.kind !== 'member') return false;
+  const id = parseId('workspace', workspaceId);
+  const membership = id ? caller.memberships.find((m) => m.workspaceId.equals(id)) : undefined;
+  return membership !== undefined && roleAllows(membership.role, permission);
+}
 
 export class Authorizer {
   private readonly lookups: Record<ObjectKind, WorkspaceLookup>;

@@ -13,7 +13,7 @@ import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repo
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import type { DeliveryJob } from '../queue/messages.ts';
 import type { HostLookup } from '../webhooks/address-guard.ts';
-import { ApiKeyAdmin } from './api-key-admin.ts';
+import { ApiKeyAdmin, type ApiKeyLimits } from './api-key-admin.ts';
 import { DeliveryAdmin } from './delivery-admin.ts';
 import { GenerationAdmin } from './generation-admin.ts';
 import { TemplateAdmin, type AnalyzeTemplate, type DiagnoseTemplate, type RenderPreview } from './template-admin.ts';
@@ -42,6 +42,8 @@ export interface AdminPlaneDeps {
   pageTokens: PageTokens;
   /** config.webhooks.allowInsecureUrls. */
   allowInsecureWebhookUrls: boolean;
+  /** config.webhooks.allowedPorts: webhook URL ports besides 443 and 80. */
+  allowedWebhookPorts?: readonly number[] | undefined;
   /** Liquid/declaration/PDF-option checks run before publishing (src/render/liquid). */
   analyzeTemplate: AnalyzeTemplate;
   /** The same checks as diagnostics at their place (content check, the portal's editor). */
@@ -56,6 +58,8 @@ export interface AdminPlaneDeps {
   assets?:
     | { repository: AssetsRepository; objects: AssetBytesStore; maxBytes: number; workspaceQuotaBytes: number }
     | undefined;
+  /** What owners may choose for keys without the operator (config.api); default: the config defaults. */
+  apiKeyLimits?: ApiKeyLimits | undefined;
   /** Host resolution for webhook URL checks; the system resolver by default. */
   lookup?: HostLookup | undefined;
 }
@@ -87,7 +91,7 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
     : undefined;
   return {
     workspaces: new WorkspaceAdmin({ workspaces, pageTokens }),
-    apiKeys: new ApiKeyAdmin({ workspaces, apiKeys, pageTokens }),
+    apiKeys: new ApiKeyAdmin({ workspaces, apiKeys, pageTokens, limits: deps.apiKeyLimits }),
     templates: new TemplateAdmin({
       workspaces,
       templates,
@@ -102,6 +106,7 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
       endpoints: webhookEndpoints,
       secretKey: deps.secretKey,
       allowInsecureUrls: deps.allowInsecureWebhookUrls,
+      allowedPorts: deps.allowedWebhookPorts,
       lookup: deps.lookup,
       pageTokens,
     }),

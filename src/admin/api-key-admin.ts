@@ -12,7 +12,8 @@ import {
   type ApiKeyMode,
   type Scope,
 } from '../auth/api-keys.ts';
-import { notFound, validationError, type FieldIssue } from '../domain/errors.ts';
+import { configDefault } from '../config/config.ts';
+import { DomainError, notFound, validationError, type FieldIssue } from '../domain/errors.ts';
 import { formatId } from '../domain/ids.ts';
 import type { ApiKeysRepository } from '../store/api-keys-repository.ts';
 import type { ApiKeyDoc } from '../store/documents.ts';
@@ -22,6 +23,33 @@ import { quoteId, requireId, requireName, requireWorkspace } from '../domain/inp
 
 /** Same ceilings as DOCGEN_RATE_LIMIT_PER_SECOND / DOCGEN_RATE_LIMIT_BURST. */
 const MAX_RATE = 1_000_000;
+
+/**
+ * What workspace owners may choose on their own: rates up to the operator's defaults
+ * (DOCGEN_RATE_LIMIT_PER_SECOND / _BURST) and up to DOCGEN_API_KEYS_PER_WORKSPACE active keys.
+ * Beyond them the operator token is needed: otherwise any owner could undo the operator's fair
+ * share between tenants.
+ */
+export interface ApiKeyLimits {
+  defaultRatePerSecond: number;
+  defaultBurst: number;
+  maxKeysPerWorkspace: number;
+}
+
+export function defaultApiKeyLimits(): ApiKeyLimits {
+  return {
+    defaultRatePerSecond: Number(configDefault('DOCGEN_RATE_LIMIT_PER_SECOND')),
+    defaultBurst: Number(configDefault('DOCGEN_RATE_LIMIT_BURST')),
+    maxKeysPerWorkspace: Number(configDefault('DOCGEN_API_KEYS_PER_WORKSPACE')),
+  };
+}
+
+/** Who creates the key: the operator may go past ApiKeyLimits. */
+export interface KeyCreator {
+  operator: boolean;
+}
+
+const needsOperator = (message: string) => new DomainError('FORBIDDEN', message);
 
 export interface ApiKeyView {
   id: string;
@@ -70,19 +98,38 @@ export class ApiKeyAdmin {
   private readonly workspaces: WorkspacesRepository;
   private readonly apiKeys: ApiKeysRepository;
   private readonly pageTokens: PageTokens;
-  constructor(deps: { workspaces: WorkspacesRepository; apiKeys: ApiKeysRepository; pageTokens: PageTokens }) {
+  private readonly limits: ApiKeyLimits;
+  constructor(deps: {
+    workspaces: WorkspacesRepository;
+    apiKeys: ApiKeysRepository;
+    pageTokens: PageTokens;
+    /** Default: the configuration defaults. */
+    limits?: ApiKeyLimits | undefined;
+  }) {
     this.workspaces = deps.workspaces;
     this.apiKeys = deps.apiKeys;
     this.pageTokens = deps.pageTokens;
+    this.limits = deps.limits ?? defaultApiKeyLimits();
   }
 
   /** Returns the record and the key itself; the key is never retrievable again. */
-  async create(input: CreateApiKeyInput): Promise<{ apiKey: ApiKeyView; secret: string }> {
+  async create(input: CreateApiKeyInput, creator: KeyCreator): Promise<{ apiKey: ApiKeyView; secret: string }> {
     const name = requireName(input.name);
     const scopes = checkScopes(input.scopes);
     const rate = checkRateLimit(input.rateLimitPerSecond, input.rateLimitBurst);
     const mode = checkMode(input.mode);
+    if (!creator.operator) this.checkOwnRate(rate);
     const workspace = await requireWorkspace(this.workspaces, input.workspaceId);
+    if (!creator.operator) {
+      // Two creations at the same moment may both pass: the cap is a fair-share bound, not a count
+      // that must be exact, and a transaction per key would cost more than one key too many.
+      const active = await this.apiKeys.countActive(workspace._id);
+      if (active >= this.limits.maxKeysPerWorkspace) {
+        throw needsOperator(
+          `This workspace has ${active} active API keys, the most its owners may create (DOCGEN_API_KEYS_PER_WORKSPACE=${this.limits.maxKeysPerWorkspace}). Revoke a key you no longer use, or ask the operator to create this one.`,
+        );
+      }
+    }
     const secret = generateApiKey(mode);
     const doc: ApiKeyDoc = {
       _id: new ObjectId(),
@@ -100,6 +147,20 @@ export class ApiKeyAdmin {
     };
     await this.apiKeys.insert(doc);
     return { apiKey: toApiKeyView(doc), secret };
+  }
+
+  private checkOwnRate(rate: { perSecond: number | null; burst: number | null }): void {
+    const { defaultRatePerSecond, defaultBurst } = this.limits;
+    if (rate.perSecond !== null && rate.perSecond > defaultRatePerSecond) {
+      throw needsOperator(
+        `rateLimitPerSecond ${rate.perSecond} is above the service default of ${defaultRatePerSecond}/s (DOCGEN_RATE_LIMIT_PER_SECOND): only the operator can give a key more. Use at most ${defaultRatePerSecond}, or 0 for the default.`,
+      );
+    }
+    if (rate.burst !== null && rate.burst > defaultBurst) {
+      throw needsOperator(
+        `rateLimitBurst ${rate.burst} is above the service default of ${defaultBurst} (DOCGEN_RATE_LIMIT_BURST): only the operator can give a key more. Use at most ${defaultBurst}, or 0 for the default.`,
+      );
+    }
   }
 
   async list(workspaceId: string, input?: PageInput): Promise<Page<ApiKeyView>> {

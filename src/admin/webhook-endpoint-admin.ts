@@ -42,6 +42,8 @@ export interface WebhookEndpointAdminDeps {
   secretKey: Buffer;
   /** DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: http:// and private/loopback hosts. */
   allowInsecureUrls: boolean;
+  /** DOCGEN_WEBHOOK_ALLOWED_PORTS: URL ports besides 443 and 80. */
+  allowedPorts?: readonly number[] | undefined;
   /** Host resolution for the URL check; the system resolver by default. */
   lookup?: HostLookup | undefined;
   pageTokens: PageTokens;
@@ -77,6 +79,7 @@ export class WebhookEndpointAdmin {
     else {
       const problems = await checkWebhookUrl(url, {
         allowInsecure: this.deps.allowInsecureUrls,
+        allowedPorts: this.deps.allowedPorts,
         lookup: this.deps.lookup,
       });
       for (const problem of problems) issues.push({ field: 'url', issue: problem });

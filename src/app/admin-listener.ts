@@ -7,7 +7,7 @@ import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { adminContextValues } from '../rpc/admin-access-interceptor.ts';
 import { registerAdminRoutes } from '../rpc/admin-routes.ts';
 import { rewriteDecodeErrors } from '../rpc/decode-error-adapter.ts';
-import type { Config } from '../config/config.ts';
+import { configDefault, type Config } from '../config/config.ts';
 import type { GenerationService } from '../generations/generation-service.ts';
 import type { Logger } from '../ops/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
@@ -59,6 +59,12 @@ export function buildAdminListenerHandler(
     objects: infrastructure.objects,
     secretKey: config.secretKey,
     allowInsecureWebhookUrls: config.webhooks.allowInsecureUrls,
+    allowedWebhookPorts: config.webhooks.allowedPorts,
+    apiKeyLimits: {
+      defaultRatePerSecond: config.api.rateLimitPerSecond,
+      defaultBurst: config.api.rateLimitBurst,
+      maxKeysPerWorkspace: config.api.maxKeysPerWorkspace ?? Number(configDefault('DOCGEN_API_KEYS_PER_WORKSPACE')),
+    },
     adminToken: config.adminToken,
     analyzeTemplate,
     diagnoseTemplate,

@@ -170,7 +170,7 @@ export async function connectInfrastructure(config: Config, ctx: InfrastructureC
     const repositories: Repositories = {
       workspaces: new WorkspacesRepository(db),
       apiKeys: new ApiKeysRepository(db),
-      templates: new TemplatesRepository(db),
+      templates: new TemplatesRepository(db, config.secretKey),
       generations: new GenerationsRepository(db),
       rateLimits: new RateLimitsRepository(db),
       webhookEndpoints: new WebhookEndpointsRepository(db),

@@ -43,6 +43,12 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
     logger.info(
       'chromium prints with the system fonts; CJK text prints faster after `docgen fonts build` (docs/templates.md#fonts)',
     );
+  // The operator's explicit choice (DOCGEN_CHROMIUM_NO_SANDBOX), said at start and in /readyz.
+  const chromiumSandbox = config.render.noSandbox ? 'off (DOCGEN_CHROMIUM_NO_SANDBOX=true)' : 'on';
+  if (config.render.noSandbox)
+    logger.warn(
+      'chromium runs WITHOUT its sandbox (DOCGEN_CHROMIUM_NO_SANDBOX=true): a template that escaped the renderer would reach this process; docs/deploy.md#security shows how to keep the sandbox',
+    );
   // Previews get pages (and Liquid workers) of their own on top of production's.
   const engine = await createRenderEngine(
     { ...config.render, concurrency: config.render.concurrency + config.previews.concurrency },
@@ -211,7 +217,7 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
     name: 'render',
     engine,
     pipeline,
-    readiness: { 'browser-pool': () => engine.isReady() },
+    readiness: { 'browser-pool': () => engine.isReady() && { details: { chromiumSandbox } } },
     consumers: [jobs],
     gauges: [
       [

@@ -75,6 +75,7 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
     limiter,
     timeoutMs: config.webhooks.timeoutMs,
     allowInsecure: config.webhooks.allowInsecureUrls,
+    allowedPorts: config.webhooks.allowedPorts,
     heartbeatMs: JOB_HEARTBEAT_MS,
     onAttemptStart: (info) => logger.debug('webhook attempt started', info),
     onAttempt: (report) => reportAttempt(report, logger, metrics),

@@ -112,7 +112,7 @@ function looksLikeSvg(bytes: Buffer): boolean {
 
 // References that stay inside the SVG (#id) or carry their data (data:image/...).
 const LOCAL_REFERENCE = /^\s*(#|data:image\/(png|jpeg|gif|webp);)/i;
-const URL_IN_CSS = /url\(\s*(['"]?)([^'")]*)\1\s*\)|@import/gi;
+const CSS_REFERENCE = /url\(\s*['"]?|(-webkit-)?image-set\(|@import/gi;
 
 // The DOM shapes this file touches (the project compiles without the DOM library).
 interface DomAttr {
@@ -142,6 +142,37 @@ interface SanitizedSvg {
   warnings: string[];
 }
 
+/** CSS escapes resolved (`\\75 rl(` is `url(`), so an escaped reference is seen for what it is. */
+function unescapeCss(text: string): string {
+  return text
+    .replace(/\\([0-9a-fA-F]{1,6})\s?/g, (_, hex: string) => {
+      const code = Number.parseInt(hex, 16);
+      return String.fromCodePoint(code > 0 && code <= 0x10ffff ? code : 0xfffd);
+    })
+    .replace(/\\(.)/g, '$1');
+}
+
+/**
+ * url(…), image-set(…) and @import in CSS text that point outside the SVG. Each url( is judged
+ * by what follows it (after an optional quote), so no quoting trick hides a URL from the check.
+ */
+function externalUrlsInCss(css: string): string[] {
+  const text = unescapeCss(css);
+  const found: string[] = [];
+  for (const m of text.matchAll(CSS_REFERENCE)) {
+    const after = text.slice((m.index ?? 0) + m[0].length);
+    if (m[0].toLowerCase().startsWith('url') && LOCAL_REFERENCE.test(after)) continue;
+    found.push(text.slice(m.index, (m.index ?? 0) + 100));
+  }
+  return found;
+}
+
+/**
+ * Every reference out of the SVG: href/src, and url(…) in any attribute (presentation
+ * attributes such as fill, stroke, filter, mask, clip-path and marker-* take url() too), in
+ * style attributes and <style> elements. Only #fragment references (and data:image URLs in
+ * CSS) stay inside. Chromium prints without network access anyway; this does not rely on it.
+ */
 function externalReferences(root: DomElement): string[] {
   const found: string[] = [];
   for (const el of [root, ...root.querySelectorAll('*')]) {
@@ -149,14 +180,10 @@ function externalReferences(root: DomElement): string[] {
       const local = attr.localName.toLowerCase();
       if ((local === 'href' || local === 'src') && !LOCAL_REFERENCE.test(attr.value))
         found.push(`${el.localName} ${attr.name}="${attr.value.slice(0, 100)}"`);
-      const css = local === 'style' ? attr.value : '';
-      for (const m of css.matchAll(URL_IN_CSS))
-        if (m[0] === '@import' || !LOCAL_REFERENCE.test(m[2] ?? ''))
-          found.push(`${el.localName} style ${m[0].slice(0, 100)}`);
+      for (const url of externalUrlsInCss(attr.value)) found.push(`${el.localName} ${attr.name} ${url}`);
     }
     if (el.localName === 'style') {
-      for (const m of (el.textContent ?? '').matchAll(URL_IN_CSS))
-        if (m[0] === '@import' || !LOCAL_REFERENCE.test(m[2] ?? '')) found.push(`<style> ${m[0].slice(0, 100)}`);
+      for (const url of externalUrlsInCss(el.textContent ?? '')) found.push(`<style> ${url}`);
     }
   }
   return found;

@@ -47,6 +47,9 @@ export interface Config {
   };
   render: {
     chromiumPath: string;
+    /** Chromium without its sandbox (DOCGEN_CHROMIUM_NO_SANDBOX): the operator's explicit choice.
+     * Optional in hand-built configs (default: sandboxed). */
+    noSandbox?: boolean;
     /** Fontconfig file Chromium reads (DOCGEN_CHROMIUM_FONTCONFIG resolved); null: the system's.
      * Optional in hand-built configs (default: the system's). */
     fontconfigFile?: string | null;
@@ -78,6 +81,9 @@ export interface Config {
     rateLimitBurst: number;
     maxBodyBytes: number;
     apiKeyCacheMs: number;
+    /** Active API keys a workspace may hold before only the operator can add more (optional in
+     * hand-built configs; default DOCGEN_API_KEYS_PER_WORKSPACE's). */
+    maxKeysPerWorkspace?: number;
     /** Lifetime of a generation's presigned outputUrl, from the read that minted it. */
     outputUrlTtlSeconds: number;
   };
@@ -87,6 +93,8 @@ export interface Config {
   };
   webhooks: {
     allowInsecureUrls: boolean;
+    /** Ports webhook URLs may use besides 443 and 80 (optional in hand-built configs; default none). */
+    allowedPorts?: number[];
     timeoutMs: number;
     concurrency: number;
     endpointConcurrency: number;
@@ -197,6 +205,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
       "Chromium executable. The default is Debian's `chromium-headless-shell`, which prints about twice as fast as the full browser (`/usr/bin/chromium`, which also works).",
   },
   {
+    name: 'DOCGEN_CHROMIUM_NO_SANDBOX',
+    default: 'false',
+    description:
+      '`true` runs Chromium without its sandbox (logged as a warning at start, shown in `/readyz`). Only for machines that cannot sandbox (docgen as root, or no user namespaces); without it such a machine refuses to start, naming this setting. Kubernetes can keep the sandbox: docs/deploy.md#security. `docgen dev` run as root defaults it to `true`.',
+  },
+  {
     name: 'DOCGEN_CHROMIUM_FONTCONFIG',
     default: 'auto',
     description:
@@ -275,6 +289,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     description: 'Default sustained requests/s per API key (keys may override).',
   },
   { name: 'DOCGEN_RATE_LIMIT_BURST', default: '40', description: 'Default burst per API key.' },
+  {
+    name: 'DOCGEN_API_KEYS_PER_WORKSPACE',
+    default: '50',
+    description:
+      'Active (unrevoked) API keys a workspace may hold. Past it, and for a key rate or burst above the defaults, only the operator token can create keys.',
+  },
   { name: 'DOCGEN_MAX_BODY_BYTES', default: '1048576', description: 'Largest accepted request body.' },
   {
     name: 'DOCGEN_API_KEY_CACHE_MS',
@@ -301,6 +321,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     name: 'DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS',
     default: 'false',
     description: 'Allow `http://` and private/loopback webhook addresses (local development only).',
+  },
+  {
+    name: 'DOCGEN_WEBHOOK_ALLOWED_PORTS',
+    default: undefined,
+    description:
+      'Ports webhook URLs may use besides 443 and 80, comma-separated (e.g. `8443`). Others are refused at creation and at delivery (`DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS` lifts the rule).',
   },
   { name: 'DOCGEN_WEBHOOK_TIMEOUT_MS', default: '10000', description: 'Time a receiver has to answer an attempt.' },
   { name: 'DOCGEN_WEBHOOK_CONCURRENCY', default: '256', description: 'Attempts in flight per webhooks process.' },
@@ -397,6 +423,23 @@ class Reader {
     if (['false', '0', 'no'].includes(value)) return false;
     this.problems.push(`${name}=${JSON.stringify(value)} is not valid. Set it to true or false.`);
     return false;
+  }
+
+  /** A comma-separated list of TCP ports (empty: none). */
+  ports(name: string): number[] {
+    const value = this.raw(name) ?? '';
+    const entries = value
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean);
+    const ports = entries.map(Number);
+    if (entries.some((p, i) => !/^\d{1,5}$/.test(p) || ports[i]! < 1 || ports[i]! > 65535)) {
+      this.problems.push(
+        `${name}=${JSON.stringify(value)} is not valid. Set it to comma-separated ports from 1 to 65535, e.g. 8443,9443.`,
+      );
+      return [];
+    }
+    return [...new Set(ports)];
   }
 
   address(name: string): ListenAddress {
@@ -571,6 +614,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     render: {
       chromiumPath: r.string('DOCGEN_CHROMIUM_PATH', '', false),
+      noSandbox: r.boolean('DOCGEN_CHROMIUM_NO_SANDBOX'),
       fontconfigFile: chromiumFontconfig.ok ? chromiumFontconfig.file : null,
       concurrency: r.integer('DOCGEN_RENDER_CONCURRENCY', 1, 64),
       timeoutMs: r.integer('DOCGEN_RENDER_TIMEOUT_MS', 1000, 300000),
@@ -601,6 +645,7 @@ export function loadConfig(env: Env = process.env): Config {
       rateLimitBurst: r.integer('DOCGEN_RATE_LIMIT_BURST', 1, 1000000),
       maxBodyBytes: r.integer('DOCGEN_MAX_BODY_BYTES', 1024, 64 * 1024 * 1024),
       apiKeyCacheMs: r.integer('DOCGEN_API_KEY_CACHE_MS', 0, 1000),
+      maxKeysPerWorkspace: r.integer('DOCGEN_API_KEYS_PER_WORKSPACE', 1, 100_000),
       outputUrlTtlSeconds: r.integer('DOCGEN_OUTPUT_URL_TTL_SECONDS', 1, 604800),
     },
     assets: {
@@ -609,6 +654,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     webhooks: {
       allowInsecureUrls: r.boolean('DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS'),
+      allowedPorts: r.ports('DOCGEN_WEBHOOK_ALLOWED_PORTS'),
       timeoutMs: r.integer('DOCGEN_WEBHOOK_TIMEOUT_MS', 100, 60000),
       concurrency: r.integer('DOCGEN_WEBHOOK_CONCURRENCY', 1, 10000),
       endpointConcurrency: r.integer('DOCGEN_WEBHOOK_ENDPOINT_CONCURRENCY', 1, 1000),

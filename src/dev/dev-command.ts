@@ -91,6 +91,9 @@ export async function runDev(argv: string[]): Promise<number> {
       DOCGEN_ADMIN_ADDR: '127.0.0.1:8081',
       DOCGEN_OPS_ADDR: '127.0.0.1:8082',
       DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true',
+      // As root Chromium never has a sandbox; on a developer's machine dev runs it without one
+      // (warned about at start) rather than refusing. Elsewhere dev keeps the sandbox.
+      DOCGEN_CHROMIUM_NO_SANDBOX: String(process.getuid?.() === 0),
       DOCGEN_SHUTDOWN_GRACE_MS: String(DEV_SHUTDOWN_GRACE_MS),
       ...process.env,
       // A new random token every start unless one is set (src/dev/dev-admin-token.ts).

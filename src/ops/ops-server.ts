@@ -14,7 +14,8 @@ import { errorMessage } from '../domain/errors.ts';
 /**
  * A readiness check passes when it returns or resolves (anything but `false`) within the
  * time-out, and fails when it throws, rejects, returns `false` or takes too long. The
- * signal aborts at the time-out so a check can cancel its own I/O.
+ * signal aborts at the time-out so a check can cancel its own I/O. A passing check may
+ * resolve to `{ details }`: facts an operator should see in /readyz (how Chromium runs).
  */
 export type ReadinessCheck = (signal: AbortSignal) => unknown;
 
@@ -22,6 +23,17 @@ export interface CheckResult {
   ok: boolean;
   durationMs: number;
   error?: string;
+  details?: Record<string, string>;
+}
+
+export interface ReadinessDetails {
+  details: Record<string, string>;
+}
+
+function detailsOf(value: unknown): Record<string, string> | undefined {
+  if (value === null || typeof value !== 'object' || !('details' in value)) return undefined;
+  const details = (value as ReadinessDetails).details;
+  return details !== null && typeof details === 'object' ? details : undefined;
 }
 
 export interface ReadinessReport {
@@ -84,7 +96,8 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
       const value = await Promise.race([Promise.resolve().then(() => check(controller.signal)), timeout]);
       if (value === false) throw new Error('check reported not ready');
       if (lastFailure.delete(name)) logger.info('readiness check recovered', { check: name });
-      return { ok: true, durationMs: Math.round(performance.now() - started) };
+      const details = detailsOf(value);
+      return { ok: true, durationMs: Math.round(performance.now() - started), ...(details ? { details } : {}) };
     } catch (err) {
       // Error texts can quote connection strings: redact before they leave the process.
       const error = redactString(errorMessage(err));

@@ -69,9 +69,6 @@ function eventHandler(deps: RenderEngineDeps): (event: BrowserPoolEvent) => void
           dirs: event.names,
         });
         break;
-      case 'sandbox-unavailable':
-        logger?.warn('chromium sandbox unavailable (no user namespaces); running without it');
-        break;
       case 'request-blocked':
         logger?.info('template tried to load a URL; refused', { target: event.target });
         break;
@@ -94,6 +91,7 @@ export async function createRenderEngine(
   });
   const pool = new BrowserPool({
     executablePath: config.chromiumPath,
+    noSandbox: config.noSandbox ?? false,
     fontconfigFile: config.fontconfigFile,
     concurrency: config.concurrency,
     recycleAfterRenders: config.browserRecycleAfterRenders,

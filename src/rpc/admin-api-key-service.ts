@@ -1,6 +1,6 @@
 // Connect handlers of docgen.admin.v1.ApiKeyService.
 import { create } from '@bufbuild/protobuf';
-import type { ServiceImpl } from '@connectrpc/connect';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import type { ApiKeyAdmin } from '../admin/api-key-admin.ts';
 import {
   CreateApiKeyResponseSchema,
@@ -14,6 +14,7 @@ import {
   type RevokeApiKeyRequest,
   type RevokeApiKeyResponse,
 } from '../gen/docgen/admin/v1/api_key_pb.js';
+import { callerKey } from './admin-access-interceptor.ts';
 import { apiKeyModeFromProto, apiKeyToProto } from './admin-proto.ts';
 
 export class ApiKeyServiceHandler implements ServiceImpl<typeof ApiKeyService> {
@@ -22,15 +23,18 @@ export class ApiKeyServiceHandler implements ServiceImpl<typeof ApiKeyService> {
     this.admin = admin;
   }
 
-  async createApiKey(req: CreateApiKeyRequest): Promise<CreateApiKeyResponse> {
-    const { apiKey, secret } = await this.admin.create({
-      workspaceId: req.workspaceId,
-      name: req.name,
-      scopes: req.scopes,
-      rateLimitPerSecond: req.rateLimitPerSecond,
-      rateLimitBurst: req.rateLimitBurst,
-      mode: apiKeyModeFromProto(req.mode),
-    });
+  async createApiKey(req: CreateApiKeyRequest, ctx: HandlerContext): Promise<CreateApiKeyResponse> {
+    const { apiKey, secret } = await this.admin.create(
+      {
+        workspaceId: req.workspaceId,
+        name: req.name,
+        scopes: req.scopes,
+        rateLimitPerSecond: req.rateLimitPerSecond,
+        rateLimitBurst: req.rateLimitBurst,
+        mode: apiKeyModeFromProto(req.mode),
+      },
+      { operator: ctx.values.get(callerKey)?.kind === 'operator' },
+    );
     return create(CreateApiKeyResponseSchema, { apiKey: apiKeyToProto(apiKey), secret });
   }
 

@@ -9,6 +9,7 @@
 //   - `detail`: a short, secret-free detail for the audit event.
 import type { AdminOperation } from '../access/admin-operations.ts';
 import type { ObjectKind, Subject } from '../access/authorizer.ts';
+import { shownWebhookUrl } from '../webhooks/address-guard.ts';
 
 type Message = Record<string, unknown>;
 
@@ -90,7 +91,8 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
     operation: 'webhookEndpoints.create',
     subject: ws(),
     target: res('endpoint.id'),
-    detail: (r) => text(r.url),
+    // The audit trail outlives the endpoint: the URL without its query string (secrets).
+    detail: (r) => shownWebhookUrl(text(r.url)),
   },
   [`${S}WebhookEndpointService/ListWebhookEndpoints`]: { operation: 'webhookEndpoints.list', subject: ws() },
   [`${S}WebhookEndpointService/DeleteWebhookEndpoint`]: {

@@ -1,6 +1,7 @@
 // Connect handlers of docgen.admin.v1.WebhookEndpointService.
 import { create } from '@bufbuild/protobuf';
-import type { ServiceImpl } from '@connectrpc/connect';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
+import { callerHolds } from '../access/authorizer.ts';
 import type { WebhookEndpointAdmin } from '../admin/webhook-endpoint-admin.ts';
 import type { WebhookTestEvents } from '../admin/webhook-test-event.ts';
 import {
@@ -21,6 +22,8 @@ import {
   type RotateWebhookEndpointSecretResponse,
   type WebhookEndpointService,
 } from '../gen/docgen/admin/v1/webhook_endpoint_pb.js';
+import { shownWebhookUrl } from '../webhooks/address-guard.ts';
+import { callerKey } from './admin-access-interceptor.ts';
 import { webhookEndpointToProto } from './admin-proto.ts';
 
 export class WebhookEndpointServiceHandler implements ServiceImpl<typeof WebhookEndpointService> {
@@ -42,10 +45,16 @@ export class WebhookEndpointServiceHandler implements ServiceImpl<typeof Webhook
     return create(CreateWebhookEndpointResponseSchema, { endpoint: webhookEndpointToProto(endpoint), secret });
   }
 
-  async listWebhookEndpoints(req: ListWebhookEndpointsRequest): Promise<ListWebhookEndpointsResponse> {
+  async listWebhookEndpoints(
+    req: ListWebhookEndpointsRequest,
+    ctx: HandlerContext,
+  ): Promise<ListWebhookEndpointsResponse> {
     const page = await this.admin.list(req.workspaceId, { pageSize: req.pageSize, pageToken: req.pageToken });
+    // A URL's query string and user info may carry the receiver's secret: only those who
+    // manage endpoints see them; the others see where deliveries go, not how they get in.
+    const whole = callerHolds(ctx.values.get(callerKey), req.workspaceId, 'endpoints.manage');
     return create(ListWebhookEndpointsResponseSchema, {
-      endpoints: page.items.map(webhookEndpointToProto),
+      endpoints: page.items.map((e) => webhookEndpointToProto(whole ? e : { ...e, url: shownWebhookUrl(e.url) })),
       nextPageToken: page.nextPageToken,
     });
   }

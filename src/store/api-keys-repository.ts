@@ -31,6 +31,11 @@ export class ApiKeysRepository {
     return this.get(id);
   }
 
+  /** Unrevoked keys of a workspace (the workspace index narrows it to that workspace's keys). */
+  countActive(workspaceId: ObjectId): Promise<number> {
+    return this.collection.countDocuments({ workspaceId, revokedAt: null });
+  }
+
   async touch(id: ObjectId, at: Date): Promise<void> {
     await this.collection.updateOne({ _id: id }, { $set: { lastUsedAt: at } });
   }

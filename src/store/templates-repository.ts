@@ -4,6 +4,7 @@ import type { TemplateVersionContent } from '../domain/template.ts';
 import { COLLECTIONS, type TemplateDoc, type TemplateVersionDoc } from './documents.ts';
 import { isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
 import { keysetPage, NEWEST_ID_FIRST, type Page, type PageRequest } from './pagination.ts';
+import { openContent, sealContent } from './pdf-password-box.ts';
 
 export function templateVersionId(templateId: ObjectId, version: number): ObjectId {
   return deterministicObjectId('template-version', templateId.toHexString(), String(version));
@@ -32,9 +33,17 @@ const BASIC_VERSION_FIELDS = {
 export class TemplatesRepository {
   private readonly templates;
   private readonly versions;
-  constructor(db: Db) {
+  private readonly secretKey: Buffer;
+  /** `secretKey`: DOCGEN_SECRET_KEY, which seals the versions' PDF passwords (pdf-password-box.ts). */
+  constructor(db: Db, secretKey: Buffer) {
     this.templates = db.collection<TemplateDoc>(COLLECTIONS.templates);
     this.versions = db.collection<TemplateVersionDoc>(COLLECTIONS.templateVersions);
+    this.secretKey = secretKey;
+  }
+
+  /** A stored version as everything above the repository sees it: passwords open. */
+  private opened(doc: TemplateVersionDoc): TemplateVersionDoc {
+    return { ...doc, content: openContent(doc.content, this.secretKey, doc.templateId) };
   }
 
   async create(
@@ -61,7 +70,7 @@ export class TemplatesRepository {
       content,
       createdAt: now,
     };
-    await this.versions.insertOne(version);
+    await this.versions.insertOne({ ...version, content: sealContent(content, this.secretKey, template._id) });
     await this.templates.insertOne(template);
     return { template, version };
   }
@@ -75,8 +84,9 @@ export class TemplatesRepository {
     return keysetPage(this.templates, { workspaceId }, NEWEST_ID_FIRST, page);
   }
 
-  getVersion(templateId: ObjectId, version: number): Promise<TemplateVersionDoc | null> {
-    return this.versions.findOne({ _id: templateVersionId(templateId, version) });
+  async getVersion(templateId: ObjectId, version: number): Promise<TemplateVersionDoc | null> {
+    const doc = await this.versions.findOne({ _id: templateVersionId(templateId, version) });
+    return doc && this.opened(doc);
   }
 
   /**
@@ -85,14 +95,15 @@ export class TemplatesRepository {
    * those fields read as empty.
    */
   async listVersions(templateId: ObjectId, view: 'basic' | 'full' = 'full'): Promise<TemplateVersionDoc[]> {
-    if (view === 'full') return this.versions.find({ templateId }).sort({ version: 1 }).toArray();
+    if (view === 'full')
+      return (await this.versions.find({ templateId }).sort({ version: 1 }).toArray()).map((doc) => this.opened(doc));
     // An inclusion projection: the stand-in applies a nested exclusion to its stored document
     // (test/integration/congodb-capabilities.test.ts), deleting the field for good.
     const rows = await this.versions
       .find<TemplateVersionDoc>({ templateId }, { projection: BASIC_VERSION_FIELDS })
       .sort({ version: 1 })
       .toArray();
-    return rows.map((row) => ({ ...row, content: { ...row.content, body: '', css: '', partials: {} } }));
+    return rows.map((row) => this.opened({ ...row, content: { ...row.content, body: '', css: '', partials: {} } }));
   }
 
   /**
@@ -113,7 +124,7 @@ export class TemplatesRepository {
         createdAt: new Date(),
       };
       try {
-        await this.versions.insertOne(version);
+        await this.versions.insertOne({ ...version, content: sealContent(content, this.secretKey, templateId) });
       } catch (err) {
         if (isDuplicateKey(err)) {
           // Another add took this number; make sure latestVersion reflects it, then retry.

@@ -45,7 +45,42 @@ export type HostLookup = (hostname: string) => Promise<ResolvedAddress[]>;
 export interface GuardOptions {
   /** DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: lifts every refusal except metadata addresses. */
   allowInsecure: boolean;
+  /** DOCGEN_WEBHOOK_ALLOWED_PORTS: ports besides 443 and 80 (insecure mode allows any). */
+  allowedPorts?: readonly number[] | undefined;
   lookup?: HostLookup | undefined;
+}
+
+/** Ports every webhook URL may use; the operator adds more with DOCGEN_WEBHOOK_ALLOWED_PORTS. */
+export const STANDARD_WEBHOOK_PORTS: readonly number[] = [443, 80];
+
+/**
+ * Why the URL's port is refused (undefined: allowed). An endpoint is a tenant's choice of where
+ * docgen connects: limited to web ports, a URL cannot make docgen probe or talk to the other
+ * services an address also serves (SMTP, databases, admin ports).
+ */
+export function webhookPortProblem(
+  url: URL,
+  options: Pick<GuardOptions, 'allowInsecure' | 'allowedPorts'>,
+): string | undefined {
+  if (options.allowInsecure) return undefined;
+  const port = url.port === '' ? (url.protocol === 'http:' ? 80 : 443) : Number(url.port);
+  const allowed = [...STANDARD_WEBHOOK_PORTS, ...(options.allowedPorts ?? [])];
+  if (allowed.includes(port)) return undefined;
+  return `port ${port} is not allowed: webhooks go to ports ${allowed.join(', ')} (the operator can allow more with DOCGEN_WEBHOOK_ALLOWED_PORTS)`;
+}
+
+/**
+ * The URL as shown to those who may only look (viewers, the audit trail): scheme, host, port and
+ * path. The query string and user info can carry secrets (tokens some receivers take there).
+ */
+export function shownWebhookUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const hidden = parsed.search !== '' || parsed.username !== '' || parsed.password !== '';
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}${hidden ? (parsed.search !== '' ? '?…' : '') : ''}`;
+  } catch {
+    return '(invalid URL)';
+  }
 }
 
 export type ResolveResult = { ok: true; host: string; addresses: ResolvedAddress[] } | { ok: false; error: string };
@@ -206,6 +241,8 @@ export async function checkWebhookUrl(url: string, options: GuardOptions): Promi
     problems.push('must use https:// (plain http:// is allowed only with DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS=true)');
   }
   if (parsed.username !== '' || parsed.password !== '') problems.push('must not contain credentials (user:password@)');
+  const portProblem = web ? webhookPortProblem(parsed, options) : undefined;
+  if (portProblem) problems.push(portProblem);
   if (web) {
     const result = await resolveAndCheck(parsed.hostname, options);
     if (!result.ok) problems.push(`host refused: ${result.error}`);

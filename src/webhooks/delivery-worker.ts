@@ -80,6 +80,8 @@ export interface DeliveryWorkerDeps {
   timeoutMs: number;
   /** DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS. */
   allowInsecure: boolean;
+  /** DOCGEN_WEBHOOK_ALLOWED_PORTS. */
+  allowedPorts?: readonly number[] | undefined;
   /** Interval of working() while an attempt runs, so the job's ack_wait never expires under it. */
   heartbeatMs: number;
   lookup?: HostLookup | undefined;
@@ -274,6 +276,7 @@ export class DeliveryWorker {
             body: request.body,
             timeoutMs: this.deps.timeoutMs,
             allowInsecure: this.deps.allowInsecure,
+            allowedPorts: this.deps.allowedPorts,
             lookup: this.deps.lookup,
             signal: this.abort.signal,
           });

@@ -7,7 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import { resolveAndCheck } from './address-guard.ts';
+import { resolveAndCheck, webhookPortProblem } from './address-guard.ts';
 import type { HostLookup, ResolvedAddress } from './address-guard.ts';
 
 export interface AttemptRequest {
@@ -18,6 +18,8 @@ export interface AttemptRequest {
   timeoutMs: number;
   /** DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: allows http:// and private/loopback addresses. */
   allowInsecure: boolean;
+  /** DOCGEN_WEBHOOK_ALLOWED_PORTS: ports besides 443 and 80. */
+  allowedPorts?: readonly number[] | undefined;
   /** Resolver to check the host with; the system resolver by default. */
   lookup?: HostLookup | undefined;
   /** Replaces the per-process keep-alive agent (tests: an agent trusting a test CA). */
@@ -153,6 +155,9 @@ export function sendAttempt(req: AttemptRequest): Promise<AttemptResult> {
       const checked = await resolveAndCheck(url.hostname, { allowInsecure: req.allowInsecure, lookup: req.lookup });
       if (settled) return;
       if (!checked.ok) return finish({ ok: false, kind: 'refused', error: `refused: ${checked.error}` });
+      // Checked again here: the endpoint may predate the rule, or the operator narrowed the list.
+      const portProblem = webhookPortProblem(url, req);
+      if (portProblem) return finish({ ok: false, kind: 'refused', error: `refused: ${portProblem}` });
 
       const body = typeof req.body === 'string' ? Buffer.from(req.body, 'utf8') : req.body;
       const secure = url.protocol === 'https:';

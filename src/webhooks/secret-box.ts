@@ -1,6 +1,7 @@
-// Webhook signing secrets are stored encrypted (docs/interface.md#webhooks): AES-256-GCM under a key
-// derived from DOCGEN_SECRET_KEY. GCM authenticates, so a tampered or foreign ciphertext
-// fails to decrypt instead of yielding a wrong secret.
+// Secrets docgen must read back are stored encrypted: webhook signing secrets
+// (docs/interface.md#webhooks) and PDF passwords (src/store/pdf-password-box.ts). AES-256-GCM
+// under a key derived from DOCGEN_SECRET_KEY, one derived key per purpose. GCM authenticates,
+// so a tampered or foreign ciphertext fails to decrypt instead of yielding a wrong secret.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { ObjectId } from 'mongodb';
 import { DomainError } from '../domain/errors.ts';
@@ -19,11 +20,14 @@ export interface SealedSecret {
   data: string;
 }
 
+/** What a secret is for: each purpose has its own derived key (HKDF info). */
+export type SecretPurpose = 'webhook-secret' | 'pdf-password';
+
 const VERSION = 'v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-// DOCGEN_SECRET_KEY also signs page tokens: derive a key used for nothing but this.
-const HKDF_INFO = 'docgen/webhook-secret/aes-256-gcm/v1';
+// DOCGEN_SECRET_KEY also signs page tokens: derive a key used for nothing but this purpose.
+const hkdfInfo = (purpose: SecretPurpose) => `docgen/${purpose}/aes-256-gcm/v1`;
 
 /** A new signing secret: `whsec_` + standard base64 of 32 random bytes. */
 export function generateWebhookSecret(): string {
@@ -52,10 +56,15 @@ export function webhookSecretContext(endpointId: ObjectId): string {
  * Encrypts a secret. `context` (e.g. the endpoint id) is authenticated but not stored:
  * decrypting needs the same value, so a ciphertext copied to another row does not open.
  */
-export function sealSecret(secret: string, key: Buffer, context = ''): SealedSecret {
+export function sealSecret(
+  secret: string,
+  key: Buffer,
+  context = '',
+  purpose: SecretPurpose = 'webhook-secret',
+): SealedSecret {
   const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', deriveKey(key), iv, { authTagLength: TAG_BYTES });
-  cipher.setAAD(aad(context));
+  const cipher = createCipheriv('aes-256-gcm', deriveKey(key, purpose), iv, { authTagLength: TAG_BYTES });
+  cipher.setAAD(aad(context, purpose));
   const data = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
   return {
     v: 1,
@@ -66,8 +75,13 @@ export function sealSecret(secret: string, key: Buffer, context = ''): SealedSec
 }
 
 /** Encrypts a secret into one compact string: `v1.<iv>.<tag>.<ciphertext>` (base64url). */
-export function encryptSecret(secret: string, key: Buffer, context = ''): string {
-  const s = sealSecret(secret, key, context);
+export function encryptSecret(
+  secret: string,
+  key: Buffer,
+  context = '',
+  purpose: SecretPurpose = 'webhook-secret',
+): string {
+  const s = sealSecret(secret, key, context, purpose);
   return [VERSION, s.iv, s.tag, s.data].map((part, i) => (i === 0 ? part : toBase64Url(part))).join('.');
 }
 
@@ -75,33 +89,39 @@ export function encryptSecret(secret: string, key: Buffer, context = ''): string
  * Decrypts either form. Throws DomainError INTERNAL when the value is malformed, was
  * tampered with, or was sealed under another key or context: never returns a wrong secret.
  */
-export function decryptSecret(sealed: string | SealedSecret, key: Buffer, context = ''): string {
+export function decryptSecret(
+  sealed: string | SealedSecret,
+  key: Buffer,
+  context = '',
+  purpose: SecretPurpose = 'webhook-secret',
+): string {
   const s = typeof sealed === 'string' ? parseCompact(sealed) : sealed;
   if (!s || s.v !== 1 || typeof s.iv !== 'string' || typeof s.tag !== 'string' || typeof s.data !== 'string') {
-    throw cannotDecrypt('it is not a sealed webhook secret (v1)');
+    throw cannotDecrypt(purpose, 'it is not a sealed secret (v1)');
   }
   const iv = Buffer.from(s.iv, 'base64');
   const tag = Buffer.from(s.tag, 'base64');
-  if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw cannotDecrypt('its IV or tag has the wrong length');
+  if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES)
+    throw cannotDecrypt(purpose, 'its IV or tag has the wrong length');
   try {
-    const decipher = createDecipheriv('aes-256-gcm', deriveKey(key), iv, { authTagLength: TAG_BYTES });
-    decipher.setAAD(aad(context));
+    const decipher = createDecipheriv('aes-256-gcm', deriveKey(key, purpose), iv, { authTagLength: TAG_BYTES });
+    decipher.setAAD(aad(context, purpose));
     decipher.setAuthTag(tag);
     return Buffer.concat([decipher.update(Buffer.from(s.data, 'base64')), decipher.final()]).toString('utf8');
   } catch (err) {
-    throw cannotDecrypt('authentication failed (wrong DOCGEN_SECRET_KEY, or the record was altered)', err);
+    throw cannotDecrypt(purpose, 'authentication failed (wrong DOCGEN_SECRET_KEY, or the record was altered)', err);
   }
 }
 
-function deriveKey(key: Buffer): Buffer {
+function deriveKey(key: Buffer, purpose: SecretPurpose): Buffer {
   if (!Buffer.isBuffer(key) || key.length !== 32) {
-    throw new DomainError('INTERNAL', 'The webhook secret key must be 32 bytes (DOCGEN_SECRET_KEY)');
+    throw new DomainError('INTERNAL', 'The secret key must be 32 bytes (DOCGEN_SECRET_KEY)');
   }
-  return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), HKDF_INFO, 32));
+  return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), hkdfInfo(purpose), 32));
 }
 
-function aad(context: string): Buffer {
-  return Buffer.from(`${HKDF_INFO}\u0000${context}`, 'utf8');
+function aad(context: string, purpose: SecretPurpose): Buffer {
+  return Buffer.from(`${hkdfInfo(purpose)}\u0000${context}`, 'utf8');
 }
 
 function parseCompact(value: string): SealedSecret | undefined {
@@ -116,6 +136,7 @@ function toBase64Url(b64: string): string {
   return Buffer.from(b64, 'base64').toString('base64url');
 }
 
-function cannotDecrypt(why: string, cause?: unknown): DomainError {
-  return new DomainError('INTERNAL', `A webhook signing secret cannot be decrypted: ${why}`, { cause });
+function cannotDecrypt(purpose: SecretPurpose, why: string, cause?: unknown): DomainError {
+  const what = purpose === 'webhook-secret' ? 'A webhook signing secret' : 'A PDF password';
+  return new DomainError('INTERNAL', `${what} cannot be decrypted: ${why}`, { cause });
 }

@@ -46,6 +46,8 @@ export async function startDeps(
     DOCGEN_ROLES: 'api',
     ...LOOPBACK_LISTENERS,
     DOCGEN_ADMIN_TOKEN: adminToken,
+    // Explicit, as an operator would set it: the tests run as root here, where Chromium has no sandbox.
+    DOCGEN_CHROMIUM_NO_SANDBOX: 'true',
     DOCGEN_SECRET_KEY: testSecretKey().toString('hex'),
     DOCGEN_LOG_LEVEL: 'error',
     DOCGEN_SHUTDOWN_GRACE_MS: '2000',

@@ -232,6 +232,18 @@ describe('/healthz and /readyz', () => {
     }
   });
 
+  it('report how Chromium runs: without its sandbox only as configured, said at start too', async () => {
+    // The harness sets DOCGEN_CHROMIUM_NO_SANDBOX=true explicitly (the tests run as root).
+    const ready = await probe(render, '/readyz');
+    expect(ready.body?.checks?.['browser-pool']?.details).toEqual({
+      chromiumSandbox: 'off (DOCGEN_CHROMIUM_NO_SANDBOX=true)',
+    });
+    const warnings = render.proc.lines.filter(
+      (l) => l.json?.level === 'warn' && /WITHOUT its sandbox/.test(String(l.json?.msg)),
+    );
+    expect(warnings).toHaveLength(1);
+  });
+
   it('/readyz is 503 naming nats while NATS is down, and 200 again once it is back', async () => {
     await deps.nats.kill();
     try {

@@ -117,7 +117,9 @@ export function total(samples: Sample[], name: string, labels: Record<string, st
 
 export interface Probe {
   status: number;
-  body: { status?: string; checks?: Record<string, { ok: boolean; error?: string }> } | undefined;
+  body:
+    | { status?: string; checks?: Record<string, { ok: boolean; error?: string; details?: Record<string, string> }> }
+    | undefined;
 }
 
 export async function probe(role: RoleProcess, path: '/healthz' | '/readyz'): Promise<Probe> {

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createRouterTransport, type CallOptions } from '@connectrpc/connect';
 import { ObjectId } from 'mongodb';
 import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
+import type { ApiKeyLimits } from '../../src/admin/api-key-admin.ts';
 import { createAdminServices } from '../../src/app/admin-services.ts';
 import { adminClientsOn, type AdminClients } from '../../src/cli/admin/admin-client.ts';
 import { formatId } from '../../src/domain/ids.ts';
@@ -82,7 +83,7 @@ export function sessionFrom(headers: Headers | undefined): string {
   return match[1];
 }
 
-export async function startAdminInProcess(): Promise<AdminInProcess> {
+export async function startAdminInProcess(options: { apiKeyLimits?: ApiKeyLimits } = {}): Promise<AdminInProcess> {
   const stack = await startInProcessStack();
   const adminToken = testAdminToken();
   const portalUrl = 'http://127.0.0.1:8081';
@@ -100,6 +101,7 @@ export async function startAdminInProcess(): Promise<AdminInProcess> {
     objects,
     secretKey: testSecretKey(),
     allowInsecureWebhookUrls: true,
+    apiKeyLimits: options.apiKeyLimits,
     adminToken,
     analyzeTemplate,
     diagnoseTemplate,

@@ -23,6 +23,7 @@ import { TemplatesRepository } from '../../src/store/templates-repository.ts';
 import { WorkspacesRepository } from '../../src/store/workspaces-repository.ts';
 import { startMongo, type TestMongo } from './dependencies.ts';
 import { testSecretKey } from './test-config.ts';
+import { TEMPLATES_TEST_KEY } from './test-config.ts';
 
 /** Render jobs as the queue would receive them; `failing` makes the next publishes throw. */
 export class MemoryJobQueue implements RenderJobPublisher {
@@ -106,7 +107,7 @@ export async function startInProcessStack(): Promise<InProcessStack> {
   await ensureIndexes(db);
   const repositories = {
     generations: new GenerationsRepository(db),
-    templates: new TemplatesRepository(db),
+    templates: new TemplatesRepository(db, TEMPLATES_TEST_KEY),
     workspaces: new WorkspacesRepository(db),
     apiKeys: new ApiKeysRepository(db),
     rateLimits: new RateLimitsRepository(db),
@@ -146,13 +147,17 @@ export async function startInProcessStack(): Promise<InProcessStack> {
       return (await repositories.workspaces.create(name))._id;
     },
     async apiKey(workspaceId, scopes, rate) {
-      const { apiKey, secret } = await apiKeyAdmin.create({
-        workspaceId: formatId('workspace', workspaceId),
-        name: 'test key',
-        scopes,
-        rateLimitPerSecond: rate?.perSecond,
-        rateLimitBurst: rate?.burst,
-      });
+      const { apiKey, secret } = await apiKeyAdmin.create(
+        {
+          workspaceId: formatId('workspace', workspaceId),
+          name: 'test key',
+          scopes,
+          rateLimitPerSecond: rate?.perSecond,
+          rateLimitBurst: rate?.burst,
+        },
+        // As the operator would: tests give keys rates of their own.
+        { operator: true },
+      );
       return { secret, id: parseId('apiKey', apiKey.id)! };
     },
     principal(workspaceId, scopes = ['generations:trigger', 'generations:read']) {

@@ -17,6 +17,7 @@ import { TemplatesRepository } from '../../src/store/templates-repository.ts';
 import { UsersRepository } from '../../src/store/users-repository.ts';
 import { WebhookEndpointsRepository } from '../../src/store/webhook-endpoints-repository.ts';
 import { WorkspacesRepository } from '../../src/store/workspaces-repository.ts';
+import { TEMPLATES_TEST_KEY } from './test-config.ts';
 
 export interface CapturedQuery {
   /** What the query is for, e.g. `ListGenerations (status), page 10`. */
@@ -175,7 +176,7 @@ export async function captureListQueries(client: MongoClient, db: Db): Promise<C
     // ---- the public list -------------------------------------------------------------------
     const service = new GenerationService({
       generations,
-      templates: new TemplatesRepository(db),
+      templates: new TemplatesRepository(db, TEMPLATES_TEST_KEY),
       jobs: { publishRenderJob: async () => {} },
       urls: { presignGet: async (key) => key },
       pageTokens,
@@ -207,7 +208,7 @@ export async function captureListQueries(client: MongoClient, db: Db): Promise<C
     }
 
     // ---- admin lists (keyset over _id) ------------------------------------------------------
-    const templates = new TemplatesRepository(db);
+    const templates = new TemplatesRepository(db, TEMPLATES_TEST_KEY);
     await capture(`ListTemplates, page ${DEEP_PAGE}`, () => deep((p) => templates.list(workspace, p)));
     await capture('ListTemplateVersions', () => templates.listVersions(template));
     const keys = new ApiKeysRepository(db);

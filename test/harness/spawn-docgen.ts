@@ -62,6 +62,8 @@ export function spawnDocgen(options: SpawnDocgenOptions): DocgenProcess {
   const env: Record<string, string | undefined> = {
     ...inherited,
     TMPDIR: uniqueRunDir('docgen-tmp'),
+    // Explicit, as an operator would set it: the tests run as root here, where Chromium has no sandbox.
+    DOCGEN_CHROMIUM_NO_SANDBOX: 'true',
     ...options.env,
     [SPAWNED_BY_ENV]: runDir(),
   };

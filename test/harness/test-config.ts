@@ -11,6 +11,10 @@ export function testSecretKey(): Buffer {
   return randomBytes(32);
 }
 
+/** DOCGEN_SECRET_KEY of the template repositories a test builds itself: one key, so that every
+ * repository of a test opens the PDF passwords another sealed. */
+export const TEMPLATES_TEST_KEY: Buffer = Buffer.alloc(32, 7);
+
 /** Page tokens signed with a fresh key. */
 export function testPageTokens(): PageTokens {
   return new PageTokens(testSecretKey());
@@ -37,6 +41,8 @@ export const LOOPBACK_LISTENERS: Readonly<Record<string, string>> = {
 export function renderEngineTestConfig(overrides: Partial<RenderEngineConfig> = {}): RenderEngineConfig {
   return {
     chromiumPath: chromiumPath(),
+    // Explicit, as an operator would set it: the tests run as root here, where Chromium has no sandbox.
+    noSandbox: true,
     concurrency: 2,
     timeoutMs: 10_000,
     liquidTimeoutMs: 2_000,

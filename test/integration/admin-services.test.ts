@@ -42,6 +42,7 @@ import { decryptSecret, webhookSecretContext } from '../../src/webhooks/secret-b
 import { runDir, startMongo, startNats, type TestMongo } from '../harness/dependencies.ts';
 import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.ts';
 import { renderEngineTestConfig, testAdminToken, testSecretKey } from '../harness/test-config.ts';
+import { TEMPLATES_TEST_KEY } from '../harness/test-config.ts';
 
 const ADMIN_TOKEN = testAdminToken();
 const SECRET_KEY = testSecretKey();
@@ -93,7 +94,7 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
   const repositories = {
     workspaces: new WorkspacesRepository(db),
     apiKeys: new ApiKeysRepository(db),
-    templates: new TemplatesRepository(db),
+    templates: new TemplatesRepository(db, TEMPLATES_TEST_KEY),
     webhookEndpoints: new WebhookEndpointsRepository(db),
     deliveries: new DeliveriesRepository(db),
     generations: new GenerationsRepository(db),

@@ -15,6 +15,7 @@ import { connectMongo, type MongoConnection } from '../../src/store/mongo.ts';
 import { TemplatesRepository } from '../../src/store/templates-repository.ts';
 import { newDeliveryDoc } from '../../src/webhooks/delivery-dispatcher.ts';
 import { objectStoreOn, startMongo, startS3, type TestMongo, type TestS3 } from '../harness/dependencies.ts';
+import { TEMPLATES_TEST_KEY } from '../harness/test-config.ts';
 
 let mongo: TestMongo;
 let s3: TestS3;
@@ -33,7 +34,7 @@ beforeAll(async () => {
   await objects.ensureBucket();
   generations = new GenerationsRepository(conn.db);
   deliveries = new DeliveriesRepository(conn.db);
-  templates = new TemplatesRepository(conn.db);
+  templates = new TemplatesRepository(conn.db, TEMPLATES_TEST_KEY);
 });
 
 afterAll(async () => {

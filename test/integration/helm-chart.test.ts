@@ -418,7 +418,11 @@ describe.skipIf(!helm)('rendered chart (helm template)', () => {
         const graceSeconds = Number((merged.config as JsonObject).shutdownGraceMs) / 1000;
         for (const d of deployments) {
           const pod = d.spec!.template.spec;
-          expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+          // Render pods: the profile that lets Chromium keep its sandbox (deploy/seccomp/).
+          const seccompProfile = d.metadata.name.endsWith('-render')
+            ? { type: 'Localhost', localhostProfile: 'profiles/docgen-chromium.json' }
+            : { type: 'RuntimeDefault' };
+          expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile });
           expect(pod.automountServiceAccountToken).toBe(false);
           expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(graceSeconds);
           const [c] = pod.containers;

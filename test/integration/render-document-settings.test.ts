@@ -28,6 +28,7 @@ beforeAll(async () => {
   await run('mkdir', ['-p', dir]);
   engine = await createRenderEngine({
     chromiumPath: chromiumPath(),
+    noSandbox: true,
     concurrency: 2,
     timeoutMs: 20_000,
     liquidTimeoutMs: 2_000,

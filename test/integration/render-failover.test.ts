@@ -14,6 +14,7 @@ import { TemplatesRepository } from '../../src/store/templates-repository.ts';
 import { objectStoreOn, startMongo, startS3, type TestMongo, type TestS3 } from '../harness/dependencies.ts';
 import { startMongoFaultProxy, type MongoFaultProxy } from '../harness/mongo-fault-proxy.ts';
 import { MemoryEventStream, RecordingJobControl, ScriptedRenderer } from '../harness/render-fakes.ts';
+import { TEMPLATES_TEST_KEY } from '../harness/test-config.ts';
 
 const PDF = Buffer.from('%PDF-1.7\n% stored before the failover\n');
 
@@ -36,7 +37,7 @@ beforeAll(async () => {
   const db = client.db(mongo.database);
   await ensureIndexes(db);
   generations = new GenerationsRepository(db);
-  templates = new TemplatesRepository(db);
+  templates = new TemplatesRepository(db, TEMPLATES_TEST_KEY);
   objects = objectStoreOn(s3);
   workspaceId = new ObjectId();
   const { template } = await templates.create(workspaceId, 'Letter', {

@@ -97,6 +97,7 @@ beforeAll(async () => {
   files = new PdfFiles(dir);
   engine = await createRenderEngine({
     chromiumPath: chromiumPath(),
+    noSandbox: true,
     concurrency: 2,
     timeoutMs: 30_000,
     liquidTimeoutMs: 2_000,
@@ -648,6 +649,27 @@ describe('stamp, outline, attachments, encryption', () => {
     const path = await files.save(pdf, 'encrypted');
     expect(await toolError('pdftotext', [path, '-'])).toMatch(/Incorrect password/i);
     expect(await tool('pdftotext', ['-upw', 'open', path, '-'])).toContain('CONFIDENTIAL');
+  });
+
+  it("encrypts with passwords that start with '-' (qpdf takes them as text, not options)", async () => {
+    const protection = {
+      userPassword: '-open me',
+      ownerPassword: '--owner-password=trap',
+      allowPrinting: false,
+      allowCopying: false,
+      allowModifying: false,
+    };
+    const { content } = invoice({});
+    const c = invoice({ stamp: { text: 'DASHED' } }, { pdfOptions: { ...content.pdfOptions, protection } });
+    const { pdf } = await renderer.render(c.content, c.variables);
+    const path = await files.save(pdf, 'encrypted-dashed');
+    expect(await toolError('pdftotext', [path, '-'])).toMatch(/Incorrect password/i);
+    expect(await tool('pdftotext', ['-upw', '-open me', path, '-'])).toContain('DASHED');
+    const asOwner = await tool('qpdf', ['--password=--owner-password=trap', '--show-encryption', path]);
+    expect(asOwner).toMatch(/owner password/i);
+    expect(asOwner).toMatch(/print low resolution: not allowed/i);
+    const asUser = await tool('qpdf', ['--password=-open me', '--show-encryption', path]);
+    expect(asUser).not.toMatch(/Supplied password is owner password/i);
   });
 
   it('runs no finishing stage for a render without document settings', async () => {

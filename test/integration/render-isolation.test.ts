@@ -26,6 +26,7 @@ beforeAll(async () => {
   profiles = uniqueRunDir('chromium-isolation');
   engine = await createRenderEngine({
     chromiumPath: chromiumPath(),
+    noSandbox: true,
     concurrency: 4,
     timeoutMs: 20_000,
     liquidTimeoutMs: 2_000,

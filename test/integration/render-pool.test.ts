@@ -20,6 +20,7 @@ async function startPool(options: Partial<BrowserPoolOptions> = {}): Promise<{ p
   const dir = uniqueRunDir('chromium-pool');
   const pool = new BrowserPool({
     executablePath: chromiumPath(),
+    noSandbox: true,
     concurrency: 1,
     recycleAfterRenders: 1000,
     maxMemoryMb: 4096,

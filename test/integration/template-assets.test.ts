@@ -45,6 +45,7 @@ import {
   type TestS3,
 } from '../harness/dependencies.ts';
 import { leftovers, pdfText, startCanary, type Canary } from './render-support.ts';
+import { TEMPLATES_TEST_KEY } from '../harness/test-config.ts';
 
 const run = promisify(execFile);
 const ADMIN_TOKEN = 'assets-test-operator-token';
@@ -98,7 +99,7 @@ beforeAll(async () => {
   const repositories = {
     workspaces: new WorkspacesRepository(db),
     apiKeys: new ApiKeysRepository(db),
-    templates: new TemplatesRepository(db),
+    templates: new TemplatesRepository(db, TEMPLATES_TEST_KEY),
     webhookEndpoints: new WebhookEndpointsRepository(db),
     deliveries: new DeliveriesRepository(db),
     generations: new GenerationsRepository(db),

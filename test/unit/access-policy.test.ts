@@ -23,6 +23,7 @@ import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts'
 import { TemplatesRepository } from '../../src/store/templates-repository.ts';
 import { WebhookEndpointsRepository } from '../../src/store/webhook-endpoints-repository.ts';
 import { WorkspacesRepository } from '../../src/store/workspaces-repository.ts';
+import { TEMPLATES_TEST_KEY } from '../harness/test-config.ts';
 
 /** The admin router as the admin listener builds it (the database is never contacted). */
 function registeredRpcs(): string[] {
@@ -32,7 +33,7 @@ function registeredRpcs(): string[] {
     repositories: {
       workspaces: new WorkspacesRepository(db),
       apiKeys: new ApiKeysRepository(db),
-      templates: new TemplatesRepository(db),
+      templates: new TemplatesRepository(db, TEMPLATES_TEST_KEY),
       webhookEndpoints: new WebhookEndpointsRepository(db),
       deliveries: new DeliveriesRepository(db),
       generations: new GenerationsRepository(db),

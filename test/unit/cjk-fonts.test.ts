@@ -6,7 +6,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { chromiumEnvironment, resolveChromiumFontconfig } from '../../src/render/fonts/chromium-fontconfig.ts';
+import { chromiumEnvironment } from '../../src/render/chromium/chromium-environment.ts';
+import { resolveChromiumFontconfig } from '../../src/render/fonts/chromium-fontconfig.ts';
 import { nationalStandard, planEverydaySubsets, regionOf } from '../../src/render/fonts/cjk-everyday-subsets.ts';
 import { countCharset } from '../../src/render/fonts/cjk-subsets-build.ts';
 import { fontconfigFile } from '../../src/render/fonts/fontconfig-file.ts';
@@ -124,8 +125,20 @@ describe('DOCGEN_CHROMIUM_FONTCONFIG', () => {
     });
   });
 
-  it('reaches Chromium as FONTCONFIG_FILE', () => {
-    expect(chromiumEnvironment('/x/fonts.conf')?.FONTCONFIG_FILE).toBe('/x/fonts.conf');
-    expect(chromiumEnvironment(null)).toBeUndefined();
+  it('reaches Chromium as FONTCONFIG_FILE, in an environment of named variables only', () => {
+    const service = {
+      PATH: '/usr/bin',
+      HOME: '/home/docgen',
+      LANG: 'C.UTF-8',
+      DOCGEN_SECRET_KEY: 'k',
+      AWS_SECRET: 's',
+    };
+    expect(chromiumEnvironment({ fontconfigFile: '/x/fonts.conf', from: service })).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/docgen',
+      LANG: 'C.UTF-8',
+      FONTCONFIG_FILE: '/x/fonts.conf',
+    });
+    expect(chromiumEnvironment({ fontconfigFile: null, from: {} })).toEqual({ PATH: '/usr/local/bin:/usr/bin:/bin' });
   });
 });

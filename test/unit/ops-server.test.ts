@@ -45,6 +45,15 @@ describe('ops server', () => {
     expect(body.checks.nats!.ok).toBe(true);
   });
 
+  it('/readyz shows the details a passing check reports', async () => {
+    const { ops, base } = await start();
+    ops.addReadinessCheck('browser-pool', () => ({ details: { chromiumSandbox: 'on' } }));
+    const body = (await (await fetch(`${base}/readyz`)).json()) as {
+      checks: Record<string, { ok: boolean; details?: Record<string, string> }>;
+    };
+    expect(body.checks['browser-pool']).toMatchObject({ ok: true, details: { chromiumSandbox: 'on' } });
+  });
+
   it('/readyz is 503 naming the failing, false and timed-out checks, with secrets redacted', async () => {
     const { ops, base } = await start(100);
     let aborted = false;

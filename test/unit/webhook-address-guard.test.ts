@@ -1,5 +1,6 @@
 // Pure tests: nothing here opens a connection. Lookups are injected functions that
 // record their calls, so we can also show that a refused host is never connected to.
+import { sendAttempt } from '../../src/webhooks/http-sender.ts';
 import { describe, expect, it } from 'vitest';
 import {
   checkWebhookUrl,
@@ -243,7 +244,24 @@ describe('checkWebhookUrl', () => {
 
   it('accepts a public https URL', async () => {
     expect(await checkWebhookUrl('https://hooks.example.com/docgen?x=1', secure)).toEqual([]);
-    expect(await checkWebhookUrl('https://hooks.example.com:8443/', secure)).toEqual([]);
+    expect(await checkWebhookUrl('https://hooks.example.com:443/', secure)).toEqual([]);
+  });
+
+  it("allows ports 443 and 80 and the operator's list; insecure (development) mode any", async () => {
+    const refusal =
+      'port 8443 is not allowed: webhooks go to ports 443, 80 (the operator can allow more with DOCGEN_WEBHOOK_ALLOWED_PORTS)';
+    expect(await checkWebhookUrl('https://hooks.example.com:8443/', secure)).toEqual([refusal]);
+    for (const port of [22, 25, 3306, 6379, 9200, 27017])
+      expect(await checkWebhookUrl(`https://hooks.example.com:${port}/`, secure), String(port)).toEqual([
+        refusal.replace('8443', String(port)),
+      ]);
+    expect(await checkWebhookUrl('https://hooks.example.com:80/', secure)).toEqual([]);
+    expect(await checkWebhookUrl('https://hooks.example.com:8443/', { ...secure, allowedPorts: [8443] })).toEqual([]);
+    expect(await checkWebhookUrl('https://hooks.example.com:9443/', { ...secure, allowedPorts: [8443] })).toEqual([
+      'port 9443 is not allowed: webhooks go to ports 443, 80, 8443 (the operator can allow more with DOCGEN_WEBHOOK_ALLOWED_PORTS)',
+    ]);
+    // Tests and `docgen dev` post to loopback receivers on any port.
+    expect(await checkWebhookUrl('http://127.0.0.1:45678/hook', insecure)).toEqual([]);
   });
 
   it('requires https unless insecure URLs are allowed', async () => {
@@ -273,7 +291,7 @@ describe('checkWebhookUrl', () => {
   it('refuses hosts that are or resolve to refused addresses', async () => {
     for (const url of [
       'https://127.0.0.1/',
-      'https://[::1]:8443/',
+      'https://[::1]/',
       'https://localhost/',
       'https://10.0.0.5/',
       'https://169.254.169.254/latest/meta-data/',
@@ -311,5 +329,21 @@ describe('checkWebhookUrl', () => {
   it('collects several problems at once', async () => {
     const problems = await checkWebhookUrl('http://u:p@10.0.0.1/', secure);
     expect(problems).toHaveLength(3);
+  });
+});
+
+describe('sendAttempt', () => {
+  it('refuses a port outside the list before connecting (an endpoint stored before the rule)', async () => {
+    const lookup = fakeLookup({ 'hooks.example.com': ['93.184.216.34'] });
+    const result = await sendAttempt({
+      url: 'https://hooks.example.com:25/',
+      headers: {},
+      body: '{}',
+      timeoutMs: 1_000,
+      allowInsecure: false,
+      lookup,
+    });
+    expect(result).toMatchObject({ ok: false, kind: 'refused' });
+    expect(result.error).toContain('refused: port 25 is not allowed');
   });
 });

@@ -13,7 +13,7 @@ import {
   isExecutable,
   resolveChromiumExecutable,
 } from './launch-options.ts';
-import { chromiumEnvironment } from '../fonts/chromium-fontconfig.ts';
+import { chromiumEnvironment } from './chromium-environment.ts';
 import { killTree, listProcesses, treeRss, waitForGroupExit } from './process-tree.ts';
 import { createProfileDir } from './profile-dirs.ts';
 import { TripwireProxy } from './tripwire-proxy.ts';
@@ -25,13 +25,17 @@ export type BrowserPoolEvent =
   | { type: 'browser-launch-failed'; error: string }
   | { type: 'browser-retired'; pid: number; reason: RetireReason; renders: number }
   | { type: 'browser-crashed'; pid: number }
-  | { type: 'sandbox-unavailable' }
   | { type: 'stale-profiles-removed'; names: string[] }
   | { type: 'request-blocked'; target: string }
   | { type: 'render'; ok: boolean; durationMs: number; code?: string };
 
 export interface BrowserHostOptions {
   executablePath: string;
+  /**
+   * Chromium without its sandbox: only when the operator says so (DOCGEN_CHROMIUM_NO_SANDBOX=true).
+   * Otherwise a machine that cannot sandbox makes start() fail with a message naming the setting.
+   */
+  noSandbox: boolean;
   /** FONTCONFIG_FILE for Chromium; null: the system's configuration. */
   fontconfigFile: string | null;
   recycleAfterRenders: number;
@@ -94,6 +98,22 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
   }
 }
 
+const NO_SANDBOX_FIX =
+  'Let the node sandbox Chromium (a non-root user with user namespaces: the seccomp profile in docs/deploy.md#security), ' +
+  'or set DOCGEN_CHROMIUM_NO_SANDBOX=true to run Chromium without its sandbox.';
+
+const SANDBOX_AS_ROOT = `Chromium cannot use its sandbox when docgen runs as root. ${NO_SANDBOX_FIX}`;
+
+/** A launch failure that says the sandbox could not start, rephrased to name the setting. */
+function sandboxError(err: unknown): unknown {
+  const message = String((err as Error)?.message ?? err);
+  if (!/sandbox|namespace|zygote|running as root/i.test(message)) return err;
+  const cause = message.split('\n').find((line) => /sandbox|namespace|zygote|root/i.test(line)) ?? message;
+  return new Error(`Chromium could not start its sandbox (${cause.trim().slice(0, 300)}). ${NO_SANDBOX_FIX}`, {
+    cause: err,
+  });
+}
+
 export class BrowserHost {
   readonly slots = new Set<HostedSlot>();
   readonly tripwire = new TripwireProxy();
@@ -115,7 +135,6 @@ export class BrowserHost {
   private current: ManagedBrowser | null = null;
   private launching: Promise<ManagedBrowser> | null = null;
   private consecutiveLaunchFailures = 0;
-  private noSandbox = process.getuid?.() === 0;
   private stopped = false;
   private memoryTimer: NodeJS.Timeout | undefined;
   private readonly executablePath: string;
@@ -134,6 +153,7 @@ export class BrowserHost {
           `/usr/bin/chromium-headless-shell), or point DOCGEN_CHROMIUM_PATH at another Chromium, e.g. /usr/bin/chromium`,
       );
     }
+    if (!this.options.noSandbox && process.getuid?.() === 0) throw new Error(SANDBOX_AS_ROOT);
     await this.tripwire.start();
     this.memoryTimer = setInterval(() => this.checkMemory(), this.options.memoryCheckIntervalMs);
     this.memoryTimer.unref();
@@ -298,12 +318,9 @@ export class BrowserHost {
     }
     const started = Date.now();
     try {
-      const managed = await this.launchOnce().catch(async (err: unknown) => {
-        // Without root, Chromium's sandbox needs user namespaces, which many containers deny.
-        if (this.noSandbox || !/sandbox/i.test(String((err as Error)?.message))) throw err;
-        this.noSandbox = true;
-        this.options.onEvent({ type: 'sandbox-unavailable' });
-        return this.launchOnce();
+      const managed = await this.launchOnce().catch((err: unknown) => {
+        // Never a silent fallback to --no-sandbox: that is the operator's decision.
+        throw this.options.noSandbox ? err : sandboxError(err);
       });
       this.consecutiveLaunchFailures = 0;
       this.counters.launches += 1;
@@ -323,14 +340,18 @@ export class BrowserHost {
     try {
       browser = await puppeteer.launch({
         executablePath: this.executablePath,
-        // undefined (no fontconfig file): puppeteer's default, this process's environment.
-        env: chromiumEnvironment(this.options.fontconfigFile),
+        // A few named variables, never the service's secrets (chromium-environment.ts).
+        env: chromiumEnvironment({ fontconfigFile: this.options.fontconfigFile }),
         headless: true,
         // DevTools over a pipe: no debugging port for anything else on the machine to reach.
         pipe: true,
         userDataDir,
         args: [
-          ...chromiumFlags({ proxyPort: this.tripwire.port, useDevShm: this.useDevShm, noSandbox: this.noSandbox }),
+          ...chromiumFlags({
+            proxyPort: this.tripwire.port,
+            useDevShm: this.useDevShm,
+            noSandbox: this.options.noSandbox,
+          }),
           ...this.options.extraArgs,
         ],
         ignoreDefaultArgs: ignoredDefaultArgs(this.useDevShm),

@@ -33,6 +33,9 @@ export type { BrowserPoolEvent } from './browser-host.ts';
 export interface BrowserPoolOptions {
   /** Chromium binary (config render.chromiumPath). */
   executablePath: string;
+  /** Chromium without its sandbox (config render.noSandbox, DOCGEN_CHROMIUM_NO_SANDBOX). Default false:
+   * sandboxed, and a machine that cannot sandbox fails start() with a message naming the setting. */
+  noSandbox?: boolean;
   /** Fontconfig file Chromium reads (config render.fontconfigFile); null or absent: the system's. */
   fontconfigFile?: string | null;
   /** Pages rendering at once (config render.concurrency). */
@@ -154,6 +157,7 @@ export class BrowserPool {
       extraArgs: [],
       ...options,
       fontconfigFile: options.fontconfigFile ?? null,
+      noSandbox: options.noSandbox ?? false,
     };
     if (!(options.concurrency >= 1)) throw new Error('BrowserPool: concurrency must be >= 1');
   }
@@ -169,6 +173,7 @@ export class BrowserPool {
     if (stale.length > 0) onEvent({ type: 'stale-profiles-removed', names: stale });
     const host = new BrowserHost({
       executablePath: this.options.executablePath,
+      noSandbox: this.options.noSandbox,
       fontconfigFile: this.options.fontconfigFile,
       recycleAfterRenders: this.options.recycleAfterRenders,
       maxMemoryBytes: this.options.maxMemoryMb * 1024 * 1024,

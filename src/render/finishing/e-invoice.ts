@@ -10,6 +10,7 @@ import { InvoiceService, type Invoice } from '@e-invoice-eu/core';
 import type { JsonValue } from '../../domain/template.ts';
 import { RenderError } from '../render-error.ts';
 import { eInvoiceFileName, type EInvoiceProfile, type EInvoiceSettings } from './document-settings.ts';
+import { childEnvironment } from '../child-environment.ts';
 
 export interface EInvoiceFile {
   xml: Buffer;
@@ -58,6 +59,7 @@ function xmllint(schema: string, xml: string): Promise<{ code: number; messages:
     const child = spawn('xmllint', ['--noout', '--nonet', '--schema', schema, '-'], {
       stdio: ['pipe', 'ignore', 'pipe'],
       timeout: 30_000,
+      env: childEnvironment(),
     });
     let messages = '';
     child.stderr.setEncoding('utf8');

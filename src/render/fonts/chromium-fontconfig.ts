@@ -38,9 +38,3 @@ export function resolveChromiumFontconfig(setting: string, fontsDir = DEFAULT_FO
   }
   return { ok: true, file: value, source: 'configured' };
 }
-
-/** Chromium's environment: ours, with FONTCONFIG_FILE when a file was chosen. */
-export function chromiumEnvironment(fontconfigFile: string | null | undefined): NodeJS.ProcessEnv | undefined {
-  if (!fontconfigFile) return undefined;
-  return { ...process.env, FONTCONFIG_FILE: fontconfigFile };
-}

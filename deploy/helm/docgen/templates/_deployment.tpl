@@ -57,8 +57,13 @@ spec:
       # Service links would inject DOCGEN_*_PORT variables for Services named docgen-….
       enableServiceLinks: false
       terminationGracePeriodSeconds: {{ include "docgen.terminationGracePeriodSeconds" (dict "root" $root "values" $values) }}
+      {{- /* Chromium's sandbox needs user namespaces, which the runtime's default profile forbids. */}}
+      {{- $podSecurity := deepCopy $root.Values.podSecurityContext }}
+      {{- if and (eq $role "render") (not $root.Values.config.render.noSandbox) }}
+      {{- $_ := set $podSecurity "seccompProfile" $root.Values.render.chromiumSeccompProfile }}
+      {{- end }}
       securityContext:
-        {{- toYaml $root.Values.podSecurityContext | nindent 8 }}
+        {{- toYaml $podSecurity | nindent 8 }}
       {{- with $root.Values.imagePullSecrets }}
       imagePullSecrets:
         {{- toYaml . | nindent 8 }}
