@@ -136,6 +136,15 @@ describe('test mode in process', () => {
       ),
     ).toBe('VALIDATION_ERROR');
 
+    // The retention sweep's query finds this workspace's finished test generations, no live one.
+    const repo = stack.repositories.generations;
+    await repo.fail(parseId('generation', testGen.id)!, null, 'finished for the sweep');
+    await repo.fail(parseId('generation', liveGen.id)!, null, 'finished for the sweep');
+    const expired = await repo.findExpiredTests(new Date(Date.now() + 60_000), 1000);
+    const ours = expired.filter((g) => g.workspaceId.equals(wsId)).map((g) => g._id.toHexString());
+    expect(ours).toEqual([parseId('generation', testGen.id)!.toHexString()]);
+    expect(await repo.findExpiredTests(new Date(Date.now() - 60_000), 1000)).toEqual([]);
+
     // The admin plane sees both, each with its mode.
     const all = (await stack.generations.list({ workspaceId: wsId }, {})).generations;
     expect(all.filter((g) => g.test)).toHaveLength(4);
