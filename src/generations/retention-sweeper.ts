@@ -75,7 +75,8 @@ export class RetentionSweeper<Row extends ExpiredGeneration = ExpiredGeneration>
     const deadline = now() + (this.deps.maxSweepMs ?? this.deps.intervalMs);
     const result: SweepResult = { workspaces: 0, erased: 0, failed: 0 };
     // Test generations first: one indexed query across workspaces, bounded by a day's traffic.
-    await this.eraseAll(() => this.deps.generations.findExpiredTests(new Date(now() - this.deps.testRetentionMs), batchSize), {
+    const testCutoff = () => new Date(now() - this.deps.testRetentionMs);
+    await this.eraseAll(() => this.deps.generations.findExpiredTests(testCutoff(), batchSize), {
       batchSize,
       deadline,
       result,

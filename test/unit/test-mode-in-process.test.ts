@@ -75,7 +75,7 @@ describe('test mode in process', () => {
     const ws = (await json('workspace', 'create', '--name', 'Modes')).id as string;
     const test = await json('key', 'create', '--workspace', ws, '--name', 'ci', '--scopes', scopes, '--mode', 'test');
     expect(test.key).toMatch(/^svc_test_[A-Za-z0-9]{40}$/);
-    expect(test.mode).toBe('test');
+    expect(Object.keys(test).sort()).toEqual(['id', 'key']);
     const live = await json('key', 'create', '--workspace', ws, '--name', 'p', '--scopes', scopes, '--mode', 'live');
     expect(live.key).toMatch(/^svc_live_[A-Za-z0-9]{40}$/);
     const keys = (await json('key', 'list', '--workspace', ws)).apiKeys as Array<Record<string, unknown>>;
@@ -135,6 +135,15 @@ describe('test mode in process', () => {
         stack.api.listGenerations(as(keys.live), () => ({ pageSize: 1, pageToken: first.nextPageToken! })),
       ),
     ).toBe('VALIDATION_ERROR');
+
+    // The retention sweep's query finds this workspace's finished test generations, no live one.
+    const repo = stack.repositories.generations;
+    await repo.fail(parseId('generation', testGen.id)!, null, 'finished for the sweep');
+    await repo.fail(parseId('generation', liveGen.id)!, null, 'finished for the sweep');
+    const expired = await repo.findExpiredTests(new Date(Date.now() + 60_000), 1000);
+    const ours = expired.filter((g) => g.workspaceId.equals(wsId)).map((g) => g._id.toHexString());
+    expect(ours).toEqual([parseId('generation', testGen.id)!.toHexString()]);
+    expect(await repo.findExpiredTests(new Date(Date.now() - 60_000), 1000)).toEqual([]);
 
     // The admin plane sees both, each with its mode.
     const all = (await stack.generations.list({ workspaceId: wsId }, {})).generations;

@@ -42,7 +42,8 @@ export const keyCommands: Command[] = [
       });
       const k = need(res.apiKey);
       print(
-        { id: k.id, key: res.secret, mode: modeName(k.mode) },
+        // The prefix of the key says its mode; the JSON keeps its two documented fields.
+        { id: k.id, key: res.secret },
         `Created ${modeName(k.mode)} API key ${k.id} (${k.name}, scopes ${k.scopes.join(', ')})\n\n  ${res.secret}\n\nStore it now: it is shown only this once.`,
       );
     },
