@@ -41,6 +41,8 @@ export interface AdminInProcess {
   };
   services: AdminServices;
   clients: AdminClients;
+  /** Clients that send the operator token on every call (for the CLI, which sends none here). */
+  operatorClients: AdminClients;
   /** Call options carrying the operator token. */
   operator: CallOptions;
   /** The portal's origin (DOCGEN_PORTAL_BASE_URL of this stack). */
@@ -122,12 +124,28 @@ export async function startAdminInProcess(): Promise<AdminInProcess> {
   );
   const clients = adminClientsOn(transport);
   const operator: CallOptions = { headers: { authorization: `Bearer ${adminToken}` } };
+  const operatorClients = adminClientsOn(
+    createRouterTransport(
+      (router) => registerAdminRoutes(router, services, { onInternal: (cause) => internal.push(cause) }),
+      {
+        transport: {
+          interceptors: [
+            (next) => (req) => {
+              req.header.set('authorization', `Bearer ${adminToken}`);
+              return next(req);
+            },
+          ],
+        },
+      },
+    ),
+  );
 
   return {
     stack,
     repositories,
     services,
     clients,
+    operatorClients,
     operator,
     portalUrl,
     objects,
