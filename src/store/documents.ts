@@ -4,6 +4,7 @@
 // must happen once, its _id is derived from the natural key (deterministicObjectId).
 import { BSON, type Db, type Document, type IndexDescription, type ObjectId } from 'mongodb';
 import type { JsonObject, TemplateStatus, TemplateVersionContent } from '../domain/template.ts';
+import type { SealedSecret } from '../webhooks/secret-box.ts';
 
 export type GenerationStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
 
@@ -205,6 +206,38 @@ export interface AssetNameDoc {
   createdAt: Date;
 }
 
+/**
+ * A workspace's signing certificate (src/admin/certificate-admin.ts): the signer's certificate
+ * and issuers as PEM (public), the private key sealed (src/webhooks/secret-box.ts, context the
+ * `crt_…` id). The PKCS#12 file and its password are not kept.
+ */
+export interface CertificateDoc {
+  _id: ObjectId;
+  workspaceId: ObjectId;
+  /** Unique in the workspace: the name-claim row (CertificateNameDoc) guarantees it. */
+  name: string;
+  subject: string;
+  issuer: string;
+  serialNumber: string;
+  fingerprintSha256: string;
+  notBefore: Date;
+  notAfter: Date;
+  /** The signer's certificate first, then its issuers (PEM). */
+  chainPem: string[];
+  /** The private key, PKCS#8 PEM, sealed. */
+  key: SealedSecret;
+  createdAt: Date;
+}
+
+/** deterministicObjectId('certificate-name', workspaceId, name) -> the certificate holding the name. */
+export interface CertificateNameDoc {
+  _id: ObjectId;
+  certificateId: ObjectId;
+  workspaceId: ObjectId;
+  name: string;
+  createdAt: Date;
+}
+
 export const COLLECTIONS = {
   workspaces: 'workspaces',
   apiKeys: 'api_keys',
@@ -217,6 +250,8 @@ export const COLLECTIONS = {
   deliveries: 'deliveries',
   assets: 'assets',
   assetNames: 'asset_names',
+  certificates: 'certificates',
+  certificateNames: 'certificate_names',
   users: 'users',
   memberships: 'memberships',
   sessions: 'sessions',
@@ -300,7 +335,15 @@ export interface IndexStep {
  * definition, and docgen never redefines one silently: a change is a new step that creates the
  * new definition under a new name and drops the old one (src/store/schema.ts applies them).
  */
-export const INDEX_STEPS: readonly IndexStep[] = [{ version: 1, name: 'initial-indexes', create: INITIAL_INDEXES }];
+export const INDEX_STEPS: readonly IndexStep[] = [
+  { version: 1, name: 'initial-indexes', create: INITIAL_INDEXES },
+  {
+    version: 2,
+    name: 'workspace-certificates',
+    // Signing certificates list by name in their workspace.
+    create: { [COLLECTIONS.certificates]: [{ key: { workspaceId: 1, name: 1 }, name: 'workspace_name' }] },
+  },
+];
 
 /** The indexes every collection has once all steps are applied. */
 export function declaredIndexes(steps: readonly IndexStep[] = INDEX_STEPS): Record<string, IndexDescription[]> {

@@ -1,7 +1,8 @@
 // Document standards through the admin API and the CLI (docs/templates.md#document-standards):
 // every setting set with its `docgen admin template` flag comes back from GetTemplateVersion
 // and `template version get`; bad input is refused naming the flag or the field, and nothing
-// is stored. In process on the admin routes (the real composition) and the MongoDB stand-in.
+// is stored; signing certificates upload (PKCS#12), list and delete, their keys sealed at rest.
+// In process on the admin routes (the real composition) and the MongoDB stand-in.
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,9 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inProcessCli } from '../harness/admin-cli.ts';
 import { startAdminInProcess, type AdminInProcess } from '../harness/admin-in-process.ts';
+import { pkcs12, testPki } from '../harness/signing-certificates.ts';
+import { COLLECTIONS } from '../../src/store/documents.ts';
+import { createCertificateSource } from '../../src/render/finishing/certificate-store.ts';
 
 let admin: AdminInProcess;
 let files: string;
@@ -224,5 +228,153 @@ describe('document settings through the CLI and the admin API', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/attachments names "terms.pdf" but the workspace has no asset of that name/);
     expect(await templatesOf(ws)).toEqual([]);
+  });
+});
+
+describe('signing certificates', () => {
+  const pki = testPki();
+  const PASSWORD = 'correct horse battery';
+
+  async function p12Files(name: string, cert = pki.signer) {
+    const file = join(files, `${name}.p12`);
+    const passwordFile = join(files, `${name}.password`);
+    await writeFile(file, pkcs12(cert, [pki.ca], PASSWORD));
+    await writeFile(passwordFile, `${PASSWORD}\n`);
+    return { file, passwordFile };
+  }
+
+  it('uploads with the CLI (crt_…), lists subject, issuer and validity, never the key, and deletes', async () => {
+    const ws = await admin.workspace();
+    const { file, passwordFile } = await p12Files('signer');
+    const human = await cli(
+      'certificate',
+      'upload',
+      '--workspace',
+      ws,
+      '--name',
+      'Company seal',
+      '--file',
+      file,
+      '--password-file',
+      passwordFile,
+    );
+    expect(human.stderr).toBe('');
+    expect(human.stdout).toMatch(
+      /^Uploaded certificate crt_[0-9a-f]{24} Company seal: CN=Nordlicht Software GmbH Signer, O=docgen tests, valid until /,
+    );
+    const id = /crt_[0-9a-f]{24}/.exec(human.stdout)![0];
+
+    const listed = await json('certificate', 'list', '--workspace', ws);
+    expect(listed.certificates).toEqual([
+      expect.objectContaining({
+        id,
+        name: 'Company seal',
+        subject: 'CN=Nordlicht Software GmbH Signer, O=docgen tests',
+        issuer: 'CN=docgen Test CA, O=docgen tests',
+        notBefore: pki.signer.cert.validity.notBefore.toISOString().replace(/\.\d{3}Z$/, '.000Z'),
+        chainLength: 1,
+      }),
+    ]);
+    const table = await cli('certificate', 'list', '--workspace', ws);
+    expect(table.stdout).toMatch(/^ID +NAME +SUBJECT +ISSUER +VALID FROM +VALID UNTIL$/m);
+    expect(table.stdout).toContain('CN=docgen Test CA, O=docgen tests');
+
+    // At rest: the key sealed (no PEM, no password), the file not kept.
+    const rows = await admin.stack.db.collection(COLLECTIONS.certificates).find({}).toArray();
+    const stored = JSON.stringify(rows);
+    expect(stored).not.toContain('PRIVATE KEY');
+    expect(stored).not.toContain(PASSWORD);
+    expect(stored).not.toContain(
+      Buffer.from(pkcs12(pki.signer, [pki.ca], PASSWORD))
+        .toString('base64')
+        .slice(0, 40),
+    );
+    // What the render side unseals is the signer's key.
+    const identity = await createCertificateSource({
+      certificates: admin.repositories.certificates,
+      secretKey: admin.secretKey,
+    }).identity(ws, id);
+    expect(identity.certificate.checkPrivateKey(identity.key)).toBe(true);
+    await expect(
+      createCertificateSource({ certificates: admin.repositories.certificates, secretKey: admin.secretKey }).identity(
+        await admin.workspace(),
+        id,
+      ),
+    ).rejects.toThrow(/does not exist in this workspace/);
+
+    // A signed version publishes while the certificate exists, and not once it is deleted.
+    const signed = await cli(
+      'template',
+      'create',
+      '--workspace',
+      ws,
+      '--name',
+      'Signed',
+      '--file',
+      body,
+      '--variables',
+      vars,
+      '--sign',
+      JSON.stringify({ certificate: id, reason: 'Approved' }),
+      '--publish',
+    );
+    expect(signed.stderr).toBe('');
+    expect(await cli('certificate', 'delete', id)).toMatchObject({ code: 0, stdout: `Deleted certificate ${id}\n` });
+    expect((await json('certificate', 'list', '--workspace', ws)).certificates).toEqual([]);
+    const again = await cli(
+      'template',
+      'create',
+      '--workspace',
+      ws,
+      '--name',
+      'Signed again',
+      '--file',
+      body,
+      '--variables',
+      vars,
+      '--sign',
+      JSON.stringify({ certificate: id }),
+      '--publish',
+    );
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`sign.certificate names "${id}", which is not a certificate of this workspace`);
+    expect(await cli('certificate', 'delete', id)).toMatchObject({ code: 1 });
+  });
+
+  it('refuses a wrong password, an expired certificate, a taken name and a file that is no PKCS#12; stores nothing', async () => {
+    const ws = await admin.workspace();
+    const { file, passwordFile } = await p12Files('refused');
+    const wrongPassword = join(files, 'wrong.password');
+    await writeFile(wrongPassword, 'Tr0ub4dor&3');
+    const expired = await p12Files('expired', pki.expired);
+    const notP12 = join(files, 'not.p12');
+    await writeFile(notP12, '-----BEGIN CERTIFICATE-----\n');
+    const upload = (name: string, f: string, p: string) =>
+      cli('certificate', 'upload', '--workspace', ws, '--name', name, '--file', f, '--password-file', p);
+
+    const wrong = await upload('Seal', file, wrongPassword);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/The certificate password is wrong: the PKCS#12 file could not be opened with it/);
+    const old = await upload('Seal', expired.file, expired.passwordFile);
+    expect(old.code).toBe(1);
+    expect(old.stderr).toMatch(/The certificate expired on \d{4}-\d{2}-\d{2}; upload a current certificate/);
+    const garbage = await upload('Seal', notP12, passwordFile);
+    expect(garbage.code).toBe(1);
+    expect(garbage.stderr).toMatch(/not a readable PKCS#12/);
+    expect((await json('certificate', 'list', '--workspace', ws)).certificates).toEqual([]);
+    expect(await admin.stack.db.collection(COLLECTIONS.certificates).countDocuments({})).toBe(
+      await admin.stack.db.collection(COLLECTIONS.certificateNames).countDocuments({}),
+    );
+
+    expect((await upload('Seal', file, passwordFile)).code).toBe(0);
+    const taken = await upload('Seal', file, passwordFile);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toMatch(/A certificate named "Seal" already exists in this workspace/);
+    expect((await json('certificate', 'list', '--workspace', ws)).certificates).toHaveLength(1);
+
+    const missing = await cli('certificate', 'upload', '--workspace', ws, '--name', 'x', '--file', file);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--password-file is required');
+    expect(admin.internal).toEqual([]);
   });
 });
