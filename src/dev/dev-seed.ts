@@ -28,7 +28,7 @@ export const E_INVOICE_TEMPLATE_NAME = 'E-invoice (Factur-X EN 16931)';
 /**
  * The sample invoice as a Factur-X EN 16931 e-invoice: the same page, in PDF/A-3b with an
  * outline, and the invoice's EN 16931 data (variable `eInvoice`: an invoice object in the JSON
- * model, docs/templates.md#e-invoices) converted to CII and embedded as factur-x.xml.
+ * model, docs/templates.md#e-invoice-factur-x-zugferd-xrechnung) converted to CII and embedded as factur-x.xml.
  */
 export function sampleEInvoiceContent(): TemplateVersionContent {
   const invoice = sampleInvoiceContent();
@@ -41,7 +41,7 @@ export function sampleEInvoiceContent(): TemplateVersionContent {
         name: 'eInvoice',
         required: true,
         description:
-          'The invoice as EN 16931 data: CII XML, or an invoice object in the JSON model (docs/templates.md#e-invoices)',
+          'The invoice as EN 16931 data: CII XML, or an invoice object in the JSON model (docs/templates.md#e-invoice-factur-x-zugferd-xrechnung)',
       },
     ],
     sampleData: { ...invoice.sampleData, eInvoice },

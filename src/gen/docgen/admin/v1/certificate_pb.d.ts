@@ -228,7 +228,7 @@ export declare const DeleteCertificateResponseSchema: GenMessage<DeleteCertifica
 /**
  * Signing certificates of a workspace: a private key with its certificate chain, uploaded as a
  * PKCS#12 file (.p12/.pfx), which template versions sign their PDFs with
- * (TemplateVersionContent.sign, docs/templates.md#signatures). The key is stored encrypted
+ * (TemplateVersionContent.sign, docs/templates.md#signature). The key is stored encrypted
  * (AES-256-GCM under DOCGEN_SECRET_KEY) and never returned; the password is not kept.
  *
  * @generated from service docgen.admin.v1.CertificateService
