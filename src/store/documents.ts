@@ -189,7 +189,7 @@ export interface AssetDoc {
   /** Unique in the workspace: the name-claim row (AssetNameDoc) guarantees it. */
   name: string;
   contentType: string;
-  kind: 'image' | 'font';
+  kind: 'image' | 'font' | 'document';
   sizeBytes: number;
   sha256: string;
   /** Object-store key; content-addressed, so a cached copy never goes stale. */

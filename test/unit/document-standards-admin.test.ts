@@ -7,6 +7,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Code, ConnectError } from '@connectrpc/connect';
+import { PDFDocument } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inProcessCli } from '../harness/admin-cli.ts';
 import { startAdminInProcess, type AdminInProcess } from '../harness/admin-in-process.ts';
@@ -206,6 +207,35 @@ describe('document settings through the CLI and the admin API', () => {
     expect(err?.rawMessage).toContain('content.stamp.angle: stamp.angle 720 is out of range');
     expect(await templatesOf(ws)).toEqual([]);
     expect(admin.internal).toEqual([]);
+  });
+
+  it('attaches workspace assets, PDFs included: publishing needs them uploaded', async () => {
+    const ws = await admin.workspace();
+    const terms = join(files, 'terms.pdf');
+    const doc = await PDFDocument.create();
+    doc.addPage().drawText('Terms and conditions');
+    await writeFile(terms, await doc.save());
+    const uploaded = await json('asset', 'upload', '--workspace', ws, '--file', terms);
+    expect(uploaded).toMatchObject({ name: 'terms.pdf', contentType: 'application/pdf', kind: 'document' });
+    const created = await cli(
+      'template',
+      'create',
+      '--workspace',
+      ws,
+      '--name',
+      'With terms',
+      '--file',
+      body,
+      '--variables',
+      vars,
+      '--conformance',
+      'PDF/A-3b',
+      '--attach',
+      'terms.pdf',
+      '--publish',
+    );
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
   });
 
   it('publishing checks that attachments exist as workspace assets', async () => {
