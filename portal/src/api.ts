@@ -5,6 +5,7 @@ import { createConnectTransport } from '@connectrpc/connect-web';
 import type { DescService } from '@bufbuild/protobuf';
 import { ApiKeyService } from '@gen/docgen/admin/v1/api_key_pb.js';
 import { AssetService } from '@gen/docgen/admin/v1/asset_pb.js';
+import { CertificateService } from '@gen/docgen/admin/v1/certificate_pb.js';
 import { DeliveryService } from '@gen/docgen/admin/v1/delivery_pb.js';
 import { GenerationAdminService } from '@gen/docgen/admin/v1/generation_pb.js';
 import { AuditService, MemberService, SessionService } from '@gen/docgen/admin/v1/identity_pb.js';
@@ -27,6 +28,7 @@ export const api = {
   deliveries: client(DeliveryService),
   generations: client(GenerationAdminService),
   assets: client(AssetService),
+  certificates: client(CertificateService),
 };
 
 /**

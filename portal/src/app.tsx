@@ -16,6 +16,7 @@ import { MembersPage } from './screens/members.tsx';
 import { AuditPage } from './screens/audit.tsx';
 import { AssetsPage } from './screens/assets.tsx';
 import { PendingInvitations } from './screens/pending-invitations.tsx';
+import { CertificatesPage } from './screens/certificates.tsx';
 import { Page } from './ui.tsx';
 import { Code, ConnectError } from '@connectrpc/connect';
 
@@ -98,6 +99,7 @@ function SessionGate() {
 const NAV = [
   ['/templates', 'Templates'],
   ['/assets', 'Assets'],
+  ['/certificates', 'Certificates'],
   ['/api-keys', 'API keys'],
   ['/webhooks', 'Webhooks'],
   ['/deliveries', 'Deliveries'],
@@ -175,6 +177,7 @@ function Shell() {
             <Route path="/templates/:id/compare" component={TemplateComparePage} />
             <Route path="/templates/:id" component={TemplateEditorPage} />
             <Route path="/assets" component={AssetsPage} />
+            <Route path="/certificates" component={CertificatesPage} />
             <Route path="/api-keys" component={ApiKeysPage} />
             <Route path="/webhooks" component={WebhooksPage} />
             <Route path="/deliveries" component={DeliveriesPage} />

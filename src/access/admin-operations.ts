@@ -65,6 +65,11 @@ export const ADMIN_OPERATIONS = {
   'assets.list': read(),
   'assets.delete': change('templates.edit'),
 
+  // Signing certificates: whoever edits templates picks one; the key itself is never returned.
+  'certificates.upload': change('templates.edit'),
+  'certificates.list': read(),
+  'certificates.delete': change('templates.edit'),
+
   'generations.list': read(),
   'generations.get': read(),
   'generations.delete': change('generations.manage'),

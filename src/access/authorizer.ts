@@ -11,7 +11,8 @@ import { policyOf } from './admin-operations.ts';
 import { PERMISSIONS, roleAllows, type Permission } from './roles.ts';
 
 /** Objects whose workspace is found by looking them up. */
-export type ObjectKind = 'template' | 'apiKey' | 'webhookEndpoint' | 'delivery' | 'generation' | 'asset';
+export type ObjectKind =
+  'template' | 'apiKey' | 'webhookEndpoint' | 'delivery' | 'generation' | 'asset' | 'certificate';
 
 /**
  * What a call names that decides its workspace: a workspace id, or the id of an object whose
@@ -34,6 +35,7 @@ const KINDS: Record<Subject['kind'], { idKind: IdKind; label: string }> = {
   delivery: { idKind: 'delivery', label: 'Delivery' },
   generation: { idKind: 'generation', label: 'Generation' },
   asset: { idKind: 'asset', label: 'Asset' },
+  certificate: { idKind: 'certificate', label: 'Certificate' },
 };
 
 export const forbidden = (message: string) => new DomainError('FORBIDDEN', message);

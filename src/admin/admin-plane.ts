@@ -4,6 +4,7 @@
 import { AssetAdmin, type AssetBytesStore } from '../assets/asset-admin.ts';
 import type { ApiKeysRepository } from '../store/api-keys-repository.ts';
 import type { AssetsRepository } from '../store/assets-repository.ts';
+import type { CertificatesRepository } from '../store/certificates-repository.ts';
 import type { GenerationService } from '../generations/generation-service.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
@@ -14,6 +15,7 @@ import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import type { DeliveryJob } from '../queue/messages.ts';
 import type { HostLookup } from '../webhooks/address-guard.ts';
 import { ApiKeyAdmin, type ApiKeyLimits } from './api-key-admin.ts';
+import { CertificateAdmin } from './certificate-admin.ts';
 import { DeliveryAdmin } from './delivery-admin.ts';
 import { GenerationAdmin } from './generation-admin.ts';
 import { TemplateAdmin, type AnalyzeTemplate, type DiagnoseTemplate, type RenderPreview } from './template-admin.ts';
@@ -28,6 +30,7 @@ export interface AdminRepositories {
   webhookEndpoints: WebhookEndpointsRepository;
   deliveries: DeliveriesRepository;
   generations: GenerationsRepository;
+  certificates: CertificatesRepository;
 }
 
 export interface AdminPlaneDeps {
@@ -71,12 +74,13 @@ export interface AdminPlane {
   webhookEndpoints: WebhookEndpointAdmin;
   deliveries: DeliveryAdmin;
   assets: AssetAdmin | undefined;
+  certificates: CertificateAdmin;
   generations: GenerationAdmin;
   webhookTestEvents: WebhookTestEvents;
 }
 
 export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
-  const { workspaces, apiKeys, templates, webhookEndpoints, deliveries, generations } = deps.repositories;
+  const { workspaces, apiKeys, templates, webhookEndpoints, deliveries, generations, certificates } = deps.repositories;
   const { pageTokens } = deps;
   const a = deps.assets;
   const assets = a
@@ -89,6 +93,12 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
         pageTokens,
       })
     : undefined;
+  const certificateAdmin = new CertificateAdmin({
+    workspaces,
+    certificates,
+    secretKey: deps.secretKey,
+    pageTokens,
+  });
   return {
     workspaces: new WorkspaceAdmin({ workspaces, pageTokens }),
     apiKeys: new ApiKeyAdmin({ workspaces, apiKeys, pageTokens, limits: deps.apiKeyLimits }),
@@ -99,6 +109,7 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
       diagnoseTemplate: deps.diagnoseTemplate,
       renderPreview: deps.renderPreview,
       missingAssets: assets ? (workspaceId, names) => assets.missing(workspaceId, names) : undefined,
+      certificateExists: (workspaceId, id) => certificateAdmin.exists(workspaceId, id),
       pageTokens,
     }),
     webhookEndpoints: new WebhookEndpointAdmin({
@@ -124,6 +135,7 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
       pageTokens,
     }),
     assets,
+    certificates: certificateAdmin,
     generations: new GenerationAdmin({
       workspaces,
       generations: deps.generationService,

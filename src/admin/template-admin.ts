@@ -51,6 +51,8 @@ export interface TemplateAdminDeps {
   renderPreview: RenderPreview;
   /** Asset names (of those given) the workspace lacks; publishing needs none missing. */
   missingAssets?: ((workspaceId: string, names: readonly string[]) => Promise<string[]>) | undefined;
+  /** Whether the workspace has the certificate (`crt_…`); publishing a signed version needs it. */
+  certificateExists?: ((workspaceId: string, certificateId: string) => Promise<boolean>) | undefined;
   pageTokens: PageTokens;
 }
 
@@ -242,17 +244,8 @@ export class TemplateAdmin {
     const normalized = normalizeOrDiagnose(input);
     if ('diagnostics' in normalized) return { diagnostics: normalized.diagnostics, suggestedVariables: [] };
     const check = this.deps.diagnoseTemplate(normalized.content);
-    const used = literalAssetNamesOf(normalized.content);
-    const missing = this.deps.missingAssets && used.length > 0 ? await this.deps.missingAssets(workspaceId, used) : [];
-    for (const name of missing) {
-      check.diagnostics.push({
-        source: 'body',
-        line: 0,
-        column: 0,
-        message: `asset ${JSON.stringify(name)} is used but the workspace has no asset of that name; upload it first`,
-        severity: 'error',
-      });
-    }
+    for (const { source, message } of await this.workspaceProblems(normalized.content, workspaceId))
+      check.diagnostics.push({ source, line: 0, column: 0, message, severity: 'error' });
     return check;
   }
 
@@ -262,20 +255,43 @@ export class TemplateAdmin {
     workspaceId: ObjectId,
   ): Promise<void> {
     const problems = (await this.deps.analyzeTemplate(content)).map((p) => (typeof p === 'string' ? p : p.message));
-    const used = literalAssetNamesOf(content);
-    const missing =
-      this.deps.missingAssets && used.length > 0
-        ? await this.deps.missingAssets(formatId('workspace', workspaceId), used)
-        : [];
-    for (const name of missing)
-      problems.push(
-        `asset ${JSON.stringify(name)} is used but the workspace has no asset of that name; upload it first (docgen admin asset upload)`,
-      );
+    for (const p of await this.workspaceProblems(content, formatId('workspace', workspaceId))) problems.push(p.message);
     if (problems.length === 0) return;
     throw validationError(
       problems.map((issue) => ({ field: 'content', issue })),
       `Version ${version} cannot be published: ${problems.join('; ')}`,
     );
+  }
+
+  /**
+   * What the version needs from its workspace: the assets it uses and attaches, and its
+   * signing certificate.
+   */
+  private async workspaceProblems(
+    content: TemplateVersionContent,
+    workspaceId: string,
+  ): Promise<Array<{ source: DiagnosticSource; message: string }>> {
+    const problems: Array<{ source: DiagnosticSource; message: string }> = [];
+    const used = literalAssetNamesOf(content);
+    const attached = content.attachments ?? [];
+    const missing =
+      this.deps.missingAssets && used.length + attached.length > 0
+        ? await this.deps.missingAssets(workspaceId, [...new Set([...used, ...attached])])
+        : [];
+    for (const name of missing) {
+      const inBody = used.includes(name);
+      problems.push({
+        source: inBody ? 'body' : 'document_settings',
+        message: `${inBody ? 'asset' : 'attachments names'} ${JSON.stringify(name)} ${inBody ? 'is used ' : ''}but the workspace has no asset of that name; upload it first (docgen admin asset upload)`,
+      });
+    }
+    const certificate = content.sign?.certificate;
+    if (certificate && this.deps.certificateExists && !(await this.deps.certificateExists(workspaceId, certificate)))
+      problems.push({
+        source: 'document_settings',
+        message: `sign.certificate names ${JSON.stringify(certificate)}, which is not a certificate of this workspace; upload one first (docgen admin certificate upload)`,
+      });
+    return problems;
   }
 
   private async publishChecked(id: ObjectId, version: number): Promise<TemplateDoc> {
@@ -354,6 +370,7 @@ function sourceOfField(field: string): DiagnosticSource {
   if (field.startsWith('content.pdfOptions.headerTemplate')) return 'header_template';
   if (field.startsWith('content.pdfOptions.footerTemplate')) return 'footer_template';
   if (field.startsWith('content.pdfOptions')) return 'pdf_options';
+  if (/^content\.(conformance|eInvoice|sign|stamp|outline|attachments)\b/.test(field)) return 'document_settings';
   return 'body';
 }
 

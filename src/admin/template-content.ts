@@ -13,6 +13,11 @@ import type { JsonObject, JsonValue, TemplateVersionContent, VariableDeclaration
 import { isPlainObject } from '../domain/json.ts';
 import { normalizeLocaleSettings } from '../domain/locale-settings.ts';
 import { schemaProblems, type VariableSchema } from '../domain/variable-schema.ts';
+import {
+  documentSettingsConflictIssues,
+  validateDocumentSettings,
+  type DocumentSettings,
+} from '../render/finishing/document-settings.ts';
 
 export type { PdfOptionsInput } from '../domain/document-settings.ts';
 
@@ -51,6 +56,13 @@ export interface TemplateContentInput {
   /** Formatting filters' locale and time zone; absent or '': en-US and UTC. */
   locale?: string | undefined;
   timeZone?: string | undefined;
+  // Document standards (src/render/finishing/document-settings.ts); absent, empty or false: off.
+  conformance?: unknown;
+  eInvoice?: unknown;
+  sign?: unknown;
+  stamp?: unknown;
+  outline?: unknown;
+  attachments?: unknown;
 }
 
 export function normalizeContent(input: TemplateContentInput | undefined): TemplateVersionContent {
@@ -100,6 +112,11 @@ export function normalizeContent(input: TemplateContentInput | undefined): Templ
     });
 
   const sampleData = normalizeSampleData(input.sampleData, issues);
+  const settings = readFinishingSettings(input, issues, {
+    encrypted: Boolean(pdfOptions.protection),
+    title,
+    variables: variables.map((v) => v.name),
+  });
 
   if (issues.length > 0) throw validationError(issues);
   const content: TemplateVersionContent = { body, css, partials, variables, pdfOptions, title, metadata };
@@ -107,7 +124,47 @@ export function normalizeContent(input: TemplateContentInput | undefined): Templ
   content.timeZone = locale.settings.timeZone;
   // Absent stays absent (the driver would store undefined as null).
   if (sampleData !== undefined) content.sampleData = sampleData;
+  Object.assign(content, settings);
   return content;
+}
+
+/** The field a document-settings message names: its first word ("eInvoice.from …"). */
+function settingField(message: string): string {
+  const word = /^([A-Za-z]+(?:\.[A-Za-z]+)?)\b/.exec(message)?.[1];
+  return word && ['conformance', 'eInvoice', 'sign', 'stamp', 'outline', 'attachments'].includes(word.split('.')[0]!)
+    ? `content.${word}`
+    : 'content';
+}
+
+/**
+ * The document standards as stored: only those switched on (an empty list, false or an unset
+ * message is off, and stays absent). Checked by their one home, and the combinations that
+ * cannot hold (PDF/A with encryption, PDF/UA without a title, …) are refused here already, so
+ * no stored version carries one.
+ */
+function readFinishingSettings(
+  input: TemplateContentInput,
+  issues: FieldIssue[],
+  context: { encrypted: boolean; title: string; variables: string[] },
+): DocumentSettings {
+  const given: Record<string, unknown> = {};
+  const list = (v: unknown) => (Array.isArray(v) && v.length === 0 ? undefined : v);
+  const present = (v: unknown) => v !== undefined && v !== null && v !== false;
+  const values: Record<string, unknown> = {
+    conformance: list(input.conformance),
+    eInvoice: input.eInvoice,
+    sign: input.sign,
+    stamp: input.stamp,
+    outline: input.outline,
+    attachments: list(input.attachments),
+  };
+  for (const [key, value] of Object.entries(values)) if (present(value)) given[key] = value;
+  const problems = validateDocumentSettings(given);
+  for (const problem of problems) issues.push({ field: settingField(problem), issue: problem });
+  if (problems.length === 0)
+    for (const c of documentSettingsConflictIssues(given as DocumentSettings, context))
+      issues.push({ field: `content.${c.field}`, issue: c.message });
+  return given as DocumentSettings;
 }
 
 /** Setting issues named as fields of the submitted content. */

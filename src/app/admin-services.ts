@@ -57,6 +57,7 @@ export function createAdminServices(deps: AdminServicesDeps): AdminServices {
       delivery: (id) => repositories.deliveries.get(id),
       generation: (id) => repositories.generations.get(id),
       asset: async (id) => (deps.assets ? deps.assets.repository.get(id) : null),
+      certificate: (id) => repositories.certificates.get(id),
     }),
     audit,
     onAuditError: deps.identity.onAuditError,

@@ -12,6 +12,7 @@ import { connectNats, type NatsQueue } from '../queue/jetstream.ts';
 import { createObjectStore, type ObjectStore } from '../storage/object-store.ts';
 import { ApiKeysRepository } from '../store/api-keys-repository.ts';
 import { AssetsRepository } from '../store/assets-repository.ts';
+import { CertificatesRepository } from '../store/certificates-repository.ts';
 import { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import { GenerationsRepository } from '../store/generations-repository.ts';
 import {
@@ -39,6 +40,7 @@ export interface Repositories {
   webhookEndpoints: WebhookEndpointsRepository;
   deliveries: DeliveriesRepository;
   assets: AssetsRepository;
+  certificates: CertificatesRepository;
   /** Users, memberships, sessions, invitations, audit events (src/identity). */
   identity: IdentityRepositories;
 }
@@ -176,6 +178,7 @@ export async function connectInfrastructure(config: Config, ctx: InfrastructureC
       webhookEndpoints: new WebhookEndpointsRepository(db),
       deliveries: new DeliveriesRepository(db),
       assets: new AssetsRepository(db),
+      certificates: new CertificatesRepository(db),
       identity: createIdentityRepositories(db),
     };
     const queue = createDocgenQueue(connectedNats);

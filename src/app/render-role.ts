@@ -6,6 +6,7 @@
 import type { JobContext } from '../queue/jetstream.ts';
 import { createAssetLoader } from '../render/asset-loader.ts';
 import type { RenderJob } from '../queue/messages.ts';
+import { createCertificateSource } from '../render/finishing/certificate-store.ts';
 import { createRenderEngine, type RenderEngine } from '../render/render-engine.ts';
 import { OutboxSweeper } from '../render/outbox-sweeper.ts';
 import { RenderPipeline, type DocumentRendererLike } from '../render/render-pipeline.ts';
@@ -52,7 +53,13 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
   // Previews get pages (and Liquid workers) of their own on top of production's.
   const engine = await createRenderEngine(
     { ...config.render, concurrency: config.render.concurrency + config.previews.concurrency },
-    { logger, metrics, assets },
+    {
+      logger,
+      metrics,
+      assets,
+      // Signing keys are unsealed here, on the render role, only while a version signs.
+      certificates: createCertificateSource({ certificates: repositories.certificates, secretKey: config.secretKey }),
+    },
   );
   const previews = startPreviewService(queue.nats.connection, {
     subject: previewSubject(config.nats.streamPrefix),

@@ -9,7 +9,8 @@ import { fileTypeFromBuffer } from 'file-type';
 import { JSDOM } from 'jsdom';
 import { ASSET_NAME } from '../render/liquid/asset-url.ts';
 
-export type AssetKind = 'image' | 'font';
+/** `document`: a PDF, for attaching to the PDF a template prints (TemplateVersionContent.attachments). */
+export type AssetKind = 'image' | 'font' | 'document';
 
 interface AssetType {
   contentType: string;
@@ -29,9 +30,10 @@ export const ASSET_TYPES: readonly AssetType[] = [
   { contentType: 'font/woff', kind: 'font', label: 'WOFF font', extensions: ['woff'] },
   { contentType: 'font/ttf', kind: 'font', label: 'TrueType font', extensions: ['ttf'] },
   { contentType: 'font/otf', kind: 'font', label: 'OpenType font', extensions: ['otf'] },
+  { contentType: 'application/pdf', kind: 'document', label: 'PDF document', extensions: ['pdf'] },
 ];
 
-const SUPPORTED = 'PNG, JPEG, WebP, GIF, SVG, WOFF2, WOFF, TTF or OTF';
+const SUPPORTED = 'PNG, JPEG, WebP, GIF, SVG, WOFF2, WOFF, TTF, OTF or PDF';
 
 /** A refused upload; the message says why and what to do. */
 export class AssetRejected extends Error {

@@ -149,6 +149,7 @@ docgen dev is ready
   workspace id        ${seed.workspaceId}
   API key             ${seed.apiKey}
   sample template id  ${seed.templateId}   (published invoice)
+  e-invoice template  ${seed.eInvoiceTemplateId ?? '-'}   (published E-invoice (Factur-X EN 16931): PDF/A-3b with factur-x.xml)
 ${ownerLines(owner)}
 
 Try it:

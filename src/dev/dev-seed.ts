@@ -1,6 +1,8 @@
 // The sample invoice (the gallery's invoice, src/gallery/invoice/: also the benchmarks' and
 // tests' fixture) and the first-start data for `docgen dev`: a workspace, an API key with both
-// scopes and the sample invoice template with its sample data, published. Kept in
+// scopes, the sample invoice template with its sample data, published, and the same invoice as
+// an e-invoice ("E-invoice (Factur-X EN 16931)": PDF/A-3b, the EN 16931 data embedded as
+// factur-x.xml, an outline), published too. Kept in
 // ./.docgen/dev-seed.json so later starts print the same ids and key. (The key is on disk here
 // only because this is a local sandbox; the database holds just its hash, as everywhere.)
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,12 +12,43 @@ import { displayPrefix, generateApiKey, hashApiKey, SCOPES } from '../auth/api-k
 import { formatId, parseId } from '../domain/ids.ts';
 import type { JsonObject, TemplateVersionContent } from '../domain/template.ts';
 import { galleryTemplate } from '../gallery/gallery.ts';
+import { normalizeContent, type TemplateContentInput } from '../admin/template-content.ts';
 
 export interface DevSeed {
   workspaceId: string;
   apiKey: string;
   templateId: string;
   sampleVariables: JsonObject;
+  /** "E-invoice (Factur-X EN 16931)" (absent in seeds written before it existed: added then). */
+  eInvoiceTemplateId?: string;
+}
+
+export const E_INVOICE_TEMPLATE_NAME = 'E-invoice (Factur-X EN 16931)';
+
+/**
+ * The sample invoice as a Factur-X EN 16931 e-invoice: the same page, in PDF/A-3b with an
+ * outline, and the invoice's EN 16931 data (variable `eInvoice`: an invoice object in the JSON
+ * model, docs/templates.md#e-invoice-factur-x-zugferd-xrechnung) converted to CII and embedded as factur-x.xml.
+ */
+export function sampleEInvoiceContent(): TemplateVersionContent {
+  const invoice = sampleInvoiceContent();
+  const eInvoice = JSON.parse(readFileSync(new URL('./e-invoice-sample.json', import.meta.url), 'utf8')) as JsonObject;
+  return normalizeContent({
+    ...invoice,
+    variables: [
+      ...invoice.variables,
+      {
+        name: 'eInvoice',
+        required: true,
+        description:
+          'The invoice as EN 16931 data: CII XML, or an invoice object in the JSON model (docs/templates.md#e-invoice-factur-x-zugferd-xrechnung)',
+      },
+    ],
+    sampleData: { ...invoice.sampleData, eInvoice },
+    conformance: ['PDF/A-3b'],
+    eInvoice: { standard: 'factur-x', profile: 'EN16931', from: 'eInvoice' },
+    outline: true,
+  } as TemplateContentInput);
 }
 
 /** The gallery's invoice: `docgen dev`'s sample template, with its sample data. */
@@ -33,7 +66,13 @@ export async function seedDevData(app: App, file: string): Promise<DevSeed> {
   if (existsSync(file)) {
     const seed = JSON.parse(readFileSync(file, 'utf8')) as DevSeed;
     const workspaceId = parseId('workspace', seed.workspaceId);
-    if (workspaceId && (await repositories.workspaces.get(workspaceId))) return seed;
+    if (workspaceId && (await repositories.workspaces.get(workspaceId))) {
+      if (!seed.eInvoiceTemplateId) {
+        seed.eInvoiceTemplateId = await publishEInvoiceTemplate(app, workspaceId);
+        writeFileSync(file, JSON.stringify(seed, null, 2), { mode: 0o600 });
+      }
+      return seed;
+    }
   }
   const workspace = await repositories.workspaces.create('Dev workspace');
   const apiKey = generateApiKey();
@@ -57,7 +96,15 @@ export async function seedDevData(app: App, file: string): Promise<DevSeed> {
     apiKey,
     templateId: formatId('template', template._id),
     sampleVariables: sampleInvoiceValues(),
+    eInvoiceTemplateId: await publishEInvoiceTemplate(app, workspace._id),
   };
   writeFileSync(file, JSON.stringify(seed, null, 2), { mode: 0o600 });
   return seed;
+}
+
+async function publishEInvoiceTemplate(app: App, workspaceId: ObjectId): Promise<string> {
+  const { templates } = app.infrastructure.repositories;
+  const { template } = await templates.create(workspaceId, E_INVOICE_TEMPLATE_NAME, sampleEInvoiceContent());
+  await templates.publish(template._id, 1);
+  return formatId('template', template._id);
 }

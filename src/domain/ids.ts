@@ -12,6 +12,7 @@ export const ID_PREFIXES = {
   event: 'evt_',
   delivery: 'dlv_',
   asset: 'ast_',
+  certificate: 'crt_',
   user: 'usr_',
   auditEvent: 'aud_',
 } as const;

@@ -4,7 +4,7 @@
 /**
  * Where: `body`, `css`, `title`, `partials/<name>`, `header_template`, `footer_template`,
  * `first_page_header_template`, `first_page_footer_template`, `variables`, `pdf_options`,
- * `sample_data`.
+ * `sample_data`, `document_settings` (conformance, e-invoice, signature, stamp, outline, attachments).
  */
 export type DiagnosticSource =
   | 'body'
@@ -17,7 +17,8 @@ export type DiagnosticSource =
   | 'title'
   | 'variables'
   | 'pdf_options'
-  | 'sample_data';
+  | 'sample_data'
+  | 'document_settings';
 
 export interface TemplateDiagnostic {
   source: DiagnosticSource;

@@ -19,6 +19,9 @@ import type { TemplateDiagnostic } from '../domain/template-diagnostics.ts';
 import { DEFAULT_LOCALE, DEFAULT_TIME_ZONE } from '../domain/locale-settings.ts';
 import {
   DocumentMetadataSchema,
+  EInvoiceSettingsSchema,
+  SignatureSettingsSchema,
+  StampSettingsSchema,
   PageMarginsSchema,
   PdfProtectionSchema,
   TemplateDiagnosticSchema,
@@ -123,6 +126,26 @@ export function contentToProto(c: TemplateVersionContent): ProtoTemplateVersionC
     // Versions stored before these settings existed read as the defaults.
     locale: c.locale || DEFAULT_LOCALE,
     timeZone: c.timeZone || DEFAULT_TIME_ZONE,
+    // Document standards: absent ones are off.
+    conformance: c.conformance ?? [],
+    eInvoice: c.eInvoice ? create(EInvoiceSettingsSchema, c.eInvoice) : undefined,
+    sign: c.sign
+      ? create(SignatureSettingsSchema, {
+          certificate: c.sign.certificate,
+          reason: c.sign.reason ?? '',
+          location: c.sign.location ?? '',
+        })
+      : undefined,
+    stamp: c.stamp
+      ? create(StampSettingsSchema, {
+          text: c.stamp.text,
+          opacity: c.stamp.opacity,
+          angle: c.stamp.angle,
+          firstPageOnly: c.stamp.firstPageOnly ?? false,
+        })
+      : undefined,
+    outline: c.outline ?? false,
+    attachments: c.attachments ?? [],
   });
 }
 
@@ -209,7 +232,35 @@ export function contentFromProto(c: ProtoTemplateVersionContent | undefined): Te
     sampleData: c.sampleData as JsonObject | undefined,
     locale: c.locale,
     timeZone: c.timeZone,
+    ...documentSettingsFromProto(c),
   };
+}
+
+/**
+ * The document standards as submitted: an unset message, an empty list or false is off; empty
+ * strings and unset numbers inside a message are left out (their defaults apply), so the
+ * checks (src/render/finishing/document-settings.ts) see what was given.
+ */
+function documentSettingsFromProto(c: ProtoTemplateVersionContent): Partial<TemplateContentInput> {
+  const out: Partial<TemplateContentInput> = {};
+  if (c.conformance.length > 0) out.conformance = [...c.conformance];
+  if (c.eInvoice) out.eInvoice = { standard: c.eInvoice.standard, profile: c.eInvoice.profile, from: c.eInvoice.from };
+  if (c.sign) {
+    const sign: Record<string, string> = { certificate: c.sign.certificate };
+    if (c.sign.reason !== '') sign.reason = c.sign.reason;
+    if (c.sign.location !== '') sign.location = c.sign.location;
+    out.sign = sign;
+  }
+  if (c.stamp) {
+    const stamp: Record<string, unknown> = { text: c.stamp.text };
+    if (c.stamp.opacity !== undefined) stamp.opacity = c.stamp.opacity;
+    if (c.stamp.angle !== undefined) stamp.angle = c.stamp.angle;
+    if (c.stamp.firstPageOnly) stamp.firstPageOnly = true;
+    out.stamp = stamp;
+  }
+  if (c.outline) out.outline = true;
+  if (c.attachments.length > 0) out.attachments = [...c.attachments];
+  return out;
 }
 
 export function webhookEndpointToProto(e: WebhookEndpointView): WebhookEndpoint {

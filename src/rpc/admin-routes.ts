@@ -7,6 +7,7 @@ import type { AuditLog } from '../access/audit-log.ts';
 import type { AdminPlane } from '../admin/admin-plane.ts';
 import { ApiKeyService } from '../gen/docgen/admin/v1/api_key_pb.js';
 import { AssetService } from '../gen/docgen/admin/v1/asset_pb.js';
+import { CertificateService } from '../gen/docgen/admin/v1/certificate_pb.js';
 import { DeliveryService } from '../gen/docgen/admin/v1/delivery_pb.js';
 import { GenerationAdminService } from '../gen/docgen/admin/v1/generation_pb.js';
 import { AuditService, MemberService, SessionService, UserService } from '../gen/docgen/admin/v1/identity_pb.js';
@@ -17,6 +18,7 @@ import type { Identity } from '../identity/identity.ts';
 import { adminAccessInterceptor } from './admin-access-interceptor.ts';
 import { ApiKeyServiceHandler } from './admin-api-key-service.ts';
 import { AssetServiceHandler } from './admin-asset-service.ts';
+import { CertificateServiceHandler } from './admin-certificate-service.ts';
 import { DeliveryServiceHandler } from './admin-delivery-service.ts';
 import { GenerationAdminServiceHandler } from './admin-generation-service.ts';
 import {
@@ -73,6 +75,11 @@ export function registerAdminRoutes(
   router.service(DeliveryService, mapErrors(new DeliveryServiceHandler(plane.deliveries), onInternal), serviceOptions);
   if (plane.assets)
     router.service(AssetService, mapErrors(new AssetServiceHandler(plane.assets), onInternal), serviceOptions);
+  router.service(
+    CertificateService,
+    mapErrors(new CertificateServiceHandler(plane.certificates), onInternal),
+    serviceOptions,
+  );
   router.service(
     GenerationAdminService,
     mapErrors(new GenerationAdminServiceHandler(plane.generations), onInternal),

@@ -128,6 +128,19 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
   [`${S}AssetService/ListAssets`]: { operation: 'assets.list', subject: ws() },
   [`${S}AssetService/DeleteAsset`]: { operation: 'assets.delete', subject: obj('asset'), target: req('id') },
 
+  [`${S}CertificateService/UploadCertificate`]: {
+    operation: 'certificates.upload',
+    subject: ws(),
+    target: res('certificate.id'),
+    detail: (r) => text(r.name),
+  },
+  [`${S}CertificateService/ListCertificates`]: { operation: 'certificates.list', subject: ws() },
+  [`${S}CertificateService/DeleteCertificate`]: {
+    operation: 'certificates.delete',
+    subject: obj('certificate'),
+    target: req('id'),
+  },
+
   [`${S}GenerationAdminService/ListGenerations`]: { operation: 'generations.list', subject: ws() },
   [`${S}GenerationAdminService/GetGeneration`]: { operation: 'generations.get', subject: obj('generation') },
   [`${S}GenerationAdminService/DeleteGeneration`]: {

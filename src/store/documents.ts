@@ -4,6 +4,7 @@
 // must happen once, its _id is derived from the natural key (deterministicObjectId).
 import { BSON, type Db, type Document, type IndexDescription, type ObjectId } from 'mongodb';
 import type { JsonObject, TemplateStatus, TemplateVersionContent } from '../domain/template.ts';
+import type { SealedSecret } from '../webhooks/secret-box.ts';
 
 export type GenerationStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
 
@@ -204,7 +205,7 @@ export interface AssetDoc {
   /** Unique in the workspace: the name-claim row (AssetNameDoc) guarantees it. */
   name: string;
   contentType: string;
-  kind: 'image' | 'font';
+  kind: 'image' | 'font' | 'document';
   sizeBytes: number;
   sha256: string;
   /** Object-store key; content-addressed, so a cached copy never goes stale. */
@@ -216,6 +217,38 @@ export interface AssetDoc {
 export interface AssetNameDoc {
   _id: ObjectId;
   assetId: ObjectId;
+  workspaceId: ObjectId;
+  name: string;
+  createdAt: Date;
+}
+
+/**
+ * A workspace's signing certificate (src/admin/certificate-admin.ts): the signer's certificate
+ * and issuers as PEM (public), the private key sealed (src/webhooks/secret-box.ts, context the
+ * `crt_…` id). The PKCS#12 file and its password are not kept.
+ */
+export interface CertificateDoc {
+  _id: ObjectId;
+  workspaceId: ObjectId;
+  /** Unique in the workspace: the name-claim row (CertificateNameDoc) guarantees it. */
+  name: string;
+  subject: string;
+  issuer: string;
+  serialNumber: string;
+  fingerprintSha256: string;
+  notBefore: Date;
+  notAfter: Date;
+  /** The signer's certificate first, then its issuers (PEM). */
+  chainPem: string[];
+  /** The private key, PKCS#8 PEM, sealed. */
+  key: SealedSecret;
+  createdAt: Date;
+}
+
+/** deterministicObjectId('certificate-name', workspaceId, name) -> the certificate holding the name. */
+export interface CertificateNameDoc {
+  _id: ObjectId;
+  certificateId: ObjectId;
   workspaceId: ObjectId;
   name: string;
   createdAt: Date;
@@ -233,6 +266,8 @@ export const COLLECTIONS = {
   deliveries: 'deliveries',
   assets: 'assets',
   assetNames: 'asset_names',
+  certificates: 'certificates',
+  certificateNames: 'certificate_names',
   users: 'users',
   memberships: 'memberships',
   sessions: 'sessions',
@@ -349,6 +384,12 @@ export const INDEX_STEPS: readonly IndexStep[] = [
         { key: { test: 1, createdAt: 1 }, name: 'test_expiry', partialFilterExpression: { test: true } },
       ],
     },
+  },
+  {
+    version: 4,
+    name: 'workspace-certificates',
+    // Signing certificates list by name in their workspace.
+    create: { [COLLECTIONS.certificates]: [{ key: { workspaceId: 1, name: 1 }, name: 'workspace_name' }] },
   },
 ];
 

@@ -16,6 +16,7 @@ import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
 import type { DeliveryJob } from '../../src/queue/messages.ts';
 import { registerAdminRoutes, type AdminServices } from '../../src/rpc/admin-routes.ts';
 import { AssetsRepository } from '../../src/store/assets-repository.ts';
+import { CertificatesRepository } from '../../src/store/certificates-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import type { DeliveryDoc, DeliveryStatus } from '../../src/store/documents.ts';
 import { WebhookEndpointsRepository } from '../../src/store/webhook-endpoints-repository.ts';
@@ -39,9 +40,14 @@ export interface AdminInProcess {
     webhookEndpoints: WebhookEndpointsRepository;
     deliveries: DeliveriesRepository;
     assets: AssetsRepository;
+    certificates: CertificatesRepository;
   };
   services: AdminServices;
   clients: AdminClients;
+  /** Clients that send the operator token on every call (for the CLI, which sends none here). */
+  operatorClients: AdminClients;
+  /** DOCGEN_SECRET_KEY of this stack (seals webhook secrets and certificate keys). */
+  secretKey: Buffer;
   /** Call options carrying the operator token. */
   operator: CallOptions;
   /** The portal's origin (DOCGEN_PORTAL_BASE_URL of this stack). */
@@ -88,18 +94,20 @@ export async function startAdminInProcess(options: { apiKeyLimits?: ApiKeyLimits
   const adminToken = testAdminToken();
   const portalUrl = 'http://127.0.0.1:8081';
   const objects = new MemoryObjects();
+  const secretKey = testSecretKey();
   const enqueued: DeliveryJob[] = [];
   const repositories = {
     ...stack.repositories,
     webhookEndpoints: new WebhookEndpointsRepository(stack.db),
     deliveries: new DeliveriesRepository(stack.db),
     assets: new AssetsRepository(stack.db),
+    certificates: new CertificatesRepository(stack.db),
   };
   const services = createAdminServices({
     repositories,
     generationService: stack.generations,
     objects,
-    secretKey: testSecretKey(),
+    secretKey,
     allowInsecureWebhookUrls: true,
     apiKeyLimits: options.apiKeyLimits,
     adminToken,
@@ -130,12 +138,29 @@ export async function startAdminInProcess(options: { apiKeyLimits?: ApiKeyLimits
   );
   const clients = adminClientsOn(transport);
   const operator: CallOptions = { headers: { authorization: `Bearer ${adminToken}` } };
+  const operatorClients = adminClientsOn(
+    createRouterTransport(
+      (router) => registerAdminRoutes(router, services, { onInternal: (cause) => internal.push(cause) }),
+      {
+        transport: {
+          interceptors: [
+            (next) => (req) => {
+              req.header.set('authorization', `Bearer ${adminToken}`);
+              return next(req);
+            },
+          ],
+        },
+      },
+    ),
+  );
 
   return {
     stack,
     repositories,
     services,
     clients,
+    operatorClients,
+    secretKey,
     operator,
     portalUrl,
     objects,

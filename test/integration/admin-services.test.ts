@@ -33,6 +33,7 @@ import { createIdentityRepositories } from '../../src/identity/identity.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
 import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
 import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
+import { CertificatesRepository } from '../../src/store/certificates-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import { COLLECTIONS, ensureIndexes, type DeliveryDoc, type WebhookEndpointDoc } from '../../src/store/documents.ts';
 import { TemplatesRepository } from '../../src/store/templates-repository.ts';
@@ -98,6 +99,7 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
     webhookEndpoints: new WebhookEndpointsRepository(db),
     deliveries: new DeliveriesRepository(db),
     generations: new GenerationsRepository(db),
+    certificates: new CertificatesRepository(db),
   };
   const generationService = new GenerationService({
     generations: repositories.generations,

@@ -28,6 +28,7 @@ import { registerAdminRoutes } from '../../src/rpc/admin-routes.ts';
 import { createObjectStore, type ObjectStore } from '../../src/storage/object-store.ts';
 import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
 import { AssetsRepository } from '../../src/store/assets-repository.ts';
+import { CertificatesRepository } from '../../src/store/certificates-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import { ensureIndexes } from '../../src/store/documents.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
@@ -103,6 +104,7 @@ beforeAll(async () => {
     webhookEndpoints: new WebhookEndpointsRepository(db),
     deliveries: new DeliveriesRepository(db),
     generations: new GenerationsRepository(db),
+    certificates: new CertificatesRepository(db),
   };
   const generationService = new GenerationService({
     generations: repositories.generations,

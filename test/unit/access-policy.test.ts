@@ -17,6 +17,7 @@ import { createIdentityRepositories } from '../../src/identity/identity.ts';
 import { ADMIN_RPCS } from '../../src/rpc/admin-rpc-map.ts';
 import { registerAdminRoutes } from '../../src/rpc/admin-routes.ts';
 import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
+import { CertificatesRepository } from '../../src/store/certificates-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
 import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
@@ -37,6 +38,7 @@ function registeredRpcs(): string[] {
       webhookEndpoints: new WebhookEndpointsRepository(db),
       deliveries: new DeliveriesRepository(db),
       generations: new GenerationsRepository(db),
+      certificates: new CertificatesRepository(db),
     },
     generationService: {
       list: async () => ({ generations: [], nextPageToken: null }),
@@ -149,6 +151,7 @@ describe('authorizer: the roles table', () => {
     delivery: lookup,
     generation: lookup,
     asset: lookup,
+    certificate: lookup,
   });
   const member = (role: 'owner' | 'editor' | 'viewer'): AdminCaller =>
     ({

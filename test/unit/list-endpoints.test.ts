@@ -20,6 +20,7 @@ import { GenerationService, GenerationStatus } from '../../src/gen/docgen/v1/gen
 import { ERROR_CODE_HEADER, mapErrors } from '../../src/rpc/connect-errors.ts';
 import { GenerationHandler } from '../../src/rpc/generation-handler.ts';
 import { makePng } from '../fixtures/assets/make-png.ts';
+import { pkcs12, testPki } from '../harness/signing-certificates.ts';
 import { startAdminInProcess, type AdminInProcess, type SignedInMember } from '../harness/admin-in-process.ts';
 import { rejection } from '../harness/in-process.ts';
 
@@ -83,6 +84,16 @@ async function nextMillisecond(): Promise<void> {
 }
 
 const o = () => admin.operator;
+
+/** One PKCS#12 file (a key costs ~100 ms to make), uploaded under many names. */
+let p12: Buffer | undefined;
+function signerP12(): Buffer {
+  if (!p12) {
+    const pki = testPki();
+    p12 = pkcs12(pki.signer, [pki.ca], 'list test');
+  }
+  return p12;
+}
 const content = { body: '<p>{{ name }}</p>', variables: [{ name: 'name' }] };
 
 async function newWorkspace(): Promise<{ id: string; objectId: ObjectId }> {
@@ -268,6 +279,25 @@ const ENDPOINTS: ListEndpoint<any>[] = [
     async page(ws: string, call) {
       const res = await admin.clients.assets.listAssets({ workspaceId: ws, ...call }, o());
       return { ids: res.assets.map((a) => a.id), next: res.nextPageToken };
+    },
+  } satisfies ListEndpoint<string>,
+  {
+    name: 'CertificateService/ListCertificates',
+    order: 'by key',
+    transport: 'rpc',
+    scope: async () => (await newWorkspace()).id,
+    async insert(ws: string, n) {
+      // Names in another order than the uploads: the list is by name.
+      const name = `signer-${String((n * 37) % 101).padStart(3, '0')}-${n}`;
+      const res = await admin.clients.certificates.uploadCertificate(
+        { workspaceId: ws, name, pkcs12: signerP12(), password: 'list test' },
+        o(),
+      );
+      return { id: res.certificate!.id, key: name };
+    },
+    async page(ws: string, call) {
+      const res = await admin.clients.certificates.listCertificates({ workspaceId: ws, ...call }, o());
+      return { ids: res.certificates.map((c) => c.id), next: res.nextPageToken };
     },
   } satisfies ListEndpoint<string>,
   {

@@ -68,7 +68,7 @@ describe('asset files', () => {
       'logo.png is named as a PNG image but its content is: WOFF2 font (font/woff2); rename it to .woff2',
     );
     expect(await rejection('logo.png', Buffer.from('<html></html>'))).toMatch(
-      /^logo\.png is .*; assets must be PNG, JPEG, WebP, GIF, SVG, WOFF2, WOFF, TTF or OTF$/,
+      /^logo\.png is .*; assets must be PNG, JPEG, WebP, GIF, SVG, WOFF2, WOFF, TTF, OTF or PDF$/,
     );
     expect(await rejection('logo.png', Buffer.alloc(0))).toBe('logo.png is empty');
     expect(await rejection('logo.png', makePng(64, 64, { noise: true }), 1000)).toMatch(

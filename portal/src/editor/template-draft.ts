@@ -16,6 +16,15 @@ import {
   readDocumentProperties,
   type SettingIssue,
 } from '@domain/document-settings';
+import {
+  standardsContent,
+  standardsDraftFromContent,
+  standardsProblems,
+  type StandardsDraft,
+} from './document-standards-draft.ts';
+
+/** Where settingIssues files the document standards' problems (their messages name the setting). */
+export const STANDARDS_FIELD = 'documentStandards';
 
 export interface VariableDraft {
   name: string;
@@ -71,6 +80,8 @@ export interface Draft {
   pdf: PdfDraft;
   document: DocumentDraft;
   sampleDataText: string;
+  /** Conformance, e-invoice, signature, stamp, outline, attachments (document-standards-draft.ts). */
+  standards: StandardsDraft;
 }
 
 export function starterDraft(): Draft {
@@ -105,6 +116,7 @@ export function starterDraft(): Draft {
     },
     document: { title: '', author: '', subject: '', keywords: '', language: '', locale: '', timeZone: '' },
     sampleDataText: JSON.stringify({ customer: { name: 'Ada Lovelace' }, order_number: 'A-1001' }, null, 2),
+    standards: standardsDraftFromContent(undefined),
   };
 }
 
@@ -162,6 +174,7 @@ export function draftFromContent(content: TemplateVersionContent | undefined): D
       timeZone: content?.timeZone ?? '',
     },
     sampleDataText: JSON.stringify(content?.sampleData ?? {}, null, 2),
+    standards: standardsDraftFromContent(content),
   };
 }
 
@@ -245,9 +258,15 @@ export function pdfOptionsFromDraft(pdf: PdfDraft): PdfOptionsInit {
  */
 export function settingIssues(draft: Draft): SettingIssue[] {
   const pdfOptions = { ...pdfOptionsFromDraft(draft.pdf), scale: scaleOf(draft.pdf.scale) };
+  const standards = standardsProblems(draft.standards ?? standardsDraftFromContent(undefined), {
+    encrypted: draft.pdf.protect,
+    title: draft.document.title,
+    variables: draft.variables.map((v) => v.name.trim()).filter(Boolean),
+  });
   return [
     ...readDocumentProperties({ title: draft.document.title, metadata: documentMetadata(draft.document) }).issues,
     ...checkPdfOptions(pdfOptions),
+    ...standards.map((issue) => ({ field: STANDARDS_FIELD, issue })),
   ];
 }
 
@@ -320,6 +339,7 @@ export function contentFromDraft(
       locale: draft.document.locale.trim(),
       timeZone: draft.document.timeZone.trim(),
       sampleData: sample.value ?? {},
+      ...standardsContent(draft.standards ?? standardsDraftFromContent(undefined)),
     },
   };
 }

@@ -52,7 +52,7 @@ export function AssetsPage() {
             <input
               type="file"
               ref={fileInput}
-              accept=".png,.jpg,.jpeg,.webp,.gif,.svg,.woff2,.woff,.ttf,.otf"
+              accept=".png,.jpg,.jpeg,.webp,.gif,.svg,.woff2,.woff,.ttf,.otf,.pdf"
               required
             />
           </label>

@@ -8,8 +8,16 @@ import { useAbilities } from '../session.tsx';
 import { ConfirmButton, ErrorMessage, Page, Time, useAction, useLoad } from '../ui.tsx';
 import { CodeEditor, type LineDiagnostic } from '../editor/code-editor.tsx';
 import { PreviewPane } from '../editor/preview-pane.tsx';
+import { DocumentStandardsSection } from '../editor/document-standards-section.tsx';
 import { DocumentSection, PartialsSection, PdfOptionsSection, VariablesSection } from '../editor/template-settings.tsx';
-import { contentFromDraft, draftFromContent, sameDraft, starterDraft, type Draft } from '../editor/template-draft.ts';
+import {
+  contentFromDraft,
+  draftFromContent,
+  sameDraft,
+  STANDARDS_FIELD,
+  starterDraft,
+  type Draft,
+} from '../editor/template-draft.ts';
 import { useLivePreview } from '../editor/use-live-preview.ts';
 import {
   TemplateStatus,
@@ -285,6 +293,14 @@ function TemplateEditor({
             readOnly={readOnly}
             diagnosticsFor={diagnosticsFor}
             issues={built.settingIssues}
+          />
+          <DocumentStandardsSection
+            workspaceId={workspaceId}
+            standards={draft.standards}
+            set={(change) => update((d) => ({ ...d, standards: { ...d.standards, ...change } }))}
+            readOnly={readOnly}
+            problems={built.settingIssues.filter((i) => i.field === STANDARDS_FIELD).map((i) => i.issue)}
+            variables={draft.variables.map((v) => v.name.trim()).filter(Boolean)}
           />
           <PdfOptionsSection
             resetKey={resets}

@@ -5,6 +5,7 @@ import { createConnectTransport } from '@connectrpc/connect-node';
 import { errorMessage } from '../../domain/errors.ts';
 import { ApiKeyService } from '../../gen/docgen/admin/v1/api_key_pb.js';
 import { AssetService } from '../../gen/docgen/admin/v1/asset_pb.js';
+import { CertificateService } from '../../gen/docgen/admin/v1/certificate_pb.js';
 import { DeliveryService } from '../../gen/docgen/admin/v1/delivery_pb.js';
 import { GenerationAdminService } from '../../gen/docgen/admin/v1/generation_pb.js';
 import { AuditService, MemberService, SessionService, UserService } from '../../gen/docgen/admin/v1/identity_pb.js';
@@ -22,6 +23,7 @@ const ADMIN_SERVICES = {
   webhooks: WebhookEndpointService,
   deliveries: DeliveryService,
   assets: AssetService,
+  certificates: CertificateService,
   generations: GenerationAdminService,
   users: UserService,
   members: MemberService,

@@ -2,6 +2,7 @@
 // Command[] (see command.ts), then add it here; the usage text, help and dispatch follow. A
 // group that needs a new admin service adds it to ADMIN_SERVICES in admin-client.ts.
 import { assetCommands } from './asset-commands.ts';
+import { certificateCommands } from './certificate-commands.ts';
 import type { Command } from './command.ts';
 import { deliveryCommands } from './delivery-commands.ts';
 import { generationCommands } from './generation-commands.ts';
@@ -20,4 +21,5 @@ export const COMMANDS: Command[] = [
   ...generationCommands,
   ...userCommands,
   ...assetCommands,
+  ...certificateCommands,
 ];

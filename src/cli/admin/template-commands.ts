@@ -4,19 +4,28 @@ import { toJson } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import type { JsonObject } from '../../domain/template.ts';
 import { DEFAULT_PDF_OPTIONS } from '../../domain/document-settings.ts';
-import { TemplateStatus, type Template, type TemplateVersion } from '../../gen/docgen/admin/v1/template_pb.js';
+import {
+  TemplateStatus,
+  type Template,
+  type TemplateVersion,
+  type TemplateVersionContent,
+} from '../../gen/docgen/admin/v1/template_pb.js';
+import { STAMP_DEFAULTS } from '../../render/finishing/document-settings.ts';
 import { need, page, PAGE_OPTIONS, positiveInteger, str, UsageError, type Command } from './command.ts';
 import { GALLERY_NAMES } from '../../gallery/gallery.ts';
 import type { VariableSchema } from '../../domain/variable-schema.ts';
 import { typeNameFor, variablesInterface } from '../../domain/variable-types.ts';
 import { fields, iso, more, table, time } from './output.ts';
 import { CONTENT_OPTIONS, readContent, readJsonObject } from './template-files.ts';
+import { DOCUMENT_SETTING_SYNOPSIS } from './document-setting-flags.ts';
 
 export const templateCommands: Command[] = [
   {
     path: ['template', 'create'],
     synopsis:
-      '--workspace WS_ID --name NAME (--file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--locale TAG] [--time-zone ZONE] | --from-gallery ' +
+      '--workspace WS_ID --name NAME (--file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--locale TAG] [--time-zone ZONE] ' +
+      DOCUMENT_SETTING_SYNOPSIS +
+      ' | --from-gallery ' +
       `${GALLERY_NAMES.join('|')}) [--publish]`,
     summary: 'Create a template with its first version (optionally published), from files or from the starter gallery.',
     positionals: [],
@@ -149,7 +158,9 @@ export const templateCommands: Command[] = [
   {
     path: ['template', 'version', 'add'],
     synopsis:
-      'TPL_ID --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--locale TAG] [--time-zone ZONE] [--publish]',
+      'TPL_ID --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--locale TAG] [--time-zone ZONE] ' +
+      DOCUMENT_SETTING_SYNOPSIS +
+      ' [--publish]',
     summary: 'Add a new version to a template (refused once archived).',
     positionals: ['TPL_ID'],
     options: CONTENT_OPTIONS,
@@ -227,6 +238,7 @@ export const templateCommands: Command[] = [
           ['pdf', c?.pdfOptions ? `${c.pdfOptions.pageSize}${c.pdfOptions.landscape ? ' landscape' : ''}` : '-'],
           ['sample data', c?.sampleData ? Object.keys(c.sampleData).join(', ') || '{}' : 'none'],
           ['locale', `${c?.locale || 'en-US'}, time zone ${c?.timeZone || 'UTC'}`],
+          ['standards', standardsLine(c)],
         ]) + `\n\n${c?.body ?? ''}`,
       );
     },
@@ -355,7 +367,45 @@ function versionJson(v: TemplateVersion) {
           sampleData: c.sampleData ?? null,
           locale: c.locale || 'en-US',
           timeZone: c.timeZone || 'UTC',
+          ...documentSettingsJson(c),
         }
       : null,
   };
+}
+
+/** The document standards as the flags name them (null: off). */
+function documentSettingsJson(c: TemplateVersionContent) {
+  return {
+    conformance: c.conformance,
+    eInvoice: c.eInvoice ? { standard: c.eInvoice.standard, profile: c.eInvoice.profile, from: c.eInvoice.from } : null,
+    sign: c.sign
+      ? {
+          certificate: c.sign.certificate,
+          ...(c.sign.reason ? { reason: c.sign.reason } : {}),
+          ...(c.sign.location ? { location: c.sign.location } : {}),
+        }
+      : null,
+    stamp: c.stamp
+      ? {
+          text: c.stamp.text,
+          opacity: c.stamp.opacity ?? STAMP_DEFAULTS.opacity,
+          angle: c.stamp.angle ?? STAMP_DEFAULTS.angle,
+          firstPageOnly: c.stamp.firstPageOnly,
+        }
+      : null,
+    outline: c.outline,
+    attachments: c.attachments,
+  };
+}
+
+function standardsLine(c: TemplateVersionContent | undefined): string {
+  if (!c) return 'none';
+  const parts: string[] = [];
+  if (c.conformance.length > 0) parts.push(c.conformance.join(', '));
+  if (c.eInvoice) parts.push(`e-invoice ${c.eInvoice.standard} ${c.eInvoice.profile} from ${c.eInvoice.from}`);
+  if (c.sign) parts.push(`signed with ${c.sign.certificate}`);
+  if (c.stamp) parts.push(`stamp ${JSON.stringify(c.stamp.text)}`);
+  if (c.outline) parts.push('outline');
+  if (c.attachments.length > 0) parts.push(`attaches ${c.attachments.join(', ')}`);
+  return parts.join('; ') || 'none';
 }

@@ -22,6 +22,7 @@ import {
 } from '../../gen/docgen/admin/v1/template_pb.js';
 import { str, UsageError, type OptionSpec, type Values } from './command.ts';
 import { normalizeLocaleSettings } from '../../domain/locale-settings.ts';
+import { applyDocumentSettingFlags, DOCUMENT_SETTING_OPTIONS } from './document-setting-flags.ts';
 
 export const CONTENT_OPTIONS: Record<string, OptionSpec> = {
   file: { type: 'string' },
@@ -34,6 +35,7 @@ export const CONTENT_OPTIONS: Record<string, OptionSpec> = {
   'sample-data': { type: 'string' },
   locale: { type: 'string' },
   'time-zone': { type: 'string' },
+  ...DOCUMENT_SETTING_OPTIONS,
   publish: { type: 'boolean' },
 };
 
@@ -48,6 +50,8 @@ export const CONTENT_OPTIONS: Record<string, OptionSpec> = {
  * --title: the PDF title (Liquid); --metadata: {"author", "subject", "keywords", "language"} (or @FILE).
  * --sample-data FILE.json: sample variables saved with the version (previews use them).
  * --locale / --time-zone: the formatting filters' locale ("de-DE") and time zone ("Europe/Berlin").
+ * --conformance, --e-invoice, --sign, --stamp, --outline, --attach: the document standards
+ *   (document-setting-flags.ts).
  */
 export async function readContent(values: Values): Promise<TemplateVersionContent> {
   const body = await readText('--file', str(values.file));
@@ -62,6 +66,7 @@ export async function readContent(values: Values): Promise<TemplateVersionConten
   if (values['sample-data'] !== undefined)
     content.sampleData = (await readJsonObject('--sample-data', str(values['sample-data']))) as JsonObject;
   applyLocaleFlags(content, values);
+  await applyDocumentSettingFlags(content, values);
   return content;
 }
 
@@ -168,7 +173,7 @@ const PDF_KEYS = Object.keys(PDF_OPTION_SETTINGS);
 const PROTECTION_KEYS: readonly string[] = PROTECTION_FIELDS;
 const METADATA_KEYS: readonly string[] = METADATA_FIELDS;
 
-async function readJsonObjectFlag(flag: string, value: string): Promise<Record<string, unknown>> {
+export async function readJsonObjectFlag(flag: string, value: string): Promise<Record<string, unknown>> {
   let parsed: unknown;
   if (value.startsWith('@')) parsed = await readJson(flag, value.slice(1));
   else {

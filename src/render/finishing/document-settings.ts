@@ -212,28 +212,42 @@ export interface PublishContext {
   variables?: readonly string[];
 }
 
+/** A refused combination: the setting to change (`conformance`, `title`, …) and why. */
+export interface SettingsConflict {
+  field: 'conformance' | 'title' | 'eInvoice' | 'attachments' | 'sign';
+  message: string;
+}
+
 /**
- * Combinations that cannot hold, refused when a version is published (the settings themselves
- * must be valid first): each message says what to change.
+ * Combinations that cannot hold, refused when a version is saved or published (the settings
+ * themselves must be valid first), each with the setting it names and a message saying what
+ * to change.
  */
-export function documentSettingsConflicts(s: DocumentSettings, context: PublishContext): string[] {
-  const problems: string[] = [];
+export function documentSettingsConflictIssues(s: DocumentSettings, context: PublishContext): SettingsConflict[] {
+  const problems: SettingsConflict[] = [];
+  const add = (field: SettingsConflict['field'], message: string) => problems.push({ field, message });
   const pdfa = pdfaLevel(s.conformance);
   if (pdfa && context.encrypted)
-    problems.push(
+    add(
+      'conformance',
       'PDF/A forbids encryption (ISO 19005-2 6.1.3): remove pdfOptions.protection or the PDF/A conformance level',
     );
   if (wantsPdfUa(s.conformance) && context.title.trim() === '')
-    problems.push('PDF/UA-1 needs a document title (ISO 14289-1 7.1): set the version title');
+    add('title', 'PDF/UA-1 needs a document title (ISO 14289-1 7.1): set the version title');
   if (s.eInvoice && pdfa?.part !== 3)
-    problems.push('an e-invoice is embedded in a PDF/A-3 document: add PDF/A-3b (or PDF/A-3u) to conformance');
+    add('eInvoice', 'an e-invoice is embedded in a PDF/A-3 document: add PDF/A-3b (or PDF/A-3u) to conformance');
   if ((s.attachments?.length ?? 0) > 0 && pdfa?.part === 2)
-    problems.push('PDF/A-2 accepts only PDF/A files as attachments: use PDF/A-3b or PDF/A-3u to attach files');
+    add('attachments', 'PDF/A-2 accepts only PDF/A files as attachments: use PDF/A-3b or PDF/A-3u to attach files');
   if (s.sign && context.encrypted)
-    problems.push('signed PDFs cannot be encrypted here (the signature must be the last change): remove one of them');
+    add('sign', 'signed PDFs cannot be encrypted here (the signature must be the last change): remove one of them');
   if (s.eInvoice && context.variables && !context.variables.includes(s.eInvoice.from))
-    problems.push(`eInvoice.from names ${quote(s.eInvoice.from)}, which is not a declared variable`);
+    add('eInvoice', `eInvoice.from names ${quote(s.eInvoice.from)}, which is not a declared variable`);
   return problems;
+}
+
+/** The refused combinations' messages (documentSettingsConflictIssues). */
+export function documentSettingsConflicts(s: DocumentSettings, context: PublishContext): string[] {
+  return documentSettingsConflictIssues(s, context).map((c) => c.message);
 }
 
 /** Everything publishing checks: the settings, then (when they are valid) their combinations. */

@@ -43,7 +43,7 @@ export declare type Asset = Message<"docgen.admin.v1.Asset"> & {
   contentType: string;
 
   /**
-   * `image` or `font`.
+   * `image`, `font` or `document` (a PDF: only for attachments, TemplateVersionContent.attachments).
    *
    * @generated from field: string kind = 5;
    */
@@ -221,7 +221,7 @@ export declare type DeleteAssetResponse = Message<"docgen.admin.v1.DeleteAssetRe
 export declare const DeleteAssetResponseSchema: GenMessage<DeleteAssetResponse>;
 
 /**
- * Workspace assets: images (PNG, JPEG, WebP, GIF, SVG) and fonts (WOFF2, WOFF, TTF, OTF) that
+ * Workspace assets: images (PNG, JPEG, WebP, GIF, SVG), fonts (WOFF2, WOFF, TTF, OTF) and PDFs that
  * templates use by name, e.g. `<img src="{{ 'logo.png' | asset_url }}">` in the body or
  * `src: url({{ 'brand.woff2' | asset_url }})` in an @font-face rule of the CSS. Assets are
  * immutable: to change one, delete it and upload it again (or upload under a new name).

@@ -61,7 +61,7 @@ export const DeleteAssetResponseSchema = /*@__PURE__*/
   messageDesc(file_docgen_admin_v1_asset, 6);
 
 /**
- * Workspace assets: images (PNG, JPEG, WebP, GIF, SVG) and fonts (WOFF2, WOFF, TTF, OTF) that
+ * Workspace assets: images (PNG, JPEG, WebP, GIF, SVG), fonts (WOFF2, WOFF, TTF, OTF) and PDFs that
  * templates use by name, e.g. `<img src="{{ 'logo.png' | asset_url }}">` in the body or
  * `src: url({{ 'brand.woff2' | asset_url }})` in an @font-face rule of the CSS. Assets are
  * immutable: to change one, delete it and upload it again (or upload under a new name).

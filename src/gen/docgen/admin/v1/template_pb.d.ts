@@ -387,11 +387,55 @@ export declare type TemplateVersionContent = Message<"docgen.admin.v1.TemplateVe
   /**
    * IANA time zone format_date shows instants in, e.g. "Europe/Berlin"; empty means "UTC".
    *
-   * Field numbers 11-19 are reserved for document settings.
-   *
    * @generated from field: string time_zone = 10;
    */
   timeZone: string;
+
+  /**
+   * Document standards (docs/templates.md#document-standards); each unset one is off.
+   * Conformance levels the PDF meets, any of "PDF/A-2b", "PDF/A-2u", "PDF/A-3b", "PDF/A-3u"
+   * (one PDF/A level at most) and "PDF/UA-1". A render whose PDF fails a requirement fails.
+   *
+   * @generated from field: repeated string conformance = 11;
+   */
+  conformance: string[];
+
+  /**
+   * An EN 16931 e-invoice embedded in the PDF (needs PDF/A-3b or PDF/A-3u).
+   *
+   * @generated from field: docgen.admin.v1.EInvoiceSettings e_invoice = 12;
+   */
+  eInvoice?: EInvoiceSettings | undefined;
+
+  /**
+   * A PAdES signature with a workspace certificate (CertificateService); always the last change.
+   *
+   * @generated from field: docgen.admin.v1.SignatureSettings sign = 13;
+   */
+  sign?: SignatureSettings | undefined;
+
+  /**
+   * A line of text drawn over the pages (e.g. "DRAFT").
+   *
+   * @generated from field: docgen.admin.v1.StampSettings stamp = 14;
+   */
+  stamp?: StampSettings | undefined;
+
+  /**
+   * Bookmarks from the document's headings (h1-h6); viewers open with them shown.
+   *
+   * @generated from field: bool outline = 15;
+   */
+  outline: boolean;
+
+  /**
+   * Workspace asset names attached to the PDF as files (PDF/A-2 takes none).
+   *
+   * Field numbers 17-19 are reserved for further document settings.
+   *
+   * @generated from field: repeated string attachments = 16;
+   */
+  attachments: string[];
 };
 
 /**
@@ -399,6 +443,110 @@ export declare type TemplateVersionContent = Message<"docgen.admin.v1.TemplateVe
  * Use `create(TemplateVersionContentSchema)` to create a new message.
  */
 export declare const TemplateVersionContentSchema: GenMessage<TemplateVersionContent>;
+
+/**
+ * Which e-invoice and where its data is.
+ *
+ * @generated from message docgen.admin.v1.EInvoiceSettings
+ */
+export declare type EInvoiceSettings = Message<"docgen.admin.v1.EInvoiceSettings"> & {
+  /**
+   * "factur-x", "zugferd" (the same format under its German name) or "xrechnung-cii".
+   *
+   * @generated from field: string standard = 1;
+   */
+  standard: string;
+
+  /**
+   * "MINIMUM", "BASIC WL", "BASIC", "EN16931" or "EXTENDED"; xrechnung-cii takes EN16931 only.
+   *
+   * @generated from field: string profile = 2;
+   */
+  profile: string;
+
+  /**
+   * The variable holding the invoice: CII XML as a string (used as it is, after validation),
+   * or an invoice object in the JSON model of docs/templates.md, converted to CII.
+   *
+   * @generated from field: string from = 3;
+   */
+  from: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.EInvoiceSettings.
+ * Use `create(EInvoiceSettingsSchema)` to create a new message.
+ */
+export declare const EInvoiceSettingsSchema: GenMessage<EInvoiceSettings>;
+
+/**
+ * @generated from message docgen.admin.v1.SignatureSettings
+ */
+export declare type SignatureSettings = Message<"docgen.admin.v1.SignatureSettings"> & {
+  /**
+   * A certificate of the template's workspace, `crt_…`.
+   *
+   * @generated from field: string certificate = 1;
+   */
+  certificate: string;
+
+  /**
+   * Shown by PDF viewers with the signature; at most 200 characters each.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: string location = 3;
+   */
+  location: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.SignatureSettings.
+ * Use `create(SignatureSettingsSchema)` to create a new message.
+ */
+export declare const SignatureSettingsSchema: GenMessage<SignatureSettings>;
+
+/**
+ * @generated from message docgen.admin.v1.StampSettings
+ */
+export declare type StampSettings = Message<"docgen.admin.v1.StampSettings"> & {
+  /**
+   * One line, at most 200 characters.
+   *
+   * @generated from field: string text = 1;
+   */
+  text: string;
+
+  /**
+   * Above 0 (invisible), up to 1 (opaque); unset means 0.15.
+   *
+   * @generated from field: optional double opacity = 2;
+   */
+  opacity?: number | undefined;
+
+  /**
+   * Degrees counter-clockwise, -360 to 360; unset means 45.
+   *
+   * @generated from field: optional double angle = 3;
+   */
+  angle?: number | undefined;
+
+  /**
+   * Only the first page; false stamps every page.
+   *
+   * @generated from field: bool first_page_only = 4;
+   */
+  firstPageOnly: boolean;
+};
+
+/**
+ * Describes the message docgen.admin.v1.StampSettings.
+ * Use `create(StampSettingsSchema)` to create a new message.
+ */
+export declare const StampSettingsSchema: GenMessage<StampSettings>;
 
 /**
  * @generated from message docgen.admin.v1.TemplateVersion
