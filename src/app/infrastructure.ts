@@ -14,6 +14,7 @@ import { ApiKeysRepository } from '../store/api-keys-repository.ts';
 import { AssetsRepository } from '../store/assets-repository.ts';
 import { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import { GenerationsRepository } from '../store/generations-repository.ts';
+import { BatchesRepository } from '../store/batches-repository.ts';
 import {
   connectMongo,
   DEFAULT_SERVER_SELECTION_TIMEOUT_MS,
@@ -35,6 +36,7 @@ export interface Repositories {
   apiKeys: ApiKeysRepository;
   templates: TemplatesRepository;
   generations: GenerationsRepository;
+  batches: BatchesRepository;
   rateLimits: RateLimitsRepository;
   webhookEndpoints: WebhookEndpointsRepository;
   deliveries: DeliveriesRepository;
@@ -172,6 +174,7 @@ export async function connectInfrastructure(config: Config, ctx: InfrastructureC
       apiKeys: new ApiKeysRepository(db),
       templates: new TemplatesRepository(db),
       generations: new GenerationsRepository(db),
+      batches: new BatchesRepository(db),
       rateLimits: new RateLimitsRepository(db),
       webhookEndpoints: new WebhookEndpointsRepository(db),
       deliveries: new DeliveriesRepository(db),

@@ -20,3 +20,10 @@ export const DEFAULT_MAX_HTML_BYTES = 2 * MiB;
  * REST gateway and the Connect server) drain this much.
  */
 export const UNREAD_BODY_DISCARD_LIMIT_BYTES = 64 * MiB;
+
+/**
+ * Most items one batch may hold (`POST /v1/batches`, DOCGEN_BATCH_MAX_ITEMS). Every item is a
+ * generation row written by the create request, and the batch counts items by index in one
+ * document, so this also bounds that document and the request's time.
+ */
+export const DEFAULT_MAX_BATCH_ITEMS = 1000;

@@ -90,6 +90,40 @@ export interface GenerationDoc {
   lastErrorCode?: string | null;
   /** Outbox of the final event: false from the final transition until the event is published. */
   eventPublished: boolean | null;
+  /** The batch this generation is an item of (`bat_…`); absent for a single generation. */
+  batchId?: string;
+  /** Its place in the batch's items (0-based): the merged PDF's order, and its counting slot. */
+  batchIndex?: number;
+  /** false: the batch asked for no per-item `generation.*` events (absent: events as usual). */
+  batchItemEvents?: boolean;
+}
+
+export type BatchStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED';
+
+/**
+ * Many generations from one request (src/batches/). Progress is counted here, one item once:
+ * `settled.<index>` is set by the same single-document update that increments the count, so a
+ * retried or repeated count of an item matches nothing (no transaction, no scan of the items).
+ */
+export interface BatchDoc {
+  _id: ObjectId;
+  workspaceId: ObjectId;
+  status: BatchStatus;
+  total: number;
+  completed: number;
+  failed: number;
+  /** Items counted, by index: 'C' completed, 'F' failed. */
+  settled: Record<string, 'C' | 'F'>;
+  merge: boolean;
+  itemEvents: boolean;
+  /** false until every item row is written (the create request's last database step). */
+  itemsStored: boolean;
+  /** The merged PDF (merge: true), set with COMPLETED. */
+  outputKey: string | null;
+  /** Outbox of `batch.completed`: false from COMPLETED until the event is published. */
+  eventPublished: boolean | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 export interface IdempotencyDoc {
@@ -211,6 +245,7 @@ export const COLLECTIONS = {
   templates: 'templates',
   templateVersions: 'template_versions',
   generations: 'generations',
+  batches: 'batches',
   idempotency: 'idempotency_keys',
   rateLimits: 'rate_limits',
   webhookEndpoints: 'webhook_endpoints',
@@ -300,7 +335,22 @@ export interface IndexStep {
  * definition, and docgen never redefines one silently: a change is a new step that creates the
  * new definition under a new name and drops the old one (src/store/schema.ts applies them).
  */
-export const INDEX_STEPS: readonly IndexStep[] = [{ version: 1, name: 'initial-indexes', create: INITIAL_INDEXES }];
+export const INDEX_STEPS: readonly IndexStep[] = [
+  { version: 1, name: 'initial-indexes', create: INITIAL_INDEXES },
+  {
+    version: 2,
+    name: 'batches',
+    create: {
+      // GET /v1/generations?batchId=…, newest first; and a batch's items in item order (the merge).
+      // Sparse: single generations have no batchId.
+      [COLLECTIONS.generations]: [
+        { key: { workspaceId: 1, batchId: 1, createdAt: -1, _id: -1 }, name: 'workspace_batch_created', sparse: true },
+        { key: { batchId: 1, batchIndex: 1 }, name: 'batch_items', sparse: true },
+      ],
+      [COLLECTIONS.batches]: [{ key: { workspaceId: 1, _id: -1 }, name: 'workspace' }],
+    },
+  },
+];
 
 /** The indexes every collection has once all steps are applied. */
 export function declaredIndexes(steps: readonly IndexStep[] = INDEX_STEPS): Record<string, IndexDescription[]> {

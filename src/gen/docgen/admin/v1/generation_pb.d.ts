@@ -50,6 +50,13 @@ export declare type ListGenerationsRequest = Message<"docgen.admin.v1.ListGenera
    * @generated from field: google.protobuf.Timestamp created_before = 7;
    */
   createdBefore?: Timestamp | undefined;
+
+  /**
+   * Only the items of this batch, `bat_…`.
+   *
+   * @generated from field: string batch_id = 8;
+   */
+  batchId: string;
 };
 
 /**
