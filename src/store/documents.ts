@@ -169,6 +169,10 @@ export interface WebhookEndpointDoc {
 
 export type DeliveryStatus = 'PENDING' | 'SUCCEEDED' | 'DROPPED';
 
+/** `generation.*`: {generationId[, error]}; `batch.completed`: {batchId, completed, failed}. */
+export type DeliveryPayload =
+  { generationId: string; error?: string } | { batchId: string; completed: number; failed: number };
+
 export interface DeliveryAttemptDoc {
   number: number;
   attemptedAt: Date;
@@ -186,9 +190,12 @@ export interface DeliveryDoc {
   endpointId: ObjectId;
   eventId: ObjectId;
   event: string;
-  generationId: ObjectId;
+  /** The generation of a `generation.*` event; null for a `batch.completed` one. */
+  generationId: ObjectId | null;
+  /** The batch of a `batch.completed` event. */
+  batchId?: ObjectId;
   /** The event body fields, so every attempt sends the same bytes. */
-  payload: { generationId: string; error?: string };
+  payload: DeliveryPayload;
   timestamp: number;
   status: DeliveryStatus;
   /**
