@@ -148,6 +148,8 @@ beforeAll(async () => {
       DOCGEN_WEBHOOK_ALLOW_INSECURE_URLS: 'true',
       DOCGEN_RENDER_TIMEOUT_MS: '15000',
       DOCGEN_RENDER_CONCURRENCY: '2',
+      // The SIGKILL test's long tables render on a loaded machine: no failure for slowness there.
+      DOCGEN_LIQUID_TIMEOUT_MS: '15000',
     },
   });
   workspaceId = await stack.workspace('batches e2e');
@@ -298,7 +300,7 @@ describe('batches end to end', () => {
 
   it('a render process SIGKILLed during a batch: every item final, one batch event', async () => {
     const templateId = await template({
-      body: '<h1>{{ title }}</h1><table>{% for i in (1..2500) %}<tr><td>{{ i }}</td><td>{{ title }} row {{ i }}</td></tr>{% endfor %}</table>',
+      body: '<h1>{{ title }}</h1><table>{% for i in (1..1200) %}<tr><td>{{ i }}</td><td>{{ title }} row {{ i }}</td></tr>{% endfor %}</table>',
       variables: [{ name: 'title', required: true, description: '' }],
     });
     let victim: DocgenProcess | undefined = spawnDocgen({
@@ -322,10 +324,11 @@ describe('batches end to end', () => {
       victim.kill('SIGKILL');
       await victim.exited;
       victim = undefined;
-      const done = await waitCompleted(created.id, 120_000);
-      expect(done).toMatchObject({ total: 16, completed: 16, failed: 0 });
+      const done = await waitCompleted(created.id, 180_000);
       const items = await listItems(created.id);
+      // Every item final and counted once: the batch's counts are the items' states.
       expect(items.map((g) => g.status)).toEqual(Array(16).fill('COMPLETED'));
+      expect(done).toMatchObject({ total: 16, completed: 16, failed: 0 });
       await expectOneBatchEvent(done);
     } finally {
       await victim?.stop(5000);
