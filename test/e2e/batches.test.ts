@@ -18,6 +18,9 @@ import { startHttpReceiver, type HttpReceiver, type ReceivedRequest } from '../h
 import { pollUntil } from '../harness/poll-until.ts';
 import { spawnDocgen, type DocgenProcess } from '../harness/spawn-docgen.ts';
 import { request, startApiStack, type ApiStack, type HttpAnswer } from './api-stack.ts';
+import { loadOpenApi } from './api-openapi.ts';
+
+const openapi = loadOpenApi();
 
 interface BatchJson {
   id: string;
