@@ -65,7 +65,7 @@ export function generationJson(view: GenerationView) {
   };
 }
 
-/** The Batch of docs/interface.md#the-batch, in its order. */
+/** The Batch of docs/interface.md#batches, in its order. */
 export function batchJson(view: BatchView) {
   return {
     id: view.id,

@@ -34,7 +34,7 @@ const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 /** Render jobs published at once while a batch is handed to the queue. */
 const PUBLISH_CONCURRENCY = 32;
 
-/** The Batch as clients see it (docs/interface.md#the-batch). */
+/** The Batch as clients see it (docs/interface.md#batches). */
 export interface BatchView {
   id: string;
   status: BatchStatus;
