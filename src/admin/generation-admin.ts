@@ -6,6 +6,7 @@ import { eraseGeneration, type GenerationErasureDeps } from '../generations/gene
 import type { GenerationPage, GenerationService, ListGenerationsInput } from '../generations/generation-service.ts';
 import type { GenerationView } from '../generations/generation-view.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
+import type { BatchService, BatchView } from '../batches/batch-service.ts';
 import { quoteId, requireId, requireWorkspace } from '../domain/input.ts';
 
 export interface GenerationAdminDeps {
@@ -13,6 +14,8 @@ export interface GenerationAdminDeps {
   /** The public API's generation service. */
   generations: Pick<GenerationService, 'list' | 'getInAnyWorkspace'>;
   erasure: GenerationErasureDeps;
+  /** The public API's batch reads. */
+  batches?: Pick<BatchService, 'get'> | undefined;
 }
 
 export class GenerationAdmin {
@@ -29,6 +32,14 @@ export class GenerationAdmin {
   async get(id: string): Promise<GenerationView> {
     requireId('generation', id, 'id', 'Generation');
     return this.deps.generations.getInAnyWorkspace(id);
+  }
+
+  /** A batch of the workspace with its progress; NOT_FOUND for another workspace's. */
+  async getBatch(workspaceId: string, id: string): Promise<BatchView> {
+    const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
+    requireId('batch', id, 'id', 'Batch');
+    if (!this.deps.batches) throw notFound('Batch');
+    return this.deps.batches.get({ workspaceId: workspace._id }, id);
   }
 
   /** Deletes the generation, its PDF and its deliveries; afterwards the public API answers 404. */

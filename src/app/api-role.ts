@@ -121,7 +121,12 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
     waiter.close();
     throw err;
   }
-  const adminHandler = buildAdminListenerHandler(config, infrastructure, { logger, metrics, generations });
+  const adminHandler = buildAdminListenerHandler(config, infrastructure, {
+    logger,
+    metrics,
+    generations,
+    batches,
+  });
   let adminServer: DualProtocolServer;
   try {
     adminServer = await startDualProtocolServer(config.adminAddress, adminHandler.handler, config.http);

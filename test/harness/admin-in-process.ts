@@ -97,6 +97,7 @@ export async function startAdminInProcess(): Promise<AdminInProcess> {
   const services = createAdminServices({
     repositories,
     generationService: stack.generations,
+    batchService: stack.batches,
     objects,
     secretKey: testSecretKey(),
     allowInsecureWebhookUrls: true,
