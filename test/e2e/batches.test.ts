@@ -50,18 +50,21 @@ async function template(content: Partial<TemplateVersionContent>): Promise<strin
   return `tpl_${created._id.toHexString()}`;
 }
 
-function call(
+/** A request with the test's key; every answer is checked against docs/openapi.yaml. */
+async function call(
   method: string,
   pathname: string,
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<HttpAnswer> {
-  return request(stack.baseUrl, {
+  const answer = await request(stack.baseUrl, {
     method,
     path: pathname,
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
+  openapi.check({ method, path: pathname, status: answer.status, headers: answer.headers, body: answer.body });
+  return answer;
 }
 
 async function createBatch(body: unknown, headers: Record<string, string> = {}): Promise<BatchJson> {
