@@ -1,7 +1,7 @@
 // Generations from the admin plane (the portal's Generations screen): the public API's list
 // and read (same filters, paging, views and fresh presigned URLs: src/generations), for any
 // workspace the operator names, and deletion as the right to erasure.
-import { notFound } from '../domain/errors.ts';
+import { failedPrecondition, notFound } from '../domain/errors.ts';
 import { eraseGeneration, type GenerationErasureDeps } from '../generations/generation-erasure.ts';
 import type { GenerationPage, GenerationService, ListGenerationsInput } from '../generations/generation-service.ts';
 import type { GenerationView } from '../generations/generation-view.ts';
@@ -45,6 +45,14 @@ export class GenerationAdmin {
   /** Deletes the generation, its PDF and its deliveries; afterwards the public API answers 404. */
   async delete(id: string): Promise<void> {
     const objectId = requireId('generation', id, 'id', 'Generation');
+    // A batch counts its items as they become final: one erased before that would never be
+    // counted and its batch would never complete. Retention only erases final rows.
+    const current = await this.deps.erasure.generations.get(objectId);
+    if (current?.batchId && (current.status === 'PENDING' || current.status === 'PROCESSING')) {
+      throw failedPrecondition(
+        `Generation ${quoteId(id)} is an item of batch ${current.batchId} and is not final yet; delete it once it is COMPLETED or FAILED`,
+      );
+    }
     const erased = await eraseGeneration(this.deps.erasure, objectId);
     if (!erased) throw notFound(`Generation ${quoteId(id)}`);
   }

@@ -9,6 +9,10 @@ import { DomainError } from '../../src/domain/errors.ts';
 import { parseId } from '../../src/domain/ids.ts';
 import type { BatchCompletedEvent } from '../../src/queue/messages.ts';
 import { rejection, startInProcessStack, type InProcessStack } from '../harness/in-process.ts';
+import { GenerationAdmin } from '../../src/admin/generation-admin.ts';
+import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
+import { MemoryObjects } from '../harness/admin-in-process.ts';
+import { formatId } from '../../src/domain/ids.ts';
 
 let stack: InProcessStack;
 
@@ -148,5 +152,34 @@ describe('batch create and counting', () => {
     const before = events.published.length;
     await progress.itemFinal(failed2);
     expect(events.published.length).toBe(before);
+  });
+});
+
+describe('deleting a batch item', () => {
+  it('is refused until the item is final (it would never be counted), then allowed', async () => {
+    const workspace = await stack.workspace();
+    const templateId = await stack.template(workspace);
+    const batch = await stack.batches.create(stack.principal(workspace), {
+      items: [{ templateId, variables: {}, format: 'pdf' }],
+      merge: false,
+      itemEvents: true,
+    });
+    const admin = new GenerationAdmin({
+      workspaces: stack.repositories.workspaces,
+      generations: stack.generations,
+      erasure: {
+        generations: stack.repositories.generations,
+        deliveries: new DeliveriesRepository(stack.db),
+        objects: new MemoryObjects(),
+      },
+    });
+    const [item] = await stack.repositories.generations.listBatchItems(batch.id);
+    const id = formatId('generation', item!._id);
+    const refused = await rejection(admin.delete(id), DomainError);
+    expect(refused.code).toBe('FAILED_PRECONDITION');
+    expect(refused.message).toContain(batch.id);
+    await stack.repositories.generations.fail(item!._id, null, 'broken');
+    await admin.delete(id);
+    expect(await stack.repositories.generations.get(item!._id)).toBeNull();
   });
 });
