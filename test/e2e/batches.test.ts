@@ -221,7 +221,9 @@ describe('batches end to end', () => {
       templateId,
       variables: i === 17 || i === 150 ? ({} as JsonObject) : { name: `item ${i}` },
     }));
+    const started = performance.now();
     const created = await createBatch({ items, itemEvents: false }, { 'Idempotency-Key': 'batch-200' });
+    const createdMs = performance.now() - started;
     expect(created).toEqual({
       id: expect.stringMatching(/^bat_[0-9a-f]{24}$/),
       status: 'PENDING',
@@ -237,6 +239,10 @@ describe('batches end to end', () => {
     expect(again.id).toBe(created.id);
 
     const done = await waitCompleted(created.id, 240_000);
+    // For the note, not asserted (the machine's load decides them).
+    console.log(
+      `200-item batch: POST answered in ${Math.round(createdMs)} ms, COMPLETED after ${Math.round(performance.now() - started)} ms`,
+    );
     expect(done).toMatchObject({ status: 'COMPLETED', total: 200, completed: 198, failed: 2, outputUrl: null });
 
     const listed = await listItems(created.id);
