@@ -17,6 +17,8 @@ import {
 } from '../src/generations/create-input.ts';
 import type { ListGenerationsInput } from '../src/generations/generation-service.ts';
 import type { GenerationView } from '../src/generations/generation-view.ts';
+import { parseCreateBatchBody } from '../src/batches/batch-input.ts';
+import type { BatchView } from '../src/batches/batch-service.ts';
 import { BodyError, MethodNotAllowed, sendError } from './rest-errors.ts';
 
 type Request = IncomingMessage | Http2ServerRequest;
@@ -25,6 +27,8 @@ type Response = ServerResponse | Http2ServerResponse;
 export interface RestGatewayOptions {
   api: PublicApi;
   maxBodyBytes: number;
+  /** Most items in one batch (DOCGEN_BATCH_MAX_ITEMS); default DEFAULT_MAX_BATCH_ITEMS. */
+  batchMaxItems?: number | undefined;
   /** Called for INTERNAL/UNAVAILABLE errors with the request id (for logging the cause). */
   onError?: (err: unknown, requestId: string) => void;
   /** Called once per answered request, for metrics and access logs. */
@@ -33,7 +37,15 @@ export interface RestGatewayOptions {
 
 /** Deepest JSON nesting accepted in a body: far above any real document, far below a stack risk. */
 export const MAX_JSON_DEPTH = 64;
-const LIST_PARAMS = new Set(['pageSize', 'pageToken', 'status', 'templateId', 'createdAfter', 'createdBefore']);
+const LIST_PARAMS = new Set([
+  'pageSize',
+  'pageToken',
+  'status',
+  'templateId',
+  'createdAfter',
+  'createdBefore',
+  'batchId',
+]);
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/i;
 
 /** The eleven fields of the interface's Generation, in its order, and nothing else. */
@@ -53,6 +65,20 @@ export function generationJson(view: GenerationView) {
   };
 }
 
+/** The Batch of docs/interface.md#batches, in its order. */
+export function batchJson(view: BatchView) {
+  return {
+    id: view.id,
+    status: view.status,
+    total: view.total,
+    completed: view.completed,
+    failed: view.failed,
+    outputUrl: view.outputUrl,
+    createdAt: view.createdAt.toISOString(),
+    updatedAt: view.updatedAt.toISOString(),
+  };
+}
+
 interface Route {
   name: string;
   methods: string[];
@@ -64,6 +90,9 @@ function matchRoute(path: string): { route: Route; id?: string } | undefined {
   const match = /^\/v1\/generations\/([^/]+)$/.exec(path);
   if (match)
     return { route: { name: '/v1/generations/{id}', methods: ['GET'] }, id: decodeURIComponentSafe(match[1]!) };
+  if (path === '/v1/batches' || path === '/v1/batches/') return { route: { name: '/v1/batches', methods: ['POST'] } };
+  const batch = /^\/v1\/batches\/([^/]+)$/.exec(path);
+  if (batch) return { route: { name: '/v1/batches/{id}', methods: ['GET'] }, id: decodeURIComponentSafe(batch[1]!) };
   return undefined;
 }
 
@@ -113,7 +142,17 @@ export function createRestGateway(options: RestGatewayOptions) {
         throw new MethodNotAllowed(method, matched.route.methods);
       }
 
-      if (method === 'POST') {
+      if (routeName === '/v1/batches') {
+        const raw = await readBody(req, options.maxBodyBytes);
+        const batch = await api.createBatch(ctx, () => ({
+          input: parseCreateBatchBody(parseJsonBody(raw), options.batchMaxItems),
+          idempotencyKey: validateIdempotencyKey(headerValue(req.headers['idempotency-key'])),
+        }));
+        answer(201, batchJson(batch));
+      } else if (routeName === '/v1/batches/{id}') {
+        drain(req);
+        answer(200, batchJson(await api.getBatch(ctx, () => matched.id!)));
+      } else if (method === 'POST') {
         const raw = await readBody(req, options.maxBodyBytes);
         // A wait ends early when the client goes away: nobody would read its answer.
         const gone = new AbortController();
@@ -324,6 +363,8 @@ export function parseListQuery(params: URLSearchParams): ListGenerationsInput {
   if (status !== null) input.status = status;
   const templateId = params.get('templateId');
   if (templateId !== null) input.templateId = templateId;
+  const batchId = params.get('batchId');
+  if (batchId !== null) input.batchId = batchId;
   for (const field of ['createdAfter', 'createdBefore'] as const) {
     const value = params.get(field);
     if (value === null) continue;

@@ -72,6 +72,7 @@ export const ADMIN_OPERATIONS = {
 
   'generations.list': read(),
   'generations.get': read(),
+  'batches.get': read(),
   'generations.delete': change('generations.manage'),
 
   'sessions.signIn': change('public', 'none'),

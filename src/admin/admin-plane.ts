@@ -22,6 +22,7 @@ import { TemplateAdmin, type AnalyzeTemplate, type DiagnoseTemplate, type Render
 import { WebhookEndpointAdmin } from './webhook-endpoint-admin.ts';
 import { WebhookTestEvents } from './webhook-test-event.ts';
 import { WorkspaceAdmin } from './workspace-admin.ts';
+import type { BatchService } from '../batches/batch-service.ts';
 
 export interface AdminRepositories {
   workspaces: WorkspacesRepository;
@@ -36,6 +37,8 @@ export interface AdminRepositories {
 export interface AdminPlaneDeps {
   /** The public API's generation service: the Generations screen lists and reads through it. */
   generationService: Pick<GenerationService, 'list' | 'getInAnyWorkspace'>;
+  /** The public API's batch reads (the Generations screen's batch filter). */
+  batchService?: Pick<BatchService, 'get'> | undefined;
   /** The object store: erasing a generation removes its PDF. */
   objects: { remove(key: string): Promise<void> };
   repositories: AdminRepositories;
@@ -140,6 +143,7 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
       workspaces,
       generations: deps.generationService,
       erasure: { generations, deliveries, objects: deps.objects },
+      batches: deps.batchService,
     }),
   };
 }

@@ -25,7 +25,10 @@ export interface DeliveryView {
   endpointId: string;
   eventId: string;
   event: string;
+  /** Empty for a `batch.completed` delivery. */
   generationId: string;
+  /** `batch.completed` deliveries: the batch, `bat_…`; empty otherwise. */
+  batchId: string;
   status: DeliveryStatus;
   attempts: DeliveryAttemptView[];
   createdAt: Date;
@@ -74,7 +77,8 @@ export function toDeliveryView(doc: DeliveryDoc): DeliveryView {
     endpointId: formatId('webhookEndpoint', doc.endpointId),
     eventId: formatId('event', doc.eventId),
     event: doc.event,
-    generationId: formatId('generation', doc.generationId),
+    generationId: doc.generationId ? formatId('generation', doc.generationId) : '',
+    batchId: doc.batchId ? formatId('batch', doc.batchId) : '',
     status: doc.status,
     attempts: doc.attempts.map(toAttemptView),
     createdAt: doc.createdAt,

@@ -9,6 +9,8 @@ import type { CreateGenerationInput } from '../generations/create-input.ts';
 import type { GenerationPage, GenerationService, ListGenerationsInput } from '../generations/generation-service.ts';
 import type { GenerationView } from '../generations/generation-view.ts';
 import type { GenerationWaiter } from './generation-waiter.ts';
+import type { BatchService, BatchView } from '../batches/batch-service.ts';
+import type { CreateBatchInput } from '../batches/batch-input.ts';
 import {
   unmeteredDecision,
   type RateLimitDecision,
@@ -26,6 +28,11 @@ export interface CreateRequest {
   idempotencyKey: string | undefined;
   /** `Prefer: wait=N` (src/api/prefer-wait.ts): seconds to wait for a final state; absent: none. */
   waitSeconds?: number | undefined;
+}
+
+export interface CreateBatchRequest {
+  input: CreateBatchInput;
+  idempotencyKey: string | undefined;
 }
 
 export interface CreateOutcome {
@@ -46,6 +53,7 @@ export class PublicApi {
   private readonly rateLimits: RateLimitsRepository;
   private readonly generations: GenerationService;
   private readonly waiter: GenerationWaiter | undefined;
+  private readonly batches: BatchService | undefined;
 
   constructor(deps: {
     authenticator: ApiKeyAuthenticator;
@@ -53,11 +61,30 @@ export class PublicApi {
     generations: GenerationService;
     /** Serves `Prefer: wait`; without one the preference is not honoured (no Preference-Applied). */
     waiter?: GenerationWaiter | undefined;
+    /** Serves /v1/batches; without one, batch calls answer NOT_FOUND. */
+    batches?: BatchService | undefined;
   }) {
     this.authenticator = deps.authenticator;
     this.rateLimits = deps.rateLimits;
     this.generations = deps.generations;
     this.waiter = deps.waiter;
+    this.batches = deps.batches;
+  }
+
+  /** Creates a batch: every item a generation, or (one item invalid) nothing. */
+  createBatch(ctx: CallContext, parse: () => CreateBatchRequest): Promise<BatchView> {
+    return this.run(ctx, 'generations:trigger', parse, (principal, req) =>
+      this.batchService().create(principal, req.input, req.idempotencyKey),
+    );
+  }
+
+  getBatch(ctx: CallContext, parse: () => string): Promise<BatchView> {
+    return this.run(ctx, 'generations:read', parse, (principal, id) => this.batchService().get(principal, id));
+  }
+
+  private batchService(): BatchService {
+    if (!this.batches) throw new DomainError('NOT_FOUND', 'Batches are not served here');
+    return this.batches;
   }
 
   /** Creates a generation; with `waitSeconds`, answers once it is final or the wait is over. */

@@ -9,6 +9,7 @@ import { registerAdminRoutes } from '../rpc/admin-routes.ts';
 import { rewriteDecodeErrors } from '../rpc/decode-error-adapter.ts';
 import { configDefault, type Config } from '../config/config.ts';
 import type { GenerationService } from '../generations/generation-service.ts';
+import type { BatchService } from '../batches/batch-service.ts';
 import type { Logger } from '../ops/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { previewSubject } from '../queue/preview-channel.ts';
@@ -45,7 +46,12 @@ export function portalBaseUrl(config: Config, boundPort: number | undefined): st
 export function buildAdminListenerHandler(
   config: Config,
   infrastructure: Infrastructure,
-  ctx: { logger: Logger; metrics: Metrics; generations: Pick<GenerationService, 'list' | 'getInAnyWorkspace'> },
+  ctx: {
+    logger: Logger;
+    metrics: Metrics;
+    generations: Pick<GenerationService, 'list' | 'getInAnyWorkspace'>;
+    batches?: Pick<BatchService, 'get'>;
+  },
 ): AdminListenerHandler {
   const logger = ctx.logger.child({ module: 'admin' });
   const renderPreview = createPreviewClient(infrastructure.queue.nats.connection, {
@@ -56,6 +62,7 @@ export function buildAdminListenerHandler(
   const services = createAdminServices({
     repositories: infrastructure.repositories,
     generationService: ctx.generations,
+    batchService: ctx.batches,
     objects: infrastructure.objects,
     secretKey: config.secretKey,
     allowInsecureWebhookUrls: config.webhooks.allowInsecureUrls,

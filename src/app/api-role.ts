@@ -10,6 +10,9 @@ import { requestIdFrom } from '../api/request-id.ts';
 import { describeError } from '../domain/errors.ts';
 import { GenerationService } from '../generations/generation-service.ts';
 import { GenerationService as GenerationServiceDesc } from '../gen/docgen/v1/generation_pb.js';
+import { BatchService as BatchServiceDesc } from '../gen/docgen/v1/batch_pb.js';
+import { BatchService } from '../batches/batch-service.ts';
+import { BatchHandler } from '../rpc/batch-handler.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { traceHttpRequest } from '../ops/tracing.ts';
 import { renderJobMsgId } from '../queue/messages.ts';
@@ -47,6 +50,16 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
       logger.warn('render job publish failed; the outbox sweeper will publish it', { generationId, err: String(err) }),
     afterInsert: options.afterGenerationInsert,
   });
+  const batches = new BatchService({
+    batches: repositories.batches,
+    generations: repositories.generations,
+    generationService: generations,
+    jobs: { publishRenderJob: (id) => infrastructure.queue.publishRenderJob(id, renderJobMsgId(id)) },
+    urls: infrastructure.objects,
+    outputUrlTtlSeconds: config.api.outputUrlTtlSeconds,
+    onPublishError: (generationId, err) =>
+      logger.warn('render job publish failed; the outbox sweeper will publish it', { generationId, err: String(err) }),
+  });
   // `Prefer: wait`: one subscription to the final events for every waiting request of this process.
   const waiter = await GenerationWaiter.start(
     natsFinalEventSource(infrastructure.queue.nats.connection, infrastructure.queue.nats.prefix),
@@ -59,11 +72,13 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
     rateLimits: repositories.rateLimits,
     generations,
     waiter,
+    batches,
   });
   const onInternal = (cause: unknown) => logger.error('request failed', { err: describeError(cause) });
   const connect = connectNodeAdapter({
     routes: (router: ConnectRouter) => {
       router.service(GenerationServiceDesc, mapErrors(new GenerationHandler(api), onInternal));
+      router.service(BatchServiceDesc, mapErrors(new BatchHandler(api, config.api.batchMaxItems), onInternal));
       rewriteDecodeErrors(router);
     },
     readMaxBytes: config.api.maxBodyBytes,
@@ -75,6 +90,7 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
   const rest = createRestGateway({
     api,
     maxBodyBytes: config.api.maxBodyBytes,
+    batchMaxItems: config.api.batchMaxItems,
     onError: (err, requestId) => logger.error('request failed', { requestId, err: describeError(err) }),
     onResponse: ({ route, method, status, durationMs, requestId }) => {
       metrics.observeHttpRequest(route, method, status, durationMs / 1000);
@@ -90,7 +106,7 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
       const path = req.url ?? '';
       if (path.startsWith('/docgen.')) {
         // The generation handler sets its own; other Connect answers (unknown procedure) get one here.
-        if (!path.startsWith('/docgen.v1.GenerationService/'))
+        if (!path.startsWith('/docgen.v1.GenerationService/') && !path.startsWith('/docgen.v1.BatchService/'))
           res.setHeader('X-Request-Id', requestIdFrom(req.headers['x-request-id']));
         connect(req, res);
       } else {
@@ -105,7 +121,12 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
     waiter.close();
     throw err;
   }
-  const adminHandler = buildAdminListenerHandler(config, infrastructure, { logger, metrics, generations });
+  const adminHandler = buildAdminListenerHandler(config, infrastructure, {
+    logger,
+    metrics,
+    generations,
+    batches,
+  });
   let adminServer: DualProtocolServer;
   try {
     adminServer = await startDualProtocolServer(config.adminAddress, adminHandler.handler, config.http);

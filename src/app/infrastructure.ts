@@ -15,6 +15,7 @@ import { AssetsRepository } from '../store/assets-repository.ts';
 import { CertificatesRepository } from '../store/certificates-repository.ts';
 import { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import { GenerationsRepository } from '../store/generations-repository.ts';
+import { BatchesRepository } from '../store/batches-repository.ts';
 import {
   connectMongo,
   DEFAULT_SERVER_SELECTION_TIMEOUT_MS,
@@ -36,6 +37,7 @@ export interface Repositories {
   apiKeys: ApiKeysRepository;
   templates: TemplatesRepository;
   generations: GenerationsRepository;
+  batches: BatchesRepository;
   rateLimits: RateLimitsRepository;
   webhookEndpoints: WebhookEndpointsRepository;
   deliveries: DeliveriesRepository;
@@ -174,6 +176,7 @@ export async function connectInfrastructure(config: Config, ctx: InfrastructureC
       apiKeys: new ApiKeysRepository(db),
       templates: new TemplatesRepository(db, config.secretKey),
       generations: new GenerationsRepository(db),
+      batches: new BatchesRepository(db),
       rateLimits: new RateLimitsRepository(db),
       webhookEndpoints: new WebhookEndpointsRepository(db),
       deliveries: new DeliveriesRepository(db),

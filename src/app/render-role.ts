@@ -9,6 +9,7 @@ import type { RenderJob } from '../queue/messages.ts';
 import { createCertificateSource } from '../render/finishing/certificate-store.ts';
 import { createRenderEngine, type RenderEngine } from '../render/render-engine.ts';
 import { OutboxSweeper } from '../render/outbox-sweeper.ts';
+import { BatchProgress } from '../batches/batch-progress.ts';
 import { RenderPipeline, type DocumentRendererLike } from '../render/render-pipeline.ts';
 import { RenderSlots, renderJobsInFlight } from '../render/render-slots.ts';
 import { formatId, parseId } from '../domain/ids.ts';
@@ -83,7 +84,15 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
       });
     },
   };
+  const batches = new BatchProgress({
+    batches: repositories.batches,
+    generations: repositories.generations,
+    store: objects,
+    events: queue,
+    onCompleted: (info) => logger.info('batch completed', info),
+  });
   const pipeline = new RenderPipeline({
+    batches,
     generations: repositories.generations,
     templates: repositories.templates,
     renderer,

@@ -7,7 +7,7 @@ import { webhookSecretContext } from '../webhooks/secret-box.ts';
 import type { Logger } from '../ops/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import type { JobContext } from '../queue/jetstream.ts';
-import { parseFinalEvent, type DeliveryJob } from '../queue/messages.ts';
+import { isBatchEvent, parseWebhookSourceEvent, type DeliveryJob } from '../queue/messages.ts';
 import { DeliveryDispatcher } from '../webhooks/delivery-dispatcher.ts';
 import { DeliverySweeper } from '../webhooks/delivery-sweeper.ts';
 import { DeliveryWorker, type AttemptReport } from '../webhooks/delivery-worker.ts';
@@ -92,7 +92,7 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
     concurrency: DISPATCH_CONCURRENCY,
     stopTimeoutMs: config.shutdownGraceMs,
     handler: async (job) => {
-      const event = parseFinalEvent(job.data);
+      const event = parseWebhookSourceEvent(job.data);
       if (typeof event === 'string') {
         logger.error('dropping a malformed event', {
           subject: job.subject,
@@ -109,14 +109,19 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
           {
             kind: SpanKind.CONSUMER,
             parent: contextFromHeaders(job.headers),
-            attributes: { 'docgen.generation.id': event.generationId, 'docgen.event': event.event },
+            attributes: {
+              ...(isBatchEvent(event)
+                ? { 'docgen.batch.id': event.batchId }
+                : { 'docgen.generation.id': event.generationId }),
+              'docgen.event': event.event,
+            },
           },
           () => dispatcher.dispatch(event),
         );
         logger.debug('event fanned out', {
           eventId: event.eventId,
           event: event.event,
-          generationId: event.generationId,
+          ...(isBatchEvent(event) ? { batchId: event.batchId } : { generationId: event.generationId }),
           ...result,
         });
       } finally {

@@ -4,7 +4,7 @@
 // checks). `docgen dev` and `docgen admin` read a few more of their own (see the README).
 
 import { resolveChromiumFontconfig } from '../render/fonts/chromium-fontconfig.ts';
-import { DEFAULT_MAX_HTML_BYTES } from './limits.ts';
+import { DEFAULT_MAX_BATCH_ITEMS, DEFAULT_MAX_HTML_BYTES } from './limits.ts';
 
 export type Role = 'api' | 'render' | 'webhooks';
 export const ALL_ROLES: readonly Role[] = ['api', 'render', 'webhooks'];
@@ -86,6 +86,8 @@ export interface Config {
     maxKeysPerWorkspace?: number;
     /** Lifetime of a generation's presigned outputUrl, from the read that minted it. */
     outputUrlTtlSeconds: number;
+    /** Most items in one batch (optional in hand-built configs; default DEFAULT_MAX_BATCH_ITEMS). */
+    batchMaxItems?: number;
   };
   assets: {
     maxBytes: number;
@@ -306,6 +308,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     default: '3600',
     description:
       "Lifetime of a generation's `outputUrl`, from the read that minted it (1 to 604800, S3's limit). Lower it to make leaked links expire sooner; clients fetch a fresh one by reading the generation again.",
+  },
+  {
+    name: 'DOCGEN_BATCH_MAX_ITEMS',
+    default: String(DEFAULT_MAX_BATCH_ITEMS),
+    description:
+      'Most items in one batch (`POST /v1/batches`, 1 to 10000). The whole batch must also fit in DOCGEN_MAX_BODY_BYTES.',
   },
   {
     name: 'DOCGEN_ASSET_MAX_BYTES',
@@ -647,6 +655,7 @@ export function loadConfig(env: Env = process.env): Config {
       apiKeyCacheMs: r.integer('DOCGEN_API_KEY_CACHE_MS', 0, 1000),
       maxKeysPerWorkspace: r.integer('DOCGEN_API_KEYS_PER_WORKSPACE', 1, 100_000),
       outputUrlTtlSeconds: r.integer('DOCGEN_OUTPUT_URL_TTL_SECONDS', 1, 604800),
+      batchMaxItems: r.integer('DOCGEN_BATCH_MAX_ITEMS', 1, 10000),
     },
     assets: {
       maxBytes: r.integer('DOCGEN_ASSET_MAX_BYTES', 1024, 256 * 1024 * 1024),

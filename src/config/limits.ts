@@ -28,3 +28,10 @@ export const UNREAD_BODY_DISCARD_LIMIT_BYTES = 64 * MiB;
  * parsed; the admin listener's other calls keep their larger limit (asset uploads).
  */
 export const SESSION_RPC_MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * Most items one batch may hold (`POST /v1/batches`, DOCGEN_BATCH_MAX_ITEMS). Every item is a
+ * generation row written by the create request, and the batch counts items by index in one
+ * document, so this also bounds that document and the request's time.
+ */
+export const DEFAULT_MAX_BATCH_ITEMS = 1000;

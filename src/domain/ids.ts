@@ -15,6 +15,7 @@ export const ID_PREFIXES = {
   certificate: 'crt_',
   user: 'usr_',
   auditEvent: 'aud_',
+  batch: 'bat_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -56,4 +57,19 @@ export function timeOrderedObjectId(unixSeconds: number, ...parts: string[]): Ob
 
 function digestOf(parts: string[]): Buffer {
   return createHash('sha256').update(parts.join('\u0000')).digest();
+}
+
+/**
+ * The id of item `index` (0 to 65535) of a batch: the batch's creation second, 6 bytes of the
+ * batch id's digest, then the index. The same batch and index always give the same id (a
+ * retried create writes each item once), and a batch's items sort by index, so a list of them
+ * newest first is in reverse item order.
+ */
+export function batchItemObjectId(batchId: ObjectId, index: number): ObjectId {
+  if (!Number.isInteger(index) || index < 0 || index > 0xffff) throw new RangeError('batch item index out of range');
+  const bytes = Buffer.alloc(12);
+  batchId.id.subarray(0, 4).forEach((b, i) => (bytes[i] = b));
+  digestOf(['batch-item', batchId.toHexString()]).copy(bytes, 4, 0, 6);
+  bytes.writeUInt16BE(index, 10);
+  return new ObjectId(bytes);
 }

@@ -134,6 +134,11 @@ function canonical(value: JsonValue): string {
   return JSON.stringify(value);
 }
 
+/** SHA-256 of the canonical JSON of a value: key order and whitespace do not matter. */
+export function canonicalJsonHash(value: JsonValue): string {
+  return createHash('sha256').update(canonical(value)).digest('hex');
+}
+
 /** Identifies "the same body" for Idempotency-Key: key order and whitespace do not matter. */
 export function createInputHash(input: CreateGenerationInput): string {
   return createHash('sha256')

@@ -36,6 +36,8 @@ export interface ListGenerationsInput {
   templateId?: string;
   createdAfter?: Date;
   createdBefore?: Date;
+  /** `bat_…`: only that batch's items. */
+  batchId?: string;
 }
 
 /**
@@ -65,7 +67,7 @@ export interface GenerationServiceDeps {
   afterInsert?: (generationId: string) => void;
 }
 
-interface TemplateIdentity {
+export interface TemplateIdentity {
   _id: ObjectId;
   workspaceId: ObjectId;
   name: string;
@@ -209,6 +211,9 @@ export class GenerationService {
     if (input.templateId !== undefined && input.templateId.length === 0) {
       throw validationError([{ field: 'templateId', issue: 'must not be empty' }]);
     }
+    if (input.batchId !== undefined && input.batchId.length === 0) {
+      throw validationError([{ field: 'batchId', issue: 'must not be empty' }]);
+    }
     const page = this.deps.pageTokens.request(input, {
       list: 'generations',
       filters: {
@@ -220,8 +225,12 @@ export class GenerationService {
         templateId: input.templateId,
         createdAfter: input.createdAfter?.toISOString(),
         createdBefore: input.createdBefore?.toISOString(),
+        batchId: input.batchId,
       },
     });
+    // An id that is not a batch id matches nothing (as for templateId).
+    if (input.batchId !== undefined && !parseId('batch', input.batchId))
+      return { generations: [], nextPageToken: null };
     let templateId: ObjectId | undefined;
     if (input.templateId !== undefined) {
       templateId = parseId('template', input.templateId);
@@ -236,6 +245,7 @@ export class GenerationService {
         templateId,
         createdAfter: input.createdAfter,
         createdBefore: input.createdBefore,
+        batchId: input.batchId,
       },
       page,
     );
@@ -245,7 +255,7 @@ export class GenerationService {
     };
   }
 
-  private async view(doc: GenerationDoc): Promise<GenerationView> {
+  async view(doc: GenerationDoc): Promise<GenerationView> {
     const url =
       doc.status === 'COMPLETED' && doc.outputKey
         ? await this.deps.urls.presignGet(doc.outputKey, this.deps.outputUrlTtlSeconds ?? OUTPUT_URL_TTL_SECONDS)
@@ -258,7 +268,7 @@ export class GenerationService {
    * change, so found ones are remembered (whether it is published or archived is decided at
    * render time, not here).
    */
-  private async findTemplate(workspaceId: ObjectId, templateRef: string): Promise<TemplateIdentity | null> {
+  async findTemplate(workspaceId: ObjectId, templateRef: string): Promise<TemplateIdentity | null> {
     let template = this.templateIdentities.get(templateRef);
     if (!template) {
       const id = parseId('template', templateRef);

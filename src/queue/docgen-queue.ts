@@ -8,6 +8,7 @@ import {
   finalEventMsgId,
   finalEventSubject,
   renderJobsSubject,
+  type BatchCompletedEvent,
   type DeliveryJob,
   type FinalEvent,
 } from './messages.ts';
@@ -17,6 +18,8 @@ export interface DocgenQueue {
   publishRenderJob(generationId: string, msgId: string): Promise<void>;
   /** One event per generation: the msgID derives from it. */
   publishFinalEvent(event: FinalEvent): Promise<void>;
+  /** One event per batch: the msgID is its event id. */
+  publishBatchEvent(event: BatchCompletedEvent): Promise<void>;
   publishDeliveryJob(job: DeliveryJob, msgId: string): Promise<void>;
 }
 
@@ -45,6 +48,12 @@ export function createDocgenQueue(nats: NatsQueue): DocgenQueue {
     async publishFinalEvent(event) {
       await publish('final event', finalEventSubject(prefix, event.event), event, finalEventMsgId(event), {
         'docgen.generation.id': event.generationId,
+        'docgen.event': event.event,
+      });
+    },
+    async publishBatchEvent(event) {
+      await publish('batch event', finalEventSubject(prefix, event.event), event, event.eventId, {
+        'docgen.batch.id': event.batchId,
         'docgen.event': event.event,
       });
     },

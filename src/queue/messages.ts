@@ -6,11 +6,13 @@
 //                 API, outbox sweeper -> render workers
 //   final event   <p>.events.<event>      FinalEvent
 //                 render pipeline, outbox sweeper -> webhook dispatcher
+//   batch event   <p>.events.batch.completed  BatchCompletedEvent
+//                 render pipeline (the batch's last item), outbox sweeper -> webhook dispatcher
 //   delivery job  <p>.deliveries.jobs     { deliveryId, endpointId }
 //                 dispatcher, delivery sweeper, admin redeliver -> webhook senders
 import { deterministicObjectId, formatId, parseId } from '../domain/ids.ts';
 import { isPlainObject } from '../domain/json.ts';
-import type { GenerationDoc } from '../store/documents.ts';
+import type { BatchDoc, GenerationDoc } from '../store/documents.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Subjects and streams
@@ -22,7 +24,8 @@ export const renderJobsSubject = (prefix: string) => `${prefix.toLowerCase()}.re
 export const eventsWildcardSubject = (prefix: string) => `${prefix.toLowerCase()}.events.>`;
 export const deliveryJobsSubject = (prefix: string) => `${prefix.toLowerCase()}.deliveries.jobs`;
 /** The subject a final event travels on, e.g. `docgen.events.generation.completed`. */
-export const finalEventSubject = (prefix: string, event: FinalEventName) => `${prefix.toLowerCase()}.events.${event}`;
+export const finalEventSubject = (prefix: string, event: FinalEventName | BatchEventName) =>
+  `${prefix.toLowerCase()}.events.${event}`;
 
 export interface QueueNames {
   streams: { render: string; events: string; deliveries: string };
@@ -142,6 +145,75 @@ export function parseFinalEvent(data: unknown): FinalEvent | string {
   if (e.event === 'generation.failed') event.error = typeof e.error === 'string' ? e.error : 'Rendering failed';
   if (e.test === true) event.test = true;
   return event;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batch event
+
+export type BatchEventName = 'batch.completed';
+export const BATCH_EVENTS: readonly BatchEventName[] = ['batch.completed'];
+
+/** Every item of a batch is final. Exactly one per batch: its id derives from the batch. */
+export interface BatchCompletedEvent {
+  eventId: string;
+  event: BatchEventName;
+  batchId: string;
+  workspaceId: string;
+  completed: number;
+  failed: number;
+  /** Unix seconds of the batch's COMPLETED transition. */
+  timestamp: number;
+  /** A test key's batch: delivered only to endpoints that opted in to test events. */
+  test?: true;
+}
+
+/** Any event a webhook endpoint can receive. */
+export type WebhookSourceEvent = FinalEvent | BatchCompletedEvent;
+
+export function isBatchEvent(event: WebhookSourceEvent): event is BatchCompletedEvent {
+  return event.event === 'batch.completed';
+}
+
+/** The event of a COMPLETED batch (the same id every time it is built). */
+export function batchCompletedEventFor(
+  doc: Pick<BatchDoc, '_id' | 'workspaceId' | 'completed' | 'failed' | 'updatedAt' | 'test'>,
+): BatchCompletedEvent {
+  const event: BatchCompletedEvent = {
+    eventId: formatId('event', deterministicObjectId('batch-event', doc._id.toHexString())),
+    event: 'batch.completed',
+    batchId: formatId('batch', doc._id),
+    workspaceId: formatId('workspace', doc.workspaceId),
+    completed: doc.completed,
+    failed: doc.failed,
+    timestamp: Math.floor(doc.updatedAt.getTime() / 1000),
+  };
+  if (doc.test === true) event.test = true;
+  return event;
+}
+
+/** Checks any event off the events stream (a generation's or a batch's); a string says what is wrong. */
+export function parseWebhookSourceEvent(data: unknown): WebhookSourceEvent | string {
+  if (!isPlainObject(data) || (data as Record<string, unknown>).event !== 'batch.completed')
+    return parseFinalEvent(data);
+  const e = data as Record<string, unknown>;
+  if (typeof e.eventId !== 'string' || !parseId('event', e.eventId)) return 'eventId is not an evt_… id';
+  if (typeof e.batchId !== 'string' || !parseId('batch', e.batchId)) return 'batchId is not a bat_… id';
+  if (typeof e.workspaceId !== 'string' || !parseId('workspace', e.workspaceId)) return 'workspaceId is not a ws_… id';
+  for (const count of ['completed', 'failed'] as const) {
+    if (!Number.isSafeInteger(e[count]) || (e[count] as number) < 0) return `${count} is not a count`;
+  }
+  if (!Number.isSafeInteger(e.timestamp) || (e.timestamp as number) < 0) return 'timestamp is not whole Unix seconds';
+  if (e.test !== undefined && typeof e.test !== 'boolean') return 'test is not a boolean';
+  return {
+    ...(e.test === true ? { test: true as const } : {}),
+    eventId: e.eventId,
+    event: 'batch.completed',
+    batchId: e.batchId,
+    workspaceId: e.workspaceId,
+    completed: e.completed as number,
+    failed: e.failed as number,
+    timestamp: e.timestamp as number,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import type { TemplatesRepository } from '../store/templates-repository.ts';
 import { generationObjectKey } from '../generations/generation-erasure.ts';
 import { retryTransient } from '../store/mongo-errors.ts';
 import { RenderError, isRenderError } from './render-error.ts';
+import type { BatchProgress } from '../batches/batch-progress.ts';
 import { CrashThrottle } from './crash-throttle.ts';
 import { timeStage, type StageObserver } from './render-stages.ts';
 
@@ -104,6 +105,8 @@ export interface RenderPipelineDeps {
   onStage?: StageObserver;
   /** How long recording a stored PDF is retried through a failover (default COMPLETE_RETRY_BUDGET_MS). */
   completeRetryBudgetMs?: number;
+  /** Counts final batch items and finishes their batches (src/batches/batch-progress.ts). */
+  batches?: Pick<BatchProgress, 'itemFinal'>;
 }
 
 /**
@@ -392,9 +395,15 @@ export class RenderPipeline {
     this.deps.onOutcome?.(outcome, error === undefined ? info : { ...info, error });
   }
 
-  /** Publishes a final row's event and records that it left (the outbox flag). */
+  /**
+   * Publishes a final row's event and records that it left (the outbox flag). A batch item is
+   * counted in its batch first (which finishes the batch after its last item), and sends no
+   * event of its own when its batch asked for none; the flag is cleared only after both, so the
+   * outbox sweeper repeats whatever a crash cut short.
+   */
   async publishEvent(doc: FinalEventSource): Promise<void> {
-    await this.deps.events.publishFinalEvent(finalEventFor(doc));
+    if (doc.batchItemEvents !== false) await this.deps.events.publishFinalEvent(finalEventFor(doc));
+    if (doc.batchId !== undefined) await this.deps.batches?.itemFinal(doc);
     await this.deps.generations.markEventPublished(doc._id);
   }
 

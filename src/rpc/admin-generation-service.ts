@@ -5,6 +5,9 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import type { GenerationAdmin } from '../admin/generation-admin.ts';
 import {
   DeleteGenerationResponseSchema,
+  GetBatchResponseSchema,
+  type GetBatchRequest,
+  type GetBatchResponse,
   GetGenerationResponseSchema,
   ListGenerationsResponseSchema,
   type DeleteGenerationRequest,
@@ -16,6 +19,7 @@ import {
   type ListGenerationsResponse,
 } from '../gen/docgen/admin/v1/generation_pb.js';
 import { generationToProto, listInputFromProto } from './generation-handler.ts';
+import { batchToProto } from './batch-handler.ts';
 
 export class GenerationAdminServiceHandler implements ServiceImpl<typeof GenerationAdminService> {
   private readonly admin: GenerationAdmin;
@@ -33,6 +37,10 @@ export class GenerationAdminServiceHandler implements ServiceImpl<typeof Generat
 
   async getGeneration(req: GetGenerationRequest): Promise<GetGenerationResponse> {
     return create(GetGenerationResponseSchema, { generation: generationToProto(await this.admin.get(req.id)) });
+  }
+
+  async getBatch(req: GetBatchRequest): Promise<GetBatchResponse> {
+    return create(GetBatchResponseSchema, { batch: batchToProto(await this.admin.getBatch(req.workspaceId, req.id)) });
   }
 
   async deleteGeneration(req: DeleteGenerationRequest): Promise<DeleteGenerationResponse> {

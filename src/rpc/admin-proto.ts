@@ -290,6 +290,7 @@ export function deliveryToProto(d: DeliveryView): Delivery {
     eventId: d.eventId,
     event: d.event,
     generationId: d.generationId,
+    batchId: d.batchId,
     status: DELIVERY_STATUS[d.status],
     attempts: d.attempts.map((a) =>
       create(DeliveryAttemptSchema, {

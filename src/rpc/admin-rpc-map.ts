@@ -143,6 +143,7 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
 
   [`${S}GenerationAdminService/ListGenerations`]: { operation: 'generations.list', subject: ws() },
   [`${S}GenerationAdminService/GetGeneration`]: { operation: 'generations.get', subject: obj('generation') },
+  [`${S}GenerationAdminService/GetBatch`]: { operation: 'batches.get', subject: ws() },
   [`${S}GenerationAdminService/DeleteGeneration`]: {
     operation: 'generations.delete',
     subject: obj('generation'),

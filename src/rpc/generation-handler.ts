@@ -71,7 +71,7 @@ export function generationToProto(view: GenerationView): Generation {
 export function listInputFromProto(
   req: Pick<
     ListGenerationsRequest,
-    'pageSize' | 'pageToken' | 'status' | 'templateId' | 'createdAfter' | 'createdBefore'
+    'pageSize' | 'pageToken' | 'status' | 'templateId' | 'createdAfter' | 'createdBefore' | 'batchId'
   >,
 ): ListGenerationsInput {
   if (req.status !== GenerationStatus.UNSPECIFIED && !STATUS_FROM_PROTO[req.status]) {
@@ -84,6 +84,7 @@ export function listInputFromProto(
     templateId: req.templateId || undefined,
     createdAfter: req.createdAfter ? timestampDate(req.createdAfter) : undefined,
     createdBefore: req.createdBefore ? timestampDate(req.createdBefore) : undefined,
+    batchId: req.batchId || undefined,
   };
 }
 
@@ -150,14 +151,14 @@ export class GenerationHandler {
  * (src/rpc/connect-errors.ts), which Connect appends to these headers: writing it here too would
  * send "1, 1".
  */
-function writeHeaders(call: CallContext, ctx: HandlerContext): void {
+export function writeHeaders(call: CallContext, ctx: HandlerContext): void {
   writeRateLimitHeaders(call.rateLimit, (name, value) => {
     if (name !== 'Retry-After') ctx.responseHeader.set(name, value);
   });
 }
 
 /** Also answers with X-Request-Id (echoed when given), as REST does. */
-function callContext(ctx: HandlerContext): CallContext {
+export function callContext(ctx: HandlerContext): CallContext {
   const given = ctx.requestHeader.get('x-request-id');
   ctx.responseHeader.set('x-request-id', requestIdFrom(given));
   return { authorization: ctx.requestHeader.get('authorization') };

@@ -99,6 +99,42 @@ export interface GenerationDoc {
   test?: boolean;
   /** Outbox of the final event: false from the final transition until the event is published. */
   eventPublished: boolean | null;
+  /** The batch this generation is an item of (`bat_…`); absent for a single generation. */
+  batchId?: string;
+  /** Its place in the batch's items (0-based): the merged PDF's order, and its counting slot. */
+  batchIndex?: number;
+  /** false: the batch asked for no per-item `generation.*` events (absent: events as usual). */
+  batchItemEvents?: boolean;
+}
+
+export type BatchStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED';
+
+/**
+ * Many generations from one request (src/batches/). Progress is counted here, one item once:
+ * `settled.<index>` is set by the same single-document update that increments the count, so a
+ * retried or repeated count of an item matches nothing (no transaction, no scan of the items).
+ */
+export interface BatchDoc {
+  _id: ObjectId;
+  workspaceId: ObjectId;
+  status: BatchStatus;
+  total: number;
+  completed: number;
+  failed: number;
+  /** Items counted, by index: 'C' completed, 'F' failed. */
+  settled: Record<string, 'C' | 'F'>;
+  merge: boolean;
+  itemEvents: boolean;
+  /** false until every item row is written (the create request's last database step). */
+  itemsStored: boolean;
+  /** The merged PDF (merge: true), set with COMPLETED. */
+  outputKey: string | null;
+  /** Outbox of `batch.completed`: false from COMPLETED until the event is published. */
+  eventPublished: boolean | null;
+  /** Made with a test key (docs/interface.md#test-mode): its items are test generations. Absent: live. */
+  test?: boolean;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 export interface IdempotencyDoc {
@@ -149,6 +185,10 @@ export interface WebhookEndpointDoc {
 
 export type DeliveryStatus = 'PENDING' | 'SUCCEEDED' | 'DROPPED';
 
+/** `generation.*`: {generationId[, error]}; `batch.completed`: {batchId, completed, failed}. */
+export type DeliveryPayload =
+  { generationId: string; error?: string } | { batchId: string; completed: number; failed: number };
+
 export interface DeliveryAttemptDoc {
   number: number;
   attemptedAt: Date;
@@ -166,9 +206,12 @@ export interface DeliveryDoc {
   endpointId: ObjectId;
   eventId: ObjectId;
   event: string;
-  generationId: ObjectId;
+  /** The generation of a `generation.*` event; null for a `batch.completed` one. */
+  generationId: ObjectId | null;
+  /** The batch of a `batch.completed` event. */
+  batchId?: ObjectId;
   /** The event body fields, so every attempt sends the same bytes. */
-  payload: { generationId: string; error?: string };
+  payload: DeliveryPayload;
   timestamp: number;
   status: DeliveryStatus;
   /**
@@ -260,6 +303,7 @@ export const COLLECTIONS = {
   templates: 'templates',
   templateVersions: 'template_versions',
   generations: 'generations',
+  batches: 'batches',
   idempotency: 'idempotency_keys',
   rateLimits: 'rate_limits',
   webhookEndpoints: 'webhook_endpoints',
@@ -390,6 +434,19 @@ export const INDEX_STEPS: readonly IndexStep[] = [
     name: 'workspace-certificates',
     // Signing certificates list by name in their workspace.
     create: { [COLLECTIONS.certificates]: [{ key: { workspaceId: 1, name: 1 }, name: 'workspace_name' }] },
+  },
+  {
+    version: 5,
+    name: 'batches',
+    create: {
+      // GET /v1/generations?batchId=…, newest first; and a batch's items in item order (the merge).
+      // Sparse: single generations have no batchId.
+      [COLLECTIONS.generations]: [
+        { key: { workspaceId: 1, batchId: 1, createdAt: -1, _id: -1 }, name: 'workspace_batch_created', sparse: true },
+        { key: { batchId: 1, batchIndex: 1 }, name: 'batch_items', sparse: true },
+      ],
+      [COLLECTIONS.batches]: [{ key: { workspaceId: 1, _id: -1 }, name: 'workspace' }],
+    },
   },
 ];
 

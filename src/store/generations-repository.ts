@@ -16,6 +16,8 @@ export interface NewGeneration {
   data: JsonObject;
   /** Made with a test key (docs/interface.md#test-mode). */
   test?: boolean;
+  /** An item of a batch: its id, index and whether it sends its own events. */
+  batch?: { batchId: string; index: number; itemEvents: boolean };
 }
 
 export interface ListQuery {
@@ -26,19 +28,34 @@ export interface ListQuery {
   templateId?: ObjectId;
   createdAfter?: Date;
   createdBefore?: Date;
+  /** `bat_…`: only that batch's items. */
+  batchId?: string;
 }
 
 /** What the outbox sweeper reads of a generation whose job may not be in JetStream. */
 export type StrandedGeneration = Pick<GenerationDoc, '_id' | 'status' | 'jobPublishedAt' | 'attempts'>;
 /** What a final event is built from (src/queue/messages.ts finalEventFor). */
-export type FinalEventSource = Pick<GenerationDoc, '_id' | 'workspaceId' | 'status' | 'error' | 'updatedAt' | 'test'>;
+export type FinalEventSource = Pick<GenerationDoc, '_id' | 'workspaceId' | 'status' | 'error' | 'updatedAt' | 'test'> &
+  Partial<Pick<GenerationDoc, 'batchId' | 'batchIndex' | 'batchItemEvents'>>;
+/** What merging a batch's PDFs reads of an item. */
+export type BatchItemOutput = Pick<GenerationDoc, '_id' | 'batchIndex' | 'status' | 'outputKey'>;
 /** What the retention sweeper erases a generation by. */
 export type ExpiredGeneration = Pick<GenerationDoc, '_id' | 'workspaceId' | 'status' | 'outputKey' | 'createdAt'>;
 
 // Sweepers read many rows at a time: only the fields they use, never `data` (the variables,
 // up to the body limit each).
 const STRANDED_FIELDS = { _id: 1, status: 1, jobPublishedAt: 1, attempts: 1 } as const;
-const FINAL_EVENT_FIELDS = { _id: 1, workspaceId: 1, status: 1, error: 1, updatedAt: 1, test: 1 } as const;
+const FINAL_EVENT_FIELDS = {
+  _id: 1,
+  workspaceId: 1,
+  status: 1,
+  error: 1,
+  updatedAt: 1,
+  test: 1,
+  batchId: 1,
+  batchIndex: 1,
+  batchItemEvents: 1,
+} as const;
 const EXPIRED_FIELDS = { _id: 1, workspaceId: 1, status: 1, outputKey: 1, createdAt: 1 } as const;
 
 /**
@@ -63,9 +80,9 @@ export class GenerationsRepository {
     this.idempotency = db.collection<IdempotencyDoc>(COLLECTIONS.idempotency);
   }
 
-  newDoc(input: NewGeneration, now = new Date()): GenerationDoc {
-    return {
-      _id: new ObjectId(),
+  newDoc(input: NewGeneration, now = new Date(), id = new ObjectId()): GenerationDoc {
+    const doc: GenerationDoc = {
+      _id: id,
       workspaceId: input.workspaceId,
       templateId: input.templateId,
       templateRef: input.templateRef,
@@ -86,6 +103,35 @@ export class GenerationsRepository {
       eventPublished: null,
       test: input.test === true,
     };
+    if (input.batch) {
+      doc.batchId = input.batch.batchId;
+      doc.batchIndex = input.batch.index;
+      if (!input.batch.itemEvents) doc.batchItemEvents = false;
+    }
+    return doc;
+  }
+
+  /**
+   * Inserts every row whose _id is not taken yet (a retried batch create writes the rows its
+   * first attempt did not). Unordered: one existing row does not stop the others.
+   */
+  async insertManyOnce(docs: GenerationDoc[]): Promise<void> {
+    if (docs.length === 0) return;
+    try {
+      await this.collection.insertMany(docs, { ordered: false });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+  }
+
+  /** The items of a batch in item order, only what a merge needs (uses the batch_items index). */
+  listBatchItems(batchId: string): Promise<BatchItemOutput[]> {
+    return this.collection
+      .find<BatchItemOutput>(
+        { batchId },
+        { projection: { _id: 1, batchIndex: 1, status: 1, outputKey: 1 }, sort: { batchIndex: 1 } },
+      )
+      .toArray();
   }
 
   async insert(doc: GenerationDoc): Promise<void> {
@@ -111,6 +157,7 @@ export class GenerationsRepository {
     if (query.test !== undefined) and.push(modeFilter(query.test));
     if (query.status) and.push({ status: query.status });
     if (query.templateId) and.push({ templateId: query.templateId });
+    if (query.batchId) and.push({ batchId: query.batchId });
     if (query.createdAfter) and.push({ createdAt: { $gte: query.createdAfter } });
     if (query.createdBefore) and.push({ createdAt: { $lt: query.createdBefore } });
     return keysetPage(this.collection, { $and: and }, NEWEST_FIRST, page);
@@ -126,6 +173,12 @@ export class GenerationsRepository {
 
   async markJobPublished(id: ObjectId, at = new Date()): Promise<void> {
     await this.collection.updateOne({ _id: id }, { $set: { jobPublishedAt: at } });
+  }
+
+  /** markJobPublished for many rows in one round trip (a batch's items). */
+  async markJobsPublished(ids: ObjectId[], at = new Date()): Promise<void> {
+    if (ids.length === 0) return;
+    await this.collection.updateMany({ _id: { $in: ids } }, { $set: { jobPublishedAt: at } });
   }
 
   /**

@@ -9,7 +9,7 @@ import { deterministicObjectId, formatId, parseId, timeOrderedObjectId } from '.
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { DeliveryDoc } from '../store/documents.ts';
 import type { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
-import { firstDeliveryJobMsgId, type DeliveryJob, type FinalEvent } from '../queue/messages.ts';
+import { firstDeliveryJobMsgId, isBatchEvent, type DeliveryJob, type WebhookSourceEvent } from '../queue/messages.ts';
 
 export interface DeliveryDispatcherDeps {
   endpoints: Pick<WebhookEndpointsRepository, 'subscribers'>;
@@ -41,17 +41,23 @@ export function legacyDeliveryIdFor(eventId: ObjectId, endpointId: ObjectId): Ob
 }
 
 /** A new delivery of the event to one endpoint: PENDING, due now, round 1, no attempts yet. */
-export function newDeliveryDoc(event: FinalEvent, endpointId: ObjectId, now: Date): DeliveryDoc {
+export function newDeliveryDoc(event: WebhookSourceEvent, endpointId: ObjectId, now: Date): DeliveryDoc {
   const eventId = parseId('event', event.eventId)!;
-  const payload: DeliveryDoc['payload'] = { generationId: event.generationId };
-  if (event.event === 'generation.failed') payload.error = event.error ?? 'Rendering failed';
+  let payload: DeliveryDoc['payload'];
+  if (isBatchEvent(event)) payload = { batchId: event.batchId, completed: event.completed, failed: event.failed };
+  else if (event.event === 'generation.failed')
+    payload = { generationId: event.generationId, error: event.error ?? 'Rendering failed' };
+  else payload = { generationId: event.generationId };
+  const subject = isBatchEvent(event)
+    ? { generationId: null, batchId: parseId('batch', event.batchId)! }
+    : { generationId: parseId('generation', event.generationId)! };
   return {
     _id: deliveryIdFor(eventId, endpointId, event.timestamp),
     workspaceId: parseId('workspace', event.workspaceId)!,
     endpointId,
     eventId,
     event: event.event,
-    generationId: parseId('generation', event.generationId)!,
+    ...subject,
     // Stored with the delivery so every attempt, and a redeliver, sends the same bytes.
     payload,
     timestamp: event.timestamp,
@@ -75,7 +81,7 @@ export class DeliveryDispatcher {
   }
 
   /** Fans the event out. Throws when a write or publish fails: the caller must not ack the event then. */
-  async dispatch(event: FinalEvent): Promise<DispatchResult> {
+  async dispatch(event: WebhookSourceEvent): Promise<DispatchResult> {
     const endpoints = await this.deps.endpoints.subscribers(parseId('workspace', event.workspaceId)!, event.event, {
       test: event.test === true,
     });

@@ -244,10 +244,7 @@ export class DeliveryWorker {
     let request;
     try {
       const secrets = openSigningSecrets(endpoint, this.deps.secretKey, this.deps.secretContext(endpoint), new Date());
-      const data: WebhookEventData =
-        doc.event === 'generation.failed'
-          ? { event: 'generation.failed', generationId: doc.payload.generationId, error: doc.payload.error ?? '' }
-          : { event: 'generation.completed', generationId: doc.payload.generationId };
+      const data = deliveryEventData(doc);
       if (doc.test === true) data.test = true;
       request = buildSignedRequest({ deliveryId, data, eventTimestamp: doc.timestamp, secrets });
     } catch (err) {
@@ -299,4 +296,14 @@ function hostOf(url: string): string {
   } catch {
     return '';
   }
+}
+
+/** What a delivery's request says, from the payload stored with it. */
+export function deliveryEventData(doc: Pick<DeliveryDoc, 'event' | 'payload'>): WebhookEventData {
+  const payload = doc.payload;
+  if ('batchId' in payload)
+    return { event: 'batch.completed', batchId: payload.batchId, completed: payload.completed, failed: payload.failed };
+  return doc.event === 'generation.failed'
+    ? { event: 'generation.failed', generationId: payload.generationId, error: payload.error ?? '' }
+    : { event: 'generation.completed', generationId: payload.generationId };
 }

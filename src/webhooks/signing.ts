@@ -11,18 +11,19 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import pkg from '../../package.json' with { type: 'json' };
 import { DomainError } from '../domain/errors.ts';
-import { FINAL_EVENTS, type FinalEventName } from '../queue/messages.ts';
+import { BATCH_EVENTS, FINAL_EVENTS, type BatchEventName, type FinalEventName } from '../queue/messages.ts';
 import { decryptSecret, WEBHOOK_SECRET_PREFIX } from './secret-box.ts';
 import type { SealedSecret } from './secret-box.ts';
 
-/** The events an endpoint can subscribe to: the final events (src/queue/messages.ts). */
-export type WebhookEventName = FinalEventName;
-export const WEBHOOK_EVENTS: readonly WebhookEventName[] = FINAL_EVENTS;
+/** The events an endpoint can subscribe to: the final events and the batch's (src/queue/messages.ts). */
+export type WebhookEventName = FinalEventName | BatchEventName;
+export const WEBHOOK_EVENTS: readonly WebhookEventName[] = [...FINAL_EVENTS, ...BATCH_EVENTS];
 
 /** What a delivery says: `error` exists for `generation.failed` only. */
 export type WebhookEventData = (
   | { event: 'generation.completed'; generationId: string }
   | { event: 'generation.failed'; generationId: string; error: string }
+  | { event: 'batch.completed'; batchId: string; completed: number; failed: number }
 ) & {
   /** A test event sent from the admin plane (SendTestEvent): the body ends with `"test":true`. */
   test?: boolean;
@@ -54,17 +55,25 @@ export const DEFAULT_TOLERANCE_SECONDS = 5 * 60;
 
 /**
  * The body: `{"event":…,"payload":{"generationId":…[,"error":…]},"timestamp":…[,"test":true]}`
- * in this key order, no whitespace. `timestamp` is the event's time in Unix seconds, so the body
- * is the same on every attempt of a delivery.
+ * (for `batch.completed` the payload is `{"batchId":…,"completed":…,"failed":…}`) in this key
+ * order, no whitespace. `timestamp` is the event's time in Unix seconds, so the body is the same
+ * on every attempt of a delivery.
  */
 export function buildWebhookBody(data: WebhookEventData, timestamp: number): Buffer {
   if (!WEBHOOK_EVENTS.includes(data.event)) throw invalid(`unknown event ${JSON.stringify(data.event)}`);
-  if (typeof data.generationId !== 'string' || data.generationId === '') throw invalid('generationId is empty');
   if (!Number.isSafeInteger(timestamp) || timestamp < 0) throw invalid('timestamp must be whole Unix seconds');
-  const payload: { generationId: string; error?: string } = { generationId: data.generationId };
-  if (data.event === 'generation.failed') {
-    if (typeof data.error !== 'string') throw invalid('generation.failed needs an error message');
-    payload.error = data.error;
+  let payload: { generationId: string; error?: string } | { batchId: string; completed: number; failed: number };
+  if (data.event === 'batch.completed') {
+    if (typeof data.batchId !== 'string' || data.batchId === '') throw invalid('batchId is empty');
+    if (!Number.isSafeInteger(data.completed) || !Number.isSafeInteger(data.failed))
+      throw invalid('batch.completed needs its counts');
+    payload = { batchId: data.batchId, completed: data.completed, failed: data.failed };
+  } else {
+    if (typeof data.generationId !== 'string' || data.generationId === '') throw invalid('generationId is empty');
+    if (data.event === 'generation.failed') {
+      if (typeof data.error !== 'string') throw invalid('generation.failed needs an error message');
+      payload = { generationId: data.generationId, error: data.error };
+    } else payload = { generationId: data.generationId };
   }
   const body =
     data.test === true

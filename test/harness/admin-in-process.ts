@@ -106,6 +106,7 @@ export async function startAdminInProcess(options: { apiKeyLimits?: ApiKeyLimits
   const services = createAdminServices({
     repositories,
     generationService: stack.generations,
+    batchService: stack.batches,
     objects,
     secretKey,
     allowInsecureWebhookUrls: true,

@@ -5,6 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { MongoClient, type Db, type ObjectId } from 'mongodb';
 import { ApiKeyAdmin } from '../../src/admin/api-key-admin.ts';
 import { PublicApi } from '../../src/api/public-api.ts';
+import { BatchService } from '../../src/batches/batch-service.ts';
+import { BatchesRepository } from '../../src/store/batches-repository.ts';
 import { ApiKeyAuthenticator, type Principal } from '../../src/auth/authentication.ts';
 import { formatId, parseId } from '../../src/domain/ids.ts';
 import { type TemplateVersionContent } from '../../src/domain/template.ts';
@@ -52,10 +54,12 @@ export interface InProcessStack {
     workspaces: WorkspacesRepository;
     apiKeys: ApiKeysRepository;
     rateLimits: RateLimitsRepository;
+    batches: BatchesRepository;
   };
   jobs: MemoryJobQueue;
   publishErrors: Array<{ generationId: string; err: unknown }>;
   generations: GenerationService;
+  batches: BatchService;
   api: PublicApi;
   /** A new workspace's id. */
   workspace(name?: string): Promise<ObjectId>;
@@ -111,6 +115,7 @@ export async function startInProcessStack(): Promise<InProcessStack> {
     workspaces: new WorkspacesRepository(db),
     apiKeys: new ApiKeysRepository(db),
     rateLimits: new RateLimitsRepository(db),
+    batches: new BatchesRepository(db),
   };
   const jobs = new MemoryJobQueue();
   const pageTokens = new PageTokens(testSecretKey());
@@ -127,7 +132,15 @@ export async function startInProcessStack(): Promise<InProcessStack> {
     cacheMs: 0,
     defaultRateLimit: { perSecond: 20, burst: 40 },
   });
-  const api = new PublicApi({ authenticator, rateLimits: repositories.rateLimits, generations });
+  const batches = new BatchService({
+    batches: repositories.batches,
+    generations: repositories.generations,
+    generationService: generations,
+    jobs,
+    urls: memoryUrlSigner,
+    onPublishError: (generationId, err) => publishErrors.push({ generationId, err }),
+  });
+  const api = new PublicApi({ authenticator, rateLimits: repositories.rateLimits, generations, batches });
   const apiKeyAdmin = new ApiKeyAdmin({
     workspaces: repositories.workspaces,
     apiKeys: repositories.apiKeys,
@@ -142,6 +155,7 @@ export async function startInProcessStack(): Promise<InProcessStack> {
     jobs,
     publishErrors,
     generations,
+    batches,
     api,
     async workspace(name = `ws-${randomBytes(3).toString('hex')}`) {
       return (await repositories.workspaces.create(name))._id;

@@ -126,6 +126,37 @@ async function insertGeneration(scope: GenerationScope, n: number): Promise<{ id
 }
 const failedEveryThird = { name: 'status FAILED', keeps: (n: number) => n % 3 === 0 };
 
+interface BatchScope extends GenerationScope {
+  batchId: string;
+}
+/** A scope with a batch: every third row is one of its items, the others single generations. */
+async function batchScope(): Promise<BatchScope> {
+  const scope = await generationScope();
+  const batch = await admin.stack.batches.create(admin.stack.principal(scope.workspace), {
+    items: [{ templateId: scope.templateId, variables: { n: -1 }, format: 'pdf' }],
+    merge: false,
+    itemEvents: true,
+  });
+  // The batch's own first item is not one of the test's rows: erase it from the list.
+  const items = await admin.stack.repositories.generations.listBatchItems(batch.id);
+  for (const item of items) await admin.stack.repositories.generations.delete(item._id);
+  return { ...scope, batchId: batch.id };
+}
+async function insertBatchRow(scope: BatchScope, n: number): Promise<{ id: string }> {
+  const { generations } = admin.stack.repositories;
+  const template = parseId('template', scope.templateId)!;
+  const doc = generations.newDoc({
+    workspaceId: scope.workspace,
+    templateId: template,
+    templateRef: scope.templateId,
+    templateName: 'list',
+    data: { n },
+    ...(n % 3 === 0 ? { batch: { batchId: scope.batchId, index: n, itemEvents: true } } : {}),
+  });
+  await generations.insert(doc);
+  return { id: formatId('generation', doc._id) };
+}
+
 async function restPage(scope: GenerationScope, call: PageCall): Promise<PageAnswer> {
   const query = new URLSearchParams({ pageSize: String(call.pageSize) });
   if (call.pageToken) query.set('pageToken', call.pageToken);
@@ -162,6 +193,45 @@ interface MemberScope {
 }
 
 const ENDPOINTS: ListEndpoint<any>[] = [
+  {
+    name: 'REST GET /v1/generations?batchId=',
+    order: 'newest first',
+    transport: 'rest',
+    scope: batchScope,
+    insert: insertBatchRow,
+    async page(scope, call) {
+      const query = new URLSearchParams({ pageSize: String(call.pageSize) });
+      if (call.pageToken) query.set('pageToken', call.pageToken);
+      if (call.filtered) query.set('batchId', scope.batchId);
+      const res = await fetch(`${restUrl}/v1/generations?${query}`, {
+        headers: { authorization: `Bearer ${scope.key}` },
+      });
+      const body = (await res.json()) as {
+        generations?: { id: string; data: { n: number } }[];
+        nextPageToken?: string | null;
+        error?: { code: string; details?: { field: string }[] };
+      };
+      if (res.status !== 200) throw new RestRefusal(res.status, body.error?.code ?? '', body.error?.details ?? []);
+      if (call.filtered) for (const g of body.generations!) expect(g.data.n % 3).toBe(0);
+      return { ids: body.generations!.map((g) => g.id), next: body.nextPageToken ?? '' };
+    },
+    filter: { name: 'batchId', keeps: (n: number) => n % 3 === 0 },
+  } satisfies ListEndpoint<BatchScope>,
+  {
+    name: 'docgen.v1.GenerationService/ListGenerations (batch_id)',
+    order: 'newest first',
+    transport: 'rpc',
+    scope: batchScope,
+    insert: insertBatchRow,
+    async page(scope, call) {
+      const res = await publicRpc.listGenerations(
+        { pageSize: call.pageSize, pageToken: call.pageToken, batchId: call.filtered ? scope.batchId : '' },
+        { headers: { authorization: `Bearer ${scope.key}` } },
+      );
+      return { ids: res.generations.map((g) => g.id), next: res.nextPageToken };
+    },
+    filter: { name: 'batchId', keeps: (n: number) => n % 3 === 0 },
+  } satisfies ListEndpoint<BatchScope>,
   {
     name: 'REST GET /v1/generations',
     order: 'newest first',

@@ -160,6 +160,11 @@ function DeliveryItem({
             for <a href={`/generations/${d.generationId}`}>{d.generationId}</a>
           </span>
         )}
+        {d.batchId && (
+          <span>
+            for batch <a href={`/generations?batch=${d.batchId}`}>{d.batchId}</a>
+          </span>
+        )}
         <span class="muted">
           <Time ts={d.createdAt} />
         </span>

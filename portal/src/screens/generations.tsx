@@ -5,6 +5,43 @@ import { api } from '../api.ts';
 import { useAbilities } from '../session.tsx';
 import { ConfirmButton, Empty, ErrorMessage, Page, Time, useAction, useLoad } from '../ui.tsx';
 import { GenerationStatus } from '@gen/docgen/v1/generation_pb.js';
+import { BatchStatus, type Batch } from '@gen/docgen/v1/batch_pb.js';
+
+const BATCH_STATUS_NAMES: Record<number, string> = {
+  [BatchStatus.PENDING]: 'Pending',
+  [BatchStatus.PROCESSING]: 'Processing',
+  [BatchStatus.COMPLETED]: 'Completed',
+};
+
+/** A batch's progress: how many items are final, of which completed and failed, and its merged PDF. */
+function BatchProgress({ batch }: { batch: Batch }) {
+  const final = batch.completed + batch.failed;
+  return (
+    <section class="batch-progress" aria-label={`Batch ${batch.id}`}>
+      <h2>
+        Batch {batch.id}{' '}
+        <span class={`badge ${batch.status === BatchStatus.COMPLETED ? 'badge-ok' : 'badge-muted'}`}>
+          {BATCH_STATUS_NAMES[batch.status] ?? 'Unknown'}
+        </span>
+      </h2>
+      <label class="progress-line">
+        <span>
+          {final} of {batch.total} items final: {batch.completed} completed, {batch.failed} failed
+        </span>
+        <progress max={batch.total} value={final} aria-label="Batch progress">
+          {final} of {batch.total}
+        </progress>
+      </label>
+      {batch.outputUrl && (
+        <p>
+          <a href={batch.outputUrl} rel="noreferrer" download={`${batch.id}.pdf`}>
+            Download the merged PDF
+          </a>
+        </p>
+      )}
+    </section>
+  );
+}
 
 const STATUS_NAMES: Record<number, string> = {
   [GenerationStatus.PENDING]: 'Pending',
@@ -25,6 +62,8 @@ function StatusBadge({ status }: { status: GenerationStatus }) {
 
 export function GenerationsPage() {
   const { workspaceId } = useAbilities();
+  const { query } = useLocation();
+  const [batchId, setBatchId] = useState(query.batch ?? '');
   const [status, setStatus] = useState('');
   const [templateId, setTemplateId] = useState('');
   const [after, setAfter] = useState('');
@@ -37,16 +76,26 @@ export function GenerationsPage() {
         pageSize: 100,
         status: Number(status) as GenerationStatus,
         templateId,
+        batchId: batchId.trim(),
         ...(after ? { createdAfter: timestampFromDate(new Date(after)) } : {}),
         ...(before ? { createdBefore: timestampFromDate(new Date(before)) } : {}),
       }),
-    [workspaceId, status, templateId, after, before],
+    [workspaceId, status, templateId, after, before, batchId],
   );
+  const batch = useLoad<Batch | undefined>(
+    async () =>
+      batchId.trim() ? (await api.generations.getBatch({ workspaceId, id: batchId.trim() })).batch : undefined,
+    [workspaceId, batchId],
+  );
+  const reload = () => {
+    generations.reload();
+    batch.reload();
+  };
   return (
     <Page
       title="Generations"
       actions={
-        <button type="button" class="secondary" onClick={generations.reload}>
+        <button type="button" class="secondary" onClick={reload}>
           Refresh
         </button>
       }
@@ -82,7 +131,19 @@ export function GenerationsPage() {
           Created before
           <input type="datetime-local" value={before} onChange={(e) => setBefore(e.currentTarget.value)} />
         </label>
+        <label class="inline">
+          Batch
+          <input
+            type="search"
+            placeholder="bat_…"
+            value={batchId}
+            spellcheck={false}
+            onChange={(e) => setBatchId(e.currentTarget.value)}
+          />
+        </label>
       </form>
+      <ErrorMessage error={batch.error} />
+      {batch.data && <BatchProgress batch={batch.data} />}
       <ErrorMessage error={generations.error} />
       {generations.data && generations.data.generations.length === 0 && <Empty>No generations match.</Empty>}
       {generations.data && generations.data.generations.length > 0 && (

@@ -3,7 +3,7 @@ import { api } from '../api.ts';
 import { useAbilities } from '../session.tsx';
 import { ConfirmButton, Empty, ErrorMessage, Page, SecretOnce, Time, useAction, useLoad } from '../ui.tsx';
 
-const EVENTS = ['generation.completed', 'generation.failed'];
+const EVENTS = ['generation.completed', 'generation.failed', 'batch.completed'];
 
 export function WebhooksPage() {
   const { workspaceId, isOwner } = useAbilities();

@@ -1,14 +1,17 @@
-// @docgen/client/connect: docgen.v1.GenerationService over gRPC, Connect or gRPC-web, for
+// @docgen/client/connect: docgen.v1.GenerationService and BatchService over gRPC, Connect or gRPC-web, for
 // internal services. The messages and the service are docgen's generated code
 // (protoc-gen-es, from proto/docgen/v1), shipped in this package. Needs the peer dependencies
 // @connectrpc/connect, @connectrpc/connect-node and @bufbuild/protobuf.
 import { createClient, type Client, type Interceptor, type Transport } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
+import { BatchService } from './gen/batch_pb.js';
 import { GenerationService } from './gen/generation_pb.js';
 
 export * from './gen/generation_pb.js';
+export * from './gen/batch_pb.js';
 
 export type GenerationClient = Client<typeof GenerationService>;
+export type BatchClient = Client<typeof BatchService>;
 
 export interface DocgenConnectOptions {
   /** docgen's public listener, e.g. `http://docgen-api:8080` (cleartext HTTP/2 for gRPC works). */
@@ -55,6 +58,11 @@ export function createDocgenTransport(options: DocgenConnectOptions): Transport 
 /** A GenerationService client: `createGeneration`, `getGeneration`, `listGenerations`. */
 export function createGenerationClient(options: DocgenConnectOptions): GenerationClient {
   return createClient(GenerationService, createDocgenTransport(options));
+}
+
+/** A BatchService client: `createBatch`, `getBatch` (list the items with `listGenerations({ batchId })`). */
+export function createBatchClient(options: DocgenConnectOptions): BatchClient {
+  return createClient(BatchService, createDocgenTransport(options));
 }
 
 /**

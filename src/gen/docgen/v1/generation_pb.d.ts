@@ -239,6 +239,13 @@ export declare type ListGenerationsRequest = Message<"docgen.v1.ListGenerationsR
    * @generated from field: google.protobuf.Timestamp created_before = 6;
    */
   createdBefore?: Timestamp | undefined;
+
+  /**
+   * Only the items of this batch, `bat_…` (BatchService).
+   *
+   * @generated from field: string batch_id = 7;
+   */
+  batchId: string;
 };
 
 /**

@@ -94,6 +94,8 @@ export declare type Delivery = Message<"docgen.admin.v1.Delivery"> & {
   event: string;
 
   /**
+   * The generation of a `generation.*` event; empty for `batch.completed` (see batch_id).
+   *
    * @generated from field: string generation_id = 6;
    */
   generationId: string;
@@ -133,6 +135,13 @@ export declare type Delivery = Message<"docgen.admin.v1.Delivery"> & {
    * @generated from field: bool test = 12;
    */
   test: boolean;
+
+  /**
+   * A `batch.completed` delivery's batch, `bat_…` (its generation_id is empty then).
+   *
+   * @generated from field: string batch_id = 13;
+   */
+  batchId: string;
 };
 
 /**

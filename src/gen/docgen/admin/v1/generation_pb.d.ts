@@ -4,6 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
+import type { Batch } from "../../v1/batch_pb.js";
 import type { Generation, GenerationStatus } from "../../v1/generation_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
@@ -11,6 +12,45 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
  * Describes the file docgen/admin/v1/generation.proto.
  */
 export declare const file_docgen_admin_v1_generation: GenFile;
+
+/**
+ * @generated from message docgen.admin.v1.GetBatchRequest
+ */
+export declare type GetBatchRequest = Message<"docgen.admin.v1.GetBatchRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * Identifier, `bat_…`.
+   *
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.GetBatchRequest.
+ * Use `create(GetBatchRequestSchema)` to create a new message.
+ */
+export declare const GetBatchRequestSchema: GenMessage<GetBatchRequest>;
+
+/**
+ * @generated from message docgen.admin.v1.GetBatchResponse
+ */
+export declare type GetBatchResponse = Message<"docgen.admin.v1.GetBatchResponse"> & {
+  /**
+   * @generated from field: docgen.v1.Batch batch = 1;
+   */
+  batch?: Batch | undefined;
+};
+
+/**
+ * Describes the message docgen.admin.v1.GetBatchResponse.
+ * Use `create(GetBatchResponseSchema)` to create a new message.
+ */
+export declare const GetBatchResponseSchema: GenMessage<GetBatchResponse>;
 
 /**
  * @generated from message docgen.admin.v1.ListGenerationsRequest
@@ -50,6 +90,13 @@ export declare type ListGenerationsRequest = Message<"docgen.admin.v1.ListGenera
    * @generated from field: google.protobuf.Timestamp created_before = 7;
    */
   createdBefore?: Timestamp | undefined;
+
+  /**
+   * Only the items of this batch, `bat_…`.
+   *
+   * @generated from field: string batch_id = 8;
+   */
+  batchId: string;
 };
 
 /**
@@ -175,6 +222,17 @@ export declare const GenerationAdminService: GenService<{
     methodKind: "unary";
     input: typeof DeleteGenerationRequestSchema;
     output: typeof DeleteGenerationResponseSchema;
+  },
+  /**
+   * One batch of the workspace with its progress (the portal's batch filter); its items are
+   * listed with ListGenerations and `batch_id`. A merged batch carries a fresh presigned URL.
+   *
+   * @generated from rpc docgen.admin.v1.GenerationAdminService.GetBatch
+   */
+  getBatch: {
+    methodKind: "unary";
+    input: typeof GetBatchRequestSchema;
+    output: typeof GetBatchResponseSchema;
   },
 }>;
 

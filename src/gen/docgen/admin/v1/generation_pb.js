@@ -3,6 +3,7 @@
 /* eslint-disable */
 
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_docgen_v1_batch } from "../../v1/batch_pb.js";
 import { file_docgen_v1_generation } from "../../v1/generation_pb.js";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 
@@ -10,49 +11,63 @@ import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
  * Describes the file docgen/admin/v1/generation.proto.
  */
 export const file_docgen_admin_v1_generation = /*@__PURE__*/
-  fileDesc("CiBkb2NnZW4vYWRtaW4vdjEvZ2VuZXJhdGlvbi5wcm90bxIPZG9jZ2VuLmFkbWluLnYxIv4BChZMaXN0R2VuZXJhdGlvbnNSZXF1ZXN0EhQKDHdvcmtzcGFjZV9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRIrCgZzdGF0dXMYBCABKA4yGy5kb2NnZW4udjEuR2VuZXJhdGlvblN0YXR1cxITCgt0ZW1wbGF0ZV9pZBgFIAEoCRIxCg1jcmVhdGVkX2FmdGVyGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiXgoXTGlzdEdlbmVyYXRpb25zUmVzcG9uc2USKgoLZ2VuZXJhdGlvbnMYASADKAsyFS5kb2NnZW4udjEuR2VuZXJhdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiIgoUR2V0R2VuZXJhdGlvblJlcXVlc3QSCgoCaWQYASABKAkiQgoVR2V0R2VuZXJhdGlvblJlc3BvbnNlEikKCmdlbmVyYXRpb24YASABKAsyFS5kb2NnZW4udjEuR2VuZXJhdGlvbiIlChdEZWxldGVHZW5lcmF0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCSIaChhEZWxldGVHZW5lcmF0aW9uUmVzcG9uc2UyxwIKFkdlbmVyYXRpb25BZG1pblNlcnZpY2USZAoPTGlzdEdlbmVyYXRpb25zEicuZG9jZ2VuLmFkbWluLnYxLkxpc3RHZW5lcmF0aW9uc1JlcXVlc3QaKC5kb2NnZW4uYWRtaW4udjEuTGlzdEdlbmVyYXRpb25zUmVzcG9uc2USXgoNR2V0R2VuZXJhdGlvbhIlLmRvY2dlbi5hZG1pbi52MS5HZXRHZW5lcmF0aW9uUmVxdWVzdBomLmRvY2dlbi5hZG1pbi52MS5HZXRHZW5lcmF0aW9uUmVzcG9uc2USZwoQRGVsZXRlR2VuZXJhdGlvbhIoLmRvY2dlbi5hZG1pbi52MS5EZWxldGVHZW5lcmF0aW9uUmVxdWVzdBopLmRvY2dlbi5hZG1pbi52MS5EZWxldGVHZW5lcmF0aW9uUmVzcG9uc2ViBnByb3RvMw", [file_docgen_v1_generation, file_google_protobuf_timestamp]);
+  fileDesc("CiBkb2NnZW4vYWRtaW4vdjEvZ2VuZXJhdGlvbi5wcm90bxIPZG9jZ2VuLmFkbWluLnYxIjMKD0dldEJhdGNoUmVxdWVzdBIUCgx3b3Jrc3BhY2VfaWQYASABKAkSCgoCaWQYAiABKAkiMwoQR2V0QmF0Y2hSZXNwb25zZRIfCgViYXRjaBgBIAEoCzIQLmRvY2dlbi52MS5CYXRjaCKQAgoWTGlzdEdlbmVyYXRpb25zUmVxdWVzdBIUCgx3b3Jrc3BhY2VfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSKwoGc3RhdHVzGAQgASgOMhsuZG9jZ2VuLnYxLkdlbmVyYXRpb25TdGF0dXMSEwoLdGVtcGxhdGVfaWQYBSABKAkSMQoNY3JlYXRlZF9hZnRlchgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoOY3JlYXRlZF9iZWZvcmUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGJhdGNoX2lkGAggASgJIl4KF0xpc3RHZW5lcmF0aW9uc1Jlc3BvbnNlEioKC2dlbmVyYXRpb25zGAEgAygLMhUuZG9jZ2VuLnYxLkdlbmVyYXRpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiIKFEdldEdlbmVyYXRpb25SZXF1ZXN0EgoKAmlkGAEgASgJIkIKFUdldEdlbmVyYXRpb25SZXNwb25zZRIpCgpnZW5lcmF0aW9uGAEgASgLMhUuZG9jZ2VuLnYxLkdlbmVyYXRpb24iJQoXRGVsZXRlR2VuZXJhdGlvblJlcXVlc3QSCgoCaWQYASABKAkiGgoYRGVsZXRlR2VuZXJhdGlvblJlc3BvbnNlMpgDChZHZW5lcmF0aW9uQWRtaW5TZXJ2aWNlEmQKD0xpc3RHZW5lcmF0aW9ucxInLmRvY2dlbi5hZG1pbi52MS5MaXN0R2VuZXJhdGlvbnNSZXF1ZXN0GiguZG9jZ2VuLmFkbWluLnYxLkxpc3RHZW5lcmF0aW9uc1Jlc3BvbnNlEl4KDUdldEdlbmVyYXRpb24SJS5kb2NnZW4uYWRtaW4udjEuR2V0R2VuZXJhdGlvblJlcXVlc3QaJi5kb2NnZW4uYWRtaW4udjEuR2V0R2VuZXJhdGlvblJlc3BvbnNlEmcKEERlbGV0ZUdlbmVyYXRpb24SKC5kb2NnZW4uYWRtaW4udjEuRGVsZXRlR2VuZXJhdGlvblJlcXVlc3QaKS5kb2NnZW4uYWRtaW4udjEuRGVsZXRlR2VuZXJhdGlvblJlc3BvbnNlEk8KCEdldEJhdGNoEiAuZG9jZ2VuLmFkbWluLnYxLkdldEJhdGNoUmVxdWVzdBohLmRvY2dlbi5hZG1pbi52MS5HZXRCYXRjaFJlc3BvbnNlYgZwcm90bzM", [file_docgen_v1_batch, file_docgen_v1_generation, file_google_protobuf_timestamp]);
+
+/**
+ * Describes the message docgen.admin.v1.GetBatchRequest.
+ * Use `create(GetBatchRequestSchema)` to create a new message.
+ */
+export const GetBatchRequestSchema = /*@__PURE__*/
+  messageDesc(file_docgen_admin_v1_generation, 0);
+
+/**
+ * Describes the message docgen.admin.v1.GetBatchResponse.
+ * Use `create(GetBatchResponseSchema)` to create a new message.
+ */
+export const GetBatchResponseSchema = /*@__PURE__*/
+  messageDesc(file_docgen_admin_v1_generation, 1);
 
 /**
  * Describes the message docgen.admin.v1.ListGenerationsRequest.
  * Use `create(ListGenerationsRequestSchema)` to create a new message.
  */
 export const ListGenerationsRequestSchema = /*@__PURE__*/
-  messageDesc(file_docgen_admin_v1_generation, 0);
+  messageDesc(file_docgen_admin_v1_generation, 2);
 
 /**
  * Describes the message docgen.admin.v1.ListGenerationsResponse.
  * Use `create(ListGenerationsResponseSchema)` to create a new message.
  */
 export const ListGenerationsResponseSchema = /*@__PURE__*/
-  messageDesc(file_docgen_admin_v1_generation, 1);
+  messageDesc(file_docgen_admin_v1_generation, 3);
 
 /**
  * Describes the message docgen.admin.v1.GetGenerationRequest.
  * Use `create(GetGenerationRequestSchema)` to create a new message.
  */
 export const GetGenerationRequestSchema = /*@__PURE__*/
-  messageDesc(file_docgen_admin_v1_generation, 2);
+  messageDesc(file_docgen_admin_v1_generation, 4);
 
 /**
  * Describes the message docgen.admin.v1.GetGenerationResponse.
  * Use `create(GetGenerationResponseSchema)` to create a new message.
  */
 export const GetGenerationResponseSchema = /*@__PURE__*/
-  messageDesc(file_docgen_admin_v1_generation, 3);
+  messageDesc(file_docgen_admin_v1_generation, 5);
 
 /**
  * Describes the message docgen.admin.v1.DeleteGenerationRequest.
  * Use `create(DeleteGenerationRequestSchema)` to create a new message.
  */
 export const DeleteGenerationRequestSchema = /*@__PURE__*/
-  messageDesc(file_docgen_admin_v1_generation, 4);
+  messageDesc(file_docgen_admin_v1_generation, 6);
 
 /**
  * Describes the message docgen.admin.v1.DeleteGenerationResponse.
  * Use `create(DeleteGenerationResponseSchema)` to create a new message.
  */
 export const DeleteGenerationResponseSchema = /*@__PURE__*/
-  messageDesc(file_docgen_admin_v1_generation, 5);
+  messageDesc(file_docgen_admin_v1_generation, 7);
 
 /**
  * Generations of a workspace as seen from the admin plane (the portal's Generations
