@@ -94,6 +94,8 @@ export const ADMIN_OPERATIONS = {
   'members.invite': change('members.manage'),
   'members.updateRole': change('members.manage'),
   'members.remove': change('members.manage'),
+  'members.listPendingInvitations': read(),
+  'members.revokePendingInvitation': change('members.manage'),
 
   'auditEvents.list': read('audit.read'),
 } as const satisfies Record<string, OperationPolicy>;

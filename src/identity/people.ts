@@ -153,6 +153,47 @@ export class People {
     };
   }
 
+  /** The workspace's open offers to existing accounts, oldest first (what its owners invited). */
+  async listPendingInvitations(workspaceId: string, input?: PageInput): Promise<Page<PendingInvitationView>> {
+    const page = this.deps.pageTokens.request(input, {
+      list: 'pendingInvitations',
+      filters: { workspace: workspaceId },
+    });
+    const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
+    const offers = await this.deps.pendingInvitations.pageOfWorkspace(workspace._id, page);
+    const users = new Map(
+      (await this.deps.users.getMany(offers.items.map((o) => o.userId))).map((u) => [u._id.toHexString(), u]),
+    );
+    return {
+      items: offers.items.flatMap((offer) => {
+        const user = users.get(offer.userId.toHexString());
+        // Only the address the owner typed (the account's normalised email): nothing else of it.
+        return user
+          ? [
+              {
+                workspaceId: formatId('workspace', workspace._id),
+                workspaceName: workspace.name,
+                email: user.email,
+                role: offer.role,
+                createdAt: offer.createdAt,
+                expiresAt: offer.expiresAt,
+              },
+            ]
+          : [];
+      }),
+      nextPageToken: offers.nextPageToken,
+    };
+  }
+
+  /** An owner withdraws the workspace's offer to this email (NOT_FOUND when there is none). */
+  async revokePendingInvitation(workspaceId: string, emailInput: unknown): Promise<void> {
+    const email = requireEmail(emailInput);
+    const workspace = await requireWorkspace(this.deps.workspaces, workspaceId);
+    const user = await this.deps.users.getByEmail(email);
+    if (!user || !(await this.deps.pendingInvitations.remove(user._id, workspace._id)))
+      throw notFound(`Pending invitation for ${email}`);
+  }
+
   /** The memberships offered to this user and still open, oldest first. */
   async pendingInvitationsOf(user: UserDoc): Promise<PendingInvitationView[]> {
     const offers = await this.deps.pendingInvitations.listOpenOfUser(user._id);

@@ -254,6 +254,22 @@ export class MemberServiceHandler implements ServiceImpl<typeof pb.MemberService
     await this.identity.people.removeMember(req.workspaceId, req.userId);
     return create(pb.RemoveMemberResponseSchema, {});
   }
+
+  async listPendingInvitations(req: pb.ListPendingInvitationsRequest): Promise<pb.ListPendingInvitationsResponse> {
+    const page = await this.identity.people.listPendingInvitations(req.workspaceId, {
+      pageSize: req.pageSize,
+      pageToken: req.pageToken,
+    });
+    return create(pb.ListPendingInvitationsResponseSchema, {
+      pendingInvitations: page.items.map(pendingInvitationToProto),
+      nextPageToken: page.nextPageToken,
+    });
+  }
+
+  async revokePendingInvitation(req: pb.RevokePendingInvitationRequest): Promise<pb.RevokePendingInvitationResponse> {
+    await this.identity.people.revokePendingInvitation(req.workspaceId, req.email);
+    return create(pb.RevokePendingInvitationResponseSchema, {});
+  }
 }
 
 export class AuditServiceHandler implements ServiceImpl<typeof pb.AuditService> {

@@ -189,6 +189,13 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
     detail: roleName,
   },
   [`${S}MemberService/RemoveMember`]: { operation: 'members.remove', subject: ws(), target: req('userId') },
+  [`${S}MemberService/ListPendingInvitations`]: { operation: 'members.listPendingInvitations', subject: ws() },
+  [`${S}MemberService/RevokePendingInvitation`]: {
+    operation: 'members.revokePendingInvitation',
+    subject: ws(),
+    target: req('workspaceId'),
+    detail: (r) => text(r.email),
+  },
 
   [`${S}AuditService/ListAuditEvents`]: { operation: 'auditEvents.list', subject: ws() },
 };

@@ -6,6 +6,7 @@ import { deterministicObjectId } from '../domain/ids.ts';
 import { COLLECTIONS } from './documents.ts';
 import type { MemberRole, PendingInvitationDoc } from './identity-documents.ts';
 import { isDuplicateKeyError } from './mongo.ts';
+import { keysetPage, OLDEST_FIRST, type Page, type PageRequest } from './pagination.ts';
 
 export function pendingInvitationId(userId: ObjectId, workspaceId: ObjectId): ObjectId {
   return deterministicObjectId('pending-invitation', userId.toHexString(), workspaceId.toHexString());
@@ -42,6 +43,11 @@ export class PendingInvitationsRepository {
       .sort({ createdAt: 1, _id: 1 })
       .limit(1000)
       .toArray();
+  }
+
+  /** A page of the workspace's open offers, oldest first (by when they were made or renewed). */
+  pageOfWorkspace(workspaceId: ObjectId, page: PageRequest, now = new Date()): Promise<Page<PendingInvitationDoc>> {
+    return keysetPage(this.collection, { workspaceId, expiresAt: { $gt: now } }, OLDEST_FIRST, page);
   }
 
   /** The open offer of this workspace to this user, or null. */

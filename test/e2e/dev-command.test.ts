@@ -113,7 +113,7 @@ describe('docgen dev', () => {
       (g) => g.status === 'COMPLETED' || g.status === 'FAILED',
       { timeoutMs: 30_000, intervalMs: 200, description: 'generation to finish' },
     );
-    expect(done.status).toBe('COMPLETED');
+    expect(done.status, JSON.stringify(done)).toBe('COMPLETED');
     const pdf = await fetch(done.outputUrl!);
     expect(pdf.headers.get('content-type')).toBe('application/pdf');
     expect(

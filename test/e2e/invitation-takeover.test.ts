@@ -250,6 +250,29 @@ describe('an owner of A inviting an address that already has an account', () => 
       ),
     );
     expectNothingAbout(answer, 'carol@corp.example', carol, 'Carol Hidden');
+    // The owner sees what A offered (the address and role, nothing of the account) and can withdraw it.
+    const pending = await ok(call('MemberService/ListPendingInvitations', { workspaceId: wsA }, { cookie: mallory }));
+    const carolsOffer = pending.pendingInvitations.find((p: { email: string }) => p.email === 'carol@corp.example');
+    expect(carolsOffer).toMatchObject({ workspaceId: wsA, role: 'MEMBER_ROLE_OWNER' });
+    expect(JSON.stringify(pending)).not.toContain(carol.slice('usr_'.length));
+    await ok(
+      call(
+        'MemberService/RevokePendingInvitation',
+        { workspaceId: wsA, email: 'carol@corp.example' },
+        { cookie: mallory },
+      ),
+    );
+    const after = await ok(call('MemberService/ListPendingInvitations', { workspaceId: wsA }, { cookie: mallory }));
+    expect(JSON.stringify(after)).not.toContain('carol@corp.example');
+    expect(
+      (
+        await call(
+          'MemberService/RevokePendingInvitation',
+          { workspaceId: wsA, email: 'carol@corp.example' },
+          { cookie: mallory },
+        )
+      ).status,
+    ).toBe(404);
     const aliceLike = await ok(
       call(
         'MemberService/InviteMember',

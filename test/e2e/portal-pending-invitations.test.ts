@@ -60,6 +60,9 @@ describe('pending invitations in the portal', () => {
     await click(owner.page, 'Invite member', 'button');
     await waitForText(owner.page, 'is invited: they see the invitation once signed in');
     expect(await owner.page.$('[data-secret]')).toBeNull();
+    // The offer is listed for the owners, with a way to withdraw it.
+    await owner.page.waitForSelector('aria/Invited, not answered yet[role="heading"]');
+    await owner.page.waitForSelector(`aria/Withdraw the invitation of ${ALICE.email}[role="button"]`);
     expect(await owner.page.evaluate(() => document.body.innerText)).not.toContain('/invite/');
     await checkScreen(owner, 'members-invitation-offered');
 

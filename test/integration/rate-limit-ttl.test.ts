@@ -82,19 +82,21 @@ describe('rate limit buckets and the TTL monitor', () => {
     expect(fresh).toMatchObject({ allowed: true, remaining: policy.burst - 1 });
   }, 120_000);
 
-  it('the sign-in limiter keeps its 10 per 15 minutes across the monitor: 35 minutes of guessing get at most 10 + 23', async () => {
+  it("the sign-in limiter keeps an email's global cap (100 failures an hour) across the monitor: 35 minutes of guessing get at most 100 + 58 wrong answers", async () => {
     const clock = fastForwardClock();
     const repository = new RateLimitsRepository(db, { now: clock.now });
     const limiter = new SignInLimiter(repository);
     const monitor = new TtlSimulator({ db, now: clock.now });
     const email = `victim-${new ObjectId().toHexString()}@example.com`;
     const durationMs = 35 * 60_000;
-    let allowed = 0;
+    let answeredWrong = 0;
     for (let t = 0; t < durationMs; t += 2_000) {
-      // A guess every 2 s, each from a new address: only the email's bucket holds them back.
+      // A wrong guess every 2 s, each from a new address: only the email's global cap holds
+      // them back (it turns wrong answers into RATE_LIMITED; a right password would pass).
       try {
-        await limiter.begin(email, `203.0.113.${(t / 2_000) % 250}`);
-        allowed++;
+        const attempt = await limiter.begin(email, `203.0.113.${(t / 2_000) % 250}`);
+        attempt.failed();
+        answeredWrong++;
       } catch (err) {
         if (!isDomainError(err) || err.code !== 'RATE_LIMITED') throw err;
       }
@@ -102,8 +104,8 @@ describe('rate limit buckets and the TTL monitor', () => {
       // MongoDB's default monitor period.
       if (t % 60_000 === 0) await monitor.sweepOnce();
     }
-    // 10 at once, then one every 90 s: 10 + 35 * 60 / 90 = 33.3.
-    expect(allowed).toBeLessThanOrEqual(10 + Math.floor(durationMs / 90_000));
-    expect(allowed).toBeGreaterThanOrEqual(10 + Math.floor(durationMs / 90_000) - 2);
+    // 100 at once, then one every 36 s: 100 + 35 * 60 / 36 = 158.3.
+    expect(answeredWrong).toBeLessThanOrEqual(100 + Math.floor(durationMs / 36_000));
+    expect(answeredWrong).toBeGreaterThanOrEqual(100 + Math.floor(durationMs / 36_000) - 2);
   }, 120_000);
 });

@@ -431,6 +431,28 @@ const ENDPOINTS: ListEndpoint<any>[] = [
     },
   } satisfies ListEndpoint<string>,
   {
+    name: 'MemberService/ListPendingInvitations',
+    order: 'oldest first',
+    transport: 'rpc',
+    scope: async () => (await newWorkspace()).id,
+    async insert(ws: string) {
+      // An account that exists (a member elsewhere) is only offered the membership.
+      const email = `${randomBytes(5).toString('hex')}@example.com`;
+      await admin.clients.users.inviteUser(
+        { workspaceId: (await newWorkspace()).id, email, role: MemberRole.VIEWER },
+        o(),
+      );
+      await nextMillisecond();
+      const res = await admin.clients.members.inviteMember({ workspaceId: ws, email, role: MemberRole.EDITOR }, o());
+      expect(res.pendingInvitation?.email).toBe(email);
+      return { id: email };
+    },
+    async page(ws: string, call) {
+      const res = await admin.clients.members.listPendingInvitations({ workspaceId: ws, ...call }, o());
+      return { ids: res.pendingInvitations.map((p) => p.email), next: res.nextPageToken };
+    },
+  } satisfies ListEndpoint<string>,
+  {
     name: 'MemberService/ListMembers',
     order: 'oldest first',
     transport: 'rpc',

@@ -13,6 +13,14 @@ export function MembersPage() {
     () => listAll((page: PageRequest) => api.members.listMembers({ workspaceId, ...page }), 'members'),
     [workspaceId],
   );
+  const pending = useLoad(
+    () =>
+      listAll(
+        (page: PageRequest) => api.members.listPendingInvitations({ workspaceId, ...page }),
+        'pendingInvitations',
+      ),
+    [workspaceId],
+  );
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<MemberRole>(MemberRole.EDITOR);
   const [invite, setInvite] = useState<{ email: string; url: string } | undefined>();
@@ -34,6 +42,7 @@ export function MembersPage() {
       );
       setEmail('');
       members.reload();
+      pending.reload();
     });
   };
   return (
@@ -153,6 +162,54 @@ export function MembersPage() {
             })}
           </tbody>
         </table>
+      )}
+      <ErrorMessage error={pending.error} />
+      {pending.data && pending.data.pendingInvitations.length > 0 && (
+        <section aria-labelledby="pending-title">
+          <h2 id="pending-title">Invited, not answered yet</h2>
+          <table>
+            <caption class="visually-hidden">Invitations to people who already have an account</caption>
+            <thead>
+              <tr>
+                <th scope="col">Email</th>
+                <th scope="col">Role</th>
+                <th scope="col">Open until</th>
+                {isOwner && (
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                )}
+              </tr>
+            </thead>
+            <tbody>
+              {pending.data.pendingInvitations.map((p) => (
+                <tr key={p.email}>
+                  <td>{p.email}</td>
+                  <td>{ROLE_NAMES[p.role]}</td>
+                  <td>
+                    <Time ts={p.expiresAt} />
+                  </td>
+                  {isOwner && (
+                    <td>
+                      <ConfirmButton
+                        label={`Withdraw the invitation of ${p.email}`}
+                        danger
+                        question={`Withdraw the invitation of ${p.email}?`}
+                        confirmLabel="Withdraw invitation"
+                        onConfirm={() =>
+                          rowAction.run(async () => {
+                            await api.members.revokePendingInvitation({ workspaceId, email: p.email });
+                            pending.reload();
+                          })
+                        }
+                      />
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
       )}
     </Page>
   );

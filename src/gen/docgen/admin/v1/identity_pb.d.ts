@@ -731,6 +731,92 @@ export declare type InviteMemberResponse = Message<"docgen.admin.v1.InviteMember
 export declare const InviteMemberResponseSchema: GenMessage<InviteMemberResponse>;
 
 /**
+ * @generated from message docgen.admin.v1.ListPendingInvitationsRequest
+ */
+export declare type ListPendingInvitationsRequest = Message<"docgen.admin.v1.ListPendingInvitationsRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * Invitations per page: 0 means 20, at most 100.
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * The previous page's next_page_token; empty for the first page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.ListPendingInvitationsRequest.
+ * Use `create(ListPendingInvitationsRequestSchema)` to create a new message.
+ */
+export declare const ListPendingInvitationsRequestSchema: GenMessage<ListPendingInvitationsRequest>;
+
+/**
+ * @generated from message docgen.admin.v1.ListPendingInvitationsResponse
+ */
+export declare type ListPendingInvitationsResponse = Message<"docgen.admin.v1.ListPendingInvitationsResponse"> & {
+  /**
+   * @generated from field: repeated docgen.admin.v1.PendingInvitation pending_invitations = 1;
+   */
+  pendingInvitations: PendingInvitation[];
+
+  /**
+   * Token for the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.ListPendingInvitationsResponse.
+ * Use `create(ListPendingInvitationsResponseSchema)` to create a new message.
+ */
+export declare const ListPendingInvitationsResponseSchema: GenMessage<ListPendingInvitationsResponse>;
+
+/**
+ * @generated from message docgen.admin.v1.RevokePendingInvitationRequest
+ */
+export declare type RevokePendingInvitationRequest = Message<"docgen.admin.v1.RevokePendingInvitationRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: string email = 2;
+   */
+  email: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.RevokePendingInvitationRequest.
+ * Use `create(RevokePendingInvitationRequestSchema)` to create a new message.
+ */
+export declare const RevokePendingInvitationRequestSchema: GenMessage<RevokePendingInvitationRequest>;
+
+/**
+ * @generated from message docgen.admin.v1.RevokePendingInvitationResponse
+ */
+export declare type RevokePendingInvitationResponse = Message<"docgen.admin.v1.RevokePendingInvitationResponse"> & {
+};
+
+/**
+ * Describes the message docgen.admin.v1.RevokePendingInvitationResponse.
+ * Use `create(RevokePendingInvitationResponseSchema)` to create a new message.
+ */
+export declare const RevokePendingInvitationResponseSchema: GenMessage<RevokePendingInvitationResponse>;
+
+/**
  * @generated from message docgen.admin.v1.UpdateMemberRoleRequest
  */
 export declare type UpdateMemberRoleRequest = Message<"docgen.admin.v1.UpdateMemberRoleRequest"> & {
@@ -1121,6 +1207,27 @@ export declare const MemberService: GenService<{
     methodKind: "unary";
     input: typeof RemoveMemberRequestSchema;
     output: typeof RemoveMemberResponseSchema;
+  },
+  /**
+   * The workspace's invitations to existing accounts not answered yet, oldest first (by when
+   * they were made or renewed). Every member may list them.
+   *
+   * @generated from rpc docgen.admin.v1.MemberService.ListPendingInvitations
+   */
+  listPendingInvitations: {
+    methodKind: "unary";
+    input: typeof ListPendingInvitationsRequestSchema;
+    output: typeof ListPendingInvitationsResponseSchema;
+  },
+  /**
+   * Withdraws the workspace's invitation to this email. NotFound when there is none.
+   *
+   * @generated from rpc docgen.admin.v1.MemberService.RevokePendingInvitation
+   */
+  revokePendingInvitation: {
+    methodKind: "unary";
+    input: typeof RevokePendingInvitationRequestSchema;
+    output: typeof RevokePendingInvitationResponseSchema;
   },
 }>;
 
