@@ -86,6 +86,7 @@ beforeAll(async () => {
   engine = await createRenderEngine(
     {
       chromiumPath: chromiumPath(),
+      noSandbox: true,
       concurrency: 1,
       timeoutMs: 20_000,
       liquidTimeoutMs: 2_000,
