@@ -16,7 +16,8 @@ import { RetentionSweeper } from '../generations/retention-sweeper.ts';
 import { previewSubject } from '../queue/preview-channel.ts';
 import { startPreviewService } from '../render/preview-service.ts';
 import { SpanKind, contextFromHeaders, withSpan } from '../ops/tracing.ts';
-import { startJobConsumer } from './job-consumer.ts';
+import { startFairPuller } from '../queue/fair-puller.ts';
+import { renderQueueGauges } from '../queue/render-queue-metrics.ts';
 import { abortedPromise, type Role, type RoleContext } from './role.ts';
 
 export interface RenderRole extends Role {
@@ -95,13 +96,26 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
   });
 
   const inFlight = new Map<JobContext<RenderJob>, { generationId: string; started: number }>();
-  const jobs = await startJobConsumer<RenderJob>(queue.nats, {
-    stream: queue.nats.names.streams.render,
-    consumer: RENDER_CONSUMER,
+  // Jobs of releases before the per-workspace lanes wait on the old stream under the old
+  // consumer: drained as one more lane (fair-puller.ts), so an upgrade loses none.
+  await queue.nats.ensureConsumer(queue.nats.names.streams.render, RENDER_CONSUMER, {
+    ackWaitMs: RENDER_LEASE_MS,
+    maxAckPending: 10_000,
+  });
+  const stopPulling = new AbortController();
+  const puller = startFairPuller<RenderJob>({
+    nats: queue.nats,
+    lanesStream: queue.nats.names.streams.renderLanes,
+    lanesSubject: queue.nats.names.subjects.renderLanes,
+    legacy: { stream: queue.nats.names.streams.render, consumer: RENDER_CONSUMER },
     ackWaitMs: RENDER_LEASE_MS,
     maxAckPending: 10_000,
     concurrency: renderJobsInFlight(config.render.concurrency),
+    signal: stopPulling.signal,
     stopTimeoutMs: config.shutdownGraceMs,
+    weights: (ids) => repositories.workspaces.renderWeights(ids),
+    onDelivered: (lane, msg) =>
+      metrics.observeRenderQueueWait(lane, Math.max(0, Date.now() - msg.info.timestampNanos / 1e6) / 1000),
     handler: async (job) => {
       const generationId = String(job.data?.generationId ?? '');
       inFlight.set(job, { generationId, started: performance.now() });
@@ -128,6 +142,7 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
     },
     onError: (err) => logger.warn('render job loop error', { err: String(err) }),
   });
+  const jobs = { stop: () => stopPulling.abort(), done: puller.done };
 
   /**
    * Hands every in-flight render back: releases its lease (so another worker claims it at
@@ -175,7 +190,7 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
 
   const sweeper = new OutboxSweeper({
     generations: repositories.generations,
-    publishJob: (generationId, msgId) => queue.publishRenderJob(generationId, msgId),
+    publishJob: (generationId, msgId, route) => queue.publishRenderJob(generationId, msgId, route),
     publishEvent: (doc) => pipeline.publishEvent(doc),
     intervalMs: 2000,
     publishGraceMs: 5000,
@@ -211,15 +226,8 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
     engine,
     pipeline,
     readiness: { 'browser-pool': () => engine.isReady() },
-    consumers: [jobs],
-    gauges: [
-      [
-        'docgen_render_queue_depth',
-        async () => (await queue.nats.jsm.streams.info(names.streams.render)).state.messages,
-      ],
-      ['docgen_render_consumer_pending', () => jobs.backlog()],
-      ['docgen_render_consumer_redelivered', () => jobs.redelivered()],
-    ],
+    consumers: [{ stream: names.streams.render, consumer: RENDER_CONSUMER }],
+    gauges: renderQueueGauges(queue.nats, RENDER_CONSUMER),
     async stopAccepting() {
       if (stopped) return;
       stopped = true;

@@ -27,6 +27,8 @@ export interface WorkspaceDoc {
   createdAt: Date;
   /** Generations older than this (seconds since creation) are deleted; absent/null: kept. */
   retentionSeconds?: number | null;
+  /** Share of the render fleet while several workspaces have work (absent: 1). src/domain/render-weight.ts */
+  renderWeight?: number;
 }
 
 export interface ApiKeyDoc {
@@ -90,6 +92,8 @@ export interface GenerationDoc {
   lastErrorCode?: string | null;
   /** Outbox of the final event: false from the final transition until the event is published. */
   eventPublished: boolean | null;
+  /** The batch this generation is an item of (`bat_…`); absent for a single generation. */
+  batchId?: string;
 }
 
 export interface IdempotencyDoc {
