@@ -5,7 +5,8 @@
 // back the rest (nak) so another pod takes them.
 import type { JobContext } from '../queue/jetstream.ts';
 import { createAssetLoader } from '../render/asset-loader.ts';
-import type { RenderJob } from '../queue/messages.ts';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { parseRenderLaneSubject, type RenderJob, type RenderRoute } from '../queue/messages.ts';
 import { createRenderEngine, type RenderEngine } from '../render/render-engine.ts';
 import { OutboxSweeper } from '../render/outbox-sweeper.ts';
 import { RenderPipeline, type DocumentRendererLike } from '../render/render-pipeline.ts';
@@ -62,13 +63,20 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
   const handedBack = new Set<string>();
   // Jobs render on at most render.concurrency pages at once; the extra jobs in flight wait here.
   const slots = new RenderSlots(config.render.concurrency);
+  // Which workspace (and lane) the job being rendered belongs to, and how many jobs of each
+  // workspace this process holds: a job waiting for a page goes ahead of the jobs of
+  // workspaces that hold more here.
+  const jobRoute = new AsyncLocalStorage<RenderRoute | undefined>();
+  const heldByWorkspace = new Map<string, number>();
   const renderer: DocumentRendererLike = {
     render: (content, variables, options) => {
       const queued = performance.now();
+      const route = jobRoute.getStore();
+      const priority = route ? 2 * (heldByWorkspace.get(route.workspaceId) ?? 0) + (route.lane === 'batch' ? 1 : 0) : 0;
       return slots.run(() => {
         options?.onStage?.('page_wait', performance.now() - queued);
         return engine.renderer.render(content, variables, options);
-      });
+      }, priority);
     },
   };
   const pipeline = new RenderPipeline({
@@ -119,6 +127,8 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
     handler: async (job) => {
       const generationId = String(job.data?.generationId ?? '');
       inFlight.set(job, { generationId, started: performance.now() });
+      const route = parseRenderLaneSubject(queue.nats.prefix, job.subject);
+      if (route) heldByWorkspace.set(route.workspaceId, (heldByWorkspace.get(route.workspaceId) ?? 0) + 1);
       // Once handed back, the message is settled by handBack alone.
       const control = {
         working: () => job.working(),
@@ -134,10 +144,15 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
             parent: contextFromHeaders(job.headers),
             attributes: { 'docgen.generation.id': generationId, 'messaging.message.delivery_count': job.deliveryCount },
           },
-          () => pipeline.process(job.data, control),
+          () => jobRoute.run(route, () => pipeline.process(job.data, control)),
         );
       } finally {
         inFlight.delete(job);
+        if (route) {
+          const held = (heldByWorkspace.get(route.workspaceId) ?? 1) - 1;
+          if (held > 0) heldByWorkspace.set(route.workspaceId, held);
+          else heldByWorkspace.delete(route.workspaceId);
+        }
       }
     },
     onError: (err) => logger.warn('render job loop error', { err: String(err) }),
