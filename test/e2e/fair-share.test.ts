@@ -31,7 +31,7 @@ interface Tenant {
 
 async function tenant(name: string): Promise<Tenant> {
   const workspaceId = await stack.workspace(name);
-  const secret = (await stack.key(workspaceId)).secret;
+  const secret = (await stack.key(workspaceId, undefined, { perSecond: 100_000, burst: 100_000 })).secret;
   const admin = adminClients(stack.app.adminPort!, stack.deps.adminToken);
   // A cheap document: one short line, so hundreds fit in CI's time.
   const { template } = await admin.templates.createTemplate({
@@ -94,7 +94,7 @@ async function waitAllFinal(ids: string[], timeoutMs = 170_000): Promise<Generat
 async function followOne(t: Tenant, n: number): Promise<number> {
   const id = await createOne(t, n, { Prefer: 'wait=20' });
   const [doc] = await waitAllFinal([id], 60_000);
-  expect(doc!.status).toBe('COMPLETED');
+  expect(doc!.status, doc!.error ?? '').toBe('COMPLETED');
   return (doc!.updatedAt.getTime() - doc!.createdAt.getTime()) / 1000;
 }
 
@@ -152,6 +152,16 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
 
   // A's month-end run is queued; then B creates one every 500 ms and follows each while A drains.
   const aIds = await backlog(a, BACKLOG);
+  // The operator's view of it: A named with its pending jobs and oldest wait (scraped over HTTP).
+  const scrape = await fetch(`http://127.0.0.1:${stack.app.opsPort}/metrics`).then((r) => r.text());
+  const pendingA = new RegExp(
+    `^docgen_render_workspace_pending_jobs\\{[^}]*workspace="${a.workspaceId}"[^}]*\\} (\\d+)`,
+    'm',
+  );
+  expect(Number(pendingA.exec(scrape)?.[1] ?? 0)).toBeGreaterThan(0);
+  expect(scrape).toMatch(
+    new RegExp(`^docgen_render_workspace_oldest_wait_seconds\\{[^}]*workspace="${a.workspaceId}"`, 'm'),
+  );
   const following: Promise<number>[] = [];
   for (let n = 0; n < 20; n++) {
     following.push(followOne(b, 100 + n));
@@ -183,6 +193,8 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
   expect(contended.every((d) => d.status === 'COMPLETED')).toBe(true);
   expect(report.busyP95).toBeLessThanOrEqual(3 * report.idleP95);
   expect(report.busyP95).toBeLessThan(2);
+  const waits = await fetch(`http://127.0.0.1:${stack.app.opsPort}/metrics`).then((r) => r.text());
+  expect(waits).toMatch(/^docgen_render_queue_wait_seconds_count\{[^}]*lane="single"[^}]*\} [1-9]/m);
   // B's own renders come out of the same pages: A keeps at least 90 % of its solo rate once
   // they are counted (B's 2 a second are a few per cent of the fleet's capacity in CI).
   expect(bDuring).toBeGreaterThanOrEqual(10);
