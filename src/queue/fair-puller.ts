@@ -212,10 +212,8 @@ export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
         );
       } catch (err) {
         // The consumer is gone (deleted after a long idle time, or by an operator): again.
-        if (err instanceof NoRespondersError && attempt === 0) {
-          ensured.delete(consumer);
-          continue;
-        }
+        ensured.delete(consumer); // looked up again on the next pull, whatever went wrong
+        if (err instanceof NoRespondersError && attempt === 0) continue;
         throw err;
       }
       const code = reply.headers?.code ?? 0;

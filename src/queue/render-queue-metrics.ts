@@ -87,7 +87,10 @@ export function renderQueueGauges(
       return { pending, oldest };
     })().finally(() => setTimeout(() => (current = undefined), 0)));
 
-  const consumerTotals = async () => {
+  let totals: Promise<{ pending: number; redelivered: number }> | undefined;
+  const consumerTotals = () =>
+    (totals ??= readConsumerTotals().finally(() => setTimeout(() => (totals = undefined), 0)));
+  const readConsumerTotals = async () => {
     let pending = 0;
     let redelivered = 0;
     for await (const info of nats.jsm.consumers.list(streams.renderLanes)) {
