@@ -214,8 +214,10 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
 it('two backlogged workspaces each get 40–60 % of the renders while both have work', async () => {
   const c = await tenant('split-c');
   const d = await tenant('split-d');
-  // Both backlogs queued at once, their creates interleaved.
-  const [cIds, dIds] = await Promise.all([backlog(c, SPLIT_EACH), backlog(d, SPLIT_EACH)]);
+  // C's backlog is queued first, D's right after: first come, first served would render
+  // nearly all of C's before any of D's.
+  const cIds = await backlog(c, SPLIT_EACH);
+  const dIds = await backlog(d, SPLIT_EACH);
   const [cDocs, dDocs] = await Promise.all([waitAllFinal(cIds), waitAllFinal(dIds)]);
   // While both have work: from D's first create to the first of the two to finish draining.
   const start = Math.max(
