@@ -3,6 +3,7 @@ import type { ObjectId } from 'mongodb';
 import { notFound, validationError } from '../domain/errors.ts';
 import { formatId } from '../domain/ids.ts';
 import { retentionProblem } from '../domain/retention.ts';
+import { DEFAULT_RENDER_WEIGHT, renderWeightProblem } from '../domain/render-weight.ts';
 import type { WorkspaceDoc } from '../store/documents.ts';
 import type { Page, PageInput, PageTokens } from '../store/pagination.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
@@ -14,6 +15,8 @@ export interface WorkspaceView {
   createdAt: Date;
   /** Seconds a generation is kept after its creation; null: until deleted. */
   retentionSeconds: number | null;
+  /** Share of the render fleet while several workspaces have work (1 unless set). */
+  renderWeight: number;
 }
 
 export function toWorkspaceView(doc: WorkspaceDoc): WorkspaceView {
@@ -22,6 +25,7 @@ export function toWorkspaceView(doc: WorkspaceDoc): WorkspaceView {
     name: doc.name,
     createdAt: doc.createdAt,
     retentionSeconds: doc.retentionSeconds ?? null,
+    renderWeight: doc.renderWeight ?? DEFAULT_RENDER_WEIGHT,
   };
 }
 
@@ -31,6 +35,8 @@ export interface WorkspaceChanges {
   name?: string | undefined;
   /** New retention in seconds; null removes it; undefined keeps it. */
   retentionSeconds?: number | null | undefined;
+  /** New render weight (1 to 100); undefined keeps it. */
+  renderWeight?: number | undefined;
 }
 
 export class WorkspaceAdmin {
@@ -58,7 +64,12 @@ export class WorkspaceAdmin {
       const problem = retentionProblem(retention);
       if (problem) throw validationError([{ field: 'retention', issue: problem }]);
     }
-    const updated = await this.workspaces.update(workspace._id, { name, retentionSeconds: retention });
+    const renderWeight = changes.renderWeight;
+    if (renderWeight !== undefined) {
+      const problem = renderWeightProblem(renderWeight);
+      if (problem) throw validationError([{ field: 'render_weight', issue: problem }]);
+    }
+    const updated = await this.workspaces.update(workspace._id, { name, retentionSeconds: retention, renderWeight });
     if (!updated) throw notFound(`Workspace ${changes.id}`);
     return toWorkspaceView(updated);
   }

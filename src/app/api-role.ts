@@ -42,7 +42,9 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
   const generations = new GenerationService({
     generations: repositories.generations,
     templates: repositories.templates,
-    jobs: { publishRenderJob: (id) => infrastructure.queue.publishRenderJob(id, renderJobMsgId(id)) },
+    jobs: {
+      publishRenderJob: (id, route) => infrastructure.queue.publishRenderJob(id, renderJobMsgId(id), route),
+    },
     urls: infrastructure.objects,
     outputUrlTtlSeconds: config.api.outputUrlTtlSeconds,
     pageTokens: new PageTokens(config.secretKey),
@@ -54,7 +56,7 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
     batches: repositories.batches,
     generations: repositories.generations,
     generationService: generations,
-    jobs: { publishRenderJob: (id) => infrastructure.queue.publishRenderJob(id, renderJobMsgId(id)) },
+    jobs: { publishRenderJob: (id, route) => infrastructure.queue.publishRenderJob(id, renderJobMsgId(id), route) },
     urls: infrastructure.objects,
     outputUrlTtlSeconds: config.api.outputUrlTtlSeconds,
     onPublishError: (generationId, err) =>

@@ -5,7 +5,8 @@
 // back the rest (nak) so another pod takes them.
 import type { JobContext } from '../queue/jetstream.ts';
 import { createAssetLoader } from '../render/asset-loader.ts';
-import type { RenderJob } from '../queue/messages.ts';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { parseRenderLaneSubject, type RenderJob, type RenderRoute } from '../queue/messages.ts';
 import { createCertificateSource } from '../render/finishing/certificate-store.ts';
 import { createRenderEngine, type RenderEngine } from '../render/render-engine.ts';
 import { OutboxSweeper } from '../render/outbox-sweeper.ts';
@@ -18,7 +19,8 @@ import { RetentionSweeper } from '../generations/retention-sweeper.ts';
 import { previewSubject } from '../queue/preview-channel.ts';
 import { startPreviewService } from '../render/preview-service.ts';
 import { SpanKind, contextFromHeaders, withSpan } from '../ops/tracing.ts';
-import { startJobConsumer } from './job-consumer.ts';
+import { startFairPuller } from '../queue/fair-puller.ts';
+import { renderQueueGauges } from '../queue/render-queue-metrics.ts';
 import { abortedPromise, type Role, type RoleContext } from './role.ts';
 
 export interface RenderRole extends Role {
@@ -75,13 +77,20 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
   const handedBack = new Set<string>();
   // Jobs render on at most render.concurrency pages at once; the extra jobs in flight wait here.
   const slots = new RenderSlots(config.render.concurrency);
+  // Which workspace (and lane) the job being rendered belongs to, and how many jobs of each
+  // workspace this process holds: a job waiting for a page goes ahead of the jobs of
+  // workspaces that hold more here.
+  const jobRoute = new AsyncLocalStorage<RenderRoute | undefined>();
+  const heldByWorkspace = new Map<string, number>();
   const renderer: DocumentRendererLike = {
     render: (content, variables, options) => {
       const queued = performance.now();
+      const route = jobRoute.getStore();
+      const priority = route ? 2 * (heldByWorkspace.get(route.workspaceId) ?? 0) + (route.lane === 'batch' ? 1 : 0) : 0;
       return slots.run(() => {
         options?.onStage?.('page_wait', performance.now() - queued);
         return engine.renderer.render(content, variables, options);
-      });
+      }, priority);
     },
   };
   const batches = new BatchProgress({
@@ -117,16 +126,31 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
   });
 
   const inFlight = new Map<JobContext<RenderJob>, { generationId: string; started: number }>();
-  const jobs = await startJobConsumer<RenderJob>(queue.nats, {
-    stream: queue.nats.names.streams.render,
-    consumer: RENDER_CONSUMER,
+  // Jobs of releases before the per-workspace lanes wait on the old stream under the old
+  // consumer: drained as one more lane (fair-puller.ts), so an upgrade loses none.
+  await queue.nats.ensureConsumer(queue.nats.names.streams.render, RENDER_CONSUMER, {
+    ackWaitMs: RENDER_LEASE_MS,
+    maxAckPending: 10_000,
+  });
+  const stopPulling = new AbortController();
+  const puller = startFairPuller<RenderJob>({
+    nats: queue.nats,
+    lanesStream: queue.nats.names.streams.renderLanes,
+    lanesSubject: queue.nats.names.subjects.renderLanes,
+    legacy: { stream: queue.nats.names.streams.render, consumer: RENDER_CONSUMER },
     ackWaitMs: RENDER_LEASE_MS,
     maxAckPending: 10_000,
     concurrency: renderJobsInFlight(config.render.concurrency),
+    signal: stopPulling.signal,
     stopTimeoutMs: config.shutdownGraceMs,
+    weights: (ids) => repositories.workspaces.renderWeights(ids),
+    onDelivered: (lane, msg) =>
+      metrics.observeRenderQueueWait(lane, Math.max(0, Date.now() - msg.info.timestampNanos / 1e6) / 1000),
     handler: async (job) => {
       const generationId = String(job.data?.generationId ?? '');
       inFlight.set(job, { generationId, started: performance.now() });
+      const route = parseRenderLaneSubject(queue.nats.prefix, job.subject);
+      if (route) heldByWorkspace.set(route.workspaceId, (heldByWorkspace.get(route.workspaceId) ?? 0) + 1);
       // Once handed back, the message is settled by handBack alone.
       const control = {
         working: () => job.working(),
@@ -142,14 +166,20 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
             parent: contextFromHeaders(job.headers),
             attributes: { 'docgen.generation.id': generationId, 'messaging.message.delivery_count': job.deliveryCount },
           },
-          () => pipeline.process(job.data, control),
+          () => jobRoute.run(route, () => pipeline.process(job.data, control)),
         );
       } finally {
         inFlight.delete(job);
+        if (route) {
+          const held = (heldByWorkspace.get(route.workspaceId) ?? 1) - 1;
+          if (held > 0) heldByWorkspace.set(route.workspaceId, held);
+          else heldByWorkspace.delete(route.workspaceId);
+        }
       }
     },
     onError: (err) => logger.warn('render job loop error', { err: String(err) }),
   });
+  const jobs = { stop: () => stopPulling.abort(), done: puller.done };
 
   /**
    * Hands every in-flight render back: releases its lease (so another worker claims it at
@@ -197,7 +227,7 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
 
   const sweeper = new OutboxSweeper({
     generations: repositories.generations,
-    publishJob: (generationId, msgId) => queue.publishRenderJob(generationId, msgId),
+    publishJob: (generationId, msgId, route) => queue.publishRenderJob(generationId, msgId, route),
     publishEvent: (doc) => pipeline.publishEvent(doc),
     intervalMs: 2000,
     publishGraceMs: 5000,
@@ -234,15 +264,8 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
     engine,
     pipeline,
     readiness: { 'browser-pool': () => engine.isReady() && { details: { chromiumSandbox } } },
-    consumers: [jobs],
-    gauges: [
-      [
-        'docgen_render_queue_depth',
-        async () => (await queue.nats.jsm.streams.info(names.streams.render)).state.messages,
-      ],
-      ['docgen_render_consumer_pending', () => jobs.backlog()],
-      ['docgen_render_consumer_redelivered', () => jobs.redelivered()],
-    ],
+    consumers: [{ stream: names.streams.render, consumer: RENDER_CONSUMER }],
+    gauges: renderQueueGauges(queue.nats, RENDER_CONSUMER),
     async stopAccepting() {
       if (stopped) return;
       stopped = true;

@@ -29,6 +29,7 @@ import {
 } from '../store/documents.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
 import { MAX_BATCH_ISSUES, type CreateBatchInput } from './batch-input.ts';
+import { renderRouteOf } from '../queue/messages.ts';
 
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 /** Render jobs published at once while a batch is handed to the queue. */
@@ -245,7 +246,7 @@ export class BatchService {
         const doc = items[next++]!;
         const id = formatId('generation', doc._id);
         try {
-          await this.deps.jobs.publishRenderJob(id);
+          await this.deps.jobs.publishRenderJob(id, renderRouteOf(doc));
           published.push(doc._id);
         } catch (err) {
           this.deps.onPublishError?.(id, err);

@@ -12,6 +12,7 @@ import {
   type GenerationStatus,
 } from '../store/documents.ts';
 import { inMode, type GenerationsRepository } from '../store/generations-repository.ts';
+import { renderRouteOf, type RenderRoute } from '../queue/messages.ts';
 import { checkPageSize, type PageTokens } from '../store/pagination.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import { createInputHash, type CreateGenerationInput } from './create-input.ts';
@@ -22,7 +23,8 @@ export const OUTPUT_URL_TTL_SECONDS = 3600;
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
 export interface RenderJobPublisher {
-  publishRenderJob(generationId: string): Promise<void>;
+  /** Publishes the job into the generation's workspace lane (src/queue/messages.ts renderRouteOf). */
+  publishRenderJob(generationId: string, route: RenderRoute): Promise<void>;
 }
 
 export interface OutputUrlSigner {
@@ -157,7 +159,7 @@ export class GenerationService {
     const id = formatId('generation', doc._id);
     this.deps.afterInsert?.(id);
     try {
-      await this.deps.jobs.publishRenderJob(id);
+      await this.deps.jobs.publishRenderJob(id, renderRouteOf(doc));
       // Not awaited: the flag only spares the outbox sweeper a republish, which JetStream's
       // msgID de-duplication would drop anyway, so the client need not wait for it. Tracked,
       // so that closing waits for it (settle) instead of closing the database under it: a

@@ -30,7 +30,9 @@ export type CollectedGaugeName =
   | 'docgen_webhook_consumer_pending'
   | 'docgen_browser_pages'
   | 'docgen_jetstream_consumer_pending'
-  | 'docgen_jetstream_consumer_ack_pending';
+  | 'docgen_jetstream_consumer_ack_pending'
+  | 'docgen_render_workspace_pending_jobs'
+  | 'docgen_render_workspace_oldest_wait_seconds';
 
 /** A collector returns a bare number, or values per label set for labelled gauges. */
 export type GaugeSample = number | { labels: Record<string, string>; value: number }[];
@@ -49,6 +51,7 @@ export interface Metrics {
   readonly renders: Counter<'outcome'>;
   readonly renderDuration: Histogram<'outcome'>;
   readonly renderStageDuration: Histogram<'stage'>;
+  readonly renderQueueWait: Histogram<'lane'>;
   readonly previews: Counter<'outcome'>;
   readonly previewDuration: Histogram<'outcome'>;
   readonly renderQueueDepth: Gauge<string>;
@@ -73,6 +76,8 @@ export interface Metrics {
   observeGrpcRequest(service: string, method: string, code: string, seconds: number): void;
   observeRender(outcome: RenderOutcome, seconds: number): void;
   observeRenderStage(stage: RenderStage, seconds: number): void;
+  /** A render job left its lane (`single`, `batch`): the time since it was queued. */
+  observeRenderQueueWait(lane: string, seconds: number): void;
   observePreview(outcome: PreviewOutcome, seconds: number): void;
   observeWebhookAttempt(outcome: WebhookOutcome, seconds: number): void;
   /**
@@ -102,6 +107,8 @@ const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const RENDER_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 30, 60];
 // A render's stages take from well under a millisecond (a cached version) to seconds (print).
 const STAGE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+// A job's wait in its lane: none on an idle fleet, up to minutes behind a month-end backlog.
+const QUEUE_WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600];
 const WEBHOOK_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** Every metric name docgen exports (besides the default process metrics); docs/deploy.md lists them. */
@@ -116,6 +123,9 @@ export const METRIC_NAMES = [
   'docgen_renders_total',
   'docgen_render_duration_seconds',
   'docgen_render_stage_duration_seconds',
+  'docgen_render_queue_wait_seconds',
+  'docgen_render_workspace_pending_jobs',
+  'docgen_render_workspace_oldest_wait_seconds',
   'docgen_previews_total',
   'docgen_preview_duration_seconds',
   'docgen_render_queue_depth',
@@ -269,6 +279,13 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     buckets: STAGE_BUCKETS,
     registers,
   });
+  const renderQueueWait = new Histogram<'lane'>({
+    name: 'docgen_render_queue_wait_seconds',
+    help: "Time a render job waited in its workspace's lane, from its publish to its pull by a render process, by lane (single, batch). Redeliveries count from the first publish.",
+    labelNames: ['lane'],
+    buckets: QUEUE_WAIT_BUCKETS,
+    registers,
+  });
   const previews = new Counter<'outcome'>({
     name: 'docgen_previews_total',
     help: 'Template previews answered by this render process, by outcome: rendered, failed, busy (refused: no room), expired (requester gone).',
@@ -284,11 +301,22 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   const renderQueueDepth = collectedGauge(
     'docgen_render_queue_depth',
-    'Render jobs held in the JetStream render stream (waiting or in flight).',
+    'Render jobs held in the JetStream render lanes (and the pre-lanes stream): waiting or in flight.',
+  );
+  // Read only through their collectors (src/queue/render-queue-metrics.ts).
+  collectedGauge(
+    'docgen_render_workspace_pending_jobs',
+    'Render jobs held in the lanes of a workspace (waiting or in flight): the workspaces with the most, one series each; the rest summed under workspace="other". Every render process reports the same: aggregate with max.',
+    ['workspace'],
+  );
+  collectedGauge(
+    'docgen_render_workspace_oldest_wait_seconds',
+    'Age of the oldest render job held in the lanes of a workspace, for the same workspaces as docgen_render_workspace_pending_jobs (workspace="other": the oldest of the rest).',
+    ['workspace'],
   );
   const renderConsumerPending = collectedGauge(
     'docgen_render_consumer_pending',
-    'Render jobs the render consumer has not settled: not yet delivered plus delivered and unacknowledged (consumer lag).',
+    'Render jobs the render consumers (one per workspace lane, and the pre-lanes one) have not settled: not yet delivered plus delivered and unacknowledged (consumer lag).',
   );
   const renderConsumerRedelivered = collectedGauge(
     'docgen_render_consumer_redelivered',
@@ -352,6 +380,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     renders,
     renderDuration,
     renderStageDuration,
+    renderQueueWait,
     previews,
     previewDuration,
     renderQueueDepth,
@@ -381,6 +410,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     observeRender(outcome, seconds) {
       renders.inc({ outcome });
       renderDuration.observe({ outcome }, seconds);
+    },
+    observeRenderQueueWait(lane, seconds) {
+      renderQueueWait.observe({ lane }, seconds);
     },
     observeRenderStage(stage, seconds) {
       renderStageDuration.observe({ stage }, seconds);

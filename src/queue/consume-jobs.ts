@@ -2,6 +2,7 @@
 // most one pull or one job (strict backpressure), explicit settlement (ack, nak, term),
 // and a stop that hands back what a pending pull brings instead of sitting on it.
 import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
+import type { DeliveredMessage } from './pulled-message.ts';
 
 /** One job as the handler sees it. Settle it once: ack, nak or term. */
 export interface JobContext<T = unknown> {
@@ -57,23 +58,13 @@ export interface ConsumeJobsResult {
 }
 
 export async function consumeJobs<T>(js: JetStreamClient, opts: ConsumeJobsOptions<T>): Promise<ConsumeJobsResult> {
-  const { signal, handler } = opts;
+  const { signal } = opts;
   if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1)
     throw new RangeError('consumeJobs: concurrency must be a whole number >= 1');
   const pullExpiresMs = Math.max(1_000, opts.pullExpiresMs ?? 10_000);
-  const errorNakDelayMs = opts.errorNakDelayMs ?? 1_000;
   const stopTimeoutMs = opts.stopTimeoutMs ?? 25_000;
-  const reportError = (err: unknown, msg?: JsMsg) => {
-    try {
-      opts.onError?.(
-        err,
-        msg && { subject: msg.subject, streamSequence: msg.seq, deliveryCount: msg.info.deliveryCount },
-      );
-    } catch {
-      // an error reporter must not stop the loop
-    }
-  };
-  let running = 0;
+  const reportError = jobErrorReporter(opts.onError);
+  const { handle, running } = jobMessageHandler(opts, signal, reportError);
 
   // A pull that is still waiting when we stop is abandoned; whatever it brings is handed
   // straight back so another worker gets it without waiting for ack_wait.
@@ -111,7 +102,83 @@ export async function consumeJobs<T>(js: JetStreamClient, opts: ConsumeJobsOptio
     });
   };
 
-  const handle = async (msg: JsMsg): Promise<void> => {
+  // One loop per slot, each holding at most one pull or one job: strict backpressure.
+  const slot = async (): Promise<void> => {
+    let consumer: Awaited<ReturnType<JetStreamClient['consumers']['get']>> | undefined;
+    let failures = 0;
+    while (!signal.aborted) {
+      let msg: JsMsg | null;
+      try {
+        consumer ??= await js.consumers.get(opts.stream, opts.consumer);
+        msg = await nextOrAbort(consumer.next({ expires: pullExpiresMs }));
+        failures = 0;
+      } catch (err) {
+        if (signal.aborted) break;
+        failures++;
+        // After repeated failures look the consumer up again (it may have been recreated).
+        if (failures % 5 === 0) consumer = undefined;
+        reportError(err);
+        await sleep(Math.min(5_000, 100 * 2 ** Math.min(failures, 6)), signal);
+        continue;
+      }
+      if (msg !== null) await handle(msg);
+    }
+  };
+
+  const slots = Promise.all(Array.from({ length: opts.concurrency }, () => slot()));
+  return stopWhenAborted(signal, slots, stopTimeoutMs, running);
+}
+
+/** Calls onError with the job it concerns; an error reporter that throws never stops a loop. */
+export function jobErrorReporter(
+  onError: ConsumeJobsOptions['onError'],
+): (err: unknown, msg?: DeliveredMessage) => void {
+  return (err, msg) => {
+    try {
+      onError?.(err, msg && { subject: msg.subject, streamSequence: msg.seq, deliveryCount: msg.info.deliveryCount });
+    } catch {
+      // an error reporter must not stop the loop
+    }
+  };
+}
+
+/** Waits for the abort, then for the slots until the stop time-out: what still runs then is abandoned. */
+export async function stopWhenAborted(
+  signal: AbortSignal,
+  slots: Promise<unknown>,
+  stopTimeoutMs: number,
+  running: () => number,
+): Promise<ConsumeJobsResult> {
+  const stopped = new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  await stopped;
+  let deadline: NodeJS.Timeout | undefined;
+  const timedOut = await Promise.race([
+    slots.then(() => false),
+    new Promise<boolean>((resolve) => {
+      deadline = setTimeout(() => resolve(true), stopTimeoutMs);
+    }),
+  ]);
+  clearTimeout(deadline);
+  return { abandoned: timedOut ? running() : 0 };
+}
+
+/**
+ * Runs one delivered message through the handler and settles it once (ack on return, nak
+ * after errorNakDelayMs on a throw, term when it is not JSON). Shared by the single-consumer
+ * loop here and the fair render puller (fair-puller.ts).
+ */
+export function jobMessageHandler<T>(
+  opts: Pick<ConsumeJobsOptions<T>, 'stream' | 'handler' | 'errorNakDelayMs'>,
+  signal: AbortSignal,
+  reportError: (err: unknown, msg?: DeliveredMessage) => void,
+): { handle(msg: DeliveredMessage): Promise<void>; running(): number } {
+  const { handler } = opts;
+  const errorNakDelayMs = opts.errorNakDelayMs ?? 1_000;
+  let running = 0;
+  const handle = async (msg: DeliveredMessage): Promise<void> => {
     let settled = false;
     const settle = (action: () => void) => {
       if (settled) return;
@@ -157,48 +224,10 @@ export async function consumeJobs<T>(js: JetStreamClient, opts: ConsumeJobsOptio
       running--;
     }
   };
-
-  // One loop per slot, each holding at most one pull or one job: strict backpressure.
-  const slot = async (): Promise<void> => {
-    let consumer: Awaited<ReturnType<JetStreamClient['consumers']['get']>> | undefined;
-    let failures = 0;
-    while (!signal.aborted) {
-      let msg: JsMsg | null;
-      try {
-        consumer ??= await js.consumers.get(opts.stream, opts.consumer);
-        msg = await nextOrAbort(consumer.next({ expires: pullExpiresMs }));
-        failures = 0;
-      } catch (err) {
-        if (signal.aborted) break;
-        failures++;
-        // After repeated failures look the consumer up again (it may have been recreated).
-        if (failures % 5 === 0) consumer = undefined;
-        reportError(err);
-        await sleep(Math.min(5_000, 100 * 2 ** Math.min(failures, 6)), signal);
-        continue;
-      }
-      if (msg !== null) await handle(msg);
-    }
-  };
-
-  const slots = Promise.all(Array.from({ length: opts.concurrency }, () => slot()));
-  const stopped = new Promise<void>((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-  await stopped;
-  let deadline: NodeJS.Timeout | undefined;
-  const timedOut = await Promise.race([
-    slots.then(() => false),
-    new Promise<boolean>((resolve) => {
-      deadline = setTimeout(() => resolve(true), stopTimeoutMs);
-    }),
-  ]);
-  clearTimeout(deadline);
-  return { abandoned: timedOut ? running : 0 };
+  return { handle, running: () => running };
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const done = () => {
@@ -211,7 +240,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-function headersOf(msg: JsMsg): Record<string, string> {
+function headersOf(msg: DeliveredMessage): Record<string, string> {
   const out: Record<string, string> = {};
   if (!msg.headers) return out;
   for (const [name, values] of msg.headers) if (values[0] !== undefined) out[name.toLowerCase()] = values[0];

@@ -7,15 +7,17 @@ import {
   deliveryJobsSubject,
   finalEventMsgId,
   finalEventSubject,
-  renderJobsSubject,
+  renderLaneSubject,
   type BatchCompletedEvent,
   type DeliveryJob,
   type FinalEvent,
+  type RenderRoute,
 } from './messages.ts';
 
 export interface DocgenQueue {
   nats: NatsQueue;
-  publishRenderJob(generationId: string, msgId: string): Promise<void>;
+  /** Into the generation's workspace lane (renderRouteOf). */
+  publishRenderJob(generationId: string, msgId: string, route: RenderRoute): Promise<void>;
   /** One event per generation: the msgID derives from it. */
   publishFinalEvent(event: FinalEvent): Promise<void>;
   /** One event per batch: the msgID is its event id. */
@@ -40,9 +42,11 @@ export function createDocgenQueue(nats: NatsQueue): DocgenQueue {
     );
   return {
     nats,
-    async publishRenderJob(generationId, msgId) {
-      await publish('render job', renderJobsSubject(prefix), { generationId }, msgId, {
+    async publishRenderJob(generationId, msgId, route) {
+      await publish('render job', renderLaneSubject(prefix, route), { generationId }, msgId, {
         'docgen.generation.id': generationId,
+        'docgen.workspace.id': route.workspaceId,
+        'docgen.render.lane': route.lane,
       });
     },
     async publishFinalEvent(event) {

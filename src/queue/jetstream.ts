@@ -1,8 +1,11 @@
 // docgen's queues on NATS JetStream.
 //
-// Three streams per install (names derive from DOCGEN_NATS_STREAM_PREFIX so several installs
+// Four streams per install (names derive from DOCGEN_NATS_STREAM_PREFIX so several installs
 // can share one NATS):
-//   <P>_RENDER      work queue   <p>.render.jobs       render jobs, one consumer: the render workers
+//   <P>_RENDER_LANES work queue  <p>.render.ws.*.*     render jobs, one subject and one consumer per
+//                                                      workspace lane (src/queue/fair-puller.ts)
+//   <P>_RENDER      work queue   <p>.render.jobs       render jobs of releases before the lanes:
+//                                                      drained, no longer written
 //   <P>_EVENTS      limits, 7 d  <p>.events.>          generation events, kept for fan-out/replay
 //   <P>_DELIVERIES  work queue   <p>.deliveries.jobs   webhook delivery jobs
 // All with file storage and a 2-minute duplicate window (a publish carries a msgID, so a
@@ -34,6 +37,8 @@ import {
   eventsWildcardSubject,
   queueNames,
   renderJobsSubject,
+  renderLanesStreamName,
+  renderLanesWildcardSubject,
   renderStreamName,
   type QueueNames,
 } from './messages.ts';
@@ -48,6 +53,13 @@ const EVENTS_MAX_AGE_MS = 7 * 24 * 3_600_000;
 function desiredStreams(prefix: string): Array<Partial<StreamConfig> & { name: string }> {
   const base = { storage: StorageType.File, duplicate_window: nanos(DUPLICATE_WINDOW_MS), num_replicas: 1 };
   return [
+    {
+      ...base,
+      name: renderLanesStreamName(prefix),
+      subjects: [renderLanesWildcardSubject(prefix)],
+      retention: RetentionPolicy.Workqueue,
+      max_age: 0,
+    },
     {
       ...base,
       name: renderStreamName(prefix),
@@ -95,6 +107,8 @@ export interface EnsureConsumerOptions {
   filterSubject?: string;
   /** Unacked messages the server lets this consumer have at once. Default 1000. */
   maxAckPending?: number;
+  /** The server deletes the consumer after this long without pulls (a lane nobody uses any more). */
+  inactiveThresholdMs?: number;
   description?: string;
 }
 
@@ -234,6 +248,9 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
       max_ack_pending: consumerOptions.maxAckPending ?? 1000,
       ...(consumerOptions.filterSubject === undefined ? {} : { filter_subject: consumerOptions.filterSubject }),
       ...(consumerOptions.description === undefined ? {} : { description: consumerOptions.description }),
+      ...(consumerOptions.inactiveThresholdMs === undefined
+        ? {}
+        : { inactive_threshold: nanos(consumerOptions.inactiveThresholdMs) }),
     };
     let current: ConsumerInfo | undefined;
     try {
@@ -257,6 +274,7 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
       c.max_deliver === desired.max_deliver &&
       c.max_ack_pending === desired.max_ack_pending &&
       (c.filter_subject ?? '') === (desired.filter_subject ?? '') &&
+      (desired.inactive_threshold === undefined || c.inactive_threshold === desired.inactive_threshold) &&
       (desired.description === undefined || c.description === desired.description);
     if (upToDate) return 'unchanged';
     await jsm.consumers.update(stream, durableName, {
@@ -264,6 +282,7 @@ export async function connectNats(options: NatsConnectOptions): Promise<NatsQueu
       max_deliver: desired.max_deliver,
       max_ack_pending: desired.max_ack_pending,
       ...(desired.filter_subject === undefined ? {} : { filter_subject: desired.filter_subject }),
+      ...(desired.inactive_threshold === undefined ? {} : { inactive_threshold: desired.inactive_threshold }),
       ...(desired.description === undefined ? {} : { description: desired.description }),
     });
     return 'updated';

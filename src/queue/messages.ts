@@ -2,8 +2,10 @@
 // on, how it is read back off the wire, and the msgID rule that makes a repeated publish of
 // the same message a no-op within the broker's duplicate window.
 //
-//   render job    <p>.render.jobs         { generationId }
-//                 API, outbox sweeper -> render workers
+//   render job    <p>.render.ws.<ws>.<lane>  { generationId }   lane: single | batch
+//                 API, outbox sweeper -> render workers (fair scheduling: src/queue/fair-puller.ts)
+//   legacy job    <p>.render.jobs         { generationId }
+//                 written by releases before per-workspace lanes; still drained, never written
 //   final event   <p>.events.<event>      FinalEvent
 //                 render pipeline, outbox sweeper -> webhook dispatcher
 //   batch event   <p>.events.batch.completed  BatchCompletedEvent
@@ -17,10 +19,15 @@ import type { BatchDoc, GenerationDoc } from '../store/documents.ts';
 // ---------------------------------------------------------------------------------------------
 // Subjects and streams
 
+/** The stream of releases before per-workspace lanes: still drained after an upgrade, no longer written. */
 export const renderStreamName = (prefix: string) => `${prefix}_RENDER`;
+/** The render lanes: one subject per workspace and lane, in one work-queue stream. */
+export const renderLanesStreamName = (prefix: string) => `${prefix}_RENDER_LANES`;
 export const eventsStreamName = (prefix: string) => `${prefix}_EVENTS`;
 export const deliveriesStreamName = (prefix: string) => `${prefix}_DELIVERIES`;
 export const renderJobsSubject = (prefix: string) => `${prefix.toLowerCase()}.render.jobs`;
+/** Every lane subject: `<p>.render.ws.<workspace id>.<lane>`. */
+export const renderLanesWildcardSubject = (prefix: string) => `${prefix.toLowerCase()}.render.ws.*.*`;
 export const eventsWildcardSubject = (prefix: string) => `${prefix.toLowerCase()}.events.>`;
 export const deliveryJobsSubject = (prefix: string) => `${prefix.toLowerCase()}.deliveries.jobs`;
 /** The subject a final event travels on, e.g. `docgen.events.generation.completed`. */
@@ -28,19 +35,21 @@ export const finalEventSubject = (prefix: string, event: FinalEventName | BatchE
   `${prefix.toLowerCase()}.events.${event}`;
 
 export interface QueueNames {
-  streams: { render: string; events: string; deliveries: string };
-  subjects: { renderJobs: string; eventsWildcard: string; deliveryJobs: string };
+  streams: { render: string; renderLanes: string; events: string; deliveries: string };
+  subjects: { renderJobs: string; renderLanes: string; eventsWildcard: string; deliveryJobs: string };
 }
 
 export function queueNames(prefix: string): QueueNames {
   return {
     streams: {
       render: renderStreamName(prefix),
+      renderLanes: renderLanesStreamName(prefix),
       events: eventsStreamName(prefix),
       deliveries: deliveriesStreamName(prefix),
     },
     subjects: {
       renderJobs: renderJobsSubject(prefix),
+      renderLanes: renderLanesWildcardSubject(prefix),
       eventsWildcard: eventsWildcardSubject(prefix),
       deliveryJobs: deliveryJobsSubject(prefix),
     },
@@ -52,6 +61,49 @@ export function queueNames(prefix: string): QueueNames {
 
 export interface RenderJob {
   generationId: string;
+}
+
+/**
+ * The lane a generation's job waits in. A workspace's single generations go ahead of its batch
+ * items (src/queue/fair-scheduler.ts).
+ */
+export type RenderLane = 'single' | 'batch';
+export const RENDER_LANES: readonly RenderLane[] = ['single', 'batch'];
+
+/** Where a render job is published: its workspace (`ws_…`) and lane. */
+export interface RenderRoute {
+  workspaceId: string;
+  lane: RenderLane;
+}
+
+/** A generation's route: batch items (the row names a batch) wait in the batch lane. */
+export function renderRouteOf(doc: Pick<GenerationDoc, 'workspaceId' | 'batchId'>): RenderRoute {
+  return {
+    workspaceId: formatId('workspace', doc.workspaceId),
+    lane: doc.batchId ? 'batch' : 'single',
+  };
+}
+
+export function renderLaneSubject(prefix: string, route: RenderRoute): string {
+  return `${prefix.toLowerCase()}.render.ws.${route.workspaceId}.${route.lane}`;
+}
+
+/** The route a lane subject names; undefined for any other subject. */
+export function parseRenderLaneSubject(prefix: string, subject: string): RenderRoute | undefined {
+  const head = `${prefix.toLowerCase()}.render.ws.`;
+  if (!subject.startsWith(head)) return undefined;
+  const [workspaceId, lane, ...rest] = subject.slice(head.length).split('.');
+  if (rest.length > 0 || !workspaceId || !parseId('workspace', workspaceId)) return undefined;
+  if (lane !== 'single' && lane !== 'batch') return undefined;
+  return { workspaceId, lane };
+}
+
+/**
+ * The durable consumer of one lane, shared by every render process (its name is the lane's:
+ * whoever needs it first creates it, the same config again is a no-op on the server).
+ */
+export function renderLaneConsumerName(route: RenderRoute): string {
+  return `render-${route.workspaceId}-${route.lane}`;
 }
 
 /**

@@ -8,12 +8,12 @@
 import type { FinalEventSource, GenerationsRepository } from '../store/generations-repository.ts';
 import { formatId } from '../domain/ids.ts';
 import { PeriodicTask } from '../ops/periodic-task.ts';
-import { renderJobMsgId, renderJobRepublishMsgId } from '../queue/messages.ts';
+import { renderJobMsgId, renderJobRepublishMsgId, renderRouteOf, type RenderRoute } from '../queue/messages.ts';
 
 export interface SweeperDeps {
   generations: GenerationsRepository;
-  /** msgId de-duplicates within JetStream's window. */
-  publishJob(generationId: string, msgId: string): Promise<void>;
+  /** msgId de-duplicates within JetStream's window; the route is the generation's workspace lane. */
+  publishJob(generationId: string, msgId: string, route: RenderRoute): Promise<void>;
   publishEvent(doc: FinalEventSource): Promise<void>;
   intervalMs: number;
   /** How long a fresh PENDING row may wait for the API's own publish. */
@@ -50,7 +50,7 @@ export class OutboxSweeper {
         doc.status === 'PENDING' && doc.jobPublishedAt === null
           ? renderJobMsgId(id)
           : renderJobRepublishMsgId(id, doc.attempts, now);
-      await this.deps.publishJob(id, msgId);
+      await this.deps.publishJob(id, msgId, renderRouteOf(doc));
       await generations.markJobPublished(doc._id, now);
     }
     const unpublished = await generations.findUnpublishedEvents(

@@ -15,25 +15,35 @@ export function renderJobsInFlight(pages: number): number {
   return pages + Math.max(1, Math.ceil(pages / 2));
 }
 
-/** At most `size` steps run at once; the others wait in arrival order. */
+/**
+ * At most `size` steps run at once; the others wait, lowest `priority` first and in arrival
+ * order within one priority. The render role gives a job of a workspace with fewer jobs in
+ * this process a lower number, so a light workspace's job that was pulled while a heavy one's
+ * extra jobs wait for a page does not wait behind them (fair scheduling, beyond the pull).
+ */
 export class RenderSlots {
   private readonly size: number;
   private busy = 0;
-  private readonly waiting: Array<() => void> = [];
+  private readonly waiting: Array<{ priority: number; resume: () => void }> = [];
 
   constructor(size: number) {
     if (!(size >= 1)) throw new RangeError('RenderSlots: size must be >= 1');
     this.size = size;
   }
 
-  async run<T>(step: () => Promise<T>): Promise<T> {
+  async run<T>(step: () => Promise<T>, priority = 0): Promise<T> {
     if (this.busy < this.size) this.busy += 1;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve)); // the slot is handed over
+    else
+      await new Promise<void>((resume) => {
+        // The slot is handed over; insert after every waiter of the same or a lower number.
+        const at = this.waiting.findIndex((w) => w.priority > priority);
+        this.waiting.splice(at === -1 ? this.waiting.length : at, 0, { priority, resume });
+      });
     try {
       return await step();
     } finally {
       const next = this.waiting.shift();
-      if (next) next();
+      if (next) next.resume();
       else this.busy -= 1;
     }
   }

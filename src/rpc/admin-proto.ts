@@ -50,6 +50,7 @@ export function workspaceToProto(w: WorkspaceView): Workspace {
     createdAt: ts(w.createdAt),
     retention:
       w.retentionSeconds === null ? undefined : create(DurationSchema, { seconds: BigInt(w.retentionSeconds) }),
+    renderWeight: w.renderWeight,
   });
 }
 

@@ -58,7 +58,12 @@ export class WorkspaceServiceHandler implements ServiceImpl<typeof WorkspaceServ
       if (req.retention.nanos !== 0) throw validationError([{ field: 'retention', issue: 'must be whole seconds' }]);
       retentionSeconds = req.retention.seconds === 0n ? null : Number(req.retention.seconds);
     }
-    const workspace = await this.admin.update({ id: req.id, name: req.name, retentionSeconds });
+    const workspace = await this.admin.update({
+      id: req.id,
+      name: req.name,
+      retentionSeconds,
+      renderWeight: req.renderWeight,
+    });
     return create(UpdateWorkspaceResponseSchema, { workspace: workspaceToProto(workspace) });
   }
 }

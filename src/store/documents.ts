@@ -28,6 +28,8 @@ export interface WorkspaceDoc {
   createdAt: Date;
   /** Generations older than this (seconds since creation) are deleted; absent/null: kept. */
   retentionSeconds?: number | null;
+  /** Share of the render fleet while several workspaces have work (absent: 1). src/domain/render-weight.ts */
+  renderWeight?: number;
 }
 
 export interface ApiKeyDoc {

@@ -33,7 +33,10 @@ export interface ListQuery {
 }
 
 /** What the outbox sweeper reads of a generation whose job may not be in JetStream. */
-export type StrandedGeneration = Pick<GenerationDoc, '_id' | 'status' | 'jobPublishedAt' | 'attempts'>;
+export type StrandedGeneration = Pick<
+  GenerationDoc,
+  '_id' | 'workspaceId' | 'batchId' | 'status' | 'jobPublishedAt' | 'attempts'
+>;
 /** What a final event is built from (src/queue/messages.ts finalEventFor). */
 export type FinalEventSource = Pick<GenerationDoc, '_id' | 'workspaceId' | 'status' | 'error' | 'updatedAt' | 'test'> &
   Partial<Pick<GenerationDoc, 'batchId' | 'batchIndex' | 'batchItemEvents'>>;
@@ -44,7 +47,7 @@ export type ExpiredGeneration = Pick<GenerationDoc, '_id' | 'workspaceId' | 'sta
 
 // Sweepers read many rows at a time: only the fields they use, never `data` (the variables,
 // up to the body limit each).
-const STRANDED_FIELDS = { _id: 1, status: 1, jobPublishedAt: 1, attempts: 1 } as const;
+const STRANDED_FIELDS = { _id: 1, workspaceId: 1, batchId: 1, status: 1, jobPublishedAt: 1, attempts: 1 } as const;
 const FINAL_EVENT_FIELDS = {
   _id: 1,
   workspaceId: 1,

@@ -1,4 +1,5 @@
 import { ObjectId, type Db } from 'mongodb';
+import { formatId, parseId } from '../domain/ids.ts';
 import { COLLECTIONS, type WorkspaceDoc } from './documents.ts';
 import { keysetPage, NEWEST_ID_FIRST, type Page, type PageRequest } from './pagination.ts';
 
@@ -24,18 +25,35 @@ export class WorkspacesRepository {
    */
   async update(
     id: ObjectId,
-    changes: { name?: string; retentionSeconds?: number | null },
+    changes: { name?: string; retentionSeconds?: number | null; renderWeight?: number },
   ): Promise<WorkspaceDoc | null> {
     const set: Partial<WorkspaceDoc> = {};
     const unset: Record<string, ''> = {};
     if (changes.name !== undefined) set.name = changes.name;
     if (changes.retentionSeconds === null) unset.retentionSeconds = '';
     else if (changes.retentionSeconds !== undefined) set.retentionSeconds = changes.retentionSeconds;
+    if (changes.renderWeight !== undefined) set.renderWeight = changes.renderWeight;
     const update: { $set?: Partial<WorkspaceDoc>; $unset?: Record<string, ''> } = {};
     if (Object.keys(set).length > 0) update.$set = set;
     if (Object.keys(unset).length > 0) update.$unset = unset;
     if (update.$set === undefined && update.$unset === undefined) return this.get(id);
     return this.collection.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
+  }
+
+  /**
+   * The render weights of the given workspaces (`ws_…` ids) that set one: the render
+   * processes' fair scheduler reads the few workspaces with work, by _id (no scan).
+   */
+  async renderWeights(workspaceIds: string[]): Promise<Map<string, number>> {
+    const ids = workspaceIds.map((id) => parseId('workspace', id)).filter((id) => id !== undefined);
+    const weights = new Map<string, number>();
+    if (ids.length === 0) return weights;
+    const rows = await this.collection
+      .find({ _id: { $in: ids } }, { projection: { _id: 1, renderWeight: 1 } })
+      .toArray();
+    for (const row of rows)
+      if (row.renderWeight !== undefined) weights.set(formatId('workspace', row._id), row.renderWeight);
+    return weights;
   }
 
   /** Workspaces that have a retention, in _id order from `after` (the sweeper's batches). */

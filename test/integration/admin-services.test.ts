@@ -330,6 +330,34 @@ describe('docgen admin against the admin services', () => {
     expect(missing.stderr).toMatch(/Workspace ws_[0-9a-f]{24} not found/);
   });
 
+  it('workspace update --render-weight: set, shown, stored for the render scheduler, refused out of range', async () => {
+    expect(await cliJson(['workspace', 'get', otherWorkspaceId])).toMatchObject({ renderWeight: 1 });
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--render-weight', '3'])).toMatchObject({
+      id: otherWorkspaceId,
+      renderWeight: 3,
+    });
+    expect((await api.workspaces.getWorkspace({ id: otherWorkspaceId })).workspace?.renderWeight).toBe(3);
+    expect((await cli(['workspace', 'get', otherWorkspaceId])).stdout).toMatch(/render weight:\s+3/);
+    // What the render processes' fair scheduler reads.
+    const weights = await new WorkspacesRepository(db).renderWeights([otherWorkspaceId, workspaceId]);
+    expect(weights.get(otherWorkspaceId)).toBe(3);
+    expect(weights.has(workspaceId)).toBe(false);
+
+    const zero = await cli(['workspace', 'update', otherWorkspaceId, '--render-weight', '0']);
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toContain('--render-weight "0" must be from 1 to 100');
+    expect((await cli(['workspace', 'update', otherWorkspaceId, '--render-weight', '1.5'])).stderr).toContain(
+      'must be a whole number',
+    );
+    await expect(api.workspaces.updateWorkspace({ id: otherWorkspaceId, renderWeight: 101 })).rejects.toThrow(
+      /render_weight: must be from 1 to 100/,
+    );
+    // Other changes keep the weight.
+    expect(await cliJson(['workspace', 'update', otherWorkspaceId, '--retention', '1d'])).toMatchObject({
+      renderWeight: 3,
+    });
+  });
+
   it('key create|list|revoke: the key is shown once, listed by prefix, revoked', async () => {
     const created = await cliJson([
       'key',

@@ -7,7 +7,8 @@ import { RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import type { EmbeddedNats } from '../../src/dev/embedded-nats.ts';
 import { connectNats, type JobContext, type NatsQueue } from '../../src/queue/jetstream.ts';
-import { queueNames } from '../../src/queue/messages.ts';
+import { startFairPuller } from '../../src/queue/fair-puller.ts';
+import { queueNames, renderLaneSubject } from '../../src/queue/messages.ts';
 import { startNats } from '../harness/dependencies.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 
@@ -47,13 +48,19 @@ function stopper(): AbortController {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('streams', () => {
-  it('creates the three streams with docgen names, retention and dedupe window, idempotently', async () => {
+  it('creates the four streams with docgen names, retention and dedupe window, idempotently', async () => {
     const queue = await freshQueue();
     const p = queue.prefix;
     expect(queueNames(p)).toEqual({
-      streams: { render: `${p}_RENDER`, events: `${p}_EVENTS`, deliveries: `${p}_DELIVERIES` },
+      streams: {
+        render: `${p}_RENDER`,
+        renderLanes: `${p}_RENDER_LANES`,
+        events: `${p}_EVENTS`,
+        deliveries: `${p}_DELIVERIES`,
+      },
       subjects: {
         renderJobs: `${p.toLowerCase()}.render.jobs`,
+        renderLanes: `${p.toLowerCase()}.render.ws.*.*`,
         eventsWildcard: `${p.toLowerCase()}.events.>`,
         deliveryJobs: `${p.toLowerCase()}.deliveries.jobs`,
       },
@@ -64,6 +71,9 @@ describe('streams', () => {
     expect(render.storage).toBe(StorageType.File);
     expect(render.subjects).toEqual([`${p.toLowerCase()}.render.jobs`]);
     expect(render.duplicate_window).toBe(nanos(120_000));
+    const lanes = (await queue.jsm.streams.info(`${p}_RENDER_LANES`)).config;
+    expect(lanes.retention).toBe(RetentionPolicy.Workqueue);
+    expect(lanes.subjects).toEqual([`${p.toLowerCase()}.render.ws.*.*`]);
 
     const events = (await queue.jsm.streams.info(`${p}_EVENTS`)).config;
     expect(events.retention).toBe(RetentionPolicy.Limits);
@@ -74,7 +84,7 @@ describe('streams', () => {
     expect(deliveries.retention).toBe(RetentionPolicy.Workqueue);
     expect(deliveries.subjects).toEqual([`${p.toLowerCase()}.deliveries.jobs`]);
 
-    expect(Object.values(await queue.ensureStreams())).toEqual(['unchanged', 'unchanged', 'unchanged']);
+    expect(Object.values(await queue.ensureStreams())).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged']);
 
     // Someone changed a setting: the next start puts it back.
     await queue.jsm.streams.update(`${p}_EVENTS`, { ...events, max_age: nanos(3_600_000) });
@@ -390,5 +400,81 @@ describe('consumeJobs', () => {
     expect(handled.filter((id) => id === 'before')).toHaveLength(1);
     stop.abort();
     await expect(loop).resolves.toEqual({ abandoned: 0 });
+  });
+});
+
+describe('fair puller (per-workspace lanes)', () => {
+  const wsA = `ws_${'a'.repeat(24)}`;
+  const wsB = `ws_${'b'.repeat(24)}`;
+
+  function puller(
+    queue: NatsQueue,
+    stop: AbortController,
+    handler: (job: JobContext<{ id: string }>) => Promise<void>,
+    concurrency = 1,
+  ) {
+    return startFairPuller<{ id: string }>({
+      nats: queue,
+      lanesStream: queue.names.streams.renderLanes,
+      lanesSubject: queue.names.subjects.renderLanes,
+      legacy: { stream: queue.names.streams.render, consumer: 'render-legacy' },
+      concurrency,
+      ackWaitMs: 2_000,
+      maxAckPending: 1000,
+      signal: stop.signal,
+      stopTimeoutMs: 2_000,
+      reconcileMs: 200,
+      handler,
+    });
+  }
+
+  it('alternates between a backlogged workspace and another, drains the pre-lanes stream, and takes a new job at once', async () => {
+    const queue = await freshQueue();
+    await queue.ensureConsumer(queue.names.streams.render, 'render-legacy', { ackWaitMs: 2_000 });
+    // Queued before the puller starts: found by the listing, not by a publish notice.
+    for (let i = 0; i < 20; i++)
+      await queue.publish(
+        renderLaneSubject(queue.prefix, { workspaceId: wsA, lane: 'batch' }),
+        { id: `A${i}` },
+        `A${i}`,
+      );
+    for (let i = 0; i < 5; i++)
+      await queue.publish(
+        renderLaneSubject(queue.prefix, { workspaceId: wsB, lane: 'single' }),
+        { id: `B${i}` },
+        `B${i}`,
+      );
+    await queue.publish(queue.names.subjects.renderJobs, { id: 'old' }, 'old');
+
+    const handled: string[] = [];
+    let dropped = false;
+    const stop = stopper();
+    const run = puller(queue, stop, async (job) => {
+      // A3's first delivery is put off for an hour (a retry's delayed nak): no one takes it meanwhile.
+      if (job.data.id === 'A3' && !dropped) {
+        dropped = true;
+        job.nak(60_000 * 60);
+        return;
+      }
+      handled.push(job.data.id);
+      await sleep(10);
+    });
+    await pollUntil(
+      () => handled.length,
+      (n) => n >= 25,
+      { timeoutMs: 20_000, description: '25 jobs handled' },
+    );
+    // While B had work, A and B (and the old stream) took turns: B's 5 among the first 12.
+    const firstTwelve = handled.slice(0, 12);
+    expect(firstTwelve.filter((id) => id.startsWith('B'))).toHaveLength(5);
+    expect(handled).toContain('old');
+    // A job published now is taken at once (publish notice), ahead of nothing else waiting.
+    await queue.publish(renderLaneSubject(queue.prefix, { workspaceId: wsB, lane: 'single' }), { id: 'B-late' }, 'Bl');
+    await pollUntil(() => handled.includes('B-late'), Boolean, { timeoutMs: 5_000, description: 'late job handled' });
+    stop.abort();
+    await expect(run.done).resolves.toEqual({ abandoned: 0 });
+    // Every job once (A3 is parked), nothing left unacked but A3.
+    expect(new Set(handled).size).toBe(handled.length);
+    expect(handled.filter((id) => id.startsWith('A'))).toHaveLength(19);
   });
 });

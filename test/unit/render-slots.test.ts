@@ -54,6 +54,26 @@ describe('RenderSlots', () => {
     await Promise.all(more);
   });
 
+  it('hands a freed slot to the waiter with the lowest priority number, in arrival order within one', async () => {
+    const slots = new RenderSlots(1);
+    const order: string[] = [];
+    const first = deferred();
+    const busy = slots.run(async () => {
+      order.push('busy');
+      await first.promise;
+    });
+    const waiters = [
+      ['heavy-1', 4],
+      ['heavy-2', 4],
+      ['light', 2],
+      ['light-batch', 3],
+    ].map(([name, priority]) => slots.run(async () => void order.push(name as string), priority as number));
+    await tick();
+    first.resolve();
+    await Promise.all([busy, ...waiters]);
+    expect(order).toEqual(['busy', 'light', 'light-batch', 'heavy-1', 'heavy-2']);
+  });
+
   it('holds half as many jobs again as pages, at least one more', () => {
     expect(renderJobsInFlight(1)).toBe(2);
     expect(renderJobsInFlight(4)).toBe(6);

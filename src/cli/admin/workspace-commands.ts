@@ -2,6 +2,7 @@
 import { create } from '@bufbuild/protobuf';
 import { DurationSchema, type Duration } from '@bufbuild/protobuf/wkt';
 import { formatRetention, parseRetention } from '../../domain/retention.ts';
+import { renderWeightProblem } from '../../domain/render-weight.ts';
 import type { Workspace } from '../../gen/docgen/admin/v1/workspace_pb.js';
 import { need, page, PAGE_OPTIONS, str, UsageError, type Command } from './command.ts';
 import { fields, iso, more, table, time } from './output.ts';
@@ -35,19 +36,28 @@ export const workspaceCommands: Command[] = [
           ['name', w.name],
           ['created', time(w.createdAt)],
           ['retention', retentionText(w.retention)],
+          ['render weight', String(w.renderWeight || 1)],
         ]),
       );
     },
   },
   {
     path: ['workspace', 'update'],
-    synopsis: 'WS_ID [--name NAME] [--retention 30d|12h|90m|none]',
-    summary: 'Rename a workspace or set how long its generations are kept (none: until deleted).',
+    synopsis: 'WS_ID [--name NAME] [--retention 30d|12h|90m|none] [--render-weight N]',
+    summary:
+      'Rename a workspace, set how long its generations are kept (none: until deleted), or its share of the render fleet (1 to 100).',
     positionals: ['WS_ID'],
-    options: { name: { type: 'string' }, retention: { type: 'string' } },
+    options: { name: { type: 'string' }, retention: { type: 'string' }, 'render-weight': { type: 'string' } },
     async run({ args, values, clients, print }) {
-      if (values.name === undefined && values.retention === undefined)
-        throw new UsageError('nothing to change: give --name and/or --retention');
+      if (values.name === undefined && values.retention === undefined && values['render-weight'] === undefined)
+        throw new UsageError('nothing to change: give --name, --retention and/or --render-weight');
+      let renderWeight: number | undefined;
+      if (values['render-weight'] !== undefined) {
+        const text = str(values['render-weight']);
+        renderWeight = /^\s*\d{1,9}\s*$/.test(text) ? Number(text) : NaN;
+        const problem = Number.isNaN(renderWeight) ? 'must be a whole number' : renderWeightProblem(renderWeight);
+        if (problem) throw new UsageError(`--render-weight ${JSON.stringify(text)} ${problem}, e.g. --render-weight 3`);
+      }
       let retention: Duration | undefined;
       if (values.retention !== undefined) {
         const text = str(values.retention);
@@ -62,8 +72,13 @@ export const workspaceCommands: Command[] = [
         retention = create(DurationSchema, { seconds: BigInt(seconds) });
       }
       const name = values.name === undefined ? undefined : str(values.name);
-      const w = need((await clients.workspaces.updateWorkspace({ id: args[0]!, name, retention })).workspace);
-      print(workspaceJson(w), `Updated workspace ${w.id} (${w.name}): retention ${retentionText(w.retention)}`);
+      const w = need(
+        (await clients.workspaces.updateWorkspace({ id: args[0]!, name, retention, renderWeight })).workspace,
+      );
+      print(
+        workspaceJson(w),
+        `Updated workspace ${w.id} (${w.name}): retention ${retentionText(w.retention)}, render weight ${w.renderWeight || 1}`,
+      );
     },
   },
   {
@@ -91,6 +106,7 @@ function workspaceJson(w: Workspace) {
     name: w.name,
     createdAt: iso(w.createdAt),
     retention: w.retention ? formatRetention(Number(w.retention.seconds)) : null,
+    renderWeight: w.renderWeight || 1,
   };
 }
 

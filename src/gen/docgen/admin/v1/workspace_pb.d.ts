@@ -40,6 +40,14 @@ export declare type Workspace = Message<"docgen.admin.v1.Workspace"> & {
    * @generated from field: google.protobuf.Duration retention = 4;
    */
   retention?: Duration | undefined;
+
+  /**
+   * Share of the render fleet while several workspaces have work waiting: weight 3 gets three
+   * renders for every one of a workspace of weight 1. 1 to 100; 1 unless set.
+   *
+   * @generated from field: int32 render_weight = 5;
+   */
+  renderWeight: number;
 };
 
 /**
@@ -177,6 +185,13 @@ export declare type UpdateWorkspaceRequest = Message<"docgen.admin.v1.UpdateWork
    * @generated from field: google.protobuf.Duration retention = 3;
    */
   retention?: Duration | undefined;
+
+  /**
+   * New render weight, 1 to 100; absent keeps the current one.
+   *
+   * @generated from field: optional int32 render_weight = 4;
+   */
+  renderWeight?: number | undefined;
 };
 
 /**
@@ -233,7 +248,7 @@ export declare const WorkspaceService: GenService<{
     output: typeof ListWorkspacesResponseSchema;
   },
   /**
-   * Changes a workspace's name and/or its retention of generations.
+   * Changes a workspace's name, its retention of generations and/or its render weight.
    *
    * @generated from rpc docgen.admin.v1.WorkspaceService.UpdateWorkspace
    */

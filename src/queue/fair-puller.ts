@@ -1,0 +1,287 @@
+// The render processes' fair puller: every render job waits in its workspace's lane
+// (`<p>.render.ws.<ws>.<single|batch>`, one work-queue stream, one durable consumer per lane
+// shared by all processes), and each process chooses the lane of its next job with the fair
+// scheduler (fair-scheduler.ts). No leader: every process pulls for itself, and JetStream's
+// per-consumer delivery keeps a job with one process at a time.
+//
+// How a process knows which lanes have work, without looking at 10,000 workspaces:
+// - a plain NATS subscription to the lane subjects sees every publish (a JetStream publish is a
+//   NATS message): the lane is ready at once;
+// - every `reconcileMs` (1 s, while a slot is free; at least every 5 s otherwise) one
+//   stream-info request with a subject filter lists the lanes that hold messages and how
+//   many (only subjects with messages are listed: a few hundred, whatever the workspaces).
+//   This finds what no publish announced: jobs queued before the process started, jobs naked
+//   with a delay (retries), and jobs whose worker died (redelivered after ack_wait).
+// A pull is one `no_wait` request for one message on the lane's consumer: a job or "none"
+// at once, never a pull that waits on one lane while another has work.
+//
+// The stream of releases before the lanes (`<p>.render.jobs`) is one more lane, drained
+// through its old consumer, so jobs queued before an upgrade still render.
+import { NoRespondersError, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { deliveredMessage, type DeliveredMessage } from './pulled-message.ts';
+import {
+  jobErrorReporter,
+  jobMessageHandler,
+  sleep,
+  stopWhenAborted,
+  type ConsumeJobsResult,
+  type JobContext,
+} from './consume-jobs.ts';
+import { FairScheduler, type LaneKey } from './fair-scheduler.ts';
+import type { NatsQueue } from './jetstream.ts';
+import {
+  parseRenderLaneSubject,
+  renderLaneConsumerName,
+  renderLaneSubject,
+  RENDER_LANES,
+  type RenderLane,
+} from './messages.ts';
+
+/** The tenant name of the pre-lanes stream in the scheduler (no workspace id looks like it). */
+export const LEGACY_TENANT = 'legacy';
+
+export interface FairPullerOptions<T> {
+  nats: NatsQueue;
+  /** The lanes' stream and its wildcard subject. */
+  lanesStream: string;
+  lanesSubject: string;
+  /** The stream and durable consumer of releases before the lanes (drained, not written). */
+  legacy: { stream: string; consumer: string };
+  /** Jobs handled at once in this process. */
+  concurrency: number;
+  /** ack_wait of every lane consumer. */
+  ackWaitMs: number;
+  maxAckPending: number;
+  /** Lane consumers nobody pulled from for this long are deleted by the server. Default 1 h. */
+  laneIdleMs?: number;
+  handler: (job: JobContext<T>) => Promise<void>;
+  /** Abort to stop: no further pulls; in-flight handlers may finish until stopTimeoutMs. */
+  signal: AbortSignal;
+  stopTimeoutMs: number;
+  errorNakDelayMs?: number;
+  /** The render weights of workspaces (`ws_…` → weight); missing ones weigh 1. */
+  weights?: (workspaceIds: string[]) => Promise<Map<string, number>>;
+  /** How long a workspace's weight is trusted before it is read again. Default 30 s. */
+  weightTtlMs?: number;
+  /** Listing interval while a slot is free. Default 1 s. */
+  reconcileMs?: number;
+  /** Each pull, with the lane it came from (queue-wait metrics). */
+  onDelivered?: (lane: RenderLane, msg: DeliveredMessage) => void;
+  onError?: (err: unknown) => void;
+}
+
+export interface FairPuller {
+  /** Resolves when pulling stopped and in-flight handlers finished (or were abandoned). */
+  readonly done: Promise<ConsumeJobsResult>;
+  /** Messages in the lanes (and the pre-lanes stream), by the last listing. */
+  lastListing(): ReadonlyMap<string, number>;
+}
+
+const laneKeyString = (key: LaneKey) => `${key.tenant}.${key.lane}`;
+
+export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
+  const { nats, signal } = opts;
+  const nc: NatsConnection = nats.connection;
+  const reconcileMs = opts.reconcileMs ?? 1_000;
+  const weightTtlMs = opts.weightTtlMs ?? 30_000;
+  const reportError = jobErrorReporter(opts.onError && ((err) => opts.onError!(err)));
+  const { handle, running } = jobMessageHandler(
+    { stream: opts.lanesStream, handler: opts.handler, errorNakDelayMs: opts.errorNakDelayMs },
+    signal,
+    reportError,
+  );
+
+  const weights = new Map<string, { weight: number; readAt: number }>();
+  const scheduler = new FairScheduler<RenderLane>({
+    lanes: RENDER_LANES,
+    weightOf: (tenant) => weights.get(tenant)?.weight ?? 1,
+  });
+  let listing = new Map<string, number>();
+
+  // Slots with nothing to do wait for a wake-up: a publish seen, or a listing with work.
+  let idleSlots = 0;
+  let wake: () => void = () => {};
+  let woken = new Promise<void>((resolve) => (wake = resolve));
+  const wakeAll = () => {
+    const resolve = wake;
+    woken = new Promise<void>((r) => (wake = r));
+    resolve();
+  };
+
+  const notices: Subscription = nc.subscribe(opts.lanesSubject, {
+    callback: (err, msg) => {
+      if (err) return;
+      const route = parseRenderLaneSubject(nats.prefix, msg.subject);
+      if (!route) return;
+      scheduler.markReady({ tenant: route.workspaceId, lane: route.lane });
+      if (idleSlots > 0) wakeAll();
+    },
+  });
+
+  // ---- listing ------------------------------------------------------------------------------
+  let lastReconcile = 0;
+  let reconciling: Promise<void> | undefined;
+  const reconcile = (): Promise<void> =>
+    (reconciling ??= (async () => {
+      try {
+        const now = Date.now();
+        const info = await nats.jsm.streams.info(opts.lanesStream, { subjects_filter: opts.lanesSubject });
+        const counts = new Map<string, number>();
+        for (const [subject, count] of Object.entries(info.state.subjects ?? {})) {
+          const route = parseRenderLaneSubject(nats.prefix, subject);
+          if (!route || count <= 0) continue;
+          const key = { tenant: route.workspaceId, lane: route.lane };
+          counts.set(laneKeyString(key), count);
+          scheduler.markListed(key, now);
+        }
+        const legacy = (await nats.jsm.streams.info(opts.legacy.stream)).state.messages;
+        if (legacy > 0) {
+          const key = { tenant: LEGACY_TENANT, lane: 'single' as const };
+          counts.set(laneKeyString(key), legacy);
+          scheduler.markListed(key, now);
+        }
+        scheduler.forgetExcept(new Set(counts.keys()), laneKeyString);
+        listing = counts;
+        lastReconcile = Date.now();
+        await refreshWeights(counts);
+        if (scheduler.readyTenants().length > 0 && idleSlots > 0) wakeAll();
+      } catch (err) {
+        reportError(err);
+      } finally {
+        reconciling = undefined;
+      }
+    })());
+
+  async function refreshWeights(counts: Map<string, number>): Promise<void> {
+    if (!opts.weights) return;
+    const now = Date.now();
+    const stale = new Set<string>();
+    for (const key of counts.keys()) {
+      const tenant = key.slice(0, key.lastIndexOf('.'));
+      if (tenant === LEGACY_TENANT) continue;
+      const known = weights.get(tenant);
+      if (!known || now - known.readAt > weightTtlMs) stale.add(tenant);
+    }
+    if (stale.size === 0) return;
+    const read = await opts.weights([...stale]);
+    for (const tenant of stale) weights.set(tenant, { weight: read.get(tenant) ?? 1, readAt: now });
+    // Forget weights of workspaces that left, so the map stays as small as the listing.
+    if (weights.size > 4 * counts.size + 100)
+      for (const tenant of weights.keys())
+        if (!counts.has(`${tenant}.single`) && !counts.has(`${tenant}.batch`)) weights.delete(tenant);
+  }
+
+  const reconcileLoop = (async () => {
+    while (!signal.aborted) {
+      const stale = Date.now() - lastReconcile;
+      if ((idleSlots > 0 && stale >= reconcileMs) || stale >= 5 * reconcileMs) await reconcile();
+      await sleep(Math.max(50, reconcileMs / 4), signal);
+    }
+  })();
+
+  // ---- pulling ------------------------------------------------------------------------------
+  const ensured = new Set<string>();
+  async function ensureLane(key: LaneKey<RenderLane>): Promise<{ stream: string; consumer: string }> {
+    if (key.tenant === LEGACY_TENANT) return opts.legacy;
+    const route = { workspaceId: key.tenant, lane: key.lane };
+    const consumer = renderLaneConsumerName(route);
+    if (!ensured.has(consumer)) {
+      await nats.ensureConsumer(opts.lanesStream, consumer, {
+        ackWaitMs: opts.ackWaitMs,
+        maxAckPending: opts.maxAckPending,
+        filterSubject: renderLaneSubject(nats.prefix, route),
+        inactiveThresholdMs: opts.laneIdleMs ?? 3_600_000,
+      });
+      ensured.add(consumer);
+    }
+    return { stream: opts.lanesStream, consumer };
+  }
+
+  /** One job from the lane, or null when it has none deliverable now. */
+  async function pullOne(key: LaneKey<RenderLane>): Promise<DeliveredMessage | null> {
+    for (let attempt = 0; ; attempt++) {
+      const { stream, consumer } = await ensureLane(key);
+      let reply: Msg;
+      try {
+        reply = await nc.request(
+          `$JS.API.CONSUMER.MSG.NEXT.${stream}.${consumer}`,
+          JSON.stringify({ batch: 1, no_wait: true }),
+          // A delivery names the job's subject, not the inbox: the shared (muxed) request
+          // inbox could not route it, so each pull gets an inbox of its own.
+          { timeout: 5_000, noMux: true },
+        );
+      } catch (err) {
+        // The consumer is gone (deleted after a long idle time, or by an operator): again.
+        ensured.delete(consumer); // looked up again on the next pull, whatever went wrong
+        if (err instanceof NoRespondersError && attempt === 0) continue;
+        throw err;
+      }
+      const code = reply.headers?.code ?? 0;
+      if (code === 404 || code === 408 || code === 409) return null;
+      if (code !== 0 && reply.data.length === 0) {
+        throw new Error(`pull from ${stream}/${consumer} answered ${code} ${reply.headers?.description ?? ''}`);
+      }
+      return deliveredMessage(reply, (subject, payload) => nc.publish(subject, payload));
+    }
+  }
+
+  const slot = async (): Promise<void> => {
+    let failures = 0;
+    while (!signal.aborted) {
+      const key = scheduler.next();
+      if (!key) {
+        idleSlots++;
+        try {
+          if (Date.now() - lastReconcile >= reconcileMs) void reconcile();
+          await Promise.race([woken, sleep(reconcileMs, signal)]);
+        } finally {
+          idleSlots--;
+        }
+        continue;
+      }
+      let msg: DeliveredMessage | null;
+      try {
+        msg = await pullOne(key);
+        failures = 0;
+      } catch (err) {
+        scheduler.refund(key.tenant);
+        scheduler.markEmpty(key, Date.now());
+        if (!signal.aborted) reportError(err);
+        failures++;
+        await sleep(Math.min(5_000, 100 * 2 ** Math.min(failures, 6)), signal);
+        continue;
+      }
+      if (msg === null) {
+        scheduler.refund(key.tenant);
+        scheduler.markEmpty(key, Date.now());
+        continue;
+      }
+      if (signal.aborted) {
+        // Stopped while the pull was on its way: hand the job straight back.
+        try {
+          msg.nak();
+        } catch {
+          // connection gone: redelivered after ack_wait
+        }
+        break;
+      }
+      scheduler.markDelivered(key, msg.info.pending > 0, Date.now());
+      opts.onDelivered?.(key.lane, msg);
+      await handle(msg);
+    }
+  };
+
+  if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1)
+    throw new RangeError('startFairPuller: concurrency must be a whole number >= 1');
+  const slots = Promise.all([...Array.from({ length: opts.concurrency }, () => slot()), reconcileLoop]);
+  signal.addEventListener('abort', () => wakeAll(), { once: true });
+  const done = stopWhenAborted(signal, slots, opts.stopTimeoutMs, running).finally(() => {
+    try {
+      notices.unsubscribe();
+    } catch {
+      // the connection closed first
+    }
+  });
+  void reconcile();
+  return { done, lastListing: () => listing };
+}
