@@ -12,8 +12,17 @@ pdfjs.GlobalWorkerOptions.workerSrc = workerUrl;
 let sharedWorker: pdfjs.PDFWorker | undefined;
 
 const MAX_PAGES = 20;
+/** CSS pixels per PDF point: 100 % shows the page at its printed size. */
+const ACTUAL_SIZE = 96 / 72;
 
-async function drawDocument(pdf: Uint8Array, width: number): Promise<HTMLElement> {
+/** Fit the pane's width, or the printed size. */
+export type Zoom = 'fit' | 'actual';
+
+async function drawDocument(
+  pdf: Uint8Array,
+  width: number,
+  zoom: Zoom,
+): Promise<{ pages: HTMLElement; count: number }> {
   // pdf.js takes ownership of the buffer it is given; keep the caller's copy intact.
   sharedWorker ??= new pdfjs.PDFWorker();
   // Drawing happens here, on the page's thread: previews are small and this keeps one worker.
@@ -33,7 +42,7 @@ async function drawDocument(pdf: Uint8Array, width: number): Promise<HTMLElement
     for (let n = 1; n <= Math.min(doc.numPages, MAX_PAGES); n++) {
       const page = await doc.getPage(n);
       const base = page.getViewport({ scale: 1 });
-      const scale = Math.max(0.3, (width - 16) / base.width);
+      const scale = zoom === 'actual' ? ACTUAL_SIZE : Math.max(0.3, (width - 16) / base.width);
       const viewport = page.getViewport({ scale });
       const ratio = window.devicePixelRatio || 1;
       const frame = document.createElement('div');
@@ -64,20 +73,22 @@ async function drawDocument(pdf: Uint8Array, width: number): Promise<HTMLElement
       more.textContent = `${doc.numPages - MAX_PAGES} more pages not shown; download the PDF to see them.`;
       pages.append(more);
     }
+    return { pages, count: doc.numPages };
   } finally {
     await task.destroy();
   }
-  return pages;
 }
 
 /** Renders `pdf`; calls onDrawn once the pages are on screen (for the latency figure). */
 export function PdfView({
   pdf,
+  zoom = 'fit',
   onDrawn,
   onError,
 }: {
   pdf: Uint8Array | undefined;
-  onDrawn?: (drawMs: number) => void;
+  zoom?: Zoom;
+  onDrawn?: (drawMs: number, pages: number) => void;
   onError?: (message: string) => void;
 }) {
   const hostRef = useRef<HTMLDivElement>(null);
@@ -87,11 +98,11 @@ export function PdfView({
     if (!target || !pdf) return;
     const mine = ++generationRef.current;
     const started = performance.now();
-    drawDocument(pdf, target.clientWidth || 600).then(
-      (pages) => {
+    drawDocument(pdf, target.clientWidth || 600, zoom).then(
+      ({ pages, count }) => {
         if (mine !== generationRef.current) return;
         target.replaceChildren(pages);
-        onDrawn?.(Math.round(performance.now() - started));
+        onDrawn?.(Math.round(performance.now() - started), count);
       },
       (err: unknown) => {
         if (mine === generationRef.current)
@@ -100,6 +111,6 @@ export function PdfView({
     );
     /* eslint-disable-next-line react-hooks/exhaustive-deps -- only a new PDF redraws; the callbacks (new
        closures on every render of the parent) are read when the drawing finishes */
-  }, [pdf]);
-  return <div class="pdf-view" ref={hostRef} />;
+  }, [pdf, zoom]);
+  return <div class={`pdf-view zoom-${zoom}`} ref={hostRef} />;
 }

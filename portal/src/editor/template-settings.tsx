@@ -3,7 +3,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { CodeEditor, type LineDiagnostic } from './code-editor.tsx';
 import { PAGE_SIZES, type SettingIssue } from '@domain/document-settings';
-import { issuesUnder, type Draft, type PdfDraft, type VariableDraft } from './template-draft.ts';
+import { issuesUnder, usedWithoutDefault, type Draft, type PdfDraft, type VariableDraft } from './template-draft.ts';
 import { DEFAULT_LOCALE, DEFAULT_TIME_ZONE, normalizeLocaleSettings } from '../../../src/domain/locale-settings.ts';
 import type { VariableSchema } from '../../../src/domain/variable-schema.ts';
 import { schemaType } from '../../../src/domain/variable-types.ts';
@@ -98,8 +98,10 @@ export function VariablesSection({
     update((d) => ({ ...d, variables: d.variables.map((v, i) => (i === index ? { ...v, ...change } : v)) }));
   const declared = new Set(draft.variables.map((v) => v.name));
   const missing = suggested.filter((name) => !declared.has(name));
+  // Opens on a suggestion or a problem and stays open after "Declare suggested variables".
+  const section = useOpenOnProblems(missing.length > 0 || problems.length > 0);
   return (
-    <details class="section" open={missing.length > 0 || problems.length > 0}>
+    <details class="section" ref={section}>
       <summary>Declared variables ({draft.variables.length})</summary>
       {missing.length > 0 && (
         <div class="suggestion" role="status">
@@ -115,7 +117,12 @@ export function VariablesSection({
                   ...d,
                   variables: [
                     ...d.variables,
-                    ...missing.map((name) => ({ name, required: true, defaultJson: '', description: '' })),
+                    ...missing.map((name) => ({
+                      name,
+                      required: usedWithoutDefault(name, d),
+                      defaultText: '',
+                      description: '',
+                    })),
                   ],
                 }))
               }
@@ -131,12 +138,15 @@ export function VariablesSection({
         </p>
       ))}
       {draft.variables.length > 0 && (
+        <p class="muted">Defaults are plain text (or a number, true or false); lists and objects are JSON.</p>
+      )}
+      {draft.variables.length > 0 && (
         <table class="compact">
           <thead>
             <tr>
               <th scope="col">Name</th>
               <th scope="col">Required</th>
-              <th scope="col">Default (JSON)</th>
+              <th scope="col">Default</th>
               <th scope="col">Description</th>
               <th scope="col">Type</th>
               {!readOnly && (
@@ -171,9 +181,9 @@ export function VariablesSection({
                   <input
                     type="text"
                     aria-label={`${v.name || `Variable ${index + 1}`} default`}
-                    value={v.defaultJson}
+                    value={v.defaultText}
                     readOnly={readOnly}
-                    onInput={(e) => setVariable(index, { defaultJson: e.currentTarget.value })}
+                    onInput={(e) => setVariable(index, { defaultText: e.currentTarget.value })}
                   />
                 </td>
                 <td>
@@ -213,7 +223,7 @@ export function VariablesSection({
           onClick={() =>
             update((d) => ({
               ...d,
-              variables: [...d.variables, { name: '', required: false, defaultJson: '', description: '' }],
+              variables: [...d.variables, { name: '', required: false, defaultText: '', description: '' }],
             }))
           }
         >

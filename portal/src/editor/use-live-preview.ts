@@ -9,7 +9,15 @@ import type { ContentInit } from './template-draft.ts';
 import { PREVIEW_DEBOUNCE_MS } from './preview-timing.ts';
 
 export interface PreviewState {
+  /** The last PDF rendered (kept while later content fails, so its pages can be shown as old). */
   pdf: Uint8Array | undefined;
+  /** The content key `pdf` was rendered from. */
+  pdfKey: string;
+  /** The content key of the latest answer of the preview call (with or without a PDF). */
+  resultKey: string;
+  /** What the latest preview call said is wrong (errors stop the render). */
+  renderDiagnostics: TemplateDiagnostic[];
+  /** The preview's and the publish check's findings together. */
   diagnostics: TemplateDiagnostic[];
   suggestedVariables: string[];
   /** Words for a failed call (not a template problem: those are diagnostics). */
@@ -30,6 +38,9 @@ export function useLivePreview(
 ): PreviewState {
   const [state, setState] = useState<PreviewState>({
     pdf: undefined,
+    pdfKey: '',
+    resultKey: '',
+    renderDiagnostics: [],
     diagnostics: [],
     suggestedVariables: [],
     error: '',
@@ -68,8 +79,12 @@ export function useLivePreview(
           (res) => {
             if (signal.aborted) return;
             rendered = res.diagnostics;
+            const hasPdf = res.pdf.length > 0;
             setState((s) => ({
-              pdf: res.pdf.length > 0 ? res.pdf : undefined,
+              pdf: hasPdf ? res.pdf : s.pdf,
+              pdfKey: hasPdf ? contentKey : s.pdfKey,
+              resultKey: contentKey,
+              renderDiagnostics: res.diagnostics,
               diagnostics: merged(),
               suggestedVariables: checked?.suggestedVariables ?? s.suggestedVariables,
               error: '',
@@ -81,7 +96,7 @@ export function useLivePreview(
           },
           (err: unknown) => {
             if (signal.aborted || isAbort(err)) return;
-            setState((s) => ({ ...s, error: errorText(err), pending: false }));
+            setState((s) => ({ ...s, error: errorText(err), pending: false, resultKey: contentKey }));
           },
         );
       api.templates.checkTemplateContent({ workspaceId, content }, { signal }).then(
