@@ -5,6 +5,7 @@
 // new template starts blank, the preview says when it is out of date and counts pages, unsaved
 // work is neither lost on a reload nor left without asking, and save and publish messages show
 // at the top of the editor.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -79,16 +80,17 @@ async function clearEditor(page: Page, label: string): Promise<void> {
   expect(await editorText(page, label)).toBe('');
 }
 
-/** The labels of the completions on offer. */
-async function completions(page: Page): Promise<string[]> {
-  await page.waitForSelector('.cm-tooltip-autocomplete [role="option"]', { timeout: 10_000 });
-  return page.$$eval('.cm-tooltip-autocomplete [role="option"] .cm-completionLabel', (els) =>
-    els.map((e) => e.textContent ?? ''),
+/** The labels of the completions on offer, once they include `expected` (the list follows the typing). */
+async function completions(page: Page, expected: string[]): Promise<string[]> {
+  return pollUntil(
+    () =>
+      page.$$eval('.cm-tooltip-autocomplete [role="option"] .cm-completionLabel', (els) =>
+        els.map((e) => e.textContent ?? ''),
+      ),
+    (labels) => expected.every((l) => labels.includes(l)),
+    { timeoutMs: 10_000, intervalMs: 50, description: `completions ${expected.join(', ')}` },
   );
 }
-
-const previewCount = (page: Page) =>
-  page.$eval('[aria-label="Preview"]', (el) => Number(el.getAttribute('data-preview-count')));
 
 describe('the template editor', () => {
   it('types Liquid and HTML key by key into exactly the typed text', async () => {
@@ -125,25 +127,33 @@ describe('the template editor', () => {
     );
     await clearEditor(page, 'Template body');
     await page.keyboard.type('{{ ');
-    expect(await completions(page)).toEqual(expect.arrayContaining(['customer', 'lines']));
+    await completions(page, ['customer', 'lines']);
     await page.keyboard.type('customer.');
-    expect(await completions(page)).toEqual(expect.arrayContaining(['name', 'address']));
+    await completions(page, ['name', 'address']);
     await page.keyboard.type('address.');
-    expect(await completions(page)).toEqual(['city']);
+    expect(await completions(page, ['city'])).toEqual(['city']);
     await page.keyboard.type('city | ');
-    const filters = await completions(page);
-    for (const name of ['money', 'number', 'percent', 'format_date', 'qr_code', 'barcode', 'epc_qr', 'chart', 'upcase'])
-      expect(filters).toContain(name);
+    await completions(page, [
+      'money',
+      'number',
+      'percent',
+      'format_date',
+      'qr_code',
+      'barcode',
+      'epc_qr',
+      'chart',
+      'upcase',
+    ]);
     await page.keyboard.press('Escape');
     await page.keyboard.type('upcase }}');
     await page.keyboard.press('Enter');
     await page.keyboard.type('{% for line in lines %}{{ line.');
-    expect(await completions(page)).toEqual(['sku']);
+    expect(await completions(page, ['sku'])).toEqual(['sku']);
     await page.keyboard.press('Escape');
     await page.keyboard.type('sku }}{% endfor %}');
     await page.keyboard.press('Enter');
     await page.keyboard.type('{% ');
-    expect(await completions(page)).toEqual(expect.arrayContaining(['if', 'for', 'render', 'assign']));
+    await completions(page, ['if', 'for', 'render', 'assign']);
     await page.keyboard.type('if');
     await page.waitForSelector('aria/if[role="option"]');
     await page.keyboard.press('Enter');
@@ -155,5 +165,194 @@ describe('the template editor', () => {
       '{% endif %}',
     ]);
     await checkScreen(author, 'template-editor-completions');
+  });
+
+  it('keeps the draft over a reload, and discards it on request', async () => {
+    const { page } = author;
+    const before = await editorText(page, 'Template body');
+    expect(before).toContain('{% if customer %}');
+    // The browser asks before unloading a page with unsaved changes; the author goes ahead.
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.reload();
+    await page.waitForSelector('aria/Template body');
+    await waitForText(page, 'were restored');
+    expect(await editorText(page, 'Template body')).toBe(before);
+    await click(page, 'Discard changes', 'button');
+    await pollUntil(
+      () => editorText(page, 'Template body'),
+      (text) => text === '<h1>Untitled</h1>',
+      { description: 'the blank page back' },
+    );
+    // A blank page: no leftover declarations.
+    await waitForText(page, 'Declared variables (0)');
+  });
+
+  it('renders a new template after its body is replaced; declares suggested variables as needed', async () => {
+    const { page } = author;
+    await fill(page, 'Template name', 'Certificate');
+    await clearEditor(page, 'Template body');
+    await page.keyboard.type('<h1>Certificate</h1><p>Awarded for courage');
+    await pollUntil(
+      () => regionText(page, 'Preview'),
+      (text) => text.includes('Awarded for courage') && text.includes('Preview up to date'),
+      { timeoutMs: 30_000, description: 'the first preview of the new body' },
+    );
+    await page.keyboard.press('End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type("<p>{{ recipient }} {{ motto | default: 'Well done' }}</p>");
+    await page.keyboard.press('Escape');
+    await click(page, 'Declare suggested variables', 'button');
+    // The panel stays open; printed without a default is required, with a default optional.
+    await page.waitForSelector('aria/recipient required', { visible: true });
+    expect(await page.$eval('[aria-label="recipient required"]', (el) => (el as HTMLInputElement).checked)).toBe(true);
+    expect(await page.$eval('[aria-label="motto required"]', (el) => (el as HTMLInputElement).checked)).toBe(false);
+    // A required variable the sample data lacks: said in words, not "shown at their lines".
+    await pollUntil(
+      () => regionText(page, 'Preview'),
+      (text) => /Preview out of date: .*recipient/.test(text),
+      { timeoutMs: 30_000, description: 'the missing variable in the preview pane' },
+    );
+    expect(await regionText(page, 'Preview')).not.toContain('shown at their lines');
+    await checkScreen(author, 'template-editor-missing-variable');
+    // A default typed as plain text.
+    await fill(page, 'recipient default', 'Ada Lovelace');
+    await pollUntil(
+      () => regionText(page, 'Preview'),
+      (text) => text.includes('Ada Lovelace Well done') && text.includes('Preview up to date'),
+      { timeoutMs: 30_000, description: 'the preview with the default' },
+    );
+  });
+
+  it('says "Preview out of date" and dims the pages on an error; counts and pages through pages', async () => {
+    const { page } = author;
+    const editor = await page.waitForSelector('aria/Template body');
+    await editor!.click();
+    await page.keyboard.down('Control');
+    await page.keyboard.press('End');
+    await page.keyboard.up('Control');
+    await page.keyboard.press('Enter');
+    await page.keyboard.sendCharacter('{% if %}');
+    await pollUntil(
+      () => regionText(page, 'Preview'),
+      (text) => text.includes('Preview out of date') && text.includes('shown at their lines'),
+      { timeoutMs: 30_000, description: 'the error in the preview pane' },
+    );
+    expect(await page.$('.pdf-frame.stale')).not.toBeNull();
+    await checkScreen(author, 'template-editor-out-of-date');
+    for (let i = 0; i < '{% if %}'.length; i++) await page.keyboard.press('Backspace');
+    await page.keyboard.sendCharacter('<p style="break-before: page">The second page</p>');
+    await pollUntil(
+      () => regionText(page, 'Preview'),
+      (text) => text.includes('Page 1 of 2') && text.includes('Preview up to date'),
+      { timeoutMs: 30_000, description: 'a two-page preview' },
+    );
+    expect(await page.$('.pdf-frame.stale')).toBeNull();
+    await click(page, 'Next page', 'button');
+    await waitForText(page, 'Page 2 of 2');
+    await page.select('.preview-tools select', 'actual');
+    await pollUntil(
+      () => page.$eval('.pdf-page', (el) => (el as HTMLElement).offsetWidth),
+      (width) => Math.abs(width - 794) <= 2,
+      { description: 'an A4 page at 100 % (794 CSS px)' },
+    );
+    await page.select('.preview-tools select', 'fit');
+  });
+
+  it('shows save, publish and refusal messages at the top of the editor, in view', async () => {
+    const { page } = author;
+    const inView = (text: string) =>
+      page.evaluate((t) => {
+        const el = Array.from(document.querySelectorAll('.editor-messages [role]')).find((e) =>
+          e.textContent?.includes(t),
+        );
+        if (!el) return false;
+        const r = el.getBoundingClientRect();
+        return r.top >= 0 && r.bottom <= window.innerHeight;
+      }, text);
+    await click(page, 'Save draft', 'button');
+    await page.waitForFunction(() => /\/templates\/tpl_/.test(location.pathname), { timeout: 20_000 });
+    await waitForText(page, 'Created the template as version 1.');
+    expect(await inView('Created the template as version 1.')).toBe(true);
+    // An edit far down the page, then Publish from the sticky bar: the message is still in view.
+    const editor = await page.waitForSelector('aria/Template body');
+    await editor!.click();
+    await page.keyboard.down('Control');
+    await page.keyboard.press('End');
+    await page.keyboard.up('Control');
+    await page.keyboard.sendCharacter('<p>Signed</p>');
+    await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    await click(page, 'Publish', 'button');
+    await waitForText(page, 'Saved as version 2 and published it.');
+    expect(await inView('Saved as version 2 and published it.')).toBe(true);
+    // A refusal names its reasons, each a link to its line.
+    await editor!.click();
+    await page.keyboard.down('Control');
+    await page.keyboard.press('End');
+    await page.keyboard.up('Control');
+    await page.keyboard.press('Enter');
+    await page.keyboard.sendCharacter('{{ undeclared_thing }}');
+    await click(page, 'Publish', 'button');
+    await waitForText(page, 'Not published: 1 problem');
+    expect(await inView('Not published: 1 problem')).toBe(true);
+    await checkScreen(author, 'template-editor-refusal');
+    const link = await page.waitForSelector('.editor-messages ::-p-text(body line 5)');
+    await link!.click();
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Template body');
+  });
+
+  it('asks in a dialog named "Unsaved changes" before leaving with unsaved changes', async () => {
+    const { page } = author;
+    const url = page.url();
+    await click(page, 'Templates', 'link');
+    await page.waitForSelector('aria/Unsaved changes[role="dialog"]', { visible: true });
+    await checkScreen(author, 'template-editor-unsaved-changes');
+    await click(page, 'Keep editing', 'button');
+    expect(page.url()).toBe(url);
+    expect(await editorText(page, 'Template body')).toContain('{{ undeclared_thing }}');
+    await click(page, 'Templates', 'link');
+    await click(page, 'Leave without saving', 'button');
+    await page.waitForSelector('aria/Certificate[role="link"]');
+    // Back in the editor later, the draft is still there.
+    await click(page, 'Certificate', 'link');
+    await waitForText(page, 'were restored');
+    expect(await editorText(page, 'Template body')).toContain('{{ undeclared_thing }}');
+    await click(page, 'Discard changes', 'button');
+  });
+
+  it('starts from the gallery; "Check" validates the sample data against the schema', async () => {
+    const { page } = author;
+    await click(page, 'Templates', 'link');
+    await click(page, 'New template', 'button');
+    await click(page, 'Invoice', 'link');
+    await pollUntil(
+      () => regionText(page, 'Preview'),
+      (text) => text.includes('INV-2026-00042') && text.includes('Preview up to date'),
+      { timeoutMs: 60_000, description: 'the gallery invoice previewed' },
+    );
+    await click(page, 'Check', 'button');
+    await waitForText(page, 'Check passed');
+    const sample = JSON.parse(
+      readFileSync(new URL('../../src/gallery/invoice/sample-data.json', import.meta.url), 'utf8'),
+    ) as Record<string, unknown>;
+    await clearEditor(page, 'Sample data');
+    await page.keyboard.sendCharacter(JSON.stringify({ ...sample, issueDate: '21.11.2026' }, null, 2));
+    await click(page, 'Check', 'button');
+    await waitForText(page, 'Check found');
+    expect(await page.$eval('.editor-messages', (el) => el.textContent)).toContain('issueDate');
+    // The preview says the same in words (the render refuses the variables).
+    await pollUntil(
+      () => regionText(page, 'Preview'),
+      (text) => text.includes('Preview out of date') && text.includes('issueDate'),
+      { timeoutMs: 30_000, description: 'the schema problem in the preview pane' },
+    );
+    for (const width of [800, 1440]) {
+      await page.setViewport({ width, height: 900 });
+      const overflow = await page.evaluate(
+        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      );
+      expect(overflow, `horizontal scroll at ${width} px`).toBeLessThanOrEqual(0);
+      await checkScreen(author, `template-editor-gallery-${width}`);
+    }
+    await page.setViewport({ width: 1280, height: 900 });
   });
 });

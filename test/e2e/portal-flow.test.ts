@@ -101,7 +101,7 @@ describe('portal, as a workspace owner', () => {
     await click(page, 'New template', 'button');
     await fill(page, 'Template name', 'Order confirmation');
     await page.waitForFunction(
-      () => document.querySelector('[aria-label="Preview"]')?.textContent?.includes('Ada Lovelace'),
+      () => document.querySelector('[aria-label="Preview"]')?.textContent?.includes('Untitled'),
       { timeout: 30_000 },
     );
     const editor = await page.waitForSelector('aria/Template body');
@@ -123,7 +123,7 @@ describe('portal, as a workspace owner', () => {
     await page.keyboard.sendCharacter('{% if %}');
     await waitForText(page, 'Error in body line 4');
     await page.waitForSelector('.cm-lint-marker-error');
-    await waitForText(page, 'Not rendered');
+    await waitForText(page, 'Preview out of date');
     for (let i = 0; i < '{% if %}'.length + 1; i++) await page.keyboard.press('Backspace');
     await pollUntil(
       () => page.$('.cm-lint-marker-error'),
@@ -405,7 +405,7 @@ describe('portal performance (printed, with generous bounds)', () => {
     // are shared: src/domain/document-settings.ts), and the preview waits until it is fixed.
     await fill(page, 'Top margin', '10 furlongs');
     await waitForText(page, 'pdfOptions.margins.top: "10 furlongs" is not a length');
-    await waitForText(page, 'Preview paused: a document property or PDF option is not valid');
+    await waitForText(page, 'a document property or PDF option is not valid');
     await checkScreen(owner, 'template-editor-settings-problem');
     await fill(page, 'Top margin', '12mm');
     await page.waitForFunction(() => !document.body.innerText.includes('10 furlongs'), { timeout: 20_000 });

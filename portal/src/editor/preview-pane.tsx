@@ -65,7 +65,10 @@ export function PreviewPane({
   const upToDate = shown && reason === '';
   // Problems the publish check finds that do not stop the render (e.g. an undeclared variable).
   const publishErrors = upToDate ? preview.diagnostics.filter((d) => d.severity !== 'warning') : [];
-  const unplaced = (blocked ? [] : preview.diagnostics).filter((d) => d.line <= 0 && d.severity !== 'warning');
+  // Errors without a line that the status does not already say (the publish check's).
+  const unplaced = (blocked ? [] : preview.diagnostics).filter(
+    (d) => d.line <= 0 && d.severity !== 'warning' && !renderErrors.some((r) => r.message === d.message),
+  );
 
   let status: string;
   if (upToDate)
