@@ -180,7 +180,7 @@ describe('the template editor', () => {
     await click(page, 'Discard changes', 'button');
     await pollUntil(
       () => editorText(page, 'Template body'),
-      (text) => text === '<h1>Untitled</h1>',
+      (text) => text.trim() === '<h1>Untitled</h1>',
       { description: 'the blank page back' },
     );
     // A blank page: no leftover declarations.

@@ -3,10 +3,14 @@
 // checks, suggested variables) together. A newer edit aborts the calls still in flight, so
 // only the latest content is ever shown.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { Code, ConnectError } from '@connectrpc/connect';
 import { api, errorText, isAbort } from '../api.ts';
 import type { TemplateDiagnostic } from '@gen/docgen/admin/v1/template_pb.js';
 import type { ContentInit } from './template-draft.ts';
 import { PREVIEW_DEBOUNCE_MS } from './preview-timing.ts';
+
+/** How many times an unavailable renderer is asked again (after 1, 2 and 3 s). */
+const PREVIEW_RETRIES = 3;
 
 export interface PreviewState {
   /** The last PDF rendered (kept while later content fails, so its pages can be shown as old). */
@@ -54,6 +58,7 @@ export function useLivePreview(
     if (!content) return;
     const changedAt = performance.now();
     setState((s) => ({ ...s, pending: true, changedAt }));
+    let retryTimer: ReturnType<typeof setTimeout> | undefined;
     const timer = setTimeout(() => {
       latest.current?.abort();
       const controller = new AbortController();
@@ -73,32 +78,41 @@ export function useLivePreview(
           return true;
         });
       };
-      api.templates
-        .previewTemplateContent({ workspaceId, content, ...(variables ? { variables } : {}) }, { signal })
-        .then(
-          (res) => {
-            if (signal.aborted) return;
-            rendered = res.diagnostics;
-            const hasPdf = res.pdf.length > 0;
-            setState((s) => ({
-              pdf: hasPdf ? res.pdf : s.pdf,
-              pdfKey: hasPdf ? contentKey : s.pdfKey,
-              resultKey: contentKey,
-              renderDiagnostics: res.diagnostics,
-              diagnostics: merged(),
-              suggestedVariables: checked?.suggestedVariables ?? s.suggestedVariables,
-              error: '',
-              pending: false,
-              renderMs: res.renderMs,
-              requestMs: Math.round(performance.now() - sentAt),
-              changedAt,
-            }));
-          },
-          (err: unknown) => {
-            if (signal.aborted || isAbort(err)) return;
-            setState((s) => ({ ...s, error: errorText(err), pending: false, resultKey: contentKey }));
-          },
-        );
+      // A renderer that is briefly unavailable (restarting, busy) is asked again a few times
+      // before the pane says the preview failed: the author should not have to type to retry.
+      const ask = (attempt: number): void => {
+        api.templates
+          .previewTemplateContent({ workspaceId, content, ...(variables ? { variables } : {}) }, { signal })
+          .then(
+            (res) => {
+              if (signal.aborted) return;
+              rendered = res.diagnostics;
+              const hasPdf = res.pdf.length > 0;
+              setState((s) => ({
+                pdf: hasPdf ? res.pdf : s.pdf,
+                pdfKey: hasPdf ? contentKey : s.pdfKey,
+                resultKey: contentKey,
+                renderDiagnostics: res.diagnostics,
+                diagnostics: merged(),
+                suggestedVariables: checked?.suggestedVariables ?? s.suggestedVariables,
+                error: '',
+                pending: false,
+                renderMs: res.renderMs,
+                requestMs: Math.round(performance.now() - sentAt),
+                changedAt,
+              }));
+            },
+            (err: unknown) => {
+              if (signal.aborted || isAbort(err)) return;
+              if (err instanceof ConnectError && err.code === Code.Unavailable && attempt < PREVIEW_RETRIES) {
+                retryTimer = setTimeout(() => ask(attempt + 1), 1000 * (attempt + 1));
+                return;
+              }
+              setState((s) => ({ ...s, error: errorText(err), pending: false, resultKey: contentKey }));
+            },
+          );
+      };
+      ask(0);
       api.templates.checkTemplateContent({ workspaceId, content }, { signal }).then(
         (res) => {
           if (signal.aborted) return;
@@ -108,7 +122,10 @@ export function useLivePreview(
         () => undefined, // the preview's own diagnostics still show; a failed check is not fatal
       );
     }, PREVIEW_DEBOUNCE_MS);
-    return () => clearTimeout(timer);
+    return () => {
+      clearTimeout(timer);
+      clearTimeout(retryTimer);
+    };
     /* eslint-disable-next-line react-hooks/exhaustive-deps -- contentKey stands for content and
        variables (new objects on every render) */
   }, [workspaceId, contentKey]);
