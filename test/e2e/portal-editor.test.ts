@@ -206,7 +206,15 @@ describe('the template editor', () => {
     await page.waitForSelector('aria/recipient required', { visible: true });
     expect(await page.$eval('[aria-label="recipient required"]', (el) => (el as HTMLInputElement).checked)).toBe(true);
     expect(await page.$eval('[aria-label="motto required"]', (el) => (el as HTMLInputElement).checked)).toBe(false);
+    // The required one gets a placeholder in the sample data, so the preview goes on.
+    await pollUntil(
+      () => regionText(page, 'Preview'),
+      (text) => text.includes('recipient Well done') && text.includes('Preview up to date'),
+      { timeoutMs: 30_000, description: 'the preview with the placeholder' },
+    );
     // A required variable the sample data lacks: said in words, not "shown at their lines".
+    await clearEditor(page, 'Sample data');
+    await page.keyboard.sendCharacter('{}');
     await pollUntil(
       () => regionText(page, 'Preview'),
       (text) => /Preview out of date: .*recipient/.test(text),
@@ -214,7 +222,8 @@ describe('the template editor', () => {
     );
     expect(await regionText(page, 'Preview')).not.toContain('shown at their lines');
     await checkScreen(author, 'template-editor-missing-variable');
-    // A default typed as plain text.
+    // Optional, with a default typed as plain text.
+    await click(page, 'recipient required', 'checkbox');
     await fill(page, 'recipient default', 'Ada Lovelace');
     await pollUntil(
       () => regionText(page, 'Preview'),

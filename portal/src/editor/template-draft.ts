@@ -377,3 +377,25 @@ export function usedWithoutDefault(name: string, draft: Draft): boolean {
   ];
   return sources.some((source) => [...source.matchAll(output)].some((m) => !/\|\s*default\b/.test(m[1] ?? '')));
 }
+
+/**
+ * Declares the suggested variables (required when printed without a default) and gives each
+ * required one a placeholder in the sample data, so that the preview goes on rendering.
+ */
+export function declareSuggested(draft: Draft, names: readonly string[]): Draft {
+  const declared = names.map((name) => ({
+    name,
+    required: usedWithoutDefault(name, draft),
+    defaultText: '',
+    description: '',
+  }));
+  let sampleDataText = draft.sampleDataText;
+  const sample = parseJsonObject(draft.sampleDataText, 'Sample data').value;
+  const placeholders = declared.filter((v) => v.required && sample && !Object.hasOwn(sample, v.name));
+  if (sample && placeholders.length > 0) {
+    const filled: JsonObject = { ...sample };
+    for (const v of placeholders) filled[v.name] = v.name;
+    sampleDataText = JSON.stringify(filled, null, 2);
+  }
+  return { ...draft, variables: [...draft.variables, ...declared], sampleDataText };
+}

@@ -3,7 +3,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { CodeEditor, type LineDiagnostic } from './code-editor.tsx';
 import { PAGE_SIZES, type SettingIssue } from '@domain/document-settings';
-import { issuesUnder, usedWithoutDefault, type Draft, type PdfDraft, type VariableDraft } from './template-draft.ts';
+import { issuesUnder, type Draft, type PdfDraft, type VariableDraft } from './template-draft.ts';
 import { DEFAULT_LOCALE, DEFAULT_TIME_ZONE, normalizeLocaleSettings } from '../../../src/domain/locale-settings.ts';
 import type { VariableSchema } from '../../../src/domain/variable-schema.ts';
 import { schemaType } from '../../../src/domain/variable-types.ts';
@@ -87,12 +87,15 @@ export function VariablesSection({
   readOnly,
   suggested,
   problems,
+  onDeclare,
 }: {
   draft: Draft;
   update: Update;
   readOnly: boolean;
   suggested: string[];
   problems: string[];
+  /** "Declare suggested variables" (the sample data may change with it). */
+  onDeclare: (names: string[]) => void;
 }) {
   const setVariable = (index: number, change: Partial<VariableDraft>) =>
     update((d) => ({ ...d, variables: d.variables.map((v, i) => (i === index ? { ...v, ...change } : v)) }));
@@ -110,23 +113,7 @@ export function VariablesSection({
             <strong>{missing.join(', ')}</strong>.
           </p>
           {!readOnly && (
-            <button
-              type="button"
-              onClick={() =>
-                update((d) => ({
-                  ...d,
-                  variables: [
-                    ...d.variables,
-                    ...missing.map((name) => ({
-                      name,
-                      required: usedWithoutDefault(name, d),
-                      defaultText: '',
-                      description: '',
-                    })),
-                  ],
-                }))
-              }
-            >
+            <button type="button" onClick={() => onDeclare(missing)}>
               Declare suggested variables
             </button>
           )}

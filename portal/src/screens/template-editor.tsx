@@ -10,10 +10,12 @@ import { ConfirmButton, ErrorMessage, Page, Time, formatTime, useAction, useLoad
 import { errorText } from '../api.ts';
 import { CodeEditor, revealLine, type LineDiagnostic } from '../editor/code-editor.tsx';
 import { UnsavedChangesGuard, keepDraft, keptDraft } from '../editor/unsaved-work.tsx';
+import { takeNextEditorMessage, tellNextEditor } from '../editor/next-message.ts';
 import { PreviewPane } from '../editor/preview-pane.tsx';
 import { DocumentSection, PartialsSection, PdfOptionsSection, VariablesSection } from '../editor/template-settings.tsx';
 import {
   contentFromDraft,
+  declareSuggested,
   draftFromContent,
   parseJsonObject,
   sameDraft,
@@ -143,9 +145,6 @@ interface EditorMessage {
   reasons?: TemplateDiagnostic[];
 }
 
-/** A message to show once the editor of a just-created template opens (the route changes). */
-let messageForNextEditor: EditorMessage | undefined;
-
 function Messages({ message, onDismiss }: { message: EditorMessage | undefined; onDismiss: () => void }) {
   return (
     <div class="editor-messages" aria-live="polite">
@@ -209,11 +208,7 @@ function TemplateEditor({
   const [restored, setRestored] = useState(() => (readOnly ? undefined : keptDraft(storageKey, baseVersion)));
   const [draft, setDraft] = useState<Draft>(() => restored?.draft ?? baseDraft);
   const [name, setName] = useState(() => restored?.name ?? startName);
-  const [message, setMessage] = useState<EditorMessage | undefined>(() => {
-    const next = messageForNextEditor;
-    messageForNextEditor = undefined;
-    return next;
-  });
+  const [message, setMessage] = useState<EditorMessage | undefined>(() => takeNextEditorMessage());
   const action = useAction();
   // Loading another version (or the one just saved) replaces the editors' text: the count
   // tells them so, in the same render as the new draft.
@@ -308,15 +303,17 @@ function TemplateEditor({
         });
         savedDraftRef.current = saving;
         keepDraft(storageKey, undefined);
-        messageForNextEditor = {
+        tellNextEditor({
           kind: 'ok',
           text: publish ? 'Created the template and published version 1.' : 'Created the template as version 1.',
-        };
+        });
         route(`/templates/${res.template!.id}`);
         return;
       }
       if (publish) await refuseOnCheckErrors();
-      if (changed) {
+      // An older version saved as it is becomes the newest (a restore).
+      const restoring = !!base && base.version !== template.latestVersion;
+      if (changed || restoring) {
         const res = await api.templates.createTemplateVersion({
           templateId: template.id,
           content: built.content,
@@ -362,6 +359,24 @@ function TemplateEditor({
       );
     });
 
+  const duplicate = () =>
+    action.run(async () => {
+      const content = built.content ?? contentFromDraft(baseDraft).content;
+      if (!template || !content) return;
+      const copy = `Copy of ${template.name}`;
+      const res = await api.templates.createTemplate({ workspaceId, name: copy, content, publish: false });
+      tellNextEditor({ kind: 'ok', text: `Duplicated “${template.name}” as “${copy}” (version 1, not published).` });
+      route(`/templates/${res.template!.id}`);
+    });
+
+  const publishVersion = (version: number) =>
+    action.run(async () => {
+      setMessage(undefined);
+      await api.templates.publishTemplateVersion({ templateId: template!.id, version });
+      setMessage({ kind: 'ok', text: `Published version ${version}.` });
+      reload?.();
+    });
+
   const archive = () =>
     action.run(async () => {
       await api.templates.archiveTemplate({ id: template!.id });
@@ -388,6 +403,11 @@ function TemplateEditor({
               {template.publishedVersion ? `Published: v${template.publishedVersion}` : 'Not published'}
             </span>
             {versions.length > 1 && <a href={`/templates/${template.id}/compare`}>Compare versions</a>}
+            {canEditTemplates && (
+              <button type="button" class="secondary" disabled={action.busy} onClick={duplicate}>
+                Duplicate
+              </button>
+            )}
             {canEditTemplates && !archived && (
               <ConfirmButton
                 label="Archive"
@@ -494,6 +514,10 @@ function TemplateEditor({
             readOnly={readOnly}
             suggested={preview.suggestedVariables}
             problems={built.variableProblems}
+            onDeclare={(names) => {
+              setDraft((d) => declareSuggested(d, names));
+              setResets((n) => n + 1);
+            }}
           />
           <PartialsSection
             resetKey={resets}
@@ -540,7 +564,7 @@ function TemplateEditor({
               <button
                 type="button"
                 class="secondary"
-                disabled={action.busy || (!!template && !changed)}
+                disabled={action.busy || (!!template && !changed && base?.version === template.latestVersion)}
                 onClick={() => save(false)}
               >
                 {template ? 'Save version' : 'Save draft'}
@@ -565,7 +589,14 @@ function TemplateEditor({
           }
         />
       </div>
-      {template && <VersionHistory template={template} versions={versions} current={base?.version ?? 0} />}
+      {template && (
+        <VersionHistory
+          template={template}
+          versions={versions}
+          current={base?.version ?? 0}
+          onPublish={readOnly ? undefined : publishVersion}
+        />
+      )}
     </Page>
   );
 }
@@ -578,10 +609,13 @@ function VersionHistory({
   template,
   versions,
   current,
+  onPublish,
 }: {
   template: Template;
   versions: TemplateVersion[];
   current: number;
+  /** Publishing from the history, for those who may. */
+  onPublish?: ((version: number) => void) | undefined;
 }) {
   return (
     <section class="history" aria-labelledby="history-title">
@@ -617,6 +651,11 @@ function VersionHistory({
                 <div class="row">
                   {v.version !== current && (
                     <a href={`/templates/${template.id}?version=${v.version}`}>Open v{v.version}</a>
+                  )}
+                  {onPublish && v.version !== template.publishedVersion && (
+                    <button type="button" class="secondary small" onClick={() => onPublish(v.version)}>
+                      Publish v{v.version}
+                    </button>
                   )}
                   {v.version !== current && (
                     <a href={`/templates/${template.id}/compare?a=${v.version}&b=${current}`}>
