@@ -3,7 +3,7 @@
 // asserted on by tests. Chromium's built-in PDF viewer is not used: it does not run headless
 // and would need a blob: frame. A new document is drawn off-screen and swapped in whole, so
 // the preview never flickers while the author types.
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import * as pdfjs from 'pdfjs-dist';
 import workerUrl from 'pdfjs-dist/build/pdf.worker.min.mjs?url';
 
@@ -93,6 +93,19 @@ export function PdfView({
 }) {
   const hostRef = useRef<HTMLDivElement>(null);
   const generationRef = useRef(0);
+  // Fit width follows the pane: a narrower window (or a wider one) redraws the pages to fit.
+  const [width, setWidth] = useState(0);
+  useEffect(() => {
+    const host = hostRef.current;
+    if (!host || typeof ResizeObserver === 'undefined') return;
+    const observer = new ResizeObserver(() => {
+      const now = host.clientWidth;
+      setWidth((was) => (Math.abs(now - was) > 8 ? now : was));
+    });
+    observer.observe(host);
+    return () => observer.disconnect();
+  }, []);
+  const fitWidth = zoom === 'fit' ? width : 0;
   useEffect(() => {
     const target = hostRef.current;
     if (!target || !pdf) return;
@@ -109,8 +122,8 @@ export function PdfView({
           onError?.(`The PDF could not be displayed: ${err instanceof Error ? err.message : String(err)}`);
       },
     );
-    /* eslint-disable-next-line react-hooks/exhaustive-deps -- only a new PDF redraws; the callbacks (new
-       closures on every render of the parent) are read when the drawing finishes */
-  }, [pdf, zoom]);
+    /* eslint-disable-next-line react-hooks/exhaustive-deps -- a new PDF, zoom or fitted width redraws; the
+       callbacks (new closures on every render of the parent) are read when the drawing finishes */
+  }, [pdf, zoom, fitWidth]);
   return <div class={`pdf-view zoom-${zoom}`} ref={hostRef} />;
 }
