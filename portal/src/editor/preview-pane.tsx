@@ -16,7 +16,10 @@ function renderProblem(errors: TemplateDiagnostic[]): string {
   const placed = errors.filter((d) => d.line > 0);
   const words = errors.filter((d) => d.line <= 0).map((d) => d.message);
   const parts = [...words];
-  if (placed.length > 0) parts.push(`${plural(placed.length, 'error')} in the template, shown at their lines`);
+  if (placed.length > 0)
+    parts.push(
+      `${plural(placed.length, 'error')} in the template, shown at ${placed.length === 1 ? 'its line' : 'their lines'}`,
+    );
   return parts.join('; ');
 }
 
