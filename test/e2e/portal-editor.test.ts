@@ -365,10 +365,20 @@ describe('the template editor', () => {
     );
     for (const width of [800, 1440]) {
       await page.setViewport({ width, height: 900 });
-      const overflow = await page.evaluate(
-        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
-      );
-      expect(overflow, `horizontal scroll at ${width} px`).toBeLessThanOrEqual(0);
+      // The preview redraws its pages to the new width; then nothing may stick out sideways.
+      const sideways = () =>
+        page.evaluate(() => {
+          const over = document.documentElement.scrollWidth - document.documentElement.clientWidth;
+          const wide = Array.from(document.querySelectorAll('body *'))
+            .filter((el) => el.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+            .slice(0, 5)
+            .map((el) => `${el.tagName.toLowerCase()}.${String(el.className).replace(/\s+/g, '.')}`);
+          return { over, wide };
+        });
+      await pollUntil(sideways, (s) => s.over <= 0, {
+        timeoutMs: 20_000,
+        description: `no horizontal scroll at ${width} px`,
+      });
       await checkScreen(author, `template-editor-gallery-${width}`);
     }
     await page.setViewport({ width: 1280, height: 900 });

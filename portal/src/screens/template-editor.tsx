@@ -230,14 +230,16 @@ function TemplateEditor({
   // Rendering previews is an editor's right (the server refuses viewers): viewers read the source.
   const preview = useLivePreview(workspaceId, canEditTemplates ? built.content : undefined, contentKey);
   const changed = !sameDraft(draft, baseDraft);
-  const dirty = !readOnly && (changed || (!template && name.trim() !== startName.trim()));
+  // The draft just saved is not unsaved work, even before the saved version comes back as the base.
+  const [savedDraft, setSavedDraft] = useState<Draft | undefined>(undefined);
+  const dirty =
+    !readOnly && draft !== savedDraft && (changed || (!template && name.trim() !== startName.trim()));
 
   // Kept locally while unsaved; a saved draft is forgotten (and not written back by a late render).
-  const savedDraftRef = useRef<Draft | undefined>(undefined);
   useEffect(() => {
-    if (readOnly || savedDraftRef.current === draft) return;
+    if (readOnly || savedDraft === draft) return;
     keepDraft(storageKey, dirty ? { base: baseVersion, draft, name, savedAt: Date.now() } : undefined);
-  }, [draft, name, dirty, readOnly, storageKey, baseVersion]);
+  }, [draft, name, dirty, readOnly, storageKey, baseVersion, savedDraft]);
   const discard = () => {
     keepDraft(storageKey, undefined);
     setRestored(undefined);
@@ -301,7 +303,7 @@ function TemplateEditor({
           content: built.content,
           publish,
         });
-        savedDraftRef.current = saving;
+        setSavedDraft(saving);
         keepDraft(storageKey, undefined);
         tellNextEditor({
           kind: 'ok',
@@ -319,7 +321,7 @@ function TemplateEditor({
           content: built.content,
           publish,
         });
-        savedDraftRef.current = saving;
+        setSavedDraft(saving);
         keepDraft(storageKey, undefined);
         setMessage({
           kind: 'ok',
