@@ -100,7 +100,7 @@ export function PdfView({
     if (!host || typeof ResizeObserver === 'undefined') return;
     const observer = new ResizeObserver(() => {
       const now = host.clientWidth;
-      setWidth((was) => (Math.abs(now - was) > 8 ? now : was));
+      setWidth((was) => (Math.abs(now - was) > 24 ? now : was));
     });
     observer.observe(host);
     return () => observer.disconnect();
