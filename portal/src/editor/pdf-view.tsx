@@ -88,7 +88,8 @@ export function PdfView({
 }: {
   pdf: Uint8Array | undefined;
   zoom?: Zoom;
-  onDrawn?: (drawMs: number, pages: number) => void;
+  /** The drawing took `drawMs`; `pdf` is the document now on screen. */
+  onDrawn?: (drawMs: number, pages: number, pdf: Uint8Array) => void;
   onError?: (message: string) => void;
 }) {
   const hostRef = useRef<HTMLDivElement>(null);
@@ -115,7 +116,7 @@ export function PdfView({
       ({ pages, count }) => {
         if (mine !== generationRef.current) return;
         target.replaceChildren(pages);
-        onDrawn?.(Math.round(performance.now() - started), count);
+        onDrawn?.(Math.round(performance.now() - started), count, pdf);
       },
       (err: unknown) => {
         if (mine === generationRef.current)

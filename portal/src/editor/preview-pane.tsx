@@ -36,18 +36,22 @@ export function PreviewPane({
   /** The content key of what the author sees now; absent: the latest request is current. */
   currentKey?: string;
 }) {
-  const [drawn, setDrawn] = useState({ count: 0, latencyMs: 0, drawMs: 0, key: '', pages: 0 });
+  const [drawn, setDrawn] = useState<{
+    count: number;
+    latencyMs: number;
+    drawMs: number;
+    pdf: Uint8Array | undefined;
+    pages: number;
+  }>({ count: 0, latencyMs: 0, drawMs: 0, pdf: undefined, pages: 0 });
   const [viewError, setViewError] = useState('');
   const [zoom, setZoom] = useState<Zoom>('fit');
   const [page, setPage] = useState(1);
   const hostRef = useRef<HTMLElement>(null);
   const changedAtRef = useRef(preview.changedAt);
-  const pdfKeyRef = useRef(preview.pdfKey);
   // Read by onDrawn, which fires after the render that showed the new pages.
   useEffect(() => {
     changedAtRef.current = preview.changedAt;
-    pdfKeyRef.current = preview.pdfKey;
-  }, [preview.changedAt, preview.pdfKey]);
+  }, [preview.changedAt]);
   const downloadUrl = useMemo(
     () => (preview.pdf ? URL.createObjectURL(new Blob([preview.pdf.slice()], { type: 'application/pdf' })) : undefined),
     [preview.pdf],
@@ -64,7 +68,8 @@ export function PreviewPane({
   else if (preview.error && answered) reason = `the preview failed: ${preview.error}`;
   else if (!answered) reason = 'updating the preview…';
   else if (renderErrors.length > 0) reason = renderProblem(renderErrors);
-  else if (drawn.key !== current) reason = 'drawing the new pages…';
+  else if (preview.pdfKey !== current) reason = 'no pages came back for this draft';
+  else if (drawn.pdf !== preview.pdf) reason = 'drawing the new pages…';
   const upToDate = shown && reason === '';
   // Problems the publish check finds that do not stop the render (e.g. an undeclared variable).
   const publishErrors = upToDate ? preview.diagnostics.filter((d) => d.severity !== 'warning') : [];
@@ -180,13 +185,13 @@ export function PreviewPane({
         <PdfView
           pdf={preview.pdf}
           zoom={zoom}
-          onDrawn={(drawMs, pageCount) => {
+          onDrawn={(drawMs, pageCount, pdf) => {
             setViewError('');
             setDrawn((d) => ({
               count: d.count + 1,
               latencyMs: Math.round(performance.now() - changedAtRef.current),
               drawMs,
-              key: pdfKeyRef.current,
+              pdf,
               pages: pageCount,
             }));
           }}

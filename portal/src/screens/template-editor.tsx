@@ -232,8 +232,7 @@ function TemplateEditor({
   const changed = !sameDraft(draft, baseDraft);
   // The draft just saved is not unsaved work, even before the saved version comes back as the base.
   const [savedDraft, setSavedDraft] = useState<Draft | undefined>(undefined);
-  const dirty =
-    !readOnly && draft !== savedDraft && (changed || (!template && name.trim() !== startName.trim()));
+  const dirty = !readOnly && draft !== savedDraft && (changed || (!template && name.trim() !== startName.trim()));
 
   // Kept locally while unsaved; a saved draft is forgotten (and not written back by a late render).
   useEffect(() => {
