@@ -121,7 +121,7 @@ describe('portal, as a workspace owner', () => {
     // A Liquid error appears at its line, and the preview says why it did not render.
     await page.keyboard.press('Enter');
     await page.keyboard.sendCharacter('{% if %}');
-    await waitForText(page, 'Error in body line 4');
+    await waitForText(page, 'Error in body line 3');
     await page.waitForSelector('.cm-lint-marker-error');
     await waitForText(page, 'Preview out of date');
     for (let i = 0; i < '{% if %}'.length + 1; i++) await page.keyboard.press('Backspace');
@@ -130,6 +130,12 @@ describe('portal, as a workspace owner', () => {
       (marker) => marker === null,
       { timeoutMs: 20_000, description: 'the error marker to go' },
     );
+
+    // The variables the API key's generation sends below, declared from the editor's suggestion.
+    await page.keyboard.sendCharacter('<p>{{ customer.name }} {{ order_number }}</p>');
+    await waitForText(page, 'does not declare: customer, order_number.', 30_000);
+    await click(page, 'Declare suggested variables', 'button');
+    await waitForText(page, 'Declared variables (2)');
 
     await click(page, 'Publish', 'button');
     await page.waitForFunction(() => /\/templates\/tpl_/.test(location.pathname), { timeout: 20_000 });
