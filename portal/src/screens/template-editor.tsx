@@ -146,8 +146,13 @@ interface EditorMessage {
 }
 
 function Messages({ message, onDismiss }: { message: EditorMessage | undefined; onDismiss: () => void }) {
+  // A new message is brought into view: the author may have clicked Publish far down the page.
+  const host = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (message) host.current?.scrollIntoView({ block: 'nearest' });
+  }, [message]);
   return (
-    <div class="editor-messages" aria-live="polite">
+    <div class="editor-messages" aria-live="polite" ref={host}>
       {message && (
         <div
           class={`editor-message ${message.kind === 'ok' ? 'notice' : 'error'}`}
