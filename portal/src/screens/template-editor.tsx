@@ -148,9 +148,11 @@ interface EditorMessage {
 function Messages({ message, onDismiss }: { message: EditorMessage | undefined; onDismiss: () => void }) {
   // A new message is brought into view: the author may have clicked Publish far down the page.
   const host = useRef<HTMLDivElement>(null);
+  // Keyed on the words: the message object is new on every render.
+  const text = message?.text;
   useEffect(() => {
-    if (message) host.current?.scrollIntoView({ block: 'nearest' });
-  }, [message]);
+    if (text) host.current?.scrollIntoView({ block: 'nearest' });
+  }, [text]);
   return (
     <div class="editor-messages" aria-live="polite" ref={host}>
       {message && (
