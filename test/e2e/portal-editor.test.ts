@@ -301,6 +301,9 @@ describe('the template editor', () => {
     await click(page, 'Publish', 'button');
     await waitForText(page, 'Saved as version 2 and published it.');
     expect(await inView('Saved as version 2 and published it.')).toBe(true);
+    // The editor takes the saved version as its new base before the next keystrokes.
+    await waitForText(page, 'based on version 2');
+    await new Promise((resolve) => setTimeout(resolve, 500));
     // A refusal names its reasons, each a link to its line.
     await editor!.click();
     await page.keyboard.down('Control');
