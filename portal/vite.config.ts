@@ -25,6 +25,9 @@ export default defineConfig({
     assetsDir: 'assets',
     target: 'es2022',
     sourcemap: false,
+    // The favicon stays a file under /assets/: inlined as a data: URL, the CSP (img-src 'self')
+    // would refuse it.
+    assetsInlineLimit: (file: string) => (file.endsWith('favicon.svg') ? false : undefined),
     // pdf.js is large; it loads only with the template editor.
     chunkSizeWarningLimit: 1200,
   },

@@ -101,7 +101,7 @@ describe('portal, as a workspace owner', () => {
     await click(page, 'New template', 'button');
     await fill(page, 'Template name', 'Order confirmation');
     await page.waitForFunction(
-      () => document.querySelector('[aria-label="Preview"]')?.textContent?.includes('Ada Lovelace'),
+      () => document.querySelector('[aria-label="Preview"]')?.textContent?.includes('Untitled'),
       { timeout: 30_000 },
     );
     const editor = await page.waitForSelector('aria/Template body');
@@ -121,15 +121,21 @@ describe('portal, as a workspace owner', () => {
     // A Liquid error appears at its line, and the preview says why it did not render.
     await page.keyboard.press('Enter');
     await page.keyboard.sendCharacter('{% if %}');
-    await waitForText(page, 'Error in body line 4');
+    await waitForText(page, 'Error in body line 3');
     await page.waitForSelector('.cm-lint-marker-error');
-    await waitForText(page, 'Not rendered');
+    await waitForText(page, 'Preview out of date');
     for (let i = 0; i < '{% if %}'.length + 1; i++) await page.keyboard.press('Backspace');
     await pollUntil(
       () => page.$('.cm-lint-marker-error'),
       (marker) => marker === null,
       { timeoutMs: 20_000, description: 'the error marker to go' },
     );
+
+    // The variables the API key's generation sends below, declared from the editor's suggestion.
+    await page.keyboard.sendCharacter('<p>{{ customer.name }} {{ order_number }}</p>');
+    await waitForText(page, 'does not declare: customer, order_number.', 30_000);
+    await click(page, 'Declare suggested variables', 'button');
+    await waitForText(page, 'Declared variables (2)');
 
     await click(page, 'Publish', 'button');
     await page.waitForFunction(() => /\/templates\/tpl_/.test(location.pathname), { timeout: 20_000 });
@@ -442,7 +448,7 @@ describe('portal performance (printed, with generous bounds)', () => {
     // are shared: src/domain/document-settings.ts), and the preview waits until it is fixed.
     await fill(page, 'Top margin', '10 furlongs');
     await waitForText(page, 'pdfOptions.margins.top: "10 furlongs" is not a length');
-    await waitForText(page, 'Preview paused: a document property or PDF option is not valid');
+    await waitForText(page, 'a document property or PDF option is not valid');
     await checkScreen(owner, 'template-editor-settings-problem');
     await fill(page, 'Top margin', '12mm');
     await page.waitForFunction(() => !document.body.innerText.includes('10 furlongs'), { timeout: 20_000 });

@@ -16,7 +16,7 @@ import { contentFromProto } from '../../src/rpc/admin-proto.ts';
 import {
   contentFromDraft,
   settingIssues,
-  starterDraft,
+  blankDraft,
   type Draft,
   type DocumentDraft,
   type PdfDraft,
@@ -117,7 +117,7 @@ const CASES: Case[] = [
 ];
 
 function draftFor(c: Case): Draft {
-  const draft = starterDraft();
+  const draft = blankDraft();
   return { ...draft, pdf: { ...draft.pdf, ...c.pdf }, document: { ...draft.document, ...c.document } };
 }
 

@@ -6,11 +6,11 @@ import { basicSetup } from 'codemirror';
 import { EditorState, Compartment, type Extension } from '@codemirror/state';
 import { EditorView } from '@codemirror/view';
 import { setDiagnostics, lintGutter, type Diagnostic } from '@codemirror/lint';
-import { liquid } from '@codemirror/lang-liquid';
 import { css } from '@codemirror/lang-css';
 import { json } from '@codemirror/lang-json';
 import { cspNonce } from './csp-nonce.ts';
 import { accessibleHighlighting } from './highlight.ts';
+import { liquidWithAssist, type AuthoringVocabulary } from './liquid-assist.ts';
 
 export type EditorLanguage = 'liquid' | 'css' | 'json';
 
@@ -21,8 +21,25 @@ export interface LineDiagnostic {
   severity: 'error' | 'warning';
 }
 
-const LANGUAGES: Record<EditorLanguage, () => Extension> = {
-  liquid: () => liquid(),
+/** The editors on screen by label, so that a message can take the author to a line. */
+const editors = new Map<string, EditorView>();
+
+/** Puts the cursor at the start of `line` in the editor labelled `label`, opening its section. */
+export function revealLine(label: string, line: number): boolean {
+  const view = editors.get(label);
+  if (!view) return false;
+  for (let el = view.dom.parentElement; el; el = el.parentElement) if (el instanceof HTMLDetailsElement) el.open = true;
+  const doc = view.state.doc;
+  const target = doc.line(Math.min(Math.max(line, 1), doc.lines));
+  view.dispatch({ selection: { anchor: target.from }, scrollIntoView: true });
+  view.focus();
+  return true;
+}
+
+const NO_VOCABULARY: AuthoringVocabulary = { variables: [], sample: undefined };
+
+const LANGUAGES: Record<EditorLanguage, (vocabulary: () => AuthoringVocabulary) => Extension> = {
+  liquid: (vocabulary) => liquidWithAssist(vocabulary),
   css: () => css(),
   json: () => json(),
 };
@@ -40,14 +57,18 @@ export function CodeEditor(props: {
   resetKey?: string | number;
   /** The label is shown above the editor unless the surrounding layout already says it. */
   hideLabel?: boolean;
+  /** Liquid: what completions offer (declared variables, sample data), read when asked. */
+  vocabulary?: () => AuthoringVocabulary;
 }) {
   const hostRef = useRef<HTMLDivElement>(null);
   const viewRef = useRef<EditorView | null>(null);
   const readOnlyRef = useRef(new Compartment());
   const onChangeRef = useRef(props.onChange);
-  // The editor is created once; its update listener calls whatever onChange is current.
+  const vocabularyRef = useRef(props.vocabulary);
+  // The editor is created once; its update listener and completions call whatever is current.
   useEffect(() => {
     onChangeRef.current = props.onChange;
+    vocabularyRef.current = props.vocabulary;
   });
 
   useEffect(() => {
@@ -59,7 +80,7 @@ export function CodeEditor(props: {
           cspNonce,
           accessibleHighlighting,
           basicSetup,
-          LANGUAGES[props.language](),
+          LANGUAGES[props.language](() => vocabularyRef.current?.() ?? NO_VOCABULARY),
           lintGutter(),
           EditorView.lineWrapping,
           readOnlyRef.current.of([EditorState.readOnly.of(!!props.readOnly), EditorView.editable.of(!props.readOnly)]),
@@ -78,7 +99,11 @@ export function CodeEditor(props: {
       }),
     });
     viewRef.current = editor;
-    return () => editor.destroy();
+    editors.set(props.label, editor);
+    return () => {
+      if (editors.get(props.label) === editor) editors.delete(props.label);
+      editor.destroy();
+    };
     /* eslint-disable-next-line react-hooks/exhaustive-deps -- the editor is created once; later prop
        changes are applied by the effects below */
   }, []);

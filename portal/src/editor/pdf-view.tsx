@@ -3,7 +3,7 @@
 // asserted on by tests. Chromium's built-in PDF viewer is not used: it does not run headless
 // and would need a blob: frame. A new document is drawn off-screen and swapped in whole, so
 // the preview never flickers while the author types.
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import * as pdfjs from 'pdfjs-dist';
 import workerUrl from 'pdfjs-dist/build/pdf.worker.min.mjs?url';
 
@@ -12,8 +12,17 @@ pdfjs.GlobalWorkerOptions.workerSrc = workerUrl;
 let sharedWorker: pdfjs.PDFWorker | undefined;
 
 const MAX_PAGES = 20;
+/** CSS pixels per PDF point: 100 % shows the page at its printed size. */
+const ACTUAL_SIZE = 96 / 72;
 
-async function drawDocument(pdf: Uint8Array, width: number): Promise<HTMLElement> {
+/** Fit the pane's width, or the printed size. */
+export type Zoom = 'fit' | 'actual';
+
+async function drawDocument(
+  pdf: Uint8Array,
+  width: number,
+  zoom: Zoom,
+): Promise<{ pages: HTMLElement; count: number }> {
   // pdf.js takes ownership of the buffer it is given; keep the caller's copy intact.
   sharedWorker ??= new pdfjs.PDFWorker();
   // Drawing happens here, on the page's thread: previews are small and this keeps one worker.
@@ -33,7 +42,7 @@ async function drawDocument(pdf: Uint8Array, width: number): Promise<HTMLElement
     for (let n = 1; n <= Math.min(doc.numPages, MAX_PAGES); n++) {
       const page = await doc.getPage(n);
       const base = page.getViewport({ scale: 1 });
-      const scale = Math.max(0.3, (width - 16) / base.width);
+      const scale = zoom === 'actual' ? ACTUAL_SIZE : Math.max(0.3, (width - 16) / base.width);
       const viewport = page.getViewport({ scale });
       const ratio = window.devicePixelRatio || 1;
       const frame = document.createElement('div');
@@ -64,42 +73,58 @@ async function drawDocument(pdf: Uint8Array, width: number): Promise<HTMLElement
       more.textContent = `${doc.numPages - MAX_PAGES} more pages not shown; download the PDF to see them.`;
       pages.append(more);
     }
+    return { pages, count: doc.numPages };
   } finally {
     await task.destroy();
   }
-  return pages;
 }
 
 /** Renders `pdf`; calls onDrawn once the pages are on screen (for the latency figure). */
 export function PdfView({
   pdf,
+  zoom = 'fit',
   onDrawn,
   onError,
 }: {
   pdf: Uint8Array | undefined;
-  onDrawn?: (drawMs: number) => void;
+  zoom?: Zoom;
+  /** The drawing took `drawMs`; `pdf` is the document now on screen. */
+  onDrawn?: (drawMs: number, pages: number, pdf: Uint8Array) => void;
   onError?: (message: string) => void;
 }) {
   const hostRef = useRef<HTMLDivElement>(null);
   const generationRef = useRef(0);
+  // Fit width follows the pane: a narrower window (or a wider one) redraws the pages to fit.
+  const [width, setWidth] = useState(0);
+  useEffect(() => {
+    const host = hostRef.current;
+    if (!host || typeof ResizeObserver === 'undefined') return;
+    const observer = new ResizeObserver(() => {
+      const now = host.clientWidth;
+      setWidth((was) => (Math.abs(now - was) > 24 ? now : was));
+    });
+    observer.observe(host);
+    return () => observer.disconnect();
+  }, []);
+  const fitWidth = zoom === 'fit' ? width : 0;
   useEffect(() => {
     const target = hostRef.current;
     if (!target || !pdf) return;
     const mine = ++generationRef.current;
     const started = performance.now();
-    drawDocument(pdf, target.clientWidth || 600).then(
-      (pages) => {
+    drawDocument(pdf, target.clientWidth || 600, zoom).then(
+      ({ pages, count }) => {
         if (mine !== generationRef.current) return;
         target.replaceChildren(pages);
-        onDrawn?.(Math.round(performance.now() - started));
+        onDrawn?.(Math.round(performance.now() - started), count, pdf);
       },
       (err: unknown) => {
         if (mine === generationRef.current)
           onError?.(`The PDF could not be displayed: ${err instanceof Error ? err.message : String(err)}`);
       },
     );
-    /* eslint-disable-next-line react-hooks/exhaustive-deps -- only a new PDF redraws; the callbacks (new
-       closures on every render of the parent) are read when the drawing finishes */
-  }, [pdf]);
-  return <div class="pdf-view" ref={hostRef} />;
+    /* eslint-disable-next-line react-hooks/exhaustive-deps -- a new PDF, zoom or fitted width redraws; the
+       callbacks (new closures on every render of the parent) are read when the drawing finishes */
+  }, [pdf, zoom, fitWidth]);
+  return <div class={`pdf-view zoom-${zoom}`} ref={hostRef} />;
 }

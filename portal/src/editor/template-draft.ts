@@ -26,11 +26,16 @@ import {
 /** Where settingIssues files the document standards' problems (their messages name the setting). */
 export const STANDARDS_FIELD = 'documentStandards';
 
+/** How a default's text is read: as typed (text), or as the number, true/false or JSON it was. */
+export type DefaultKind = 'text' | 'number' | 'boolean' | 'json';
+
 export interface VariableDraft {
   name: string;
   required: boolean;
-  /** JSON text; empty means no default. */
-  defaultJson: string;
+  /** The default as the author types it (plain text; JSON only for lists and objects); empty: none. */
+  defaultText: string;
+  /** What the stored default was, so that 3 stays a number and true a boolean when left as they are. */
+  defaultKind?: DefaultKind;
   description: string;
   /** The declaration's JSON Schema (typed variables), kept as it came; absent: none. */
   schema?: JsonObject;
@@ -84,18 +89,16 @@ export interface Draft {
   standards: StandardsDraft;
 }
 
-export function starterDraft(): Draft {
+/** A new template's blank page: a heading to replace, no variables, no sample data. */
+export function blankDraft(): Draft {
   // A new template's paper: explicit margins with room for a header and footer (the shared
   // module's suggestion; a stored version without margins prints with none).
   const o = NEW_TEMPLATE_PDF_OPTIONS;
   return {
-    body: '<h1>Hello {{ customer.name }}</h1>\n<p>Thank you for your order {{ order_number }}.</p>\n',
-    css: 'body { font-family: sans-serif; margin: 0; }\nh1 { color: #1d4ed8; }\n',
+    body: '<h1>Untitled</h1>\n',
+    css: 'body { font-family: sans-serif; margin: 0; }\n',
     partials: [],
-    variables: [
-      { name: 'customer', required: true, defaultJson: '', description: '' },
-      { name: 'order_number', required: true, defaultJson: '', description: '' },
-    ],
+    variables: [],
     pdf: {
       pageSize: o.pageSize,
       landscape: o.landscape,
@@ -115,7 +118,7 @@ export function starterDraft(): Draft {
       ...protectionDraft(undefined),
     },
     document: { title: '', author: '', subject: '', keywords: '', language: '', locale: '', timeZone: '' },
-    sampleDataText: JSON.stringify({ customer: { name: 'Ada Lovelace' }, order_number: 'A-1001' }, null, 2),
+    sampleDataText: '{}',
     standards: standardsDraftFromContent(undefined),
   };
 }
@@ -142,7 +145,7 @@ export function draftFromContent(content: TemplateVersionContent | undefined): D
     variables: (content?.variables ?? []).map((v) => ({
       name: v.name,
       required: v.required,
-      defaultJson: v.defaultValue ? JSON.stringify(toJson(ValueSchema, v.defaultValue)) : '',
+      ...defaultDraft(v.defaultValue ? toJson(ValueSchema, v.defaultValue) : undefined),
       description: v.description,
       ...(v.schema ? { schema: v.schema } : {}),
     })),
@@ -176,6 +179,39 @@ export function draftFromContent(content: TemplateVersionContent | undefined): D
     sampleDataText: JSON.stringify(content?.sampleData ?? {}, null, 2),
     standards: standardsDraftFromContent(content),
   };
+}
+
+/** A stored default as the author sees it: text as it is, numbers and booleans as written, JSON for the rest. */
+export function defaultDraft(value: JsonValue | undefined): { defaultText: string; defaultKind?: DefaultKind } {
+  if (value === undefined) return { defaultText: '' };
+  if (typeof value === 'string') return { defaultText: value, defaultKind: 'text' };
+  if (typeof value === 'number') return { defaultText: String(value), defaultKind: 'number' };
+  if (typeof value === 'boolean') return { defaultText: String(value), defaultKind: 'boolean' };
+  return { defaultText: JSON.stringify(value), defaultKind: 'json' };
+}
+
+/**
+ * The value of a default as typed: JSON when it starts like a list or an object (or was JSON);
+ * a number or true/false when the variable's schema says so or the stored default was one and
+ * the text still reads as one; otherwise the text itself.
+ */
+export function defaultValueOf(v: VariableDraft): { value?: JsonValue; problem?: string } {
+  const text = v.defaultText;
+  if (text.trim() === '') return {};
+  const schemaType = (v.schema as { type?: unknown } | undefined)?.type;
+  const trimmed = text.trim();
+  if (/^[[{]/.test(trimmed) || (v.defaultKind === 'json' && !/^"/.test(trimmed))) {
+    try {
+      return { value: JSON.parse(trimmed) as JsonValue };
+    } catch {
+      return { problem: `The default of variable “${v.name}” starts like a list or object but is not valid JSON.` };
+    }
+  }
+  const wantsNumber = schemaType === 'number' || schemaType === 'integer' || v.defaultKind === 'number';
+  if (wantsNumber && /^-?\d+(\.\d+)?(e[+-]?\d+)?$/i.test(trimmed)) return { value: Number(trimmed) };
+  const wantsBoolean = schemaType === 'boolean' || v.defaultKind === 'boolean';
+  if (wantsBoolean && (trimmed === 'true' || trimmed === 'false')) return { value: trimmed === 'true' };
+  return { value: text };
 }
 
 /** A problem in a JSON text, with its 1-based line when the parser says where. */
@@ -304,14 +340,9 @@ export function contentFromDraft(
   const variables = draft.variables
     .filter((v) => v.name.trim() !== '')
     .map((v) => {
-      let defaultValue;
-      if (v.defaultJson.trim() !== '') {
-        try {
-          defaultValue = fromJson(ValueSchema, JSON.parse(v.defaultJson) as JsonValue);
-        } catch {
-          variableProblems.push(`The default of variable “${v.name}” is not valid JSON (strings need quotes).`);
-        }
-      }
+      const typed = defaultValueOf(v);
+      if (typed.problem) variableProblems.push(typed.problem);
+      const defaultValue = typed.value === undefined ? undefined : fromJson(ValueSchema, typed.value);
       return {
         name: v.name.trim(),
         required: v.required,
@@ -346,4 +377,45 @@ export function contentFromDraft(
 
 export function sameDraft(a: Draft, b: Draft): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * Whether the template prints `name` (`{{ name… }}`) without a `default` filter anywhere: such
+ * a suggested variable is declared required; one only tested (`{% if %}`), looped over or given
+ * a default is optional.
+ */
+export function usedWithoutDefault(name: string, draft: Draft): boolean {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const output = new RegExp(`\\{\\{-?\\s*${escaped}(?![\\w-])([^}]*)\\}\\}`, 'g');
+  const sources = [
+    draft.body,
+    ...draft.partials.map((p) => p.source),
+    draft.pdf.headerTemplate,
+    draft.pdf.footerTemplate,
+    draft.pdf.firstPageHeaderTemplate,
+    draft.pdf.firstPageFooterTemplate,
+  ];
+  return sources.some((source) => [...source.matchAll(output)].some((m) => !/\|\s*default\b/.test(m[1] ?? '')));
+}
+
+/**
+ * Declares the suggested variables (required when printed without a default) and gives each
+ * required one a placeholder in the sample data, so that the preview goes on rendering.
+ */
+export function declareSuggested(draft: Draft, names: readonly string[]): Draft {
+  const declared = names.map((name) => ({
+    name,
+    required: usedWithoutDefault(name, draft),
+    defaultText: '',
+    description: '',
+  }));
+  let sampleDataText = draft.sampleDataText;
+  const sample = parseJsonObject(draft.sampleDataText, 'Sample data').value;
+  const placeholders = declared.filter((v) => v.required && sample && !Object.hasOwn(sample, v.name));
+  if (sample && placeholders.length > 0) {
+    const filled: JsonObject = { ...sample };
+    for (const v of placeholders) filled[v.name] = v.name;
+    sampleDataText = JSON.stringify(filled, null, 2);
+  }
+  return { ...draft, variables: [...draft.variables, ...declared], sampleDataText };
 }

@@ -87,19 +87,24 @@ export function VariablesSection({
   readOnly,
   suggested,
   problems,
+  onDeclare,
 }: {
   draft: Draft;
   update: Update;
   readOnly: boolean;
   suggested: string[];
   problems: string[];
+  /** "Declare suggested variables" (the sample data may change with it). */
+  onDeclare: (names: string[]) => void;
 }) {
   const setVariable = (index: number, change: Partial<VariableDraft>) =>
     update((d) => ({ ...d, variables: d.variables.map((v, i) => (i === index ? { ...v, ...change } : v)) }));
   const declared = new Set(draft.variables.map((v) => v.name));
   const missing = suggested.filter((name) => !declared.has(name));
+  // Opens on a suggestion or a problem and stays open after "Declare suggested variables".
+  const section = useOpenOnProblems(missing.length > 0 || problems.length > 0);
   return (
-    <details class="section" open={missing.length > 0 || problems.length > 0}>
+    <details class="section" ref={section}>
       <summary>Declared variables ({draft.variables.length})</summary>
       {missing.length > 0 && (
         <div class="suggestion" role="status">
@@ -108,18 +113,7 @@ export function VariablesSection({
             <strong>{missing.join(', ')}</strong>.
           </p>
           {!readOnly && (
-            <button
-              type="button"
-              onClick={() =>
-                update((d) => ({
-                  ...d,
-                  variables: [
-                    ...d.variables,
-                    ...missing.map((name) => ({ name, required: true, defaultJson: '', description: '' })),
-                  ],
-                }))
-              }
-            >
+            <button type="button" onClick={() => onDeclare(missing)}>
               Declare suggested variables
             </button>
           )}
@@ -131,12 +125,15 @@ export function VariablesSection({
         </p>
       ))}
       {draft.variables.length > 0 && (
+        <p class="muted">Defaults are plain text (or a number, true or false); lists and objects are JSON.</p>
+      )}
+      {draft.variables.length > 0 && (
         <table class="compact">
           <thead>
             <tr>
               <th scope="col">Name</th>
               <th scope="col">Required</th>
-              <th scope="col">Default (JSON)</th>
+              <th scope="col">Default</th>
               <th scope="col">Description</th>
               <th scope="col">Type</th>
               {!readOnly && (
@@ -171,9 +168,9 @@ export function VariablesSection({
                   <input
                     type="text"
                     aria-label={`${v.name || `Variable ${index + 1}`} default`}
-                    value={v.defaultJson}
+                    value={v.defaultText}
                     readOnly={readOnly}
-                    onInput={(e) => setVariable(index, { defaultJson: e.currentTarget.value })}
+                    onInput={(e) => setVariable(index, { defaultText: e.currentTarget.value })}
                   />
                 </td>
                 <td>
@@ -213,7 +210,7 @@ export function VariablesSection({
           onClick={() =>
             update((d) => ({
               ...d,
-              variables: [...d.variables, { name: '', required: false, defaultJson: '', description: '' }],
+              variables: [...d.variables, { name: '', required: false, defaultText: '', description: '' }],
             }))
           }
         >

@@ -3,13 +3,25 @@
 // checks, suggested variables) together. A newer edit aborts the calls still in flight, so
 // only the latest content is ever shown.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { Code, ConnectError } from '@connectrpc/connect';
 import { api, errorText, isAbort } from '../api.ts';
 import type { TemplateDiagnostic } from '@gen/docgen/admin/v1/template_pb.js';
 import type { ContentInit } from './template-draft.ts';
 import { PREVIEW_DEBOUNCE_MS } from './preview-timing.ts';
 
+/** How many times an unavailable renderer is asked again (after 1, 2 and 3 s). */
+const PREVIEW_RETRIES = 3;
+
 export interface PreviewState {
+  /** The last PDF rendered (kept while later content fails, so its pages can be shown as old). */
   pdf: Uint8Array | undefined;
+  /** The content key `pdf` was rendered from. */
+  pdfKey: string;
+  /** The content key of the latest answer of the preview call (with or without a PDF). */
+  resultKey: string;
+  /** What the latest preview call said is wrong (errors stop the render). */
+  renderDiagnostics: TemplateDiagnostic[];
+  /** The preview's and the publish check's findings together. */
   diagnostics: TemplateDiagnostic[];
   suggestedVariables: string[];
   /** Words for a failed call (not a template problem: those are diagnostics). */
@@ -30,6 +42,9 @@ export function useLivePreview(
 ): PreviewState {
   const [state, setState] = useState<PreviewState>({
     pdf: undefined,
+    pdfKey: '',
+    resultKey: '',
+    renderDiagnostics: [],
     diagnostics: [],
     suggestedVariables: [],
     error: '',
@@ -43,6 +58,7 @@ export function useLivePreview(
     if (!content) return;
     const changedAt = performance.now();
     setState((s) => ({ ...s, pending: true, changedAt }));
+    let retryTimer: ReturnType<typeof setTimeout> | undefined;
     const timer = setTimeout(() => {
       latest.current?.abort();
       const controller = new AbortController();
@@ -62,28 +78,41 @@ export function useLivePreview(
           return true;
         });
       };
-      api.templates
-        .previewTemplateContent({ workspaceId, content, ...(variables ? { variables } : {}) }, { signal })
-        .then(
-          (res) => {
-            if (signal.aborted) return;
-            rendered = res.diagnostics;
-            setState((s) => ({
-              pdf: res.pdf.length > 0 ? res.pdf : undefined,
-              diagnostics: merged(),
-              suggestedVariables: checked?.suggestedVariables ?? s.suggestedVariables,
-              error: '',
-              pending: false,
-              renderMs: res.renderMs,
-              requestMs: Math.round(performance.now() - sentAt),
-              changedAt,
-            }));
-          },
-          (err: unknown) => {
-            if (signal.aborted || isAbort(err)) return;
-            setState((s) => ({ ...s, error: errorText(err), pending: false }));
-          },
-        );
+      // A renderer that is briefly unavailable (restarting, busy) is asked again a few times
+      // before the pane says the preview failed: the author should not have to type to retry.
+      const ask = (attempt: number): void => {
+        api.templates
+          .previewTemplateContent({ workspaceId, content, ...(variables ? { variables } : {}) }, { signal })
+          .then(
+            (res) => {
+              if (signal.aborted) return;
+              rendered = res.diagnostics;
+              const hasPdf = res.pdf.length > 0;
+              setState((s) => ({
+                pdf: hasPdf ? res.pdf : s.pdf,
+                pdfKey: hasPdf ? contentKey : s.pdfKey,
+                resultKey: contentKey,
+                renderDiagnostics: res.diagnostics,
+                diagnostics: merged(),
+                suggestedVariables: checked?.suggestedVariables ?? s.suggestedVariables,
+                error: '',
+                pending: false,
+                renderMs: res.renderMs,
+                requestMs: Math.round(performance.now() - sentAt),
+                changedAt,
+              }));
+            },
+            (err: unknown) => {
+              if (signal.aborted || isAbort(err)) return;
+              if (err instanceof ConnectError && err.code === Code.Unavailable && attempt < PREVIEW_RETRIES) {
+                retryTimer = setTimeout(() => ask(attempt + 1), 1000 * (attempt + 1));
+                return;
+              }
+              setState((s) => ({ ...s, error: errorText(err), pending: false, resultKey: contentKey }));
+            },
+          );
+      };
+      ask(0);
       api.templates.checkTemplateContent({ workspaceId, content }, { signal }).then(
         (res) => {
           if (signal.aborted) return;
@@ -93,7 +122,10 @@ export function useLivePreview(
         () => undefined, // the preview's own diagnostics still show; a failed check is not fatal
       );
     }, PREVIEW_DEBOUNCE_MS);
-    return () => clearTimeout(timer);
+    return () => {
+      clearTimeout(timer);
+      clearTimeout(retryTimer);
+    };
     /* eslint-disable-next-line react-hooks/exhaustive-deps -- contentKey stands for content and
        variables (new objects on every render) */
   }, [workspaceId, contentKey]);

@@ -7,6 +7,8 @@ import { EditorState } from '@codemirror/state';
 import { EditorView } from '@codemirror/view';
 import { liquid } from '@codemirror/lang-liquid';
 import { css } from '@codemirror/lang-css';
+import { json } from '@codemirror/lang-json';
+import { tellNextEditor } from '../editor/next-message.ts';
 import { api } from '../api.ts';
 import { cspNonce } from '../editor/csp-nonce.ts';
 import { accessibleHighlighting } from '../editor/highlight.ts';
@@ -28,7 +30,7 @@ function SourceDiff({
   label: string;
   a: string;
   b: string;
-  language: 'liquid' | 'css';
+  language: 'liquid' | 'css' | 'json';
   versionA: number;
   versionB: number;
 }) {
@@ -40,7 +42,7 @@ function SourceDiff({
       EditorState.readOnly.of(true),
       EditorView.editable.of(false),
       EditorView.lineWrapping,
-      language === 'liquid' ? liquid() : css(),
+      language === 'liquid' ? liquid() : language === 'css' ? css() : json(),
       EditorView.contentAttributes.of({ 'aria-label': name }),
     ];
     const view = new MergeView({
@@ -60,6 +62,54 @@ function SourceDiff({
     </div>
   );
 }
+
+type Part = { label: string; language: 'liquid' | 'css' | 'json'; text: (v: TemplateVersion) => string };
+
+const pretty = (value: unknown) => JSON.stringify(value ?? null, null, 2);
+
+/** Every part of a version, as text to compare: sources, then settings and data as JSON. */
+const PARTS: Part[] = [
+  { label: 'Body', language: 'liquid', text: (v) => v.content?.body ?? '' },
+  { label: 'CSS', language: 'css', text: (v) => v.content?.css ?? '' },
+  {
+    label: 'Partials',
+    language: 'liquid',
+    text: (v) =>
+      Object.entries(v.content?.partials ?? {})
+        .sort(([x], [y]) => x.localeCompare(y))
+        .map(([name, source]) => `{% comment %} partial ${name} {% endcomment %}\n${source}`)
+        .join('\n'),
+  },
+  { label: 'Header', language: 'liquid', text: (v) => v.content?.pdfOptions?.headerTemplate ?? '' },
+  { label: 'Footer', language: 'liquid', text: (v) => v.content?.pdfOptions?.footerTemplate ?? '' },
+  {
+    label: 'First page header',
+    language: 'liquid',
+    text: (v) => v.content?.pdfOptions?.firstPageHeaderTemplate ?? '',
+  },
+  {
+    label: 'First page footer',
+    language: 'liquid',
+    text: (v) => v.content?.pdfOptions?.firstPageFooterTemplate ?? '',
+  },
+  {
+    label: 'Variables',
+    language: 'json',
+    text: (v) => pretty(draftFromContent(v.content).variables),
+  },
+  { label: 'Sample data', language: 'json', text: (v) => pretty(v.content?.sampleData) },
+  {
+    label: 'PDF options',
+    language: 'json',
+    text: (v) => {
+      const pdf = { ...draftFromContent(v.content).pdf } as Record<string, unknown>;
+      for (const k of ['headerTemplate', 'footerTemplate', 'firstPageHeaderTemplate', 'firstPageFooterTemplate'])
+        delete pdf[k];
+      return pretty(pdf);
+    },
+  },
+  { label: 'Document settings', language: 'json', text: (v) => pretty(draftFromContent(v.content).document) },
+];
 
 function VersionPreview({
   version,
@@ -165,22 +215,41 @@ export function TemplateComparePage() {
           </div>
           {a && b ? (
             <>
-              <SourceDiff
-                label="Body"
-                a={a.content?.body ?? ''}
-                b={b.content?.body ?? ''}
-                language="liquid"
-                versionA={a.version}
-                versionB={b.version}
-              />
-              <SourceDiff
-                label="CSS"
-                a={a.content?.css ?? ''}
-                b={b.content?.css ?? ''}
-                language="css"
-                versionA={a.version}
-                versionB={b.version}
-              />
+              {canEditTemplates && a.version !== latest && (
+                <p>
+                  <button
+                    type="button"
+                    class="secondary"
+                    onClick={() => {
+                      tellNextEditor({
+                        kind: 'ok',
+                        text: `Version ${a.version} is in the editor: "Save version" makes it the newest version, "Publish" publishes it.`,
+                      });
+                      route(`/templates/${id}?version=${a.version}`);
+                    }}
+                  >
+                    Restore v{a.version}
+                  </button>
+                </p>
+              )}
+              {PARTS.filter((p) => p.text(a) !== p.text(b)).map((p) => (
+                <SourceDiff
+                  key={p.label}
+                  label={p.label}
+                  a={p.text(a)}
+                  b={p.text(b)}
+                  language={p.language}
+                  versionA={a.version}
+                  versionB={b.version}
+                />
+              ))}
+              <p class="muted">
+                {PARTS.every((p) => p.text(a) !== p.text(b))
+                  ? 'Every part differs.'
+                  : `Unchanged: ${PARTS.filter((p) => p.text(a) === p.text(b))
+                      .map((p) => p.label)
+                      .join(', ')}.`}
+              </p>
               <h2>Rendered with the same sample data</h2>
               <div class="compare-previews">
                 <VersionPreview

@@ -1,3 +1,4 @@
+import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api } from '../api.ts';
 import { useAbilities } from '../session.tsx';
@@ -8,6 +9,14 @@ export function TemplatesPage() {
   const { route } = useLocation();
   const { workspaceId, canEditTemplates } = useAbilities();
   const templates = useLoad(() => api.templates.listTemplates({ workspaceId, pageSize: 200 }), [workspaceId]);
+  const [search, setSearch] = useState('');
+  const [status, setStatus] = useState<'active' | 'archived' | 'all'>('active');
+  const words = search.trim().toLowerCase();
+  const shown = (templates.data?.templates ?? []).filter(
+    (t) =>
+      (status === 'all' || (status === 'archived') === (t.status === TemplateStatus.ARCHIVED)) &&
+      (words === '' || t.name.toLowerCase().includes(words) || t.id.includes(words)),
+  );
   return (
     <Page
       title="Templates"
@@ -25,6 +34,25 @@ export function TemplatesPage() {
         <Empty>No templates yet.{canEditTemplates && ' Create one with “New template”.'}</Empty>
       )}
       {templates.data && templates.data.templates.length > 0 && (
+        <div class="row filters" role="search" aria-label="Find templates">
+          <label class="inline">
+            Search
+            <input type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
+          </label>
+          <label class="inline">
+            Status
+            <select value={status} onChange={(e) => setStatus(e.currentTarget.value as 'active' | 'archived' | 'all')}>
+              <option value="active">Active</option>
+              <option value="archived">Archived</option>
+              <option value="all">All</option>
+            </select>
+          </label>
+        </div>
+      )}
+      {templates.data && templates.data.templates.length > 0 && shown.length === 0 && (
+        <Empty>No {status === 'all' ? '' : `${status} `}templates match.</Empty>
+      )}
+      {shown.length > 0 && (
         <table>
           <caption class="visually-hidden">Templates of this workspace</caption>
           <thead>
@@ -38,7 +66,7 @@ export function TemplatesPage() {
             </tr>
           </thead>
           <tbody>
-            {templates.data.templates.map((t) => (
+            {shown.map((t) => (
               <tr key={t.id}>
                 <td>
                   <a href={`/templates/${t.id}`}>{t.name}</a>

@@ -136,7 +136,7 @@ function libraryDirs(): string[] {
 }
 
 /** The modules of src/domain/ the worker imports at run time (they import nothing themselves). */
-const DOMAIN_MODULES = ['locale-settings.ts', 'variable-schema.ts'].map((name) =>
+const DOMAIN_MODULES = ['locale-settings.ts', 'variable-schema.ts', 'liquid-vocabulary.ts'].map((name) =>
   fileURLToPath(new URL(`../../domain/${name}`, import.meta.url)),
 );
 
