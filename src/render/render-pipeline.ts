@@ -12,6 +12,7 @@ import { finalEventFor, type FinalEvent, type RenderJob } from '../queue/message
 import type { JsonObject, TemplateVersionContent } from '../domain/template.ts';
 import type { GenerationDoc } from '../store/documents.ts';
 import type { FinalEventSource, GenerationsRepository } from '../store/generations-repository.ts';
+import type { StatsRepository } from '../store/stats-repository.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import { generationObjectKey } from '../generations/generation-erasure.ts';
 import { retryTransient } from '../store/mongo-errors.ts';
@@ -85,6 +86,11 @@ export interface RenderPipelineDeps {
   renderer: DocumentRendererLike;
   store: PdfStore;
   events: FinalEventPublisher;
+  /**
+   * The workspace statistics: a final generation is counted with its event, through the same
+   * outbox (counted before the event leaves, settled after; docs/architecture.md#workspace-statistics).
+   */
+  stats?: Pick<StatsRepository, 'countGeneration' | 'settleGeneration'> | undefined;
   maxAttempts: number;
   /** Lease on a claimed generation; renewed while rendering. */
   leaseMs: number;
@@ -173,7 +179,7 @@ export class RenderPipeline {
     if (doc.attempts > this.deps.maxAttempts) {
       // Earlier attempts died with their worker (e.g. a crash on this very document).
       const error = doc.lastError ?? `Rendering did not finish after ${this.deps.maxAttempts} attempts`;
-      return this.finishFailed(run, error, undefined);
+      return this.finishFailed(run, error, undefined, doc.lastErrorCode ?? 'ATTEMPTS_EXHAUSTED');
     }
     const workspace = doc.workspaceId.toHexString();
     if (!this.throttle.tryStart(workspace)) return this.holdBackCrashingWorkspace(run);
@@ -354,7 +360,7 @@ export class RenderPipeline {
       return;
     }
     if (isPermanentRenderError(err) || doc.attempts >= this.deps.maxAttempts) {
-      await this.finishFailed(run, message, templateVersion);
+      await this.finishFailed(run, message, templateVersion, isRenderError(err) ? err.code : 'INTERNAL');
       return;
     }
     this.deps.onError?.(err, run.generationId);
@@ -385,14 +391,26 @@ export class RenderPipeline {
     this.deps.onOutcome?.(outcome, error === undefined ? info : { ...info, error });
   }
 
-  /** Publishes a final row's event and records that it left (the outbox flag). */
+  /**
+   * Counts a final row in the workspace statistics, publishes its event and records that it
+   * left (the outbox flag). The count is idempotent, so a crash anywhere before the flag means
+   * the sweeper repeats this and the generation is still counted once.
+   */
   async publishEvent(doc: FinalEventSource): Promise<void> {
+    const { stats } = this.deps;
+    await stats?.countGeneration(doc);
     await this.deps.events.publishFinalEvent(finalEventFor(doc));
     await this.deps.generations.markEventPublished(doc._id);
+    await stats?.settleGeneration(doc);
   }
 
-  private async finishFailed(run: JobRun, error: string, templateVersion: number | undefined): Promise<void> {
-    const failed = await this.deps.generations.fail(run.id, this.workerId, error, templateVersion);
+  private async finishFailed(
+    run: JobRun,
+    error: string,
+    templateVersion: number | undefined,
+    errorCode: string,
+  ): Promise<void> {
+    const failed = await this.deps.generations.fail(run.id, this.workerId, error, templateVersion, errorCode);
     if (failed) {
       await this.publishEvent(failed);
       this.report(run, 'failed', error);

@@ -90,7 +90,27 @@ export interface GenerationDoc {
   lastErrorCode?: string | null;
   /** Outbox of the final event: false from the final transition until the event is published. */
   eventPublished: boolean | null;
+  /** When a render process first claimed it (absent on rows written before it, and while PENDING). */
+  pickedUpAt?: Date | null;
+  /** Code of the final failure (a RenderError code, INTERNAL otherwise); absent unless FAILED. */
+  errorCode?: string | null;
+  /** The steps of its story, oldest first (the newest GENERATION_HISTORY_KEPT): the portal's timeline. */
+  history?: GenerationHistoryEntry[];
+  /** The generation this one renders again (the portal's "Render again"). */
+  renderedFrom?: ObjectId | null;
 }
+
+/** One step of a generation's story (src/store/generations-repository.ts writes them). */
+export interface GenerationHistoryEntry {
+  /** picked_up: an attempt began; retry: it failed and will be tried again; handed_back: a shutdown returned it. */
+  event: 'picked_up' | 'retry' | 'handed_back';
+  at: Date;
+  error?: string;
+  code?: string | null;
+}
+
+/** History entries a generation keeps (a few attempts each: picked up, failed). */
+export const GENERATION_HISTORY_KEPT = 20;
 
 export interface IdempotencyDoc {
   /** deterministicObjectId(workspaceId, idempotencyKey). */
@@ -172,6 +192,11 @@ export interface DeliveryDoc {
   nextAttemptAt: Date | null;
   /** A test event sent from the admin plane (its generation does not exist). */
   test?: boolean;
+  /**
+   * The last recorded attempt until the workspace statistics have counted it (written with the
+   * attempt, cleared after counting; the delivery sweeper counts what a crash left here).
+   */
+  statsDue?: { attempt: number; outcome: 'succeeded' | 'retried' | 'dropped'; at: Date } | null;
 }
 
 /** Attempts a delivery keeps (about eight redelivery rounds of six). */
@@ -222,6 +247,8 @@ export const COLLECTIONS = {
   sessions: 'sessions',
   invitations: 'invitations',
   auditEvents: 'audit_events',
+  /** Hourly counters of generations and webhook deliveries (src/store/stats-repository.ts). */
+  workspaceStats: 'workspace_stats',
   /** One row per normalised email, naming its user (src/store/users-repository.ts). */
   userEmails: 'user_emails',
   /** The schema steps applied to this database (src/store/schema.ts). */
@@ -300,7 +327,17 @@ export interface IndexStep {
  * definition, and docgen never redefines one silently: a change is a new step that creates the
  * new definition under a new name and drops the old one (src/store/schema.ts applies them).
  */
-export const INDEX_STEPS: readonly IndexStep[] = [{ version: 1, name: 'initial-indexes', create: INITIAL_INDEXES }];
+export const INDEX_STEPS: readonly IndexStep[] = [
+  { version: 1, name: 'initial-indexes', create: INITIAL_INDEXES },
+  {
+    version: 2,
+    name: 'workspace-stats',
+    create: {
+      // GetWorkspaceStats reads one workspace's hours of a period: a range on this index.
+      [COLLECTIONS.workspaceStats]: [{ key: { workspaceId: 1, hour: 1 }, name: 'workspace_hour' }],
+    },
+  },
+];
 
 /** The indexes every collection has once all steps are applied. */
 export function declaredIndexes(steps: readonly IndexStep[] = INDEX_STEPS): Record<string, IndexDescription[]> {

@@ -4,7 +4,14 @@
 // has to be published, and sweepers finish it after a crash.
 import { ObjectId, type Db, type Filter } from 'mongodb';
 import type { JsonObject } from '../domain/template.ts';
-import { COLLECTIONS, type GenerationDoc, type GenerationStatus, type IdempotencyDoc } from './documents.ts';
+import {
+  COLLECTIONS,
+  GENERATION_HISTORY_KEPT,
+  type GenerationDoc,
+  type GenerationHistoryEntry,
+  type GenerationStatus,
+  type IdempotencyDoc,
+} from './documents.ts';
 import { insertOnce, isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
 import { keysetPage, NEWEST_FIRST, type Page, type PageRequest } from './pagination.ts';
 
@@ -27,14 +34,43 @@ export interface ListQuery {
 /** What the outbox sweeper reads of a generation whose job may not be in JetStream. */
 export type StrandedGeneration = Pick<GenerationDoc, '_id' | 'status' | 'jobPublishedAt' | 'attempts'>;
 /** What a final event is built from (src/queue/messages.ts finalEventFor). */
-export type FinalEventSource = Pick<GenerationDoc, '_id' | 'workspaceId' | 'status' | 'error' | 'updatedAt'>;
+export type FinalEventSource = Pick<
+  GenerationDoc,
+  | '_id'
+  | 'workspaceId'
+  | 'status'
+  | 'error'
+  | 'errorCode'
+  | 'updatedAt'
+  | 'createdAt'
+  | 'templateId'
+  | 'templateRef'
+  | 'templateName'
+>;
 /** What the retention sweeper erases a generation by. */
 export type ExpiredGeneration = Pick<GenerationDoc, '_id' | 'workspaceId' | 'status' | 'outputKey' | 'createdAt'>;
 
 // Sweepers read many rows at a time: only the fields they use, never `data` (the variables,
 // up to the body limit each).
 const STRANDED_FIELDS = { _id: 1, status: 1, jobPublishedAt: 1, attempts: 1 } as const;
-const FINAL_EVENT_FIELDS = { _id: 1, workspaceId: 1, status: 1, error: 1, updatedAt: 1 } as const;
+// The final event's fields, and what the workspace statistics count (src/store/stats-repository.ts).
+const FINAL_EVENT_FIELDS = {
+  _id: 1,
+  workspaceId: 1,
+  status: 1,
+  error: 1,
+  errorCode: 1,
+  updatedAt: 1,
+  createdAt: 1,
+  templateId: 1,
+  templateRef: 1,
+  templateName: 1,
+} as const;
+
+/** Appends a step to a generation's story, keeping the newest GENERATION_HISTORY_KEPT. */
+function historyPush(entry: GenerationHistoryEntry) {
+  return { history: { $each: [entry], $slice: -GENERATION_HISTORY_KEPT } };
+}
 const EXPIRED_FIELDS = { _id: 1, workspaceId: 1, status: 1, outputKey: 1, createdAt: 1 } as const;
 
 export class GenerationsRepository {
@@ -163,6 +199,9 @@ export class GenerationsRepository {
           updatedAt: now,
         },
         $inc: { attempts: 1 },
+        // The first claim's time stays (a missing field takes the value).
+        $min: { pickedUpAt: now },
+        $push: historyPush({ event: 'picked_up', at: now }),
       },
       { returnDocument: 'after' },
     );
@@ -192,7 +231,10 @@ export class GenerationsRepository {
     const now = new Date();
     const result = await this.collection.updateOne(
       { _id: id, status: 'PROCESSING', leaseOwner: owner },
-      { $set: { leaseOwner: null, leaseUntil: retryAt, lastError: error, lastErrorCode: errorCode, updatedAt: now } },
+      {
+        $set: { leaseOwner: null, leaseUntil: retryAt, lastError: error, lastErrorCode: errorCode, updatedAt: now },
+        $push: historyPush({ event: 'retry', at: now, error, code: errorCode }),
+      },
     );
     return result.matchedCount === 1;
   }
@@ -205,7 +247,11 @@ export class GenerationsRepository {
     const now = new Date();
     const result = await this.collection.updateOne(
       { _id: id, status: 'PROCESSING', leaseOwner: owner },
-      { $set: { leaseOwner: null, leaseUntil: now, updatedAt: now }, $inc: { attempts: -1 } },
+      {
+        $set: { leaseOwner: null, leaseUntil: now, updatedAt: now },
+        $inc: { attempts: -1 },
+        $push: historyPush({ event: 'handed_back', at: now }),
+      },
     );
     return result.matchedCount === 1;
   }
@@ -246,6 +292,7 @@ export class GenerationsRepository {
     owner: string | null,
     error: string,
     templateVersion?: number,
+    errorCode: string | null = null,
   ): Promise<GenerationDoc | null> {
     const now = new Date();
     const filter: Filter<GenerationDoc> =
@@ -255,6 +302,7 @@ export class GenerationsRepository {
     const set: Partial<GenerationDoc> = {
       status: 'FAILED',
       error,
+      errorCode,
       leaseOwner: null,
       leaseUntil: null,
       updatedAt: now,

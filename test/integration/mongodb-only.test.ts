@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ObjectId, type Db, type Document } from 'mongodb';
 import { MongoClient } from 'mongodb';
-import { COLLECTIONS, ensureIndexes } from '../../src/store/documents.ts';
+import { COLLECTIONS, INDEX_STEPS, ensureIndexes } from '../../src/store/documents.ts';
 import { connectMongo, isDuplicateKeyError, type MongoConnection } from '../../src/store/mongo.ts';
 import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
 import { describeServer, migrateSchema } from '../../src/store/schema.ts';
@@ -52,7 +52,7 @@ describe.runIf(realMongo)('on a real MongoDB (DOCGEN_TEST_MONGODB_URL)', () => {
     expect(await describeServer(db)).toMatchObject({ kind: 'mongodb' });
     const report = await migrateSchema(db, { appliedBy: 'mongodb-only test' });
     expect(report).toMatchObject({ problems: [], warnings: [] });
-    expect(report.applied.map((a) => a.name)).toEqual(['initial-indexes']);
+    expect(report.applied.map((a) => a.name)).toEqual(INDEX_STEPS.map((step) => step.name));
     // Idempotent: a second process starting up changes nothing and refuses nothing.
     expect(await ensureIndexes(db)).toEqual([]);
     expect((await migrateSchema(db, { appliedBy: 'second replica' })).newlyApplied).toEqual([]);
