@@ -68,6 +68,9 @@ export const ADMIN_OPERATIONS = {
   'generations.list': read(),
   'generations.get': read(),
   'generations.delete': change('generations.manage'),
+  'generations.renderAgain': change('generations.create'),
+
+  'stats.get': read(),
 
   'sessions.signIn': change('public', 'none'),
   'sessions.signOut': change('signed-in', 'none'),

@@ -6,6 +6,8 @@ import type { ApiKeysRepository } from '../store/api-keys-repository.ts';
 import type { AssetsRepository } from '../store/assets-repository.ts';
 import type { GenerationService } from '../generations/generation-service.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
+import type { StatsRepository } from '../store/stats-repository.ts';
+import { WorkspaceStatsService } from '../stats/workspace-stats.ts';
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { PageTokens } from '../store/pagination.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
@@ -28,11 +30,12 @@ export interface AdminRepositories {
   webhookEndpoints: WebhookEndpointsRepository;
   deliveries: DeliveriesRepository;
   generations: GenerationsRepository;
+  stats: StatsRepository;
 }
 
 export interface AdminPlaneDeps {
   /** The public API's generation service: the Generations screen lists and reads through it. */
-  generationService: Pick<GenerationService, 'list' | 'getInAnyWorkspace'>;
+  generationService: Pick<GenerationService, 'list' | 'getInAnyWorkspace' | 'create'>;
   /** The object store: erasing a generation removes its PDF. */
   objects: { remove(key: string): Promise<void> };
   repositories: AdminRepositories;
@@ -69,10 +72,11 @@ export interface AdminPlane {
   assets: AssetAdmin | undefined;
   generations: GenerationAdmin;
   webhookTestEvents: WebhookTestEvents;
+  stats: WorkspaceStatsService;
 }
 
 export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
-  const { workspaces, apiKeys, templates, webhookEndpoints, deliveries, generations } = deps.repositories;
+  const { workspaces, apiKeys, templates, webhookEndpoints, deliveries, generations, stats } = deps.repositories;
   const { pageTokens } = deps;
   const a = deps.assets;
   const assets = a
@@ -122,7 +126,9 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
     generations: new GenerationAdmin({
       workspaces,
       generations: deps.generationService,
+      rows: generations,
       erasure: { generations, deliveries, objects: deps.objects },
     }),
+    stats: new WorkspaceStatsService({ workspaces, stats, generations }),
   };
 }

@@ -5,14 +5,37 @@ import { notFound } from '../domain/errors.ts';
 import { eraseGeneration, type GenerationErasureDeps } from '../generations/generation-erasure.ts';
 import type { GenerationPage, GenerationService, ListGenerationsInput } from '../generations/generation-service.ts';
 import type { GenerationView } from '../generations/generation-view.ts';
+import type { GenerationDoc, GenerationHistoryEntry } from '../store/documents.ts';
+import type { GenerationsRepository } from '../store/generations-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
+import { formatId } from '../domain/ids.ts';
 import { quoteId, requireId, requireWorkspace } from '../domain/input.ts';
 
 export interface GenerationAdminDeps {
   workspaces: WorkspacesRepository;
   /** The public API's generation service. */
-  generations: Pick<GenerationService, 'list' | 'getInAnyWorkspace'>;
+  generations: Pick<GenerationService, 'list' | 'getInAnyWorkspace' | 'create'>;
+  /** The rows themselves: a generation's story (timeline) is not part of the public view. */
+  rows: Pick<GenerationsRepository, 'get'>;
   erasure: GenerationErasureDeps;
+}
+
+/** A generation as the portal's detail page shows it: the public view and its story. */
+export interface GenerationDetail {
+  generation: GenerationView;
+  timeline: {
+    createdAt: Date;
+    pickedUpAt: Date | null;
+    finishedAt: Date | null;
+    attempts: number;
+    steps: GenerationHistoryEntry[];
+  };
+  renderedFrom: string | null;
+  errorCode: string | null;
+}
+
+function isFinal(doc: GenerationDoc): boolean {
+  return doc.status === 'COMPLETED' || doc.status === 'FAILED';
 }
 
 export class GenerationAdmin {
@@ -26,9 +49,42 @@ export class GenerationAdmin {
     return this.deps.generations.list({ workspaceId: workspace._id }, input);
   }
 
-  async get(id: string): Promise<GenerationView> {
-    requireId('generation', id, 'id', 'Generation');
-    return this.deps.generations.getInAnyWorkspace(id);
+  async get(id: string): Promise<GenerationDetail> {
+    const objectId = requireId('generation', id, 'id', 'Generation');
+    const [generation, doc] = await Promise.all([
+      this.deps.generations.getInAnyWorkspace(id),
+      this.deps.rows.get(objectId),
+    ]);
+    if (!doc) throw notFound('Generation');
+    return {
+      generation,
+      timeline: {
+        createdAt: doc.createdAt,
+        pickedUpAt: doc.pickedUpAt ?? null,
+        // A final row is not written again, so its updatedAt is when it became final.
+        finishedAt: isFinal(doc) ? doc.updatedAt : null,
+        attempts: doc.attempts,
+        steps: doc.history ?? [],
+      },
+      renderedFrom: doc.renderedFrom ? formatId('generation', doc.renderedFrom) : null,
+      errorCode: doc.status === 'FAILED' ? (doc.errorCode ?? null) : null,
+    };
+  }
+
+  /**
+   * A new generation of the same template with the same data, in the same workspace, naming
+   * the original (`renderedFrom`). It renders the template's published version of now.
+   */
+  async renderAgain(id: string): Promise<GenerationView> {
+    const objectId = requireId('generation', id, 'id', 'Generation');
+    const doc = await this.deps.rows.get(objectId);
+    if (!doc) throw notFound(`Generation ${quoteId(id)}`);
+    return this.deps.generations.create(
+      { workspaceId: doc.workspaceId },
+      { templateId: doc.templateRef, variables: doc.data, format: 'pdf' },
+      undefined,
+      { renderedFrom: doc._id },
+    );
   }
 
   /** Deletes the generation, its PDF and its deliveries; afterwards the public API answers 404. */

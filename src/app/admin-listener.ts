@@ -41,7 +41,11 @@ export function portalBaseUrl(config: Config, boundPort: number | undefined): st
 export function buildAdminListenerHandler(
   config: Config,
   infrastructure: Infrastructure,
-  ctx: { logger: Logger; metrics: Metrics; generations: Pick<GenerationService, 'list' | 'getInAnyWorkspace'> },
+  ctx: {
+    logger: Logger;
+    metrics: Metrics;
+    generations: Pick<GenerationService, 'list' | 'getInAnyWorkspace' | 'create'>;
+  },
 ): AdminListenerHandler {
   const logger = ctx.logger.child({ module: 'admin' });
   const renderPreview = createPreviewClient(infrastructure.queue.nats.connection, {

@@ -6,6 +6,9 @@ import type { GenerationAdmin } from '../admin/generation-admin.ts';
 import {
   DeleteGenerationResponseSchema,
   GetGenerationResponseSchema,
+  RenderAgainResponseSchema,
+  type RenderAgainRequest,
+  type RenderAgainResponse,
   ListGenerationsResponseSchema,
   type DeleteGenerationRequest,
   type DeleteGenerationResponse,
@@ -16,6 +19,7 @@ import {
   type ListGenerationsResponse,
 } from '../gen/docgen/admin/v1/generation_pb.js';
 import { generationToProto, listInputFromProto } from './generation-handler.ts';
+import { ts } from './admin-proto.ts';
 
 export class GenerationAdminServiceHandler implements ServiceImpl<typeof GenerationAdminService> {
   private readonly admin: GenerationAdmin;
@@ -32,7 +36,29 @@ export class GenerationAdminServiceHandler implements ServiceImpl<typeof Generat
   }
 
   async getGeneration(req: GetGenerationRequest): Promise<GetGenerationResponse> {
-    return create(GetGenerationResponseSchema, { generation: generationToProto(await this.admin.get(req.id)) });
+    const detail = await this.admin.get(req.id);
+    const { timeline } = detail;
+    return create(GetGenerationResponseSchema, {
+      generation: generationToProto(detail.generation),
+      timeline: {
+        createdAt: ts(timeline.createdAt),
+        pickedUpAt: ts(timeline.pickedUpAt),
+        finishedAt: ts(timeline.finishedAt),
+        attempts: timeline.attempts,
+        steps: timeline.steps.map((step) => ({
+          event: step.event,
+          at: ts(step.at),
+          error: step.error ?? '',
+          code: step.code ?? '',
+        })),
+      },
+      renderedFrom: detail.renderedFrom ?? '',
+      errorCode: detail.errorCode ?? '',
+    });
+  }
+
+  async renderAgain(req: RenderAgainRequest): Promise<RenderAgainResponse> {
+    return create(RenderAgainResponseSchema, { generation: generationToProto(await this.admin.renderAgain(req.id)) });
   }
 
   async deleteGeneration(req: DeleteGenerationRequest): Promise<DeleteGenerationResponse> {

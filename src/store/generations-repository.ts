@@ -132,6 +132,24 @@ export class GenerationsRepository {
     return keysetPage(this.collection, { $and: and }, NEWEST_FIRST, page);
   }
 
+  /**
+   * A workspace's queue now: generations PENDING and PROCESSING, and the creation time of the
+   * oldest unfinished one. Ranges on the workspace_status_created index: as many rows as are
+   * queued, not as the workspace has made.
+   */
+  async queueState(workspaceId: ObjectId): Promise<{ pending: number; processing: number; oldest: Date | null }> {
+    const [pending, processing, oldest] = await Promise.all([
+      this.collection.countDocuments({ workspaceId, status: 'PENDING' }),
+      this.collection.countDocuments({ workspaceId, status: 'PROCESSING' }),
+      this.collection
+        .find({ workspaceId, status: { $in: ['PENDING', 'PROCESSING'] } }, { projection: { createdAt: 1 } })
+        .sort({ createdAt: 1 })
+        .limit(1)
+        .toArray(),
+    ]);
+    return { pending, processing, oldest: oldest[0]?.createdAt ?? null };
+  }
+
   /** Removes the row (right to erasure, retention). True when there was one. */
   async delete(id: ObjectId): Promise<boolean> {
     const result = await this.collection.deleteOne({ _id: id });

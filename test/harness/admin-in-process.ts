@@ -14,6 +14,7 @@ import { createIdentityRepositories } from '../../src/identity/identity.ts';
 import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
 import type { DeliveryJob } from '../../src/queue/messages.ts';
 import { registerAdminRoutes, type AdminServices } from '../../src/rpc/admin-routes.ts';
+import { StatsRepository } from '../../src/store/stats-repository.ts';
 import { AssetsRepository } from '../../src/store/assets-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import type { DeliveryDoc, DeliveryStatus } from '../../src/store/documents.ts';
@@ -38,6 +39,7 @@ export interface AdminInProcess {
     webhookEndpoints: WebhookEndpointsRepository;
     deliveries: DeliveriesRepository;
     assets: AssetsRepository;
+    stats: StatsRepository;
   };
   services: AdminServices;
   clients: AdminClients;
@@ -93,6 +95,7 @@ export async function startAdminInProcess(): Promise<AdminInProcess> {
     webhookEndpoints: new WebhookEndpointsRepository(stack.db),
     deliveries: new DeliveriesRepository(stack.db),
     assets: new AssetsRepository(stack.db),
+    stats: new StatsRepository(stack.db),
   };
   const services = createAdminServices({
     repositories,

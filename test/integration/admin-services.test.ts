@@ -31,6 +31,7 @@ import { createAdminServices } from '../../src/app/admin-services.ts';
 import { registerAdminRoutes } from '../../src/rpc/admin-routes.ts';
 import { createIdentityRepositories } from '../../src/identity/identity.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
+import { StatsRepository } from '../../src/store/stats-repository.ts';
 import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
 import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
@@ -97,6 +98,7 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
     webhookEndpoints: new WebhookEndpointsRepository(db),
     deliveries: new DeliveriesRepository(db),
     generations: new GenerationsRepository(db),
+    stats: new StatsRepository(db),
   };
   const generationService = new GenerationService({
     generations: repositories.generations,

@@ -31,6 +31,7 @@ import { AssetsRepository } from '../../src/store/assets-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import { ensureIndexes } from '../../src/store/documents.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
+import { StatsRepository } from '../../src/store/stats-repository.ts';
 import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
 import { TemplatesRepository } from '../../src/store/templates-repository.ts';
 import { WebhookEndpointsRepository } from '../../src/store/webhook-endpoints-repository.ts';
@@ -102,6 +103,7 @@ beforeAll(async () => {
     webhookEndpoints: new WebhookEndpointsRepository(db),
     deliveries: new DeliveriesRepository(db),
     generations: new GenerationsRepository(db),
+    stats: new StatsRepository(db),
   };
   const generationService = new GenerationService({
     generations: repositories.generations,

@@ -19,6 +19,7 @@ import { registerAdminRoutes } from '../../src/rpc/admin-routes.ts';
 import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
+import { StatsRepository } from '../../src/store/stats-repository.ts';
 import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
 import { TemplatesRepository } from '../../src/store/templates-repository.ts';
 import { WebhookEndpointsRepository } from '../../src/store/webhook-endpoints-repository.ts';
@@ -36,10 +37,12 @@ function registeredRpcs(): string[] {
       webhookEndpoints: new WebhookEndpointsRepository(db),
       deliveries: new DeliveriesRepository(db),
       generations: new GenerationsRepository(db),
+      stats: new StatsRepository(db),
     },
     generationService: {
       list: async () => ({ generations: [], nextPageToken: null }),
       getInAnyWorkspace: async () => Promise.reject(new Error('never called')),
+      create: async () => Promise.reject(new Error('never called')),
     },
     objects: { remove: async () => {} },
     diagnoseTemplate: () => ({ diagnostics: [], suggestedVariables: [] }),

@@ -10,6 +10,7 @@ import { GenerationAdminService } from '../../gen/docgen/admin/v1/generation_pb.
 import { AuditService, MemberService, SessionService, UserService } from '../../gen/docgen/admin/v1/identity_pb.js';
 import { TemplateService } from '../../gen/docgen/admin/v1/template_pb.js';
 import { WebhookEndpointService } from '../../gen/docgen/admin/v1/webhook_endpoint_pb.js';
+import { WorkspaceStatsService } from '../../gen/docgen/admin/v1/stats_pb.js';
 import { WorkspaceService } from '../../gen/docgen/admin/v1/workspace_pb.js';
 
 export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8081';
@@ -28,6 +29,7 @@ const ADMIN_SERVICES = {
   members: MemberService,
   sessions: SessionService,
   audit: AuditService,
+  stats: WorkspaceStatsService,
 };
 
 export type AdminClients = { [K in keyof typeof ADMIN_SERVICES]: Client<(typeof ADMIN_SERVICES)[K]> };
