@@ -61,7 +61,8 @@ export class DeliverySweeper {
     const { stats, deliveries } = this.options;
     if (!stats || !deliveries.findUncounted || !deliveries.markAttemptCounted) return;
     const markAttemptCounted = deliveries.markAttemptCounted.bind(deliveries);
-    const uncounted = await deliveries.findUncounted(new Date(now - this.options.graceMs), this.options.batchSize ?? 500);
+    const before = new Date(now - this.options.graceMs);
+    const uncounted = await deliveries.findUncounted(before, this.options.batchSize ?? 500);
     for (const doc of uncounted) await countDeliveryAttempt({ stats, deliveries: { markAttemptCounted } }, doc);
   }
 
