@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
+import { Pager, usePagedList } from '../paging.tsx';
 import { useAbilities } from '../session.tsx';
-import { ConfirmButton, Empty, ErrorMessage, Page, SecretOnce, Time, useAction, useLoad } from '../ui.tsx';
+import { ConfirmButton, Empty, ErrorMessage, Page, SecretOnce, Time, useAction } from '../ui.tsx';
 
 const SCOPES = [
   ['generations:trigger', 'Create generations'],
@@ -10,7 +11,7 @@ const SCOPES = [
 
 export function ApiKeysPage() {
   const { workspaceId, isOwner } = useAbilities();
-  const keys = useLoad(() => api.apiKeys.listApiKeys({ workspaceId, pageSize: 200 }), [workspaceId]);
+  const keys = usePagedList((page) => api.apiKeys.listApiKeys({ workspaceId, ...page }), [workspaceId]);
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(SCOPES.map(([s]) => s));
   const [secret, setSecret] = useState('');
@@ -132,6 +133,7 @@ export function ApiKeysPage() {
           </tbody>
         </table>
       )}
+      <Pager list={keys} rows={keys.data?.apiKeys.length ?? 0} label="API keys" />
     </Page>
   );
 }

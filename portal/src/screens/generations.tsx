@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import { api } from '../api.ts';
+import { api, listAll, type PageRequest } from '../api.ts';
+import { Pager, usePagedList } from '../paging.tsx';
 import { useAbilities } from '../session.tsx';
 import { ConfirmButton, Empty, ErrorMessage, Page, Time, useAction, useLoad } from '../ui.tsx';
 import { GenerationStatus } from '@gen/docgen/v1/generation_pb.js';
@@ -29,12 +30,15 @@ export function GenerationsPage() {
   const [templateId, setTemplateId] = useState('');
   const [after, setAfter] = useState('');
   const [before, setBefore] = useState('');
-  const templates = useLoad(() => api.templates.listTemplates({ workspaceId, pageSize: 200 }), [workspaceId]);
-  const generations = useLoad(
-    () =>
+  const templates = useLoad(
+    () => listAll((page: PageRequest) => api.templates.listTemplates({ workspaceId, ...page }), 'templates'),
+    [workspaceId],
+  );
+  const generations = usePagedList(
+    (page) =>
       api.generations.listGenerations({
         workspaceId,
-        pageSize: 100,
+        ...page,
         status: Number(status) as GenerationStatus,
         templateId,
         ...(after ? { createdAfter: timestampFromDate(new Date(after)) } : {}),
@@ -120,6 +124,7 @@ export function GenerationsPage() {
           </tbody>
         </table>
       )}
+      <Pager list={generations} rows={generations.data?.generations.length ?? 0} label="Generations" />
     </Page>
   );
 }
