@@ -15,6 +15,7 @@ import { GenerationsPage, GenerationDetailPage } from './screens/generations.tsx
 import { MembersPage } from './screens/members.tsx';
 import { AuditPage } from './screens/audit.tsx';
 import { AssetsPage } from './screens/assets.tsx';
+import { OverviewPage } from './screens/overview.tsx';
 import { Page } from './ui.tsx';
 import { Code, ConnectError } from '@connectrpc/connect';
 
@@ -89,6 +90,7 @@ function SessionGate() {
 }
 
 const NAV = [
+  ['/overview', 'Overview'],
   ['/templates', 'Templates'],
   ['/assets', 'Assets'],
   ['/api-keys', 'API keys'],
@@ -123,7 +125,14 @@ function Shell() {
           <ul>
             {nav.map(([href, label]) => (
               <li key={href}>
-                <a href={href} aria-current={path === href || path.startsWith(`${href}/`) ? 'page' : undefined}>
+                <a
+                  href={href}
+                  aria-current={
+                    path === href || path.startsWith(`${href}/`) || (path === '/' && href === '/overview')
+                      ? 'page'
+                      : undefined
+                  }
+                >
                   {label}
                 </a>
               </li>
@@ -161,7 +170,8 @@ function Shell() {
       <main id="main" tabIndex={-1}>
         {session.workspace ? (
           <Router key={session.workspace.workspaceId}>
-            <Route path="/" component={TemplatesPage} />
+            <Route path="/" component={OverviewPage} />
+            <Route path="/overview" component={OverviewPage} />
             <Route path="/templates" component={TemplatesPage} />
             <Route path="/templates/new" component={TemplateEditorPage} />
             <Route path="/templates/:id/compare" component={TemplateComparePage} />

@@ -100,6 +100,15 @@ export interface GenerationDoc {
   renderedFrom?: ObjectId | null;
 }
 
+/** An unfinished generation, as the workspace's queue lists it. */
+export interface GenerationQueueDoc {
+  /** The generation's _id. */
+  _id: ObjectId;
+  workspaceId: ObjectId;
+  status: 'PENDING' | 'PROCESSING';
+  createdAt: Date;
+}
+
 /** One step of a generation's story (src/store/generations-repository.ts writes them). */
 export interface GenerationHistoryEntry {
   /** picked_up: an attempt began; retry: it failed and will be tried again; handed_back: a shutdown returned it. */
@@ -249,6 +258,8 @@ export const COLLECTIONS = {
   auditEvents: 'audit_events',
   /** Hourly counters of generations and webhook deliveries (src/store/stats-repository.ts). */
   workspaceStats: 'workspace_stats',
+  /** One row per unfinished generation: the queue GetWorkspaceStats shows (generations-repository.ts). */
+  generationQueue: 'generation_queue',
   /** One row per normalised email, naming its user (src/store/users-repository.ts). */
   userEmails: 'user_emails',
   /** The schema steps applied to this database (src/store/schema.ts). */
@@ -335,6 +346,9 @@ export const INDEX_STEPS: readonly IndexStep[] = [
     create: {
       // GetWorkspaceStats reads one workspace's hours of a period: a range on this index.
       [COLLECTIONS.workspaceStats]: [{ key: { workspaceId: 1, hour: 1 }, name: 'workspace_hour' }],
+      [COLLECTIONS.generationQueue]: [
+        { key: { workspaceId: 1, status: 1, createdAt: 1 }, name: 'workspace_status_created' },
+      ],
     },
   },
 ];

@@ -9,6 +9,7 @@ import {
   GENERATION_HISTORY_KEPT,
   type GenerationDoc,
   type GenerationHistoryEntry,
+  type GenerationQueueDoc,
   type GenerationStatus,
   type IdempotencyDoc,
 } from './documents.ts';
@@ -76,9 +77,32 @@ const EXPIRED_FIELDS = { _id: 1, workspaceId: 1, status: 1, outputKey: 1, create
 export class GenerationsRepository {
   private readonly collection;
   private readonly idempotency;
+  /**
+   * The unfinished generations, one small row each: a workspace's queue is read here, not from
+   * the generations (millions of rows). Written after the generation's insert and removed after
+   * its final transition (again with the final event's outbox flag, so a crash in between is
+   * finished by the sweeper). An API process dying between the insert and this row leaves the
+   * generation out of the queue figures while it waits; it is still rendered.
+   */
+  private readonly queue;
   constructor(db: Db) {
     this.collection = db.collection<GenerationDoc>(COLLECTIONS.generations);
     this.idempotency = db.collection<IdempotencyDoc>(COLLECTIONS.idempotency);
+    this.queue = db.collection<GenerationQueueDoc>(COLLECTIONS.generationQueue);
+  }
+
+  private async enqueue(doc: GenerationDoc): Promise<void> {
+    if (doc.status !== 'PENDING' && doc.status !== 'PROCESSING') return;
+    await insertOnce(this.queue, {
+      _id: doc._id,
+      workspaceId: doc.workspaceId,
+      status: doc.status,
+      createdAt: doc.createdAt,
+    });
+  }
+
+  private async dequeue(id: ObjectId): Promise<void> {
+    await this.queue.deleteOne({ _id: id });
   }
 
   newDoc(input: NewGeneration, now = new Date()): GenerationDoc {
@@ -107,6 +131,7 @@ export class GenerationsRepository {
 
   async insert(doc: GenerationDoc): Promise<void> {
     await this.collection.insertOne(doc);
+    await this.enqueue(doc);
   }
 
   /**
@@ -114,8 +139,10 @@ export class GenerationsRepository {
    * failover (the driver's retry, or the client's with the same Idempotency-Key) meets the
    * row it already wrote on the same _id instead of making a second generation.
    */
-  insertOnce(doc: GenerationDoc): Promise<boolean> {
-    return insertOnce(this.collection, doc);
+  async insertOnce(doc: GenerationDoc): Promise<boolean> {
+    const inserted = await insertOnce(this.collection, doc);
+    if (inserted) await this.enqueue(doc);
+    return inserted;
   }
 
   get(id: ObjectId): Promise<GenerationDoc | null> {
@@ -134,15 +161,15 @@ export class GenerationsRepository {
 
   /**
    * A workspace's queue now: generations PENDING and PROCESSING, and the creation time of the
-   * oldest unfinished one. Ranges on the workspace_status_created index: as many rows as are
-   * queued, not as the workspace has made.
+   * oldest unfinished one, from the queue rows: as many rows as are queued, not as the
+   * workspace has made.
    */
   async queueState(workspaceId: ObjectId): Promise<{ pending: number; processing: number; oldest: Date | null }> {
     const [pending, processing, oldest] = await Promise.all([
-      this.collection.countDocuments({ workspaceId, status: 'PENDING' }),
-      this.collection.countDocuments({ workspaceId, status: 'PROCESSING' }),
-      this.collection
-        .find({ workspaceId, status: { $in: ['PENDING', 'PROCESSING'] } }, { projection: { createdAt: 1 } })
+      this.queue.countDocuments({ workspaceId, status: 'PENDING' }),
+      this.queue.countDocuments({ workspaceId, status: 'PROCESSING' }),
+      this.queue
+        .find({ workspaceId }, { projection: { createdAt: 1 } })
         .sort({ createdAt: 1 })
         .limit(1)
         .toArray(),
@@ -153,6 +180,7 @@ export class GenerationsRepository {
   /** Removes the row (right to erasure, retention). True when there was one. */
   async delete(id: ObjectId): Promise<boolean> {
     const result = await this.collection.deleteOne({ _id: id });
+    await this.dequeue(id);
     return result.deletedCount === 1;
   }
 
@@ -223,6 +251,7 @@ export class GenerationsRepository {
       },
       { returnDocument: 'after' },
     );
+    if (result) await this.queue.updateOne({ _id: id }, { $set: { status: 'PROCESSING' } });
     return result ?? null;
   }
 
@@ -298,6 +327,7 @@ export class GenerationsRepository {
       },
       { returnDocument: 'after' },
     );
+    if (result) await this.dequeue(id);
     return result ?? null;
   }
 
@@ -328,12 +358,15 @@ export class GenerationsRepository {
     };
     if (templateVersion !== undefined) set.templateVersion = templateVersion;
     const result = await this.collection.findOneAndUpdate(filter, { $set: set }, { returnDocument: 'after' });
+    if (result) await this.dequeue(id);
     return result ?? null;
   }
 
   // ---- outbox of final events ------------------------------------------------------------
 
   async markEventPublished(id: ObjectId): Promise<void> {
+    // A crash between the final transition and its dequeue is finished here (idempotent).
+    await this.dequeue(id);
     await this.collection.updateOne({ _id: id, eventPublished: false }, { $set: { eventPublished: true } });
   }
 
