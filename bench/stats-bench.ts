@@ -14,10 +14,10 @@ import { startEmbeddedMongo } from '../src/dev/embedded-mongo.ts';
 import { bucketField, latencyBucket } from '../src/domain/latency-histogram.ts';
 import { GenerationsRepository } from '../src/store/generations-repository.ts';
 import { COLLECTIONS } from '../src/store/documents.ts';
-import { StatsRepository, hourOf, type StatsDoc } from '../src/store/stats-repository.ts';
+import { StatsRepository, hourOf, spanStart, type StatsDoc } from '../src/store/stats-repository.ts';
 import { WorkspacesRepository } from '../src/store/workspaces-repository.ts';
 import { WorkspaceStatsService, type StatsPeriod } from '../src/stats/workspace-stats.ts';
-import { formatId, deterministicObjectId } from '../src/domain/ids.ts';
+import { formatId } from '../src/domain/ids.ts';
 import { formatTable, percentile } from './lib/measure.ts';
 
 const GENERATIONS = Number(process.env.BENCH_GENERATIONS ?? 100_000);
@@ -75,29 +75,32 @@ try {
         .collection(COLLECTIONS.generationQueue)
         .insertOne({ _id: doc._id, workspaceId: workspace._id, status, createdAt });
     } else {
-      // The counter row this generation is counted in, as countGeneration writes it.
-      const { rowId } = stats.generationTarget(doc);
-      const key = rowId.toHexString();
-      const row: StatsDoc = counters.get(key) ?? {
-        _id: rowId,
-        workspaceId: workspace._id,
-        hour: hourOf(createdAt),
-        kind: 'generation',
-        templateId: template.id,
-        templateName: template.name,
-        status: status as 'COMPLETED' | 'FAILED',
-        count: 0,
-        latency: {},
-        applied: [],
-      };
-      row.count! += 1;
-      const field = bucketField(latencyBucket(latencyMs));
-      row.latency![field] = (row.latency![field] ?? 0) + 1;
-      if (failed) {
-        row.causes = { ...row.causes, [code]: (row.causes?.[code] ?? 0) + 1 };
-        row.causeMessages = { ...row.causeMessages, [code]: `${code}: something went wrong` };
+      // The counter rows this generation is counted in (its hour and its day), as countGeneration writes them.
+      for (const span of ['hour', 'day'] as const) {
+        const { rowId } = stats.generationTarget(doc, span);
+        const key = rowId.toHexString();
+        const row: StatsDoc = counters.get(key) ?? {
+          _id: rowId,
+          workspaceId: workspace._id,
+          span,
+          hour: spanStart(createdAt, span),
+          kind: 'generation',
+          templateId: template.id,
+          templateName: template.name,
+          status: status as 'COMPLETED' | 'FAILED',
+          count: 0,
+          latency: {},
+          applied: [],
+        };
+        row.count! += 1;
+        const field = bucketField(latencyBucket(latencyMs));
+        row.latency![field] = (row.latency![field] ?? 0) + 1;
+        if (failed) {
+          row.causes = { ...row.causes, [code]: (row.causes?.[code] ?? 0) + 1 };
+          row.causeMessages = { ...row.causeMessages, [code]: `${code}: something went wrong` };
+        }
+        counters.set(key, row);
       }
-      counters.set(key, row);
     }
     if (batch.length === 2000) {
       await generationRows.insertMany(batch);
@@ -105,18 +108,34 @@ try {
     }
   }
   if (batch.length) await generationRows.insertMany(batch);
-  // Delivery attempts: one row per hour with some of each outcome.
+  // Delivery attempts: one row per hour (and per day) with some of each outcome.
   for (let h = 0; h < 30 * 24; h++) {
     const hour = hourOf(new Date(now - h * 3_600_000));
-    const id = deterministicObjectId('stats', workspace._id.toHexString(), hour.toISOString(), 'delivery');
+    const { rowId: id } = stats.deliveryTarget(workspace._id, new ObjectId(), 1, hour, 'hour');
     counters.set(id.toHexString(), {
       _id: id,
       workspaceId: workspace._id,
+      span: 'hour',
       hour,
       kind: 'delivery',
       succeeded: 120,
       retried: 6,
       dropped: 1,
+      applied: [],
+    });
+  }
+  for (let d = 0; d < 31; d++) {
+    const day = spanStart(new Date(now - d * 86_400_000), 'day');
+    const { rowId: id } = stats.deliveryTarget(workspace._id, new ObjectId(), 1, day, 'day');
+    counters.set(id.toHexString(), {
+      _id: id,
+      workspaceId: workspace._id,
+      span: 'day',
+      hour: day,
+      kind: 'delivery',
+      succeeded: 2880,
+      retried: 144,
+      dropped: 24,
       applied: [],
     });
   }

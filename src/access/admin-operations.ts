@@ -69,6 +69,7 @@ export const ADMIN_OPERATIONS = {
   'generations.get': read(),
   'generations.delete': change('generations.manage'),
   'generations.renderAgain': change('generations.create'),
+  'generations.getPdf': read(),
 
   'stats.get': read(),
 

@@ -37,7 +37,7 @@ export interface AdminPlaneDeps {
   /** The public API's generation service: the Generations screen lists and reads through it. */
   generationService: Pick<GenerationService, 'list' | 'getInAnyWorkspace' | 'create'>;
   /** The object store: erasing a generation removes its PDF. */
-  objects: { remove(key: string): Promise<void> };
+  objects: { remove(key: string): Promise<void>; getObject(key: string): Promise<Buffer> };
   repositories: AdminRepositories;
   /** config.secretKey: seals webhook signing secrets. */
   secretKey: Buffer;
@@ -127,6 +127,7 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
       workspaces,
       generations: deps.generationService,
       rows: generations,
+      pdfs: deps.objects,
       erasure: { generations, deliveries, objects: deps.objects },
     }),
     stats: new WorkspaceStatsService({ workspaces, stats, generations }),

@@ -1,7 +1,7 @@
 // Generations from the admin plane (the portal's Generations screen): the public API's list
 // and read (same filters, paging, views and fresh presigned URLs: src/generations), for any
 // workspace the operator names, and deletion as the right to erasure.
-import { notFound } from '../domain/errors.ts';
+import { failedPrecondition, notFound } from '../domain/errors.ts';
 import { eraseGeneration, type GenerationErasureDeps } from '../generations/generation-erasure.ts';
 import type { GenerationPage, GenerationService, ListGenerationsInput } from '../generations/generation-service.ts';
 import type { GenerationView } from '../generations/generation-view.ts';
@@ -17,6 +17,8 @@ export interface GenerationAdminDeps {
   generations: Pick<GenerationService, 'list' | 'getInAnyWorkspace' | 'create'>;
   /** The rows themselves: a generation's story (timeline) is not part of the public view. */
   rows: Pick<GenerationsRepository, 'get'>;
+  /** Reads a stored PDF (the object store). */
+  pdfs: { getObject(key: string): Promise<Buffer> };
   erasure: GenerationErasureDeps;
 }
 
@@ -69,6 +71,17 @@ export class GenerationAdmin {
       renderedFrom: doc.renderedFrom ? formatId('generation', doc.renderedFrom) : null,
       errorCode: doc.status === 'FAILED' ? (doc.errorCode ?? null) : null,
     };
+  }
+
+  /** The stored PDF of a COMPLETED generation. */
+  async pdf(id: string): Promise<Buffer> {
+    const objectId = requireId('generation', id, 'id', 'Generation');
+    const doc = await this.deps.rows.get(objectId);
+    if (!doc) throw notFound(`Generation ${quoteId(id)}`);
+    if (doc.status !== 'COMPLETED' || !doc.outputKey) {
+      throw failedPrecondition(`Generation ${quoteId(id)} has no PDF: it is ${doc.status}`);
+    }
+    return this.deps.pdfs.getObject(doc.outputKey);
   }
 
   /**

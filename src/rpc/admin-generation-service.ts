@@ -7,6 +7,9 @@ import {
   DeleteGenerationResponseSchema,
   GetGenerationResponseSchema,
   RenderAgainResponseSchema,
+  GetGenerationPdfResponseSchema,
+  type GetGenerationPdfRequest,
+  type GetGenerationPdfResponse,
   type RenderAgainRequest,
   type RenderAgainResponse,
   ListGenerationsResponseSchema,
@@ -55,6 +58,10 @@ export class GenerationAdminServiceHandler implements ServiceImpl<typeof Generat
       renderedFrom: detail.renderedFrom ?? '',
       errorCode: detail.errorCode ?? '',
     });
+  }
+
+  async getGenerationPdf(req: GetGenerationPdfRequest): Promise<GetGenerationPdfResponse> {
+    return create(GetGenerationPdfResponseSchema, { pdf: await this.admin.pdf(req.id) });
   }
 
   async renderAgain(req: RenderAgainRequest): Promise<RenderAgainResponse> {

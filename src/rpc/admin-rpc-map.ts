@@ -140,6 +140,8 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
     detail: (r) => `again from ${text(r.id)}`,
   },
 
+  [`${S}GenerationAdminService/GetGenerationPdf`]: { operation: 'generations.getPdf', subject: obj('generation') },
+
   [`${S}WorkspaceStatsService/GetWorkspaceStats`]: { operation: 'stats.get', subject: ws() },
 
   [`${S}SessionService/SignIn`]: { operation: 'sessions.signIn', target: res('user.id') },

@@ -7,12 +7,11 @@ import { formatId } from '../domain/ids.ts';
 import { requireWorkspace } from '../domain/input.ts';
 import { addCounts, percentileMs, type LatencyCounts } from '../domain/latency-histogram.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
-import { HOUR_MS, hourOf, type StatsRepository } from '../store/stats-repository.ts';
+import { DAY_MS, HOUR_MS, hourOf, type StatsRepository } from '../store/stats-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 
 export type StatsPeriod = '24h' | '7d' | '30d';
 
-const DAY_MS = 24 * HOUR_MS;
 const FAILURE_CAUSES_SHOWN = 10;
 
 export interface WorkspaceStats {
@@ -63,7 +62,7 @@ export class WorkspaceStatsService {
     const now = this.deps.now?.() ?? new Date();
     const { start, end, bucketMs } = periodBounds(period, now);
     const [rows, queue] = await Promise.all([
-      this.deps.stats.range(workspace._id, start, end),
+      this.deps.stats.range(workspace._id, start, end, period === '24h' ? 'hour' : 'day'),
       this.deps.generations.queueState(workspace._id),
     ]);
 

@@ -1,8 +1,9 @@
-// Pre-aggregated workspace statistics (docs/architecture.md#workspace-statistics): hourly
-// counter rows per workspace, template and final status (generations), and per workspace
-// (webhook delivery attempts). Written when something becomes final, read by
-// GetWorkspaceStats as a range of one workspace's hours: a 30-day period reads at most
-// 720 × (templates × 2 + 1) small rows, however many generations the workspace has.
+// Pre-aggregated workspace statistics (docs/architecture.md#workspace-statistics): counter
+// rows per workspace, hour (and again per UTC day), template and final status (generations),
+// and per workspace and hour/day (webhook delivery attempts). Written when something becomes
+// final, read by GetWorkspaceStats as a range of one workspace's rows: 24 h reads at most
+// 24 × (templates × 2 + 1) small rows, 30 d 30 × (templates × 2 + 1), however many
+// generations the workspace has.
 //
 // Counted once, without transactions: each increment carries an event key (the generation's
 // id, a delivery attempt's id) and is applied by ONE conditional upsert on the counter row,
@@ -17,19 +18,25 @@ import { COLLECTIONS } from './documents.ts';
 import { isDuplicateKeyError } from './mongo.ts';
 
 export const HOUR_MS = 3_600_000;
+export const DAY_MS = 24 * HOUR_MS;
+
+/** Counter rows come in two spans: hours (the 24 h view) and UTC days (7 d and 30 d read 30 rows, not 720). */
+export type StatsSpan = 'hour' | 'day';
+const SPANS: readonly StatsSpan[] = ['hour', 'day'];
 
 export interface StatsDoc {
-  /** deterministicObjectId('stats', workspace, hour, kind, template, status). */
+  /** deterministicObjectId('stats', workspace, span start, span, kind, template, status). */
   _id: ObjectId;
   workspaceId: ObjectId;
-  /** Start of the hour (UTC). */
+  span: StatsSpan;
+  /** Start of the hour or day (UTC). */
   hour: Date;
   kind: 'generation' | 'delivery';
   /** Generations: the template (null when the generation named none that existed). */
   templateId?: ObjectId | null;
   templateName?: string;
   status?: 'COMPLETED' | 'FAILED';
-  /** Generations that became final with this status, created in this hour. */
+  /** Generations that became final with this status, created in this hour or day. */
   count?: number;
   /** Their create→final latency histogram (src/domain/latency-histogram.ts). */
   latency?: LatencyCounts;
@@ -65,6 +72,11 @@ export function hourOf(at: Date): Date {
   return new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS);
 }
 
+export function spanStart(at: Date, span: StatsSpan): Date {
+  const size = span === 'hour' ? HOUR_MS : DAY_MS;
+  return new Date(Math.floor(at.getTime() / size) * size);
+}
+
 /** Error codes become field names: only letters, digits and underscores. */
 function codeField(code: string | null | undefined): string {
   const clean = (code ?? '').replace(/[^A-Za-z0-9_]/g, '_').slice(0, 64);
@@ -77,20 +89,21 @@ export class StatsRepository {
     this.collection = db.collection<StatsDoc>(COLLECTIONS.workspaceStats);
   }
 
-  /** The counter row a final generation is counted in, and its event key. */
-  generationTarget(doc: FinalGeneration): { rowId: ObjectId; key: string } {
+  /** The counter row of a final generation in one span, and its event key. */
+  generationTarget(doc: FinalGeneration, span: StatsSpan = 'hour'): { rowId: ObjectId; key: string } {
     const template = doc.templateId ? doc.templateId.toHexString() : `ref:${doc.templateRef}`;
-    const hour = hourOf(doc.createdAt).toISOString();
+    const start = spanStart(doc.createdAt, span).toISOString();
+    const parts = [doc.workspaceId.toHexString(), start, 'generation', template, doc.status];
     return {
-      rowId: deterministicObjectId('stats', doc.workspaceId.toHexString(), hour, 'generation', template, doc.status),
+      // Hour rows keep the id they had before day rows existed.
+      rowId: deterministicObjectId('stats', ...(span === 'hour' ? parts : ['day', ...parts])),
       key: `gen:${doc._id.toHexString()}`,
     };
   }
 
-  /** Counts a final (COMPLETED or FAILED) generation once; false when it already was. */
+  /** Counts a final (COMPLETED or FAILED) generation once in its hour and its day; false when it already was. */
   async countGeneration(doc: FinalGeneration): Promise<boolean> {
     if (doc.status !== 'COMPLETED' && doc.status !== 'FAILED') return false;
-    const { rowId, key } = this.generationTarget(doc);
     const latencyMs = Math.max(0, doc.updatedAt.getTime() - doc.createdAt.getTime());
     const inc: Record<string, number> = { count: 1, [`latency.${bucketField(latencyBucket(latencyMs))}`]: 1 };
     const set: Record<string, unknown> = { templateName: doc.templateName };
@@ -99,23 +112,33 @@ export class StatsRepository {
       inc[`causes.${code}`] = 1;
       set[`causeMessages.${code}`] = (doc.error ?? '').slice(0, 300);
     }
-    return this.applyOnce(rowId, key, inc, set, {
-      workspaceId: doc.workspaceId,
-      hour: hourOf(doc.createdAt),
-      kind: 'generation',
-      templateId: doc.templateId,
-      status: doc.status,
-    });
+    let counted = false;
+    for (const span of SPANS) {
+      const { rowId, key } = this.generationTarget(doc, span);
+      const applied = await this.applyOnce(rowId, key, inc, set, {
+        workspaceId: doc.workspaceId,
+        span,
+        hour: spanStart(doc.createdAt, span),
+        kind: 'generation',
+        templateId: doc.templateId,
+        status: doc.status,
+      });
+      counted ||= applied;
+    }
+    return counted;
   }
 
-  settleGeneration(doc: FinalGeneration): Promise<void> {
-    const { rowId, key } = this.generationTarget(doc);
-    return this.settle(rowId, key);
+  async settleGeneration(doc: FinalGeneration): Promise<void> {
+    for (const span of SPANS) {
+      const { rowId, key } = this.generationTarget(doc, span);
+      await this.settle(rowId, key);
+    }
   }
 
-  deliveryTarget(workspaceId: ObjectId, deliveryId: ObjectId, attempt: number, at: Date) {
+  deliveryTarget(workspaceId: ObjectId, deliveryId: ObjectId, attempt: number, at: Date, span: StatsSpan = 'hour') {
+    const parts = [workspaceId.toHexString(), spanStart(at, span).toISOString(), 'delivery'];
     return {
-      rowId: deterministicObjectId('stats', workspaceId.toHexString(), hourOf(at).toISOString(), 'delivery'),
+      rowId: deterministicObjectId('stats', ...(span === 'hour' ? parts : ['day', ...parts])),
       key: `dlv:${deliveryId.toHexString()}:${attempt}`,
     };
   }
@@ -128,29 +151,32 @@ export class StatsRepository {
     at: Date,
     outcome: DeliveryOutcome,
   ): Promise<boolean> {
-    const { rowId, key } = this.deliveryTarget(workspaceId, deliveryId, attempt, at);
-    return this.applyOnce(
-      rowId,
-      key,
-      { [outcome]: 1 },
-      {},
-      {
-        workspaceId,
-        hour: hourOf(at),
-        kind: 'delivery',
-      },
-    );
+    let counted = false;
+    for (const span of SPANS) {
+      const { rowId, key } = this.deliveryTarget(workspaceId, deliveryId, attempt, at, span);
+      const applied = await this.applyOnce(
+        rowId,
+        key,
+        { [outcome]: 1 },
+        {},
+        { workspaceId, span, hour: spanStart(at, span), kind: 'delivery' },
+      );
+      counted ||= applied;
+    }
+    return counted;
   }
 
-  settleDeliveryAttempt(workspaceId: ObjectId, deliveryId: ObjectId, attempt: number, at: Date): Promise<void> {
-    const { rowId, key } = this.deliveryTarget(workspaceId, deliveryId, attempt, at);
-    return this.settle(rowId, key);
+  async settleDeliveryAttempt(workspaceId: ObjectId, deliveryId: ObjectId, attempt: number, at: Date): Promise<void> {
+    for (const span of SPANS) {
+      const { rowId, key } = this.deliveryTarget(workspaceId, deliveryId, attempt, at, span);
+      await this.settle(rowId, key);
+    }
   }
 
-  /** One workspace's counter rows of [from, to): a range on the workspace_hour index. */
-  range(workspaceId: ObjectId, from: Date, to: Date): Promise<StatsDoc[]> {
+  /** One workspace's counter rows of one span in [from, to): a range on the workspace_hour index. */
+  range(workspaceId: ObjectId, from: Date, to: Date, span: StatsSpan = 'hour'): Promise<StatsDoc[]> {
     return this.collection
-      .find({ workspaceId, hour: { $gte: from, $lt: to } }, { projection: { applied: 0 } })
+      .find({ workspaceId, hour: { $gte: from, $lt: to }, span }, { projection: { applied: 0 } })
       .toArray() as Promise<StatsDoc[]>;
   }
 

@@ -31,6 +31,11 @@ export class MemoryObjects {
   async remove(key: string): Promise<void> {
     this.objects.delete(key);
   }
+  async getObject(key: string): Promise<Buffer> {
+    const found = this.objects.get(key);
+    if (!found) throw new Error(`no object ${key}`);
+    return found.bytes;
+  }
 }
 
 export interface AdminInProcess {

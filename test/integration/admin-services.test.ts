@@ -120,7 +120,10 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
       timeoutMs: 40_000,
     }),
     generationService,
-    objects: { remove: async () => Promise.reject(new Error('no object store in this test')) },
+    objects: {
+      remove: async () => Promise.reject(new Error('no object store in this test')),
+      getObject: async () => Promise.reject(new Error('no object store in this test')),
+    },
     enqueueDelivery: (job, msgId) => createDocgenQueue(queue).publishDeliveryJob(job, msgId),
     identity: {
       repositories: createIdentityRepositories(db),

@@ -44,7 +44,7 @@ function registeredRpcs(): string[] {
       getInAnyWorkspace: async () => Promise.reject(new Error('never called')),
       create: async () => Promise.reject(new Error('never called')),
     },
-    objects: { remove: async () => {} },
+    objects: { remove: async () => {}, getObject: async () => Buffer.alloc(0) },
     diagnoseTemplate: () => ({ diagnostics: [], suggestedVariables: [] }),
     secretKey: Buffer.alloc(32),
     allowInsecureWebhookUrls: false,

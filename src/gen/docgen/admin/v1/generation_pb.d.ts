@@ -273,6 +273,38 @@ export declare type DeleteGenerationResponse = Message<"docgen.admin.v1.DeleteGe
 export declare const DeleteGenerationResponseSchema: GenMessage<DeleteGenerationResponse>;
 
 /**
+ * @generated from message docgen.admin.v1.GetGenerationPdfRequest
+ */
+export declare type GetGenerationPdfRequest = Message<"docgen.admin.v1.GetGenerationPdfRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.GetGenerationPdfRequest.
+ * Use `create(GetGenerationPdfRequestSchema)` to create a new message.
+ */
+export declare const GetGenerationPdfRequestSchema: GenMessage<GetGenerationPdfRequest>;
+
+/**
+ * @generated from message docgen.admin.v1.GetGenerationPdfResponse
+ */
+export declare type GetGenerationPdfResponse = Message<"docgen.admin.v1.GetGenerationPdfResponse"> & {
+  /**
+   * @generated from field: bytes pdf = 1;
+   */
+  pdf: Uint8Array;
+};
+
+/**
+ * Describes the message docgen.admin.v1.GetGenerationPdfResponse.
+ * Use `create(GetGenerationPdfResponseSchema)` to create a new message.
+ */
+export declare const GetGenerationPdfResponseSchema: GenMessage<GetGenerationPdfResponse>;
+
+/**
  * Generations of a workspace as seen from the admin plane (the portal's Generations
  * screen), with the same shape as the public API's.
  *
@@ -319,6 +351,17 @@ export declare const GenerationAdminService: GenService<{
     methodKind: "unary";
     input: typeof RenderAgainRequestSchema;
     output: typeof RenderAgainResponseSchema;
+  },
+  /**
+   * The PDF of a COMPLETED generation, through the admin listener (the portal shows it inline
+   * from its own origin; the presigned URL points at the object store's).
+   *
+   * @generated from rpc docgen.admin.v1.GenerationAdminService.GetGenerationPdf
+   */
+  getGenerationPdf: {
+    methodKind: "unary";
+    input: typeof GetGenerationPdfRequestSchema;
+    output: typeof GetGenerationPdfResponseSchema;
   },
 }>;
 
