@@ -236,8 +236,8 @@ describe('portal overview, generations and detail', () => {
       `${completed.toLocaleString()} completed`,
     );
     await waitForText(page, 'LIQUID_ERROR');
-    await waitForText(page, 'Broken letter');
     await waitForText(page, 'Succeeded');
+    await page.waitForSelector('[role="img"][aria-label^="Create to final latency per template"]', { visible: true });
 
     await checkScreen(owner, 'overview');
     mkdirSync(DOCS_IMAGES, { recursive: true });
@@ -261,6 +261,9 @@ describe('portal overview, generations and detail', () => {
       ),
     );
     expect(sums).toEqual([completed, failed]);
+    await toggles[1]!.click();
+    await page.waitForSelector('aria/Create to final latency per template[role="table"]', { visible: true });
+    await waitForText(page, 'Broken letter');
     await checkScreen(owner, 'overview-table');
   });
 
