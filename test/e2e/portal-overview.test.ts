@@ -71,7 +71,10 @@ async function template(name: string, body: string): Promise<string> {
     body,
     css: '',
     partials: {},
-    variables: [],
+    variables: [
+      { name: 'number', required: false, description: '' },
+      { name: 'total', required: false, description: '' },
+    ],
     pdfOptions: DEFAULT_PDF_OPTIONS,
   };
   const { template: created } = await templates.create(parseId('workspace', workspaceId)!, name, content);
