@@ -62,7 +62,9 @@ describe('schema steps', () => {
       expect(first.problems).toEqual([]);
       expect(first.newlyApplied).toEqual(INDEX_STEPS.map((step) => `${step.version} ${step.name}`));
       expect(first.applied).toEqual(
-        INDEX_STEPS.map((step) => expect.objectContaining({ version: step.version, name: step.name, appliedBy: 'test' })),
+        INDEX_STEPS.map((step) =>
+          expect.objectContaining({ version: step.version, name: step.name, appliedBy: 'test' }),
+        ),
       );
       expect(first.warnings).toContain('api_keys.hash: unique, not enforced by the stand-in');
       expect(first.warnings).toContain('rate_limits.ttl: TTL, nothing expires on the stand-in');
