@@ -296,9 +296,14 @@ describe('portal overview, generations and detail', () => {
 
     // A filter holds on every page: failed ones only (about one in seven), one page.
     await page.select('select', String(GenerationStatus.FAILED));
+    await page.waitForFunction(
+      () => {
+        const badges = Array.from(document.querySelectorAll('tbody .badge')).map((e) => e.textContent);
+        return badges.length > 0 && badges.every((t) => t === 'Failed');
+      },
+      { timeout: 20_000, polling: 100 },
+    );
     await waitForText(page, 'Rows 1–');
-    const statuses = await page.$$eval('tbody .badge', (els) => [...new Set(els.map((e) => e.textContent))]);
-    expect(statuses).toEqual(['Failed']);
   });
 
   it("shows a failed generation's error, attempts and delivery attempts", async () => {
