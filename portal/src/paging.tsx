@@ -75,8 +75,10 @@ export function Pager({ list, rows, label }: { list: PagedList<unknown>; rows: n
   if (!list.hasPrevious && !list.hasMore && rows === 0) return null;
   const first = list.index * list.pageSize + 1;
   const last = list.index * list.pageSize + rows;
-  const where =
-    rows === 0
+  // While a page loads the rows on screen are the previous page's: say so, not their numbers.
+  const where = list.loading
+    ? `Loading page ${list.index + 1}…`
+    : rows === 0
       ? `Page ${list.index + 1}: no rows`
       : `Rows ${first}–${last}${list.hasMore ? ', more on the next page' : list.hasPrevious ? ', the last page' : ''}`;
   return (
