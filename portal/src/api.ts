@@ -11,6 +11,7 @@ import { GenerationAdminService } from '@gen/docgen/admin/v1/generation_pb.js';
 import { AuditService, MemberService, SessionService } from '@gen/docgen/admin/v1/identity_pb.js';
 import { TemplateService } from '@gen/docgen/admin/v1/template_pb.js';
 import { WebhookEndpointService } from '@gen/docgen/admin/v1/webhook_endpoint_pb.js';
+import { WorkspaceStatsService } from '@gen/docgen/admin/v1/stats_pb.js';
 
 const transport = createConnectTransport({ baseUrl: window.location.origin, useBinaryFormat: true });
 
@@ -29,6 +30,7 @@ export const api = {
   generations: client(GenerationAdminService),
   assets: client(AssetService),
   certificates: client(CertificateService),
+  stats: client(WorkspaceStatsService),
 };
 
 /**

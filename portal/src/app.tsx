@@ -17,6 +17,7 @@ import { AuditPage } from './screens/audit.tsx';
 import { AssetsPage } from './screens/assets.tsx';
 import { PendingInvitations } from './screens/pending-invitations.tsx';
 import { CertificatesPage } from './screens/certificates.tsx';
+import { OverviewPage } from './screens/overview.tsx';
 import { Page } from './ui.tsx';
 import { Code, ConnectError } from '@connectrpc/connect';
 
@@ -97,6 +98,7 @@ function SessionGate() {
 }
 
 const NAV = [
+  ['/overview', 'Overview'],
   ['/templates', 'Templates'],
   ['/assets', 'Assets'],
   ['/certificates', 'Certificates'],
@@ -132,7 +134,14 @@ function Shell() {
           <ul>
             {nav.map(([href, label]) => (
               <li key={href}>
-                <a href={href} aria-current={path === href || path.startsWith(`${href}/`) ? 'page' : undefined}>
+                <a
+                  href={href}
+                  aria-current={
+                    path === href || path.startsWith(`${href}/`) || (path === '/' && href === '/overview')
+                      ? 'page'
+                      : undefined
+                  }
+                >
                   {label}
                 </a>
               </li>
@@ -171,7 +180,8 @@ function Shell() {
         <PendingInvitations />
         {session.workspace ? (
           <Router key={session.workspace.workspaceId}>
-            <Route path="/" component={TemplatesPage} />
+            <Route path="/" component={OverviewPage} />
+            <Route path="/overview" component={OverviewPage} />
             <Route path="/templates" component={TemplatesPage} />
             <Route path="/templates/new" component={TemplateEditorPage} />
             <Route path="/templates/:id/compare" component={TemplateComparePage} />

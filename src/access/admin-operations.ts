@@ -74,6 +74,10 @@ export const ADMIN_OPERATIONS = {
   'generations.get': read(),
   'batches.get': read(),
   'generations.delete': change('generations.manage'),
+  'generations.renderAgain': change('generations.create'),
+  'generations.getPdf': read(),
+
+  'stats.get': read(),
 
   'sessions.signIn': change('public', 'none'),
   'sessions.signOut': change('signed-in', 'none'),

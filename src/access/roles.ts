@@ -13,6 +13,7 @@ export type Permission =
   | 'endpoints.manage'
   | 'deliveries.manage'
   | 'generations.manage'
+  | 'generations.create'
   | 'members.manage'
   | 'audit.read'
   | 'workspace.manage';
@@ -31,6 +32,7 @@ export const PERMISSIONS: Record<Permission, { roles: readonly MemberRole[]; cov
   'endpoints.manage': { roles: ['owner'], covers: 'create, delete, rotate and test webhook endpoints' },
   'deliveries.manage': { roles: ['owner'], covers: 'redeliver webhook deliveries' },
   'generations.manage': { roles: ['owner'], covers: 'delete generations' },
+  'generations.create': { roles: ['owner', 'editor'], covers: 'render a generation again (the portal)' },
   'members.manage': { roles: ['owner'], covers: 'invite members, change roles, remove members' },
   'audit.read': { roles: ['owner'], covers: 'read the audit trail' },
   'workspace.manage': { roles: ['owner'], covers: 'change workspace settings' },

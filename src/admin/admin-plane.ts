@@ -7,6 +7,8 @@ import type { AssetsRepository } from '../store/assets-repository.ts';
 import type { CertificatesRepository } from '../store/certificates-repository.ts';
 import type { GenerationService } from '../generations/generation-service.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
+import type { StatsRepository } from '../store/stats-repository.ts';
+import { WorkspaceStatsService } from '../stats/workspace-stats.ts';
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { PageTokens } from '../store/pagination.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
@@ -32,15 +34,16 @@ export interface AdminRepositories {
   deliveries: DeliveriesRepository;
   generations: GenerationsRepository;
   certificates: CertificatesRepository;
+  stats: StatsRepository;
 }
 
 export interface AdminPlaneDeps {
   /** The public API's generation service: the Generations screen lists and reads through it. */
-  generationService: Pick<GenerationService, 'list' | 'getInAnyWorkspace'>;
+  generationService: Pick<GenerationService, 'list' | 'getInAnyWorkspace' | 'create'>;
   /** The public API's batch reads (the Generations screen's batch filter). */
   batchService?: Pick<BatchService, 'get'> | undefined;
   /** The object store: erasing a generation removes its PDF. */
-  objects: { remove(key: string): Promise<void> };
+  objects: { remove(key: string): Promise<void>; getObject(key: string): Promise<Buffer> };
   repositories: AdminRepositories;
   /** config.secretKey: seals webhook signing secrets. */
   secretKey: Buffer;
@@ -80,10 +83,12 @@ export interface AdminPlane {
   certificates: CertificateAdmin;
   generations: GenerationAdmin;
   webhookTestEvents: WebhookTestEvents;
+  stats: WorkspaceStatsService;
 }
 
 export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
-  const { workspaces, apiKeys, templates, webhookEndpoints, deliveries, generations, certificates } = deps.repositories;
+  const { workspaces, apiKeys, templates, webhookEndpoints, deliveries, generations, certificates, stats } =
+    deps.repositories;
   const { pageTokens } = deps;
   const a = deps.assets;
   const assets = a
@@ -142,8 +147,11 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
     generations: new GenerationAdmin({
       workspaces,
       generations: deps.generationService,
+      rows: generations,
+      pdfs: deps.objects,
       erasure: { generations, deliveries, objects: deps.objects },
       batches: deps.batchService,
     }),
+    stats: new WorkspaceStatsService({ workspaces, stats, generations }),
   };
 }

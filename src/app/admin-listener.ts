@@ -49,7 +49,7 @@ export function buildAdminListenerHandler(
   ctx: {
     logger: Logger;
     metrics: Metrics;
-    generations: Pick<GenerationService, 'list' | 'getInAnyWorkspace'>;
+    generations: Pick<GenerationService, 'list' | 'getInAnyWorkspace' | 'create'>;
     batches?: Pick<BatchService, 'get'>;
   },
 ): AdminListenerHandler {

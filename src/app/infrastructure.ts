@@ -24,6 +24,7 @@ import {
 } from '../store/mongo.ts';
 import { migrateSchema, SchemaError, type SchemaReport } from '../store/schema.ts';
 import { RateLimitsRepository } from '../store/rate-limits-repository.ts';
+import { StatsRepository } from '../store/stats-repository.ts';
 import { TemplatesRepository } from '../store/templates-repository.ts';
 import { WebhookEndpointsRepository } from '../store/webhook-endpoints-repository.ts';
 import { WorkspacesRepository } from '../store/workspaces-repository.ts';
@@ -43,6 +44,8 @@ export interface Repositories {
   deliveries: DeliveriesRepository;
   assets: AssetsRepository;
   certificates: CertificatesRepository;
+  /** Workspace statistics: hourly counters (docs/architecture.md#workspace-statistics). */
+  stats: StatsRepository;
   /** Users, memberships, sessions, invitations, audit events (src/identity). */
   identity: IdentityRepositories;
 }
@@ -182,6 +185,7 @@ export async function connectInfrastructure(config: Config, ctx: InfrastructureC
       deliveries: new DeliveriesRepository(db),
       assets: new AssetsRepository(db),
       certificates: new CertificatesRepository(db),
+      stats: new StatsRepository(db),
       identity: createIdentityRepositories(db),
     };
     const queue = createDocgenQueue(connectedNats);

@@ -107,6 +107,7 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
     renderer,
     store: objects,
     events: queue,
+    stats: repositories.stats,
     maxAttempts: config.render.maxAttempts,
     leaseMs: RENDER_LEASE_MS,
     onOutcome: (outcome, info) => {

@@ -69,6 +69,7 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
   const limiter = new EndpointLimiter({ limit: endpointLimit });
   const worker = new DeliveryWorker({
     deliveries: repositories.deliveries,
+    stats: repositories.stats,
     endpoints: repositories.webhookEndpoints,
     secretKey: config.secretKey,
     secretContext: (endpoint) => webhookSecretContext(endpoint._id),
@@ -166,6 +167,7 @@ export async function startWebhooksRole(ctx: RoleContext): Promise<WebhooksRole>
 
   const sweeper = new DeliverySweeper({
     deliveries: repositories.deliveries,
+    stats: repositories.stats,
     publishJob,
     intervalMs: SWEEP_INTERVAL_MS,
     graceMs: SWEEP_GRACE_MS,

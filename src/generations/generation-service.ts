@@ -88,7 +88,13 @@ export class GenerationService {
     this.deps = deps;
   }
 
-  async create(principal: Principal, input: CreateGenerationInput, idempotencyKey?: string): Promise<GenerationView> {
+  /** `renderedFrom`: the generation this one renders again (the portal's "Render again"). */
+  async create(
+    principal: Pick<Principal, 'workspaceId' | 'test'>,
+    input: CreateGenerationInput,
+    idempotencyKey?: string,
+    origin: { renderedFrom?: ObjectId } = {},
+  ): Promise<GenerationView> {
     const { generations } = this.deps;
     const template = await this.findTemplate(principal.workspaceId, input.templateId);
     const now = new Date();
@@ -103,6 +109,7 @@ export class GenerationService {
       },
       now,
     );
+    if (origin.renderedFrom) doc.renderedFrom = origin.renderedFrom;
 
     // The variables arrive as JSON; MongoDB stores BSON, which for arrays of small values is
     // several times larger (a 3 MiB JSON array of numbers can exceed the 16 MiB document limit).

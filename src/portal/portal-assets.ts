@@ -76,17 +76,43 @@ type Writer = http.ServerResponse;
 export interface PortalAssets {
   /** True when a build was found (otherwise `/` explains how to build it). */
   readonly available: boolean;
-  /** Answers portal requests; returns false for anything else (the admin RPCs). */
+  /**
+   * Answers everything but the admin RPCs (for which it returns false): portal routes and
+   * files, and a JSON 404 for any other path or method.
+   */
   handle(req: Request, res: Response): boolean;
   /** How many files are held in memory (bounded by the build: missing paths are not kept). */
   cachedFiles(): number;
 }
 
-/** RPC paths (`/docgen.admin.v1.X/Method`) and non-GET requests are not the portal's. */
-function isPortalRequest(req: Request): boolean {
-  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-  const path = (req.url ?? '/').split('?')[0] ?? '/';
-  return !/^\/[a-z0-9_]+(\.[a-z0-9_]+)+\//i.test(path);
+/** RPC paths (`/docgen.admin.v1.X/Method`) belong to the admin services. */
+function isRpcPath(path: string): boolean {
+  return /^\/[a-z0-9_]+(\.[a-z0-9_]+)+\//i.test(path);
+}
+
+/**
+ * The portal's routes (portal/src/app.tsx): the first path segment of every screen, and
+ * `assets` twice over (the Assets screen at /assets, the built files under /assets/…).
+ * Only these get the app's HTML; anything else (`/v1/generations` from a client pointed at
+ * the wrong port, `/api/…`, `/healthz`) gets a JSON 404 in the interface's error shape.
+ */
+export const PORTAL_ROUTES: ReadonlySet<string> = new Set([
+  '',
+  'overview',
+  'templates',
+  'assets',
+  'api-keys',
+  'webhooks',
+  'deliveries',
+  'generations',
+  'batches',
+  'members',
+  'audit',
+  'invite',
+]);
+
+function isPortalRoute(path: string): boolean {
+  return PORTAL_ROUTES.has(path.split('/')[1] ?? '');
 }
 
 export function createPortalAssets(options: { dir?: string } = {}): PortalAssets {
@@ -144,15 +170,37 @@ export function createPortalAssets(options: { dir?: string } = {}): PortalAssets
     res.end(text);
   };
 
+  const sendNotFound = (req: Request, res: Writer, path: string) => {
+    const body = JSON.stringify({
+      error: {
+        code: 'NOT_FOUND',
+        message: `No route for ${req.method ?? 'GET'} ${path} on the admin listener (the portal and the docgen.admin.v1 services); the public API (/v1/…) is served on the public listener`,
+      },
+    });
+    res.writeHead(404, {
+      ...SECURITY_HEADERS,
+      'content-type': 'application/json',
+      'cache-control': 'no-store',
+      'content-length': String(Buffer.byteLength(body)),
+    });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  };
+
   return {
     available,
     cachedFiles: () => cache.size,
     handle(req, response) {
-      if (!isPortalRequest(req)) return false;
+      const rawPath = (req.url ?? '/').split('?')[0] ?? '/';
+      if (isRpcPath(rawPath)) return false;
       const res = response as Writer;
+      const readOnly = req.method === 'GET' || req.method === 'HEAD';
+      if (!readOnly || !isPortalRoute(rawPath)) {
+        sendNotFound(req, res, rawPath);
+        return true;
+      }
       let path: string;
       try {
-        path = decodeURIComponent((req.url ?? '/').split('?')[0] ?? '/');
+        path = decodeURIComponent(rawPath);
       } catch {
         sendText(res, 400, 'Malformed path.\n');
         return true;
@@ -169,11 +217,6 @@ export function createPortalAssets(options: { dir?: string } = {}): PortalAssets
         const asset = load(path.slice(1));
         if (asset) send(req, res, 200, asset, 'public, max-age=31536000, immutable');
         else sendText(res, 404, 'No such portal file.\n');
-        return true;
-      }
-      // Top-level paths that name a file (favicon.ico, robots.txt…) are not app routes.
-      if (/^\/[^/]+\.[a-z0-9]+$/i.test(path)) {
-        sendText(res, 404, 'Not found.\n');
         return true;
       }
       // index.html is small and made per answer: each page load gets its own style nonce.

@@ -12,6 +12,7 @@ import { finalEventFor, type FinalEvent, type RenderJob } from '../queue/message
 import type { JsonObject, TemplateVersionContent } from '../domain/template.ts';
 import type { GenerationDoc } from '../store/documents.ts';
 import type { FinalEventSource, GenerationsRepository } from '../store/generations-repository.ts';
+import type { StatsRepository } from '../store/stats-repository.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
 import { generationObjectKey } from '../generations/generation-erasure.ts';
 import { retryTransient } from '../store/mongo-errors.ts';
@@ -92,6 +93,11 @@ export interface RenderPipelineDeps {
   renderer: DocumentRendererLike;
   store: PdfStore;
   events: FinalEventPublisher;
+  /**
+   * The workspace statistics: a final generation is counted with its event, through the same
+   * outbox (counted before the event leaves, settled after; docs/architecture.md#workspace-statistics).
+   */
+  stats?: Pick<StatsRepository, 'countGeneration' | 'settleGeneration'> | undefined;
   maxAttempts: number;
   /** Lease on a claimed generation; renewed while rendering. */
   leaseMs: number;
@@ -182,7 +188,7 @@ export class RenderPipeline {
     if (doc.attempts > this.deps.maxAttempts) {
       // Earlier attempts died with their worker (e.g. a crash on this very document).
       const error = doc.lastError ?? `Rendering did not finish after ${this.deps.maxAttempts} attempts`;
-      return this.finishFailed(run, error, undefined);
+      return this.finishFailed(run, error, undefined, doc.lastErrorCode ?? 'ATTEMPTS_EXHAUSTED');
     }
     const workspace = doc.workspaceId.toHexString();
     if (!this.throttle.tryStart(workspace)) return this.holdBackCrashingWorkspace(run);
@@ -364,7 +370,7 @@ export class RenderPipeline {
       return;
     }
     if (isPermanentRenderError(err) || doc.attempts >= this.deps.maxAttempts) {
-      await this.finishFailed(run, message, templateVersion);
+      await this.finishFailed(run, message, templateVersion, isRenderError(err) ? err.code : 'INTERNAL');
       return;
     }
     this.deps.onError?.(err, run.generationId);
@@ -396,19 +402,28 @@ export class RenderPipeline {
   }
 
   /**
-   * Publishes a final row's event and records that it left (the outbox flag). A batch item is
-   * counted in its batch first (which finishes the batch after its last item), and sends no
-   * event of its own when its batch asked for none; the flag is cleared only after both, so the
-   * outbox sweeper repeats whatever a crash cut short.
+   * Counts a final row in the workspace statistics (live generations only: test mode's are kept
+   * out of them), publishes its event and records that it left (the outbox flag). A batch item
+   * is counted in its batch too (which finishes the batch after its last item), and sends no
+   * event of its own when its batch asked for none. The counts are idempotent and the flag is
+   * cleared only after all of it, so the outbox sweeper repeats whatever a crash cut short.
    */
   async publishEvent(doc: FinalEventSource): Promise<void> {
+    const { stats } = this.deps;
+    if (doc.test !== true) await stats?.countGeneration(doc);
     if (doc.batchItemEvents !== false) await this.deps.events.publishFinalEvent(finalEventFor(doc));
     if (doc.batchId !== undefined) await this.deps.batches?.itemFinal(doc);
     await this.deps.generations.markEventPublished(doc._id);
+    await stats?.settleGeneration(doc);
   }
 
-  private async finishFailed(run: JobRun, error: string, templateVersion: number | undefined): Promise<void> {
-    const failed = await this.deps.generations.fail(run.id, this.workerId, error, templateVersion);
+  private async finishFailed(
+    run: JobRun,
+    error: string,
+    templateVersion: number | undefined,
+    errorCode: string,
+  ): Promise<void> {
+    const failed = await this.deps.generations.fail(run.id, this.workerId, error, templateVersion, errorCode);
     if (failed) {
       await this.publishEvent(failed);
       this.report(run, 'failed', error);

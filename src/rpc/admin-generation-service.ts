@@ -9,6 +9,12 @@ import {
   type GetBatchRequest,
   type GetBatchResponse,
   GetGenerationResponseSchema,
+  RenderAgainResponseSchema,
+  GetGenerationPdfResponseSchema,
+  type GetGenerationPdfRequest,
+  type GetGenerationPdfResponse,
+  type RenderAgainRequest,
+  type RenderAgainResponse,
   ListGenerationsResponseSchema,
   type DeleteGenerationRequest,
   type DeleteGenerationResponse,
@@ -20,6 +26,7 @@ import {
 } from '../gen/docgen/admin/v1/generation_pb.js';
 import { generationToProto, listInputFromProto } from './generation-handler.ts';
 import { batchToProto } from './batch-handler.ts';
+import { ts } from './admin-proto.ts';
 
 export class GenerationAdminServiceHandler implements ServiceImpl<typeof GenerationAdminService> {
   private readonly admin: GenerationAdmin;
@@ -36,7 +43,33 @@ export class GenerationAdminServiceHandler implements ServiceImpl<typeof Generat
   }
 
   async getGeneration(req: GetGenerationRequest): Promise<GetGenerationResponse> {
-    return create(GetGenerationResponseSchema, { generation: generationToProto(await this.admin.get(req.id)) });
+    const detail = await this.admin.get(req.id);
+    const { timeline } = detail;
+    return create(GetGenerationResponseSchema, {
+      generation: generationToProto(detail.generation),
+      timeline: {
+        createdAt: ts(timeline.createdAt),
+        pickedUpAt: ts(timeline.pickedUpAt),
+        finishedAt: ts(timeline.finishedAt),
+        attempts: timeline.attempts,
+        steps: timeline.steps.map((step) => ({
+          event: step.event,
+          at: ts(step.at),
+          error: step.error ?? '',
+          code: step.code ?? '',
+        })),
+      },
+      renderedFrom: detail.renderedFrom ?? '',
+      errorCode: detail.errorCode ?? '',
+    });
+  }
+
+  async getGenerationPdf(req: GetGenerationPdfRequest): Promise<GetGenerationPdfResponse> {
+    return create(GetGenerationPdfResponseSchema, { pdf: await this.admin.pdf(req.id) });
+  }
+
+  async renderAgain(req: RenderAgainRequest): Promise<RenderAgainResponse> {
+    return create(RenderAgainResponseSchema, { generation: generationToProto(await this.admin.renderAgain(req.id)) });
   }
 
   async getBatch(req: GetBatchRequest): Promise<GetBatchResponse> {

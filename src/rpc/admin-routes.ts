@@ -13,6 +13,7 @@ import { GenerationAdminService } from '../gen/docgen/admin/v1/generation_pb.js'
 import { AuditService, MemberService, SessionService, UserService } from '../gen/docgen/admin/v1/identity_pb.js';
 import { TemplateService } from '../gen/docgen/admin/v1/template_pb.js';
 import { WebhookEndpointService } from '../gen/docgen/admin/v1/webhook_endpoint_pb.js';
+import { WorkspaceStatsService } from '../gen/docgen/admin/v1/stats_pb.js';
 import { WorkspaceService } from '../gen/docgen/admin/v1/workspace_pb.js';
 import type { Identity } from '../identity/identity.ts';
 import { adminAccessInterceptor } from './admin-access-interceptor.ts';
@@ -30,6 +31,7 @@ import {
 import { TemplateServiceHandler } from './admin-template-service.ts';
 import { WebhookEndpointServiceHandler } from './admin-webhook-endpoint-service.ts';
 import { WorkspaceServiceHandler } from './admin-workspace-service.ts';
+import { WorkspaceStatsServiceHandler } from './admin-stats-service.ts';
 import { mapErrors } from './connect-errors.ts';
 
 /** What the admin routes serve (src/app/admin-services.ts builds it). */
@@ -83,6 +85,11 @@ export function registerAdminRoutes(
   router.service(
     GenerationAdminService,
     mapErrors(new GenerationAdminServiceHandler(plane.generations), onInternal),
+    serviceOptions,
+  );
+  router.service(
+    WorkspaceStatsService,
+    mapErrors(new WorkspaceStatsServiceHandler(plane.stats), onInternal),
     serviceOptions,
   );
   router.service(SessionService, mapErrors(new SessionServiceHandler(identity), onInternal), serviceOptions);

@@ -149,6 +149,16 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
     subject: obj('generation'),
     target: req('id'),
   },
+  [`${S}GenerationAdminService/RenderAgain`]: {
+    operation: 'generations.renderAgain',
+    subject: obj('generation'),
+    target: res('generation.id'),
+    detail: (r) => `again from ${text(r.id)}`,
+  },
+
+  [`${S}GenerationAdminService/GetGenerationPdf`]: { operation: 'generations.getPdf', subject: obj('generation') },
+
+  [`${S}WorkspaceStatsService/GetWorkspaceStats`]: { operation: 'stats.get', subject: ws() },
 
   [`${S}SessionService/SignIn`]: { operation: 'sessions.signIn', target: res('user.id') },
   [`${S}SessionService/SignOut`]: { operation: 'sessions.signOut', target: 'caller' },

@@ -80,11 +80,32 @@ export class DeliveriesRepository {
           status: next.status,
           nextAttemptAt: next.status === 'PENDING' ? next.nextAttemptAt : null,
           updatedAt: new Date(),
+          statsDue: {
+            attempt: attempt.number,
+            outcome: next.status === 'SUCCEEDED' ? 'succeeded' : next.status === 'DROPPED' ? 'dropped' : 'retried',
+            at: attempt.attemptedAt,
+          },
         },
       },
       { returnDocument: 'after' },
     );
     return result ?? null;
+  }
+
+  /** The statistics counted this attempt: clears statsDue unless a later attempt replaced it. */
+  async markAttemptCounted(id: ObjectId, attempt: number): Promise<void> {
+    await this.collection.updateOne({ _id: id, 'statsDue.attempt': attempt }, { $set: { statsDue: null } });
+  }
+
+  /** Deliveries whose last attempt the statistics may not have counted (a crash in between). */
+  findUncounted(before: Date, limit: number): Promise<Array<Pick<DeliveryDoc, '_id' | 'workspaceId' | 'statsDue'>>> {
+    return this.collection
+      .find<Pick<DeliveryDoc, '_id' | 'workspaceId' | 'statsDue'>>(
+        { 'statsDue.at': { $lt: before } },
+        { projection: { _id: 1, workspaceId: 1, statsDue: 1 } },
+      )
+      .limit(limit)
+      .toArray();
   }
 
   /** Starts a new round of attempts for a delivery that is not already pending. */

@@ -101,6 +101,14 @@ export interface GenerationDoc {
   test?: boolean;
   /** Outbox of the final event: false from the final transition until the event is published. */
   eventPublished: boolean | null;
+  /** When a render process first claimed it (absent on rows written before it, and while PENDING). */
+  pickedUpAt?: Date | null;
+  /** Code of the final failure (a RenderError code, INTERNAL otherwise); absent unless FAILED. */
+  errorCode?: string | null;
+  /** The steps of its story, oldest first (the newest GENERATION_HISTORY_KEPT): the portal's timeline. */
+  history?: GenerationHistoryEntry[];
+  /** The generation this one renders again (the portal's "Render again"). */
+  renderedFrom?: ObjectId | null;
   /** The batch this generation is an item of (`bat_…`); absent for a single generation. */
   batchId?: string;
   /** Its place in the batch's items (0-based): the merged PDF's order, and its counting slot. */
@@ -138,6 +146,27 @@ export interface BatchDoc {
   createdAt: Date;
   updatedAt: Date;
 }
+
+/** An unfinished generation, as the workspace's queue lists it. */
+export interface GenerationQueueDoc {
+  /** The generation's _id. */
+  _id: ObjectId;
+  workspaceId: ObjectId;
+  status: 'PENDING' | 'PROCESSING';
+  createdAt: Date;
+}
+
+/** One step of a generation's story (src/store/generations-repository.ts writes them). */
+export interface GenerationHistoryEntry {
+  /** picked_up: an attempt began; retry: it failed and will be tried again; handed_back: a shutdown returned it. */
+  event: 'picked_up' | 'retry' | 'handed_back';
+  at: Date;
+  error?: string;
+  code?: string | null;
+}
+
+/** History entries a generation keeps (a few attempts each: picked up, failed). */
+export const GENERATION_HISTORY_KEPT = 20;
 
 export interface IdempotencyDoc {
   /** deterministicObjectId(workspaceId, idempotencyKey). */
@@ -234,6 +263,11 @@ export interface DeliveryDoc {
    * not exist), or the event of a test generation (docs/interface.md#test-mode).
    */
   test?: boolean;
+  /**
+   * The last recorded attempt until the workspace statistics have counted it (written with the
+   * attempt, cleared after counting; the delivery sweeper counts what a crash left here).
+   */
+  statsDue?: { attempt: number; outcome: 'succeeded' | 'retried' | 'dropped'; at: Date } | null;
 }
 
 /** Attempts a delivery keeps (about eight redelivery rounds of six). */
@@ -319,6 +353,10 @@ export const COLLECTIONS = {
   sessions: 'sessions',
   invitations: 'invitations',
   auditEvents: 'audit_events',
+  /** Hourly counters of generations and webhook deliveries (src/store/stats-repository.ts). */
+  workspaceStats: 'workspace_stats',
+  /** One row per unfinished generation: the queue GetWorkspaceStats shows (generations-repository.ts). */
+  generationQueue: 'generation_queue',
   /** One row per normalised email, naming its user (src/store/users-repository.ts). */
   userEmails: 'user_emails',
   /** Membership offers to existing accounts, accepted signed in (src/store/pending-invitations-repository.ts). */
@@ -448,6 +486,17 @@ export const INDEX_STEPS: readonly IndexStep[] = [
         { key: { batchId: 1, batchIndex: 1 }, name: 'batch_items', sparse: true },
       ],
       [COLLECTIONS.batches]: [{ key: { workspaceId: 1, _id: -1 }, name: 'workspace' }],
+    },
+  },
+  {
+    version: 6,
+    name: 'workspace-stats',
+    create: {
+      // GetWorkspaceStats reads one workspace's hours of a period: a range on this index.
+      [COLLECTIONS.workspaceStats]: [{ key: { workspaceId: 1, hour: 1 }, name: 'workspace_hour' }],
+      [COLLECTIONS.generationQueue]: [
+        { key: { workspaceId: 1, status: 1, createdAt: 1 }, name: 'workspace_status_created' },
+      ],
     },
   },
 ];

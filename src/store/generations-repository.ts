@@ -4,7 +4,15 @@
 // has to be published, and sweepers finish it after a crash.
 import { ObjectId, type Db, type Filter } from 'mongodb';
 import type { JsonObject } from '../domain/template.ts';
-import { COLLECTIONS, type GenerationDoc, type GenerationStatus, type IdempotencyDoc } from './documents.ts';
+import {
+  COLLECTIONS,
+  GENERATION_HISTORY_KEPT,
+  type GenerationDoc,
+  type GenerationHistoryEntry,
+  type GenerationQueueDoc,
+  type GenerationStatus,
+  type IdempotencyDoc,
+} from './documents.ts';
 import { insertOnce, isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
 import { keysetPage, NEWEST_FIRST, type Page, type PageRequest } from './pagination.ts';
 
@@ -38,7 +46,20 @@ export type StrandedGeneration = Pick<
   '_id' | 'workspaceId' | 'batchId' | 'status' | 'jobPublishedAt' | 'attempts'
 >;
 /** What a final event is built from (src/queue/messages.ts finalEventFor). */
-export type FinalEventSource = Pick<GenerationDoc, '_id' | 'workspaceId' | 'status' | 'error' | 'updatedAt' | 'test'> &
+export type FinalEventSource = Pick<
+  GenerationDoc,
+  | '_id'
+  | 'workspaceId'
+  | 'status'
+  | 'error'
+  | 'errorCode'
+  | 'updatedAt'
+  | 'createdAt'
+  | 'templateId'
+  | 'templateRef'
+  | 'templateName'
+  | 'test'
+> &
   Partial<Pick<GenerationDoc, 'batchId' | 'batchIndex' | 'batchItemEvents'>>;
 /** What merging a batch's PDFs reads of an item. */
 export type BatchItemOutput = Pick<GenerationDoc, '_id' | 'batchIndex' | 'status' | 'outputKey'>;
@@ -48,17 +69,28 @@ export type ExpiredGeneration = Pick<GenerationDoc, '_id' | 'workspaceId' | 'sta
 // Sweepers read many rows at a time: only the fields they use, never `data` (the variables,
 // up to the body limit each).
 const STRANDED_FIELDS = { _id: 1, workspaceId: 1, batchId: 1, status: 1, jobPublishedAt: 1, attempts: 1 } as const;
+// The final event's fields, and what the workspace statistics count (src/store/stats-repository.ts).
 const FINAL_EVENT_FIELDS = {
   _id: 1,
   workspaceId: 1,
   status: 1,
   error: 1,
+  errorCode: 1,
   updatedAt: 1,
+  createdAt: 1,
+  templateId: 1,
+  templateRef: 1,
+  templateName: 1,
   test: 1,
   batchId: 1,
   batchIndex: 1,
   batchItemEvents: 1,
 } as const;
+
+/** Appends a step to a generation's story, keeping the newest GENERATION_HISTORY_KEPT. */
+function historyPush(entry: GenerationHistoryEntry) {
+  return { history: { $each: [entry], $slice: -GENERATION_HISTORY_KEPT } };
+}
 const EXPIRED_FIELDS = { _id: 1, workspaceId: 1, status: 1, outputKey: 1, createdAt: 1 } as const;
 
 /**
@@ -78,9 +110,32 @@ export function inMode(doc: Pick<GenerationDoc, 'test'>, test: boolean): boolean
 export class GenerationsRepository {
   private readonly collection;
   private readonly idempotency;
+  /**
+   * The unfinished generations, one small row each: a workspace's queue is read here, not from
+   * the generations (millions of rows). Written after the generation's insert and removed after
+   * its final transition (again with the final event's outbox flag, so a crash in between is
+   * finished by the sweeper). An API process dying between the insert and this row leaves the
+   * generation out of the queue figures while it waits; it is still rendered.
+   */
+  private readonly queue;
   constructor(db: Db) {
     this.collection = db.collection<GenerationDoc>(COLLECTIONS.generations);
     this.idempotency = db.collection<IdempotencyDoc>(COLLECTIONS.idempotency);
+    this.queue = db.collection<GenerationQueueDoc>(COLLECTIONS.generationQueue);
+  }
+
+  private async enqueue(doc: GenerationDoc): Promise<void> {
+    if (doc.status !== 'PENDING' && doc.status !== 'PROCESSING') return;
+    await insertOnce(this.queue, {
+      _id: doc._id,
+      workspaceId: doc.workspaceId,
+      status: doc.status,
+      createdAt: doc.createdAt,
+    });
+  }
+
+  private async dequeue(id: ObjectId): Promise<void> {
+    await this.queue.deleteOne({ _id: id });
   }
 
   newDoc(input: NewGeneration, now = new Date(), id = new ObjectId()): GenerationDoc {
@@ -139,6 +194,7 @@ export class GenerationsRepository {
 
   async insert(doc: GenerationDoc): Promise<void> {
     await this.collection.insertOne(doc);
+    await this.enqueue(doc);
   }
 
   /**
@@ -146,8 +202,10 @@ export class GenerationsRepository {
    * failover (the driver's retry, or the client's with the same Idempotency-Key) meets the
    * row it already wrote on the same _id instead of making a second generation.
    */
-  insertOnce(doc: GenerationDoc): Promise<boolean> {
-    return insertOnce(this.collection, doc);
+  async insertOnce(doc: GenerationDoc): Promise<boolean> {
+    const inserted = await insertOnce(this.collection, doc);
+    if (inserted) await this.enqueue(doc);
+    return inserted;
   }
 
   get(id: ObjectId): Promise<GenerationDoc | null> {
@@ -166,9 +224,28 @@ export class GenerationsRepository {
     return keysetPage(this.collection, { $and: and }, NEWEST_FIRST, page);
   }
 
+  /**
+   * A workspace's queue now: generations PENDING and PROCESSING, and the creation time of the
+   * oldest unfinished one, from the queue rows: as many rows as are queued, not as the
+   * workspace has made.
+   */
+  async queueState(workspaceId: ObjectId): Promise<{ pending: number; processing: number; oldest: Date | null }> {
+    const [pending, processing, oldest] = await Promise.all([
+      this.queue.countDocuments({ workspaceId, status: 'PENDING' }),
+      this.queue.countDocuments({ workspaceId, status: 'PROCESSING' }),
+      this.queue
+        .find({ workspaceId }, { projection: { createdAt: 1 } })
+        .sort({ createdAt: 1 })
+        .limit(1)
+        .toArray(),
+    ]);
+    return { pending, processing, oldest: oldest[0]?.createdAt ?? null };
+  }
+
   /** Removes the row (right to erasure, retention). True when there was one. */
   async delete(id: ObjectId): Promise<boolean> {
     const result = await this.collection.deleteOne({ _id: id });
+    await this.dequeue(id);
     return result.deletedCount === 1;
   }
 
@@ -239,9 +316,13 @@ export class GenerationsRepository {
           updatedAt: now,
         },
         $inc: { attempts: 1 },
+        // The first claim's time stays (a missing field takes the value).
+        $min: { pickedUpAt: now },
+        $push: historyPush({ event: 'picked_up', at: now }),
       },
       { returnDocument: 'after' },
     );
+    if (result) await this.queue.updateOne({ _id: id }, { $set: { status: 'PROCESSING' } });
     return result ?? null;
   }
 
@@ -268,7 +349,10 @@ export class GenerationsRepository {
     const now = new Date();
     const result = await this.collection.updateOne(
       { _id: id, status: 'PROCESSING', leaseOwner: owner },
-      { $set: { leaseOwner: null, leaseUntil: retryAt, lastError: error, lastErrorCode: errorCode, updatedAt: now } },
+      {
+        $set: { leaseOwner: null, leaseUntil: retryAt, lastError: error, lastErrorCode: errorCode, updatedAt: now },
+        $push: historyPush({ event: 'retry', at: now, error, code: errorCode }),
+      },
     );
     return result.matchedCount === 1;
   }
@@ -281,7 +365,11 @@ export class GenerationsRepository {
     const now = new Date();
     const result = await this.collection.updateOne(
       { _id: id, status: 'PROCESSING', leaseOwner: owner },
-      { $set: { leaseOwner: null, leaseUntil: now, updatedAt: now }, $inc: { attempts: -1 } },
+      {
+        $set: { leaseOwner: null, leaseUntil: now, updatedAt: now },
+        $inc: { attempts: -1 },
+        $push: historyPush({ event: 'handed_back', at: now }),
+      },
     );
     return result.matchedCount === 1;
   }
@@ -310,6 +398,7 @@ export class GenerationsRepository {
       },
       { returnDocument: 'after' },
     );
+    if (result) await this.dequeue(id);
     return result ?? null;
   }
 
@@ -322,6 +411,7 @@ export class GenerationsRepository {
     owner: string | null,
     error: string,
     templateVersion?: number,
+    errorCode: string | null = null,
   ): Promise<GenerationDoc | null> {
     const now = new Date();
     const filter: Filter<GenerationDoc> =
@@ -331,6 +421,7 @@ export class GenerationsRepository {
     const set: Partial<GenerationDoc> = {
       status: 'FAILED',
       error,
+      errorCode,
       leaseOwner: null,
       leaseUntil: null,
       updatedAt: now,
@@ -338,12 +429,15 @@ export class GenerationsRepository {
     };
     if (templateVersion !== undefined) set.templateVersion = templateVersion;
     const result = await this.collection.findOneAndUpdate(filter, { $set: set }, { returnDocument: 'after' });
+    if (result) await this.dequeue(id);
     return result ?? null;
   }
 
   // ---- outbox of final events ------------------------------------------------------------
 
   async markEventPublished(id: ObjectId): Promise<void> {
+    // A crash between the final transition and its dequeue is finished here (idempotent).
+    await this.dequeue(id);
     await this.collection.updateOne({ _id: id, eventPublished: false }, { $set: { eventPublished: true } });
   }
 

@@ -15,10 +15,14 @@
 import { formatId } from '../domain/ids.ts';
 import { PeriodicTask } from '../ops/periodic-task.ts';
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
+import { countDeliveryAttempt, type DeliveryStatsDeps } from './delivery-stats.ts';
 import { sweptDeliveryJobMsgId, type DeliveryJob } from '../queue/messages.ts';
 
 export interface DeliverySweeperOptions {
-  deliveries: Pick<DeliveriesRepository, 'findOverdue' | 'markRequeued'>;
+  deliveries: Pick<DeliveriesRepository, 'findOverdue' | 'markRequeued'> &
+    Partial<Pick<DeliveriesRepository, 'findUncounted' | 'markAttemptCounted'>>;
+  /** The workspace statistics: attempts a crash left uncounted are counted here (delivery-stats.ts). */
+  stats?: DeliveryStatsDeps['stats'] | undefined;
   publishJob: (job: DeliveryJob, msgId: string) => Promise<void>;
   /** Time between sweeps. */
   intervalMs: number;
@@ -52,9 +56,20 @@ export class DeliverySweeper {
     return this.loop.stop();
   }
 
+  /** Attempts recorded at least a grace period ago whose statistics a crash cut off. */
+  private async countLeftovers(now: number): Promise<void> {
+    const { stats, deliveries } = this.options;
+    if (!stats || !deliveries.findUncounted || !deliveries.markAttemptCounted) return;
+    const markAttemptCounted = deliveries.markAttemptCounted.bind(deliveries);
+    const before = new Date(now - this.options.graceMs);
+    const uncounted = await deliveries.findUncounted(before, this.options.batchSize ?? 500);
+    for (const doc of uncounted) await countDeliveryAttempt({ stats, deliveries: { markAttemptCounted } }, doc);
+  }
+
   /** One pass; returns how many deliveries were re-queued. */
   async sweepOnce(): Promise<number> {
     const now = (this.options.now ?? Date.now)();
+    await this.countLeftovers(now);
     const overdue = await this.options.deliveries.findOverdue(
       new Date(now - this.options.graceMs),
       this.options.batchSize ?? 500,

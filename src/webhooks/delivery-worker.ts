@@ -12,6 +12,7 @@
 // on; the other drops its job. Receivers dedupe on X-Service-Delivery (at-least-once).
 import type { ObjectId } from 'mongodb';
 import { formatId, parseId } from '../domain/ids.ts';
+import { countDeliveryAttempt, type DeliveryStatsDeps } from './delivery-stats.ts';
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import {
   deliveryAttemptsMade,
@@ -69,7 +70,9 @@ export interface AttemptReport {
 }
 
 export interface DeliveryWorkerDeps {
-  deliveries: Pick<DeliveriesRepository, 'get' | 'recordAttempt'>;
+  deliveries: Pick<DeliveriesRepository, 'get' | 'recordAttempt' | 'markAttemptCounted'>;
+  /** The workspace statistics (delivery-stats.ts); each recorded attempt is counted once. */
+  stats?: DeliveryStatsDeps['stats'] | undefined;
   endpoints: Pick<WebhookEndpointsRepository, 'get'>;
   /** DOCGEN_SECRET_KEY: opens the endpoints' signing secrets. */
   secretKey: Buffer;
@@ -220,6 +223,12 @@ export class DeliveryWorker {
       if (!updated) {
         job.ack();
         return 'lost-race';
+      }
+      if (this.deps.stats) {
+        // A failure here leaves statsDue set: the delivery sweeper counts it later.
+        await countDeliveryAttempt({ stats: this.deps.stats, deliveries: this.deps.deliveries }, updated).catch(
+          () => {},
+        );
       }
       if (next.status === 'PENDING') job.nak(Math.max(1, next.nextAttemptAt.getTime() - now()));
       else job.ack();

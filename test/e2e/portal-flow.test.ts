@@ -93,7 +93,7 @@ describe('portal, as a workspace owner', () => {
     expect(await page.$eval('[role="alert"]', (el) => el.textContent)).toMatch(/\w+/);
     await fill(page, 'Password', OWNER.password);
     await click(page, 'Sign in', 'button');
-    await page.waitForSelector('aria/Templates[role="heading"]');
+    await page.waitForSelector('aria/Overview[role="heading"]');
   });
 
   it('creates a template whose preview follows the typing, and publishes it', async () => {

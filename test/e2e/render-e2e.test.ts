@@ -282,6 +282,36 @@ describe('crashes', () => {
     variables: [{ name: 'title', required: true, description: '' }],
   };
 
+  /**
+   * The workspace statistics (GetWorkspaceStats' counters) count each generation once, however
+   * many attempts and crashes it took; the killed renders show as an extra "picked up" step.
+   */
+  async function expectCountedOnce(templateId: string, ids: string[]): Promise<void> {
+    const { stats, generations } = stack.app.infrastructure.repositories;
+    const template = parseId('template', templateId)!;
+    const rows = async () =>
+      (
+        await stats.range(
+          parseId('workspace', workspaceId)!,
+          new Date(Date.now() - 86_400_000),
+          new Date(Date.now() + 3_600_000),
+        )
+      ).filter((r) => r.templateId?.equals(template));
+    // Counting happens with the final event, which the receiver has seen: nothing is in flight.
+    const counted = await pollUntil(rows, (r) => r.reduce((n, row) => n + (row.count ?? 0), 0) >= ids.length, {
+      timeoutMs: 15_000,
+      description: 'every generation counted',
+    });
+    await new Promise((r) => setTimeout(r, 1500));
+    const settled = await rows();
+    expect(settled.map((r) => [r.status, r.count])).toEqual([['COMPLETED', ids.length]]);
+    expect(counted.length).toBe(1);
+    const docs = await Promise.all(ids.map((id) => generations.get(parseId('generation', id)!)));
+    const retaken = docs.filter((d) => (d!.history ?? []).filter((h) => h.event === 'picked_up').length >= 2);
+    expect(retaken.length, 'generations the killed process had claimed show two pick-ups').toBeGreaterThan(0);
+    for (const d of docs) expect(d!.pickedUpAt).toBeInstanceOf(Date);
+  }
+
   async function expectOneOutcomeEach(ids: string[]): Promise<void> {
     const finals = await Promise.all(ids.map((id) => waitFinal(id, 90_000)));
     for (const g of finals) expect(g.status, g.error ?? '').toBe('COMPLETED');
@@ -334,6 +364,7 @@ describe('crashes', () => {
       await victim.exited;
       victim = undefined;
       await expectOneOutcomeEach(ids);
+      await expectCountedOnce(templateId, ids);
     } finally {
       await victim?.stop(5000);
     }

@@ -15,6 +15,7 @@ import { createIdentityRepositories } from '../../src/identity/identity.ts';
 import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
 import type { DeliveryJob } from '../../src/queue/messages.ts';
 import { registerAdminRoutes, type AdminServices } from '../../src/rpc/admin-routes.ts';
+import { StatsRepository } from '../../src/store/stats-repository.ts';
 import { AssetsRepository } from '../../src/store/assets-repository.ts';
 import { CertificatesRepository } from '../../src/store/certificates-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
@@ -32,6 +33,11 @@ export class MemoryObjects {
   async remove(key: string): Promise<void> {
     this.objects.delete(key);
   }
+  async getObject(key: string): Promise<Buffer> {
+    const found = this.objects.get(key);
+    if (!found) throw new Error(`no object ${key}`);
+    return found.bytes;
+  }
 }
 
 export interface AdminInProcess {
@@ -41,6 +47,7 @@ export interface AdminInProcess {
     deliveries: DeliveriesRepository;
     assets: AssetsRepository;
     certificates: CertificatesRepository;
+    stats: StatsRepository;
   };
   services: AdminServices;
   clients: AdminClients;
@@ -102,6 +109,7 @@ export async function startAdminInProcess(options: { apiKeyLimits?: ApiKeyLimits
     deliveries: new DeliveriesRepository(stack.db),
     assets: new AssetsRepository(stack.db),
     certificates: new CertificatesRepository(stack.db),
+    stats: new StatsRepository(stack.db),
   };
   const services = createAdminServices({
     repositories,

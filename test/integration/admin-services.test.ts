@@ -31,6 +31,7 @@ import { createAdminServices } from '../../src/app/admin-services.ts';
 import { registerAdminRoutes } from '../../src/rpc/admin-routes.ts';
 import { createIdentityRepositories } from '../../src/identity/identity.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
+import { StatsRepository } from '../../src/store/stats-repository.ts';
 import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
 import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
 import { CertificatesRepository } from '../../src/store/certificates-repository.ts';
@@ -100,6 +101,7 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
     deliveries: new DeliveriesRepository(db),
     generations: new GenerationsRepository(db),
     certificates: new CertificatesRepository(db),
+    stats: new StatsRepository(db),
   };
   const generationService = new GenerationService({
     generations: repositories.generations,
@@ -121,7 +123,10 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
       timeoutMs: 40_000,
     }),
     generationService,
-    objects: { remove: async () => Promise.reject(new Error('no object store in this test')) },
+    objects: {
+      remove: async () => Promise.reject(new Error('no object store in this test')),
+      getObject: async () => Promise.reject(new Error('no object store in this test')),
+    },
     enqueueDelivery: (job, msgId) => createDocgenQueue(queue).publishDeliveryJob(job, msgId),
     identity: {
       repositories: createIdentityRepositories(db),

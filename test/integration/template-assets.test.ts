@@ -32,6 +32,7 @@ import { CertificatesRepository } from '../../src/store/certificates-repository.
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import { ensureIndexes } from '../../src/store/documents.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
+import { StatsRepository } from '../../src/store/stats-repository.ts';
 import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
 import { TemplatesRepository } from '../../src/store/templates-repository.ts';
 import { WebhookEndpointsRepository } from '../../src/store/webhook-endpoints-repository.ts';
@@ -106,6 +107,7 @@ beforeAll(async () => {
     deliveries: new DeliveriesRepository(db),
     generations: new GenerationsRepository(db),
     certificates: new CertificatesRepository(db),
+    stats: new StatsRepository(db),
   };
   const generationService = new GenerationService({
     generations: repositories.generations,

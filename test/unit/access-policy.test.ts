@@ -20,6 +20,7 @@ import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
 import { CertificatesRepository } from '../../src/store/certificates-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
+import { StatsRepository } from '../../src/store/stats-repository.ts';
 import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
 import { TemplatesRepository } from '../../src/store/templates-repository.ts';
 import { WebhookEndpointsRepository } from '../../src/store/webhook-endpoints-repository.ts';
@@ -39,12 +40,14 @@ function registeredRpcs(): string[] {
       deliveries: new DeliveriesRepository(db),
       generations: new GenerationsRepository(db),
       certificates: new CertificatesRepository(db),
+      stats: new StatsRepository(db),
     },
     generationService: {
       list: async () => ({ generations: [], nextPageToken: null }),
       getInAnyWorkspace: async () => Promise.reject(new Error('never called')),
+      create: async () => Promise.reject(new Error('never called')),
     },
-    objects: { remove: async () => {} },
+    objects: { remove: async () => {}, getObject: async () => Buffer.alloc(0) },
     diagnoseTemplate: () => ({ diagnostics: [], suggestedVariables: [] }),
     secretKey: Buffer.alloc(32),
     allowInsecureWebhookUrls: false,

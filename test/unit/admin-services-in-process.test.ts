@@ -92,6 +92,7 @@ describe('access policy', () => {
     ],
     ['redeliver', async (o) => admin.clients.deliveries.redeliverDelivery({ id: await droppedDelivery(wsA) }, o)],
     ['delete generation', async (o) => admin.clients.generations.deleteGeneration({ id: await generation(wsA) }, o)],
+    ['render again', async (o) => admin.clients.generations.renderAgain({ id: await generation(wsA) }, o)],
     [
       'invite member',
       (o) =>
@@ -106,11 +107,11 @@ describe('access policy', () => {
     ['list users', (o) => admin.clients.users.listUsers({}, o)],
   ];
   const expected: Record<string, string> = {
-    //        Rws LsT LsK LsM LsA CrT Upl CrK CrE Red DlG Inv Aud Set CrW LsU
-    operator: 'ok ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok',
-    owner: '   ok ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  no  no',
-    editor: '  ok ok  ok  ok  ok  ok  ok  no  no  no  no  no  no  no  no  no',
-    viewer: '  ok ok  ok  ok  ok  no  no  no  no  no  no  no  no  no  no  no',
+    //        Rws LsT LsK LsM LsA CrT Upl CrK CrE Red DlG RnA Inv Aud Set CrW LsU
+    operator: 'ok ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok',
+    owner: '   ok ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  ok  no  no',
+    editor: '  ok ok  ok  ok  ok  ok  ok  no  no  no  no  ok  no  no  no  no  no',
+    viewer: '  ok ok  ok  ok  ok  no  no  no  no  no  no  no  no  no  no  no  no',
   };
   for (const [who, row] of Object.entries(expected)) {
     it(`${who}: allowed and refused (PermissionDenied) as the roles table says`, async () => {

@@ -167,6 +167,8 @@ describe('deleting a batch item', () => {
     const admin = new GenerationAdmin({
       workspaces: stack.repositories.workspaces,
       generations: stack.generations,
+      rows: stack.repositories.generations,
+      pdfs: new MemoryObjects(),
       erasure: {
         generations: stack.repositories.generations,
         deliveries: new DeliveriesRepository(stack.db),

@@ -137,8 +137,36 @@ describe('portal assets', () => {
       (await fetch(`${base}/docgen.admin.v1.SessionService/GetCurrentSession?connect=v1&encoding=json&message=%7B%7D`))
         .status,
     ).toBe(418);
-    expect((await fetch(`${base}/templates`, { method: 'POST' })).status).toBe(418);
-    expect(passedThrough).toHaveLength(3);
+    expect(passedThrough).toHaveLength(2);
+  });
+
+  it('answers API-looking and unknown paths, and writes outside the RPCs, with a JSON 404 in the interface error shape', async () => {
+    passedThrough = [];
+    const cases: Array<[string, string]> = [
+      ['GET', '/v1/generations'],
+      ['GET', '/v1/generations/gen_123?x=1'],
+      ['POST', '/v1/generations'],
+      ['GET', '/api/things'],
+      ['GET', '/healthz'],
+      ['GET', '/favicon.ico'],
+      ['POST', '/templates'],
+      ['DELETE', '/generations/gen_1'],
+    ];
+    for (const [method, path] of cases) {
+      const res = await fetch(base + path, { method, ...(method === 'POST' ? { body: '{}' } : {}) });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.headers.get('content-type')).toBe('application/json');
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe('NOT_FOUND');
+      expect(body.error.message).toContain(path.split('?')[0]);
+    }
+    expect(passedThrough).toHaveLength(0);
+    // The portal's own routes still get the app.
+    for (const path of ['/overview', '/generations/gen_1', '/assets', '/members']) {
+      const res = await fetch(base + path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    }
   });
 
   it('explains how to build the portal when there is no build', async () => {

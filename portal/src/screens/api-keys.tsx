@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { ApiKeyMode } from '@gen/docgen/admin/v1/api_key_pb.js';
+import { Pager, usePagedList } from '../paging.tsx';
 import { useAbilities } from '../session.tsx';
-import { ConfirmButton, Empty, ErrorMessage, Page, SecretOnce, Time, useAction, useLoad } from '../ui.tsx';
+import { ConfirmButton, Empty, ErrorMessage, Page, SecretOnce, Time, useAction } from '../ui.tsx';
 
 const SCOPES = [
   ['generations:trigger', 'Create generations'],
@@ -11,7 +12,7 @@ const SCOPES = [
 
 export function ApiKeysPage() {
   const { workspaceId, isOwner } = useAbilities();
-  const keys = useLoad(() => api.apiKeys.listApiKeys({ workspaceId, pageSize: 200 }), [workspaceId]);
+  const keys = usePagedList((page) => api.apiKeys.listApiKeys({ workspaceId, ...page }), [workspaceId]);
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(SCOPES.map(([s]) => s));
   const [test, setTest] = useState(false);
@@ -170,6 +171,7 @@ export function ApiKeysPage() {
           </tbody>
         </table>
       )}
+      <Pager list={keys} rows={keys.data?.apiKeys.length ?? 0} label="API keys" />
     </Page>
   );
 }

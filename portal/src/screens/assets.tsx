@@ -1,7 +1,8 @@
 import { useRef, useState } from 'preact/hooks';
-import { api, listAll, type PageRequest } from '../api.ts';
+import { api } from '../api.ts';
+import { Pager, usePagedList } from '../paging.tsx';
 import { useAbilities } from '../session.tsx';
-import { ConfirmButton, Empty, ErrorMessage, Page, Time, useAction, useLoad } from '../ui.tsx';
+import { ConfirmButton, Empty, ErrorMessage, Page, Time, useAction } from '../ui.tsx';
 
 function size(bytes: bigint | number): string {
   const n = Number(bytes);
@@ -13,10 +14,7 @@ function size(bytes: bigint | number): string {
 /** Images and fonts templates use by name (`{{ 'logo.png' | asset_url }}`). */
 export function AssetsPage() {
   const { workspaceId, canEditTemplates } = useAbilities();
-  const assets = useLoad(
-    () => listAll((page: PageRequest) => api.assets.listAssets({ workspaceId, ...page }), 'assets'),
-    [workspaceId],
-  );
+  const assets = usePagedList((page) => api.assets.listAssets({ workspaceId, ...page }), [workspaceId]);
   const fileInput = useRef<HTMLInputElement>(null);
   const [name, setName] = useState('');
   const [notice, setNotice] = useState('');
@@ -134,6 +132,7 @@ export function AssetsPage() {
           </tbody>
         </table>
       )}
+      <Pager list={assets} rows={assets.data?.assets.length ?? 0} label="Assets" />
     </Page>
   );
 }

@@ -1,11 +1,17 @@
+import { create } from '@bufbuild/protobuf';
+import { ListAuditEventsResponseSchema } from '@gen/docgen/admin/v1/identity_pb.js';
 import { api } from '../api.ts';
+import { Pager, usePagedList } from '../paging.tsx';
 import { useAbilities } from '../session.tsx';
-import { Empty, ErrorMessage, Page, Time, useLoad } from '../ui.tsx';
+import { Empty, ErrorMessage, Page, Time } from '../ui.tsx';
 
 export function AuditPage() {
   const { workspaceId, isOwner } = useAbilities();
-  const events = useLoad(
-    () => (isOwner ? api.audit.listAuditEvents({ workspaceId, pageSize: 200 }) : Promise.resolve(undefined)),
+  const events = usePagedList(
+    (page) =>
+      isOwner
+        ? api.audit.listAuditEvents({ workspaceId, ...page })
+        : Promise.resolve(create(ListAuditEventsResponseSchema, {})),
     [workspaceId, isOwner],
   );
   return (
@@ -44,6 +50,7 @@ export function AuditPage() {
           </tbody>
         </table>
       )}
+      <Pager list={events} rows={events.data?.events.length ?? 0} label="Audit events" />
     </Page>
   );
 }

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api } from '../api.ts';
+import { api, listAll, type PageRequest } from '../api.ts';
+import { Pager, usePagedList } from '../paging.tsx';
 import { useAbilities } from '../session.tsx';
 import { Empty, ErrorMessage, Page, Time, useAction, useLoad } from '../ui.tsx';
 import { DeliveryStatus, type Delivery } from '@gen/docgen/admin/v1/delivery_pb.js';
@@ -17,15 +18,18 @@ export function DeliveriesPage() {
   const [endpointId, setEndpointId] = useState(query.endpoint ?? '');
   const [status, setStatus] = useState(query.status ?? '');
   const [generationId, setGenerationId] = useState(query.generation ?? '');
-  const endpoints = useLoad(() => api.webhooks.listWebhookEndpoints({ workspaceId, pageSize: 200 }), [workspaceId]);
-  const deliveries = useLoad(
-    () =>
+  const endpoints = useLoad(
+    () => listAll((page: PageRequest) => api.webhooks.listWebhookEndpoints({ workspaceId, ...page }), 'endpoints'),
+    [workspaceId],
+  );
+  const deliveries = usePagedList(
+    (page) =>
       api.deliveries.listDeliveries({
         workspaceId,
         generationId: generationId.trim(),
         endpointId,
         status: Number(status) as DeliveryStatus,
-        pageSize: 100,
+        ...page,
       }),
     [workspaceId, generationId, endpointId, status],
   );
@@ -124,11 +128,13 @@ export function DeliveriesPage() {
           ))}
         </ul>
       )}
+      <Pager list={deliveries} rows={shown.length} label="Deliveries" />
     </Page>
   );
 }
 
-function DeliveryItem({
+/** One delivery with its attempts (also on a generation's page). */
+export function DeliveryItem({
   delivery: d,
   endpointUrl,
   open,

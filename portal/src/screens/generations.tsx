@@ -1,7 +1,11 @@
 import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import { api } from '../api.ts';
+import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
+import type { GetGenerationResponse } from '@gen/docgen/admin/v1/generation_pb.js';
+import { DeliveryItem } from './deliveries.tsx';
+import { formatDuration } from './overview.tsx';
+import { api, listAll, type PageRequest } from '../api.ts';
+import { Pager, usePagedList } from '../paging.tsx';
 import { useAbilities } from '../session.tsx';
 import { ConfirmButton, Empty, ErrorMessage, Page, Time, useAction, useLoad } from '../ui.tsx';
 import { GenerationStatus } from '@gen/docgen/v1/generation_pb.js';
@@ -68,12 +72,15 @@ export function GenerationsPage() {
   const [templateId, setTemplateId] = useState('');
   const [after, setAfter] = useState('');
   const [before, setBefore] = useState('');
-  const templates = useLoad(() => api.templates.listTemplates({ workspaceId, pageSize: 200 }), [workspaceId]);
-  const generations = useLoad(
-    () =>
+  const templates = useLoad(
+    () => listAll((page: PageRequest) => api.templates.listTemplates({ workspaceId, ...page }), 'templates'),
+    [workspaceId],
+  );
+  const generations = usePagedList(
+    (page) =>
       api.generations.listGenerations({
         workspaceId,
-        pageSize: 100,
+        ...page,
         status: Number(status) as GenerationStatus,
         templateId,
         batchId: batchId.trim(),
@@ -187,18 +194,162 @@ export function GenerationsPage() {
           </tbody>
         </table>
       )}
+      <Pager list={generations} rows={generations.data?.generations.length ?? 0} label="Generations" />
     </Page>
+  );
+}
+
+/** The REST call that creates a generation with the same body, for a terminal. */
+export function curlFor(templateId: string, data: unknown): string {
+  const body = JSON.stringify({ templateId, variables: data ?? {} });
+  const quoted = `'${body.replaceAll("'", "'\\''")}'`;
+  return [
+    'curl -sS -X POST "$DOCGEN_API_URL/v1/generations" \\',
+    '  -H "Authorization: Bearer $DOCGEN_API_KEY" \\',
+    "  -H 'Content-Type: application/json' \\",
+    `  --data ${quoted}`,
+  ].join('\n');
+}
+
+const STEP_WORDS: Record<string, string> = {
+  picked_up: 'Picked up by a render process',
+  retry: 'Attempt failed; tried again',
+  handed_back: 'Handed back (the render process shut down)',
+};
+
+function since(from: Timestamp | undefined, to: Timestamp | undefined): string {
+  if (!from || !to) return '';
+  const ms = timestampDate(to).getTime() - timestampDate(from).getTime();
+  return ms >= 0 ? `+${formatDuration(ms)}` : '';
+}
+
+function Timeline({ detail }: { detail: GetGenerationResponse }) {
+  const t = detail.timeline;
+  const g = detail.generation!;
+  if (!t) return null;
+  // Each step with its attempt number and the time since the step before it.
+  const rows: Array<{ step: (typeof t.steps)[number]; attempt: number; gap: string }> = [];
+  let attempt = 0;
+  let previous = t.createdAt;
+  for (const step of t.steps) {
+    if (step.event === 'picked_up') attempt++;
+    rows.push({ step, attempt, gap: since(previous, step.at) });
+    previous = step.at;
+  }
+  const final = g.status === GenerationStatus.COMPLETED || g.status === GenerationStatus.FAILED;
+  return (
+    <ol class="timeline" aria-label="Timeline">
+      <li>
+        <strong>Created</strong>
+        <span class="when">
+          <Time ts={t.createdAt} />
+        </span>
+      </li>
+      {rows.map(({ step, attempt, gap }, i) => {
+        return (
+          <li key={i} class={step.event === 'retry' ? 'bad' : ''}>
+            <strong>
+              {STEP_WORDS[step.event] ?? step.event}
+              {step.event === 'picked_up' ? ` (attempt ${attempt})` : ''}
+            </strong>
+            <span class="when">
+              <Time ts={step.at} /> {gap}
+            </span>
+            {step.error && (
+              <p class="error-text">
+                {step.code && <code>{step.code}</code>} {step.error}
+              </p>
+            )}
+          </li>
+        );
+      })}
+      {t.steps.length === 0 && t.pickedUpAt && (
+        <li>
+          <strong>Picked up by a render process</strong>
+          <span class="when">
+            <Time ts={t.pickedUpAt} /> {since(t.createdAt, t.pickedUpAt)}
+          </span>
+        </li>
+      )}
+      {final ? (
+        <li class={g.status === GenerationStatus.COMPLETED ? 'ok' : 'bad'}>
+          <strong>{g.status === GenerationStatus.COMPLETED ? 'Completed' : 'Failed'}</strong>
+          <span class="when">
+            <Time ts={t.finishedAt} /> {since(previous, t.finishedAt)}
+          </span>
+          <p class="muted">
+            {t.attempts} attempt{t.attempts === 1 ? '' : 's'}; {formatDurationBetween(t.createdAt, t.finishedAt)} from
+            creation
+            {t.pickedUpAt ? `, ${formatDurationBetween(t.createdAt, t.pickedUpAt)} waiting for a render process` : ''}
+          </p>
+          {g.status === GenerationStatus.FAILED && g.error && (
+            <p class="error-text">
+              {detail.errorCode && <code>{detail.errorCode}</code>} {g.error}
+            </p>
+          )}
+        </li>
+      ) : (
+        <li>
+          <strong>{t.pickedUpAt ? 'Rendering' : 'Waiting for a render process'}</strong>
+        </li>
+      )}
+    </ol>
+  );
+}
+
+function formatDurationBetween(from: Timestamp | undefined, to: Timestamp | undefined): string {
+  if (!from || !to) return '—';
+  return formatDuration(Math.max(0, timestampDate(to).getTime() - timestampDate(from).getTime()));
+}
+
+// pdf.js is large: it loads with the first document shown, as with the template editor.
+type PdfViewModule = typeof import('../editor/pdf-view.tsx');
+
+function InlinePdf({ id }: { id: string }) {
+  const pdf = useLoad(() => api.generations.getGenerationPdf({ id }).then((r) => r.pdf), [id]);
+  const viewer = useLoad<PdfViewModule>(() => import('../editor/pdf-view.tsx'), []);
+  const PdfView = viewer.data?.PdfView;
+  const [problem, setProblem] = useState('');
+  return (
+    <section aria-labelledby="document-heading">
+      <h2 id="document-heading">Document</h2>
+      <ErrorMessage error={pdf.error} />
+      {problem && <p class="error">{problem}</p>}
+      <ErrorMessage error={viewer.error} />
+      {(pdf.loading || viewer.loading) && <p role="status">Loading the PDF…</p>}
+      <div class="pdf-frame" role="document" aria-label={`PDF of generation ${id}`} tabIndex={0}>
+        {PdfView && <PdfView pdf={pdf.data} onError={setProblem} />}
+      </div>
+    </section>
   );
 }
 
 export function GenerationDetailPage() {
   const { params } = useRoute();
   const { route } = useLocation();
-  const { isOwner } = useAbilities();
+  const { isOwner, canEditTemplates } = useAbilities();
   const id = params.id!;
   const loaded = useLoad(() => api.generations.getGeneration({ id }), [id]);
+  const deliveries = useLoad(
+    () =>
+      listAll(
+        (page: PageRequest) =>
+          api.deliveries.listDeliveries({
+            workspaceId: loaded.data?.generation?.workspaceId ?? '',
+            generationId: id,
+            ...page,
+          }),
+        'deliveries',
+        3,
+      ),
+    [id, loaded.data?.generation?.workspaceId ?? ''],
+  );
   const remove = useAction();
+  const again = useAction();
+  const [copied, setCopied] = useState('');
+  const [renderedAgain, setRenderedAgain] = useState<string[]>([]);
   const g = loaded.data?.generation;
+  const curl = g ? curlFor(g.templateId, g.data) : '';
   return (
     <Page
       title={`Generation ${id}`}
@@ -213,7 +364,8 @@ export function GenerationDetailPage() {
     >
       <ErrorMessage error={loaded.error} />
       <ErrorMessage error={remove.error} />
-      {g && (
+      <ErrorMessage error={again.error} />
+      {g && loaded.data && (
         <>
           <dl class="facts">
             <dt>Status</dt>
@@ -244,7 +396,7 @@ export function GenerationDetailPage() {
             <dd>
               <Time ts={g.updatedAt} />
             </dd>
-            <dt>Document</dt>
+            <dt>Download</dt>
             <dd>
               {g.outputUrl ? (
                 <a href={g.outputUrl} rel="noreferrer" download={`${g.id}.pdf`}>
@@ -259,18 +411,106 @@ export function GenerationDetailPage() {
             {g.error && (
               <>
                 <dt>Error</dt>
-                <dd class="error">{g.error}</dd>
+                <dd class="error">
+                  {loaded.data.errorCode && <code>{loaded.data.errorCode}</code>} {g.error}
+                </dd>
               </>
             )}
-            <dt>Webhooks</dt>
-            <dd>
-              <a href={`/deliveries?generation=${g.id}`}>Deliveries of this generation</a>
-            </dd>
+            {loaded.data.renderedFrom && (
+              <>
+                <dt>Renders again</dt>
+                <dd>
+                  <a href={`/generations/${loaded.data.renderedFrom}`}>{loaded.data.renderedFrom}</a>
+                </dd>
+              </>
+            )}
+            {renderedAgain.length > 0 && (
+              <>
+                <dt>Rendered again as</dt>
+                <dd>
+                  <ul class="plain">
+                    {renderedAgain.map((other) => (
+                      <li key={other}>
+                        <a href={`/generations/${other}`}>{other}</a>
+                      </li>
+                    ))}
+                  </ul>
+                </dd>
+              </>
+            )}
           </dl>
+          <div class="row">
+            {canEditTemplates && (
+              <button
+                type="button"
+                disabled={again.busy}
+                onClick={() =>
+                  again.run(async () => {
+                    const res = await api.generations.renderAgain({ id });
+                    if (res.generation) setRenderedAgain((list) => [res.generation!.id, ...list]);
+                  })
+                }
+              >
+                Render again
+              </button>
+            )}
+            <button
+              type="button"
+              class="secondary"
+              onClick={() =>
+                navigator.clipboard.writeText(curl).then(
+                  () => setCopied('Copied the curl command.'),
+                  () => setCopied('Copying was refused by the browser; select the command below.'),
+                )
+              }
+            >
+              Copy as curl
+            </button>
+            <span role="status" class="muted">
+              {copied}
+            </span>
+          </div>
+
+          <h2>Timeline</h2>
+          <Timeline detail={loaded.data} />
+
+          {g.status === GenerationStatus.COMPLETED && <InlinePdf id={id} />}
+
+          <h2>Webhook deliveries</h2>
+          <ErrorMessage error={deliveries.error} />
+          {deliveries.data && deliveries.data.deliveries.length === 0 && (
+            <Empty>No webhook delivery for this generation.</Empty>
+          )}
+          {deliveries.data && deliveries.data.deliveries.length > 0 && (
+            <ul class="delivery-list" aria-label="Deliveries of this generation">
+              {deliveries.data.deliveries.map((d) => (
+                <DeliveryItem
+                  key={d.id}
+                  delivery={d}
+                  endpointUrl={d.endpointId}
+                  open
+                  canRedeliver={false}
+                  busy={false}
+                  onRedeliver={() => {}}
+                />
+              ))}
+            </ul>
+          )}
+
           <h2>Data</h2>
           <pre class="json" tabIndex={0} aria-label="Generation data">
             {JSON.stringify(g.data ?? {}, null, 2)}
           </pre>
+          <details>
+            <summary>The curl command</summary>
+            <pre class="json" tabIndex={0} aria-label="curl command">
+              {curl}
+            </pre>
+            <p class="muted">
+              Set DOCGEN_API_URL to the public API (for example http://127.0.0.1:8080) and DOCGEN_API_KEY to a key with
+              the generations:write scope.
+            </p>
+          </details>
           {isOwner && (
             <ConfirmButton
               label="Delete generation"

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
-import { api, listAll, type PageRequest } from '../api.ts';
+import { api } from '../api.ts';
+import { Pager, usePagedList } from '../paging.tsx';
 import { ROLE_NAMES, useAbilities, useSession } from '../session.tsx';
-import { ConfirmButton, ErrorMessage, Page, SecretOnce, Time, useAction, useLoad } from '../ui.tsx';
+import { ConfirmButton, ErrorMessage, Page, SecretOnce, Time, useAction } from '../ui.tsx';
 import { MemberRole } from '@gen/docgen/admin/v1/identity_pb.js';
 
 const ROLES = [MemberRole.OWNER, MemberRole.EDITOR, MemberRole.VIEWER];
@@ -9,18 +10,8 @@ const ROLES = [MemberRole.OWNER, MemberRole.EDITOR, MemberRole.VIEWER];
 export function MembersPage() {
   const { workspaceId, isOwner } = useAbilities();
   const { session } = useSession();
-  const members = useLoad(
-    () => listAll((page: PageRequest) => api.members.listMembers({ workspaceId, ...page }), 'members'),
-    [workspaceId],
-  );
-  const pending = useLoad(
-    () =>
-      listAll(
-        (page: PageRequest) => api.members.listPendingInvitations({ workspaceId, ...page }),
-        'pendingInvitations',
-      ),
-    [workspaceId],
-  );
+  const members = usePagedList((page) => api.members.listMembers({ workspaceId, ...page }), [workspaceId]);
+  const pending = usePagedList((page) => api.members.listPendingInvitations({ workspaceId, ...page }), [workspaceId]);
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<MemberRole>(MemberRole.EDITOR);
   const [invite, setInvite] = useState<{ email: string; url: string } | undefined>();
@@ -163,6 +154,7 @@ export function MembersPage() {
           </tbody>
         </table>
       )}
+      <Pager list={members} rows={members.data?.members.length ?? 0} label="Members" />
       <ErrorMessage error={pending.error} />
       {pending.data && pending.data.pendingInvitations.length > 0 && (
         <section aria-labelledby="pending-title">

@@ -1,14 +1,15 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api } from '../api.ts';
+import { Pager, usePagedList } from '../paging.tsx';
 import { useAbilities } from '../session.tsx';
-import { Empty, ErrorMessage, Page, Time, useLoad } from '../ui.tsx';
+import { Empty, ErrorMessage, Page, Time } from '../ui.tsx';
 import { TemplateStatus } from '@gen/docgen/admin/v1/template_pb.js';
 
 export function TemplatesPage() {
   const { route } = useLocation();
   const { workspaceId, canEditTemplates } = useAbilities();
-  const templates = useLoad(() => api.templates.listTemplates({ workspaceId, pageSize: 200 }), [workspaceId]);
+  const templates = usePagedList((page) => api.templates.listTemplates({ workspaceId, ...page }), [workspaceId]);
   const [search, setSearch] = useState('');
   const [status, setStatus] = useState<'active' | 'archived' | 'all'>('active');
   const words = search.trim().toLowerCase();
@@ -89,6 +90,7 @@ export function TemplatesPage() {
           </tbody>
         </table>
       )}
+      <Pager list={templates} rows={templates.data?.templates.length ?? 0} label="Templates" />
     </Page>
   );
 }

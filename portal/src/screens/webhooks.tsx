@@ -1,13 +1,14 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
+import { Pager, usePagedList } from '../paging.tsx';
 import { useAbilities } from '../session.tsx';
-import { ConfirmButton, Empty, ErrorMessage, Page, SecretOnce, Time, useAction, useLoad } from '../ui.tsx';
+import { ConfirmButton, Empty, ErrorMessage, Page, SecretOnce, Time, useAction } from '../ui.tsx';
 
 const EVENTS = ['generation.completed', 'generation.failed', 'batch.completed'];
 
 export function WebhooksPage() {
   const { workspaceId, isOwner } = useAbilities();
-  const endpoints = useLoad(() => api.webhooks.listWebhookEndpoints({ workspaceId, pageSize: 200 }), [workspaceId]);
+  const endpoints = usePagedList((page) => api.webhooks.listWebhookEndpoints({ workspaceId, ...page }), [workspaceId]);
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<string[]>(EVENTS);
@@ -191,6 +192,7 @@ export function WebhooksPage() {
           </tbody>
         </table>
       )}
+      <Pager list={endpoints} rows={endpoints.data?.endpoints.length ?? 0} label="Webhook endpoints" />
     </Page>
   );
 }

@@ -11,6 +11,7 @@ import { GenerationAdminService } from '../../gen/docgen/admin/v1/generation_pb.
 import { AuditService, MemberService, SessionService, UserService } from '../../gen/docgen/admin/v1/identity_pb.js';
 import { TemplateService } from '../../gen/docgen/admin/v1/template_pb.js';
 import { WebhookEndpointService } from '../../gen/docgen/admin/v1/webhook_endpoint_pb.js';
+import { WorkspaceStatsService } from '../../gen/docgen/admin/v1/stats_pb.js';
 import { WorkspaceService } from '../../gen/docgen/admin/v1/workspace_pb.js';
 import { readDevAdminToken } from '../../dev/dev-admin-token.ts';
 
@@ -29,6 +30,7 @@ const ADMIN_SERVICES = {
   members: MemberService,
   sessions: SessionService,
   audit: AuditService,
+  stats: WorkspaceStatsService,
 };
 
 export type AdminClients = { [K in keyof typeof ADMIN_SERVICES]: Client<(typeof ADMIN_SERVICES)[K]> };

@@ -150,6 +150,27 @@ export declare type GetGenerationResponse = Message<"docgen.admin.v1.GetGenerati
    * @generated from field: docgen.v1.Generation generation = 1;
    */
   generation?: Generation | undefined;
+
+  /**
+   * Its story: created, picked up, each attempt that failed and was retried, final.
+   *
+   * @generated from field: docgen.admin.v1.GenerationTimeline timeline = 2;
+   */
+  timeline?: GenerationTimeline | undefined;
+
+  /**
+   * The generation this one renders again (`gen_…`), empty otherwise.
+   *
+   * @generated from field: string rendered_from = 3;
+   */
+  renderedFrom: string;
+
+  /**
+   * FAILED: the error's code (a render error code such as LIQUID_ERROR), empty otherwise.
+   *
+   * @generated from field: string error_code = 4;
+   */
+  errorCode: string;
 };
 
 /**
@@ -157,6 +178,118 @@ export declare type GetGenerationResponse = Message<"docgen.admin.v1.GetGenerati
  * Use `create(GetGenerationResponseSchema)` to create a new message.
  */
 export declare const GetGenerationResponseSchema: GenMessage<GetGenerationResponse>;
+
+/**
+ * @generated from message docgen.admin.v1.GenerationTimeline
+ */
+export declare type GenerationTimeline = Message<"docgen.admin.v1.GenerationTimeline"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 1;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * First picked up by a render process; absent while PENDING (and on generations older than this field).
+   *
+   * @generated from field: google.protobuf.Timestamp picked_up_at = 2;
+   */
+  pickedUpAt?: Timestamp | undefined;
+
+  /**
+   * Became COMPLETED or FAILED; absent until then.
+   *
+   * @generated from field: google.protobuf.Timestamp finished_at = 3;
+   */
+  finishedAt?: Timestamp | undefined;
+
+  /**
+   * Attempts started (a shutdown that handed the generation back does not count).
+   *
+   * @generated from field: int32 attempts = 4;
+   */
+  attempts: number;
+
+  /**
+   * Oldest first (the most recent 20 kept).
+   *
+   * @generated from field: repeated docgen.admin.v1.TimelineStep steps = 5;
+   */
+  steps: TimelineStep[];
+};
+
+/**
+ * Describes the message docgen.admin.v1.GenerationTimeline.
+ * Use `create(GenerationTimelineSchema)` to create a new message.
+ */
+export declare const GenerationTimelineSchema: GenMessage<GenerationTimeline>;
+
+/**
+ * @generated from message docgen.admin.v1.TimelineStep
+ */
+export declare type TimelineStep = Message<"docgen.admin.v1.TimelineStep"> & {
+  /**
+   * `picked_up` (an attempt began), `retry` (it failed and will be tried again), `handed_back`
+   * (a render process shut down mid-render and returned it without charging the attempt).
+   *
+   * @generated from field: string event = 1;
+   */
+  event: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp at = 2;
+   */
+  at?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string error = 3;
+   */
+  error: string;
+
+  /**
+   * @generated from field: string code = 4;
+   */
+  code: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.TimelineStep.
+ * Use `create(TimelineStepSchema)` to create a new message.
+ */
+export declare const TimelineStepSchema: GenMessage<TimelineStep>;
+
+/**
+ * @generated from message docgen.admin.v1.RenderAgainRequest
+ */
+export declare type RenderAgainRequest = Message<"docgen.admin.v1.RenderAgainRequest"> & {
+  /**
+   * The generation to render again, `gen_…`.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.RenderAgainRequest.
+ * Use `create(RenderAgainRequestSchema)` to create a new message.
+ */
+export declare const RenderAgainRequestSchema: GenMessage<RenderAgainRequest>;
+
+/**
+ * @generated from message docgen.admin.v1.RenderAgainResponse
+ */
+export declare type RenderAgainResponse = Message<"docgen.admin.v1.RenderAgainResponse"> & {
+  /**
+   * @generated from field: docgen.v1.Generation generation = 1;
+   */
+  generation?: Generation | undefined;
+};
+
+/**
+ * Describes the message docgen.admin.v1.RenderAgainResponse.
+ * Use `create(RenderAgainResponseSchema)` to create a new message.
+ */
+export declare const RenderAgainResponseSchema: GenMessage<RenderAgainResponse>;
 
 /**
  * @generated from message docgen.admin.v1.DeleteGenerationRequest
@@ -185,6 +318,38 @@ export declare type DeleteGenerationResponse = Message<"docgen.admin.v1.DeleteGe
  * Use `create(DeleteGenerationResponseSchema)` to create a new message.
  */
 export declare const DeleteGenerationResponseSchema: GenMessage<DeleteGenerationResponse>;
+
+/**
+ * @generated from message docgen.admin.v1.GetGenerationPdfRequest
+ */
+export declare type GetGenerationPdfRequest = Message<"docgen.admin.v1.GetGenerationPdfRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.GetGenerationPdfRequest.
+ * Use `create(GetGenerationPdfRequestSchema)` to create a new message.
+ */
+export declare const GetGenerationPdfRequestSchema: GenMessage<GetGenerationPdfRequest>;
+
+/**
+ * @generated from message docgen.admin.v1.GetGenerationPdfResponse
+ */
+export declare type GetGenerationPdfResponse = Message<"docgen.admin.v1.GetGenerationPdfResponse"> & {
+  /**
+   * @generated from field: bytes pdf = 1;
+   */
+  pdf: Uint8Array;
+};
+
+/**
+ * Describes the message docgen.admin.v1.GetGenerationPdfResponse.
+ * Use `create(GetGenerationPdfResponseSchema)` to create a new message.
+ */
+export declare const GetGenerationPdfResponseSchema: GenMessage<GetGenerationPdfResponse>;
 
 /**
  * Generations of a workspace as seen from the admin plane (the portal's Generations
@@ -222,6 +387,28 @@ export declare const GenerationAdminService: GenService<{
     methodKind: "unary";
     input: typeof DeleteGenerationRequestSchema;
     output: typeof DeleteGenerationResponseSchema;
+  },
+  /**
+   * Creates a new generation with the same template and data (the portal's "Render again");
+   * the new one names the original in `rendered_from`.
+   *
+   * @generated from rpc docgen.admin.v1.GenerationAdminService.RenderAgain
+   */
+  renderAgain: {
+    methodKind: "unary";
+    input: typeof RenderAgainRequestSchema;
+    output: typeof RenderAgainResponseSchema;
+  },
+  /**
+   * The PDF of a COMPLETED generation, through the admin listener (the portal shows it inline
+   * from its own origin; the presigned URL points at the object store's).
+   *
+   * @generated from rpc docgen.admin.v1.GenerationAdminService.GetGenerationPdf
+   */
+  getGenerationPdf: {
+    methodKind: "unary";
+    input: typeof GetGenerationPdfRequestSchema;
+    output: typeof GetGenerationPdfResponseSchema;
   },
   /**
    * One batch of the workspace with its progress (the portal's batch filter); its items are
