@@ -4,6 +4,7 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseId } from '../../src/domain/ids.ts';
+import { inProcessCli } from '../harness/admin-cli.ts';
 import { startAdminInProcess, type AdminInProcess, type SignedInMember } from '../harness/admin-in-process.ts';
 
 let admin: AdminInProcess;
@@ -118,5 +119,20 @@ describe('PDF passwords in the admin API', () => {
     expect(fresh.diagnostics.map((d) => d.message)).toEqual([
       expect.stringMatching(/^pdfOptions\.protection\.ownerPassword: ownerPasswordSet asks to keep/),
     ]);
+  });
+
+  it('the CLI prints whether each is set, never a password', async () => {
+    const { cli } = inProcessCli({ clients: () => admin.operatorClients });
+    const shown = await cli('template', 'version', 'get', templateId, '--version', '3');
+    expect(shown.stderr).toBe('');
+    expect(shown.stdout).toMatch(/protection: +open password not set, owner password set/);
+    const first = await cli('template', 'version', 'get', templateId, '--version', '1', '--json');
+    expect(first.stdout).not.toContain('owner-pw-secret');
+    expect(JSON.parse(first.stdout).content.pdfOptions.protection).toMatchObject({
+      userPassword: '',
+      ownerPassword: '',
+      userPasswordSet: true,
+      ownerPasswordSet: true,
+    });
   });
 });
