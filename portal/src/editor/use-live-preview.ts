@@ -27,6 +27,8 @@ export function useLivePreview(
   content: ContentInit | undefined,
   contentKey: string,
   variables?: ContentInit['sampleData'],
+  /** The edited template: its earlier version's PDF passwords are kept (write-only); '' for a new one. */
+  templateId = '',
 ): PreviewState {
   const [state, setState] = useState<PreviewState>({
     pdf: undefined,
@@ -63,7 +65,7 @@ export function useLivePreview(
         });
       };
       api.templates
-        .previewTemplateContent({ workspaceId, content, ...(variables ? { variables } : {}) }, { signal })
+        .previewTemplateContent({ workspaceId, templateId, content, ...(variables ? { variables } : {}) }, { signal })
         .then(
           (res) => {
             if (signal.aborted) return;
@@ -84,7 +86,7 @@ export function useLivePreview(
             setState((s) => ({ ...s, error: errorText(err), pending: false }));
           },
         );
-      api.templates.checkTemplateContent({ workspaceId, content }, { signal }).then(
+      api.templates.checkTemplateContent({ workspaceId, templateId, content }, { signal }).then(
         (res) => {
           if (signal.aborted) return;
           checked = res;
@@ -96,7 +98,7 @@ export function useLivePreview(
     return () => clearTimeout(timer);
     /* eslint-disable-next-line react-hooks/exhaustive-deps -- contentKey stands for content and
        variables (new objects on every render) */
-  }, [workspaceId, contentKey]);
+  }, [workspaceId, contentKey, templateId]);
   useEffect(() => () => latest.current?.abort(), []);
   return state;
 }

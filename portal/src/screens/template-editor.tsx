@@ -104,7 +104,13 @@ function TemplateEditor({
   const built = useMemo(() => contentFromDraft(draft), [draft]);
   const contentKey = useMemo(() => JSON.stringify(built.content ?? null), [built]);
   // Rendering previews is an editor's right (the server refuses viewers): viewers read the source.
-  const preview = useLivePreview(workspaceId, canEditTemplates ? built.content : undefined, contentKey);
+  const preview = useLivePreview(
+    workspaceId,
+    canEditTemplates ? built.content : undefined,
+    contentKey,
+    undefined,
+    template?.id ?? '',
+  );
   const changed = !base || !sameDraft(draft, baseDraft);
 
   // Stable arrays per source: a new array would make every editor re-apply its markers.
@@ -170,7 +176,11 @@ function TemplateEditor({
     });
 
   const refuseOnCheckErrors = async () => {
-    const checked = await api.templates.checkTemplateContent({ workspaceId, content: built.content! });
+    const checked = await api.templates.checkTemplateContent({
+      workspaceId,
+      templateId: template?.id ?? '',
+      content: built.content!,
+    });
     const errors = checked.diagnostics.filter((d) => d.severity !== 'warning');
     if (errors.length > 0) {
       throw new Error(
