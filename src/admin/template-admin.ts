@@ -12,6 +12,7 @@ import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import { quoteId, requireId, requireName, requireWorkspace } from '../domain/input.ts';
 import { literalAssetNamesOf } from '../render/liquid/asset-url.ts';
 import { normalizeContent, type TemplateContentInput } from './template-content.ts';
+import { keepPdfPasswords } from './pdf-password-keep.ts';
 import type { DiagnosticSource, TemplateDiagnostic } from '../domain/template-diagnostics.ts';
 import { GALLERY_NAMES, galleryTemplate, listGallery, type GalleryTemplate } from '../gallery/gallery.ts';
 
@@ -112,7 +113,8 @@ export class TemplateAdmin {
 
   async create(input: CreateTemplateInput): Promise<TemplateWithVersion> {
     const name = requireName(input.name);
-    const content = normalizeContent(contentToCreate(input));
+    // A new template has no earlier version: a flag asking to keep a password is refused.
+    const content = normalizeContent(keepPdfPasswords(contentToCreate(input), undefined));
     const workspace = await requireWorkspace(this.deps.workspaces, input.workspaceId);
     // Check before writing: a refused publish must not leave a half-made template behind.
     if (input.publish) await this.requirePublishable(content, 1, workspace._id);
@@ -145,7 +147,7 @@ export class TemplateAdmin {
     publish = false,
   ): Promise<TemplateWithVersion> {
     const existing = await this.requireTemplate(templateId, 'templateId');
-    const content = normalizeContent(contentInput);
+    const content = normalizeContent(keepPdfPasswords(contentInput, await this.previousContent(existing)));
     if (existing.status === 'ARCHIVED') throw archived(templateId);
     if (publish) await this.requirePublishable(content, existing.latestVersion + 1, existing.workspaceId);
     const version = await this.deps.templates.addVersion(existing._id, content);
@@ -221,9 +223,11 @@ export class TemplateAdmin {
     workspaceId: string,
     input: TemplateContentInput | undefined,
     variables: JsonObject | undefined,
+    templateId = '',
   ): Promise<ContentPreview> {
     await requireWorkspace(this.deps.workspaces, workspaceId);
-    const normalized = normalizeOrDiagnose(input);
+    const previous = await this.editedContent(workspaceId, templateId);
+    const normalized = normalizeOrDiagnose(input, previous);
     if ('diagnostics' in normalized) return { pdf: new Uint8Array(), diagnostics: normalized.diagnostics, renderMs: 0 };
     const { content } = normalized;
     try {
@@ -239,9 +243,14 @@ export class TemplateAdmin {
   }
 
   /** The publish checks on unsaved content, without saving it; suggests undeclared variables. */
-  async checkContent(workspaceId: string, input: TemplateContentInput | undefined): Promise<ContentCheck> {
+  async checkContent(
+    workspaceId: string,
+    input: TemplateContentInput | undefined,
+    templateId = '',
+  ): Promise<ContentCheck> {
     await requireWorkspace(this.deps.workspaces, workspaceId);
-    const normalized = normalizeOrDiagnose(input);
+    const previous = await this.editedContent(workspaceId, templateId);
+    const normalized = normalizeOrDiagnose(input, previous);
     if ('diagnostics' in normalized) return { diagnostics: normalized.diagnostics, suggestedVariables: [] };
     const check = this.deps.diagnoseTemplate(normalized.content);
     for (const { source, message } of await this.workspaceProblems(normalized.content, workspaceId))
@@ -303,6 +312,24 @@ export class TemplateAdmin {
     return template;
   }
 
+  /**
+   * The content whose PDF passwords a `*PasswordSet` flag keeps: the published version's, else
+   * the latest's (pdf-password-keep.ts).
+   */
+  private async previousContent(template: TemplateDoc): Promise<TemplateVersionContent | undefined> {
+    const number = template.publishedVersion || template.latestVersion;
+    if (!number) return undefined;
+    return (await this.deps.templates.getVersion(template._id, number))?.content;
+  }
+
+  /** For check/preview of unsaved content: the edited template's previous content ('' : a new template). */
+  private async editedContent(workspaceId: string, templateId: string): Promise<TemplateVersionContent | undefined> {
+    if (templateId === '') return undefined;
+    const template = await this.requireTemplate(templateId, 'templateId');
+    if (formatId('workspace', template.workspaceId) !== workspaceId) throw notFound(`Template ${quoteId(templateId)}`);
+    return this.previousContent(template);
+  }
+
   private async requireTemplate(value: string, field: string): Promise<TemplateDoc> {
     const id = requireId('template', value, field, 'Template');
     return this.requireTemplateById(id, value);
@@ -343,9 +370,10 @@ function contentToCreate(input: CreateTemplateInput): TemplateContentInput | und
 /** Content as it would be stored, or why it could not be, as diagnostics at the fields. */
 function normalizeOrDiagnose(
   input: TemplateContentInput | undefined,
+  previous: TemplateVersionContent | undefined,
 ): { content: TemplateVersionContent } | { diagnostics: TemplateDiagnostic[] } {
   try {
-    return { content: normalizeContent(input) };
+    return { content: normalizeContent(keepPdfPasswords(input, previous)) };
   } catch (err) {
     if (!(err instanceof DomainError) || err.code !== 'VALIDATION_ERROR') throw err;
     const issues = err.details.length > 0 ? err.details : [{ field: 'content', issue: err.message }];

@@ -5,7 +5,6 @@
 import { createContextKey, createContextValues, type ContextValues, type Interceptor } from '@connectrpc/connect';
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
-import type { ObjectId } from 'mongodb';
 import type { AdminGate } from '../access/admin-gate.ts';
 import type { AdminCaller } from '../auth/authentication.ts';
 import { rpcBinding } from './admin-rpc-map.ts';
@@ -13,8 +12,6 @@ import { toConnectError } from './connect-errors.ts';
 
 /** The authenticated caller of the current admin call (set by the access interceptor). */
 export const callerKey = createContextKey<AdminCaller | undefined>(undefined, { description: 'docgen admin caller' });
-/** The workspace the current admin call touches, as the gate found it (null: none, several, or not looked up). */
-export const workspaceKey = createContextKey<ObjectId | null>(null, { description: 'docgen admin call workspace' });
 /** The peer address of the connection (for sign-in rate limits). */
 export const clientAddressKey = createContextKey<string>('unknown', { description: 'docgen client address' });
 
@@ -78,7 +75,6 @@ export function adminAccessInterceptor(
         },
       });
       req.contextValues.set(callerKey, admission.caller);
-      req.contextValues.set(workspaceKey, admission.workspaceId);
       const res = await next(req);
       if (!res.stream) {
         const target = binding?.target;

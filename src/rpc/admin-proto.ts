@@ -5,6 +5,7 @@ import { DurationSchema, timestampFromDate, ValueSchema, type Timestamp } from '
 import type { ApiKeyView } from '../admin/api-key-admin.ts';
 import type { DeliveryView } from '../admin/delivery-admin.ts';
 import type { PdfOptionsInput, TemplateContentInput } from '../admin/template-content.ts';
+import { writeOnlyProtection } from '../admin/pdf-password-keep.ts';
 import type { WebhookEndpointView } from '../admin/webhook-endpoint-admin.ts';
 import type { WorkspaceView } from '../admin/workspace-admin.ts';
 import type { JsonObject, JsonValue, Template, TemplateVersion, TemplateVersionContent } from '../domain/template.ts';
@@ -119,7 +120,10 @@ export function contentToProto(c: TemplateVersionContent): ProtoTemplateVersionC
       preferCssPageSize: c.pdfOptions.preferCssPageSize ?? false,
       firstPageHeaderTemplate: c.pdfOptions.firstPageHeaderTemplate ?? '',
       firstPageFooterTemplate: c.pdfOptions.firstPageFooterTemplate ?? '',
-      protection: c.pdfOptions.protection ? create(PdfProtectionSchema, c.pdfOptions.protection) : undefined,
+      // Write-only: the passwords never leave the server, only whether each is set.
+      protection: c.pdfOptions.protection
+        ? create(PdfProtectionSchema, writeOnlyProtection(c.pdfOptions.protection))
+        : undefined,
     }),
     title: c.title ?? '',
     metadata: c.metadata ? create(DocumentMetadataSchema, c.metadata) : undefined,
@@ -199,6 +203,8 @@ export function contentFromProto(c: ProtoTemplateVersionContent | undefined): Te
             allowPrinting: p.protection.allowPrinting,
             allowCopying: p.protection.allowCopying,
             allowModifying: p.protection.allowModifying,
+            userPasswordSet: p.protection.userPasswordSet,
+            ownerPasswordSet: p.protection.ownerPasswordSet,
           }
         : undefined,
     };

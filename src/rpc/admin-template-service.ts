@@ -1,6 +1,6 @@
 // Connect handlers of docgen.admin.v1.TemplateService.
 import { create } from '@bufbuild/protobuf';
-import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
+import type { ServiceImpl } from '@connectrpc/connect';
 import type { TemplateAdmin } from '../admin/template-admin.ts';
 import {
   ArchiveTemplateResponseSchema,
@@ -42,7 +42,7 @@ import {
   type PublishTemplateVersionResponse,
   type TemplateService,
 } from '../gen/docgen/admin/v1/template_pb.js';
-import type { JsonObject, TemplateVersion } from '../domain/template.ts';
+import type { JsonObject } from '../domain/template.ts';
 import {
   contentFromProto,
   contentToProto,
@@ -50,10 +50,6 @@ import {
   templateToProto,
   templateVersionToProto,
 } from './admin-proto.ts';
-import { callerHolds } from '../access/authorizer.ts';
-import { formatId } from '../domain/ids.ts';
-import { withoutPdfPasswords } from '../store/pdf-password-box.ts';
-import { callerKey, workspaceKey } from './admin-access-interceptor.ts';
 
 export class TemplateServiceHandler implements ServiceImpl<typeof TemplateService> {
   private readonly admin: TemplateAdmin;
@@ -99,24 +95,19 @@ export class TemplateServiceHandler implements ServiceImpl<typeof TemplateServic
     });
   }
 
-  async getTemplateVersion(req: GetTemplateVersionRequest, ctx: HandlerContext): Promise<GetTemplateVersionResponse> {
-    const shown = shownVersion(ctx);
+  async getTemplateVersion(req: GetTemplateVersionRequest): Promise<GetTemplateVersionResponse> {
     return create(GetTemplateVersionResponseSchema, {
-      version: templateVersionToProto(shown(await this.admin.getVersion(req.templateId, req.version))),
+      version: templateVersionToProto(await this.admin.getVersion(req.templateId, req.version)),
     });
   }
 
-  async listTemplateVersions(
-    req: ListTemplateVersionsRequest,
-    ctx: HandlerContext,
-  ): Promise<ListTemplateVersionsResponse> {
-    const shown = shownVersion(ctx);
+  async listTemplateVersions(req: ListTemplateVersionsRequest): Promise<ListTemplateVersionsResponse> {
     const versions = await this.admin.listVersions(
       req.templateId,
       req.view === TemplateVersionView.BASIC ? 'basic' : 'full',
     );
     return create(ListTemplateVersionsResponseSchema, {
-      versions: versions.map((v) => templateVersionToProto(shown(v))),
+      versions: versions.map(templateVersionToProto),
     });
   }
 
@@ -142,6 +133,7 @@ export class TemplateServiceHandler implements ServiceImpl<typeof TemplateServic
       req.workspaceId,
       contentFromProto(req.content),
       req.variables as JsonObject | undefined,
+      req.templateId,
     );
     return create(PreviewTemplateContentResponseSchema, {
       pdf: result.pdf,
@@ -164,23 +156,10 @@ export class TemplateServiceHandler implements ServiceImpl<typeof TemplateServic
   }
 
   async checkTemplateContent(req: CheckTemplateContentRequest): Promise<CheckTemplateContentResponse> {
-    const result = await this.admin.checkContent(req.workspaceId, contentFromProto(req.content));
+    const result = await this.admin.checkContent(req.workspaceId, contentFromProto(req.content), req.templateId);
     return create(CheckTemplateContentResponseSchema, {
       diagnostics: result.diagnostics.map(diagnosticToProto),
       suggestedVariables: result.suggestedVariables,
     });
   }
-}
-
-/**
- * PDF passwords only for those who may edit the template (editors, owners, the operator): a
- * viewer who learnt the owner password could lift the restrictions the PDFs are sent with.
- */
-function shownVersion(ctx: HandlerContext): (version: TemplateVersion) => TemplateVersion {
-  const caller = ctx.values.get(callerKey);
-  const workspaceId = ctx.values.get(workspaceKey);
-  const mayEdit =
-    caller?.kind === 'operator' ||
-    (workspaceId !== null && callerHolds(caller, formatId('workspace', workspaceId), 'templates.edit'));
-  return (version) => (mayEdit ? version : { ...version, content: withoutPdfPasswords(version.content) });
 }

@@ -40,19 +40,6 @@ export function sealContent(
   return { ...content, pdfOptions: { ...content.pdfOptions, protection } };
 }
 
-/**
- * The content as shown to members who may not edit templates (viewers): protection without its
- * passwords (empty), so a viewer never learns the owner password that lifts the restrictions.
- */
-export function withoutPdfPasswords(content: TemplateVersionContent): TemplateVersionContent {
-  const p = content.pdfOptions?.protection;
-  if (!p) return content;
-  return {
-    ...content,
-    pdfOptions: { ...content.pdfOptions, protection: { ...p, userPassword: '', ownerPassword: '' } },
-  };
-}
-
 /** The content as read: its protection's passwords open. Rows from before sealing read as they are. */
 export function openContent(
   content: TemplateVersionContent,

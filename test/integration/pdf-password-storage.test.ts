@@ -1,13 +1,25 @@
 // PDF passwords are stored encrypted (AES-256-GCM under DOCGEN_SECRET_KEY, bound to the
 // template): the database row holds neither password, the repository hands the renderer the
 // real ones, and the PDF printed from the stored version opens with them (qpdf, pdftotext).
+// They are write-only in the admin API: a version sent with only the *PasswordSet flags keeps
+// the earlier passwords, and its PDF (and a preview of such unsaved content) opens with them.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toJsonString } from '@bufbuild/protobuf';
+import { createRouterTransport } from '@connectrpc/connect';
 import { ObjectId } from 'mongodb';
+import { TemplateAdmin } from '../../src/admin/template-admin.ts';
+import { adminClientsOn } from '../../src/cli/admin/admin-client.ts';
+import { formatId } from '../../src/domain/ids.ts';
+import { CreateTemplateVersionResponseSchema, TemplateService } from '../../src/gen/docgen/admin/v1/template_pb.js';
+import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analyze-template.ts';
+import { TemplateServiceHandler } from '../../src/rpc/admin-template-service.ts';
+import { mapErrors } from '../../src/rpc/connect-errors.ts';
+import { WorkspacesRepository } from '../../src/store/workspaces-repository.ts';
 import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
 import type { TemplateVersionContent } from '../../src/domain/template.ts';
 import { createRenderEngine, type RenderEngine } from '../../src/render/render-engine.ts';
@@ -15,7 +27,7 @@ import { COLLECTIONS } from '../../src/store/documents.ts';
 import { connectMongo, type MongoConnection } from '../../src/store/mongo.ts';
 import { TemplatesRepository } from '../../src/store/templates-repository.ts';
 import { startMongo, uniqueRunDir, type TestMongo } from '../harness/dependencies.ts';
-import { renderEngineTestConfig } from '../harness/test-config.ts';
+import { renderEngineTestConfig, testPageTokens } from '../harness/test-config.ts';
 
 const USER = 'open-sesame-42';
 const OWNER = '-owner-lifts-all';
@@ -102,4 +114,67 @@ describe('PDF passwords at rest', () => {
     await versions.updateOne({ templateId: other.template._id }, { $set: { 'content.pdfOptions.protection': sealed } });
     await expect(templates.getVersion(other.template._id, 1)).rejects.toThrow(/A PDF password cannot be decrypted/);
   });
+
+  it('kept through the write-only flags: the new version and a preview of unsaved content open with them', async () => {
+    const templates = new TemplatesRepository(conn.db, KEY);
+    const workspaces = new WorkspacesRepository(conn.db);
+    const workspaceId = formatId('workspace', (await workspaces.create('pdf-pw'))._id);
+    const admin = new TemplateAdmin({
+      workspaces,
+      templates,
+      analyzeTemplate,
+      diagnoseTemplate,
+      renderPreview: async (c, variables) => ({ pdf: (await engine.renderer.render(c, variables)).pdf, renderMs: 0 }),
+      pageTokens: testPageTokens(),
+    });
+    const client = adminClientsOn(
+      createRouterTransport(({ service }) => service(TemplateService, mapErrors(new TemplateServiceHandler(admin)))),
+    ).templates;
+    const created = await client.createTemplate({
+      workspaceId,
+      name: 'kept',
+      content: { body: content.body, pdfOptions: { protection: content.pdfOptions.protection } },
+      publish: true,
+    });
+    const templateId = created.template!.id;
+    const flagsOnly = {
+      userPassword: '',
+      ownerPassword: '',
+      userPasswordSet: true,
+      ownerPasswordSet: true,
+      allowPrinting: true,
+    };
+    const added = await client.createTemplateVersion({
+      templateId,
+      content: { body: '<p>Second statement</p>', pdfOptions: { protection: flagsOnly } },
+    });
+    const answered = toJsonString(CreateTemplateVersionResponseSchema, added);
+    expect(answered).not.toContain(USER);
+    expect(answered).not.toContain(OWNER);
+    expect(added.version?.content?.pdfOptions?.protection).toMatchObject({
+      userPassword: '',
+      userPasswordSet: true,
+      ownerPasswordSet: true,
+    });
+
+    const opensWithOldPassword = (pdf: Uint8Array, name: string, text: string) => {
+      const file = join(dir, name);
+      writeFileSync(file, pdf);
+      expect(spawnSync('pdftotext', [file, '-'], { encoding: 'utf8' }).stderr).toMatch(/Incorrect password/i);
+      expect(execFileSync('pdftotext', ['-upw', USER, file, '-'], { encoding: 'utf8' })).toContain(text);
+      expect(execFileSync('qpdf', [`--password=${OWNER}`, '--show-encryption', file], { encoding: 'utf8' })).toMatch(
+        /owner password/i,
+      );
+    };
+    const stored = await client.previewTemplateVersion({ templateId, version: 2 });
+    opensWithOldPassword(stored.pdf, 'kept.pdf', 'Second statement');
+
+    const unsaved = await client.previewTemplateContent({
+      workspaceId,
+      templateId,
+      content: { body: '<p>Draft statement</p>', pdfOptions: { protection: flagsOnly } },
+    });
+    expect(unsaved.diagnostics).toEqual([]);
+    opensWithOldPassword(unsaved.pdf, 'draft.pdf', 'Draft statement');
+  }, 120_000);
 });

@@ -319,7 +319,14 @@ describe('workspace assets', () => {
         pageRanges: '1',
         preferCssPageSize: true,
         firstPageFooterTemplate: '<div>first</div>',
-        protection: { ownerPassword: 'owner-secret', userPassword: '', allowPrinting: true, allowCopying: false },
+        protection: {
+          ownerPassword: '',
+          ownerPasswordSet: true,
+          userPassword: '',
+          userPasswordSet: false,
+          allowPrinting: true,
+          allowCopying: false,
+        },
       },
     });
     const bad = await cli([

@@ -5,6 +5,8 @@
 //   decoded) and then publishing it would say: normalizeContent, then the publish check of the
 //   PDF options.
 // Both must name the same fields with the same words, and match the table's expectation.
+import { keepPdfPasswords } from '../../src/admin/pdf-password-keep.ts';
+import type { TemplateVersionContent } from '../../src/domain/template.ts';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { describe, expect, it } from 'vitest';
 import { normalizeContent } from '../../src/admin/template-content.ts';
@@ -107,6 +109,15 @@ const CASES: Case[] = [
     refused: ['pdfOptions.protection.userPassword'],
   },
   {
+    name: 'protection keeping the earlier passwords (write-only: empty, flags set)',
+    pdf: { ...protect(''), ownerPasswordSet: true, userPasswordSet: true },
+  },
+  {
+    name: 'protection with no owner password to keep',
+    pdf: { ...protect(''), ownerPasswordSet: false },
+    refused: ['pdfOptions.protection.ownerPassword'],
+  },
+  {
     name: 'a password that is not printable ASCII',
     pdf: protect('pässwort-1'),
     refused: ['pdfOptions.protection.ownerPassword'],
@@ -121,6 +132,18 @@ function draftFor(c: Case): Draft {
   return { ...draft, pdf: { ...draft.pdf, ...c.pdf }, document: { ...draft.document, ...c.document } };
 }
 
+const EARLIER = {
+  pdfOptions: {
+    protection: {
+      userPassword: 'earlier-open',
+      ownerPassword: 'earlier-owner',
+      allowPrinting: true,
+      allowCopying: true,
+      allowModifying: true,
+    },
+  },
+} as TemplateVersionContent;
+
 /** What the server says about the draft's content: saving it, then publishing it. */
 function serverIssues(draft: Draft): string[] {
   const sent = contentFromDraft(draft, { checkSettings: false }).content;
@@ -129,7 +152,8 @@ function serverIssues(draft: Draft): string[] {
   const received = contentFromProto(fromBinary(TemplateVersionContentSchema, wire));
   let stored;
   try {
-    stored = normalizeContent(received);
+    // Saved as a new version of a template whose earlier version has both passwords (kept by the flags).
+    stored = normalizeContent(keepPdfPasswords(received, EARLIER));
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     return err.details.map((d) => `${d.field.replace(/^content\./, '')}: ${d.issue}`);

@@ -58,8 +58,14 @@ export interface PdfDraft {
   pageRanges: string;
   preferCssPageSize: boolean;
   protect: boolean;
+  /** Typed passwords only: the server never sends them back (write-only). */
   userPassword: string;
   ownerPassword: string;
+  /** The earlier version's password is kept while its field stays empty. */
+  userPasswordSet: boolean;
+  ownerPasswordSet: boolean;
+  /** The loaded version had an open password (offers "Remove password"). */
+  hadUserPassword: boolean;
   allowPrinting: boolean;
   allowCopying: boolean;
   allowModifying: boolean;
@@ -124,11 +130,16 @@ export function blankDraft(): Draft {
 }
 
 /** The protection fields of a draft: the stored ones, or what ticking "encrypt" starts with. */
-function protectionDraft(p: Partial<typeof NEW_PROTECTION> | undefined) {
+function protectionDraft(
+  p: (Partial<typeof NEW_PROTECTION> & { userPasswordSet?: boolean; ownerPasswordSet?: boolean }) | undefined,
+) {
   const n = NEW_PROTECTION;
   return {
     userPassword: p?.userPassword ?? n.userPassword,
     ownerPassword: p?.ownerPassword ?? n.ownerPassword,
+    userPasswordSet: p?.userPasswordSet ?? false,
+    ownerPasswordSet: p?.ownerPasswordSet ?? false,
+    hadUserPassword: p?.userPasswordSet ?? false,
     allowPrinting: p?.allowPrinting ?? n.allowPrinting,
     allowCopying: p?.allowCopying ?? n.allowCopying,
     allowModifying: p?.allowModifying ?? n.allowModifying,
@@ -278,6 +289,9 @@ export function pdfOptionsFromDraft(pdf: PdfDraft): PdfOptionsInit {
           protection: {
             userPassword: pdf.userPassword,
             ownerPassword: pdf.ownerPassword,
+            // Empty with the flag: the server keeps the earlier version's password.
+            userPasswordSet: pdf.userPasswordSet,
+            ownerPasswordSet: pdf.ownerPasswordSet,
             allowPrinting: pdf.allowPrinting,
             allowCopying: pdf.allowCopying,
             allowModifying: pdf.allowModifying,
@@ -293,7 +307,7 @@ export function pdfOptionsFromDraft(pdf: PdfDraft): PdfOptionsInit {
  * named as in the content (`pdfOptions.margins.top`, `metadata.language`).
  */
 export function settingIssues(draft: Draft): SettingIssue[] {
-  const pdfOptions = { ...pdfOptionsFromDraft(draft.pdf), scale: scaleOf(draft.pdf.scale) };
+  const pdfOptions = { ...pdfOptionsFromDraft(withKeptStandIns(draft.pdf)), scale: scaleOf(draft.pdf.scale) };
   const standards = standardsProblems(draft.standards ?? standardsDraftFromContent(undefined), {
     encrypted: draft.pdf.protect,
     title: draft.document.title,
@@ -304,6 +318,18 @@ export function settingIssues(draft: Draft): SettingIssue[] {
     ...checkPdfOptions(pdfOptions),
     ...standards.map((issue) => ({ field: STANDARDS_FIELD, issue })),
   ];
+}
+
+/**
+ * Kept passwords (empty, flag set) checked as the server will see them: present. The stand-ins
+ * only feed the local checks; they are never sent.
+ */
+function withKeptStandIns(pdf: PdfDraft): PdfDraft {
+  return {
+    ...pdf,
+    userPassword: pdf.userPassword || (pdf.userPasswordSet ? 'kept open password' : ''),
+    ownerPassword: pdf.ownerPassword || (pdf.ownerPasswordSet ? 'kept owner password' : ''),
+  };
 }
 
 /** The issues of one section's settings (fields under `prefix`), as sentences to show. */

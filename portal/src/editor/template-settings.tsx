@@ -415,17 +415,29 @@ export function PdfOptionsSection({
               <input
                 type="text"
                 autoComplete="off"
-                placeholder="none"
+                placeholder={draft.pdf.userPasswordSet ? 'Set — type to change' : 'none'}
                 value={draft.pdf.userPassword}
                 readOnly={readOnly}
                 onInput={(e) => set({ userPassword: e.currentTarget.value })}
               />
             </label>
+            {draft.pdf.hadUserPassword && (
+              <label class="checkbox">
+                <input
+                  type="checkbox"
+                  checked={!draft.pdf.userPasswordSet}
+                  disabled={readOnly}
+                  onChange={(e) => set({ userPasswordSet: !e.currentTarget.checked, userPassword: '' })}
+                />
+                Remove password
+              </label>
+            )}
             <label>
               Owner password
               <input
                 type="text"
                 autoComplete="off"
+                placeholder={draft.pdf.ownerPasswordSet ? 'Set — type to change' : ''}
                 value={draft.pdf.ownerPassword}
                 readOnly={readOnly}
                 onInput={(e) => set({ ownerPassword: e.currentTarget.value })}

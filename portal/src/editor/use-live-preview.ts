@@ -39,6 +39,8 @@ export function useLivePreview(
   content: ContentInit | undefined,
   contentKey: string,
   variables?: ContentInit['sampleData'],
+  /** The edited template: its earlier version's PDF passwords are kept (write-only); '' for a new one. */
+  templateId = '',
 ): PreviewState {
   const [state, setState] = useState<PreviewState>({
     pdf: undefined,
@@ -82,7 +84,7 @@ export function useLivePreview(
       // before the pane says the preview failed: the author should not have to type to retry.
       const ask = (attempt: number): void => {
         api.templates
-          .previewTemplateContent({ workspaceId, content, ...(variables ? { variables } : {}) }, { signal })
+          .previewTemplateContent({ workspaceId, templateId, content, ...(variables ? { variables } : {}) }, { signal })
           .then(
             (res) => {
               if (signal.aborted) return;
@@ -113,7 +115,7 @@ export function useLivePreview(
           );
       };
       ask(0);
-      api.templates.checkTemplateContent({ workspaceId, content }, { signal }).then(
+      api.templates.checkTemplateContent({ workspaceId, templateId, content }, { signal }).then(
         (res) => {
           if (signal.aborted) return;
           checked = res;
@@ -128,7 +130,7 @@ export function useLivePreview(
     };
     /* eslint-disable-next-line react-hooks/exhaustive-deps -- contentKey stands for content and
        variables (new objects on every render) */
-  }, [workspaceId, contentKey]);
+  }, [workspaceId, contentKey, templateId]);
   useEffect(() => () => latest.current?.abort(), []);
   return state;
 }

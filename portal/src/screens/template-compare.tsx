@@ -134,6 +134,7 @@ function VersionPreview({
     allowed ? content : undefined,
     `${version.templateId}:${version.version}:${sampleKey}`,
     sampleData as never,
+    version.templateId,
   );
   return (
     <PreviewPane

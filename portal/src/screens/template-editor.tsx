@@ -237,7 +237,13 @@ function TemplateEditor({
   const built = useMemo(() => contentFromDraft(draft), [draft]);
   const contentKey = useMemo(() => JSON.stringify(built.content ?? null), [built]);
   // Rendering previews is an editor's right (the server refuses viewers): viewers read the source.
-  const preview = useLivePreview(workspaceId, canEditTemplates ? built.content : undefined, contentKey);
+  const preview = useLivePreview(
+    workspaceId,
+    canEditTemplates ? built.content : undefined,
+    contentKey,
+    undefined,
+    template?.id ?? '',
+  );
   const changed = !sameDraft(draft, baseDraft);
   // The draft just saved is not unsaved work, even before the saved version comes back as the base.
   const [savedDraft, setSavedDraft] = useState<Draft | undefined>(undefined);
@@ -345,7 +351,11 @@ function TemplateEditor({
     });
 
   const refuseOnCheckErrors = async () => {
-    const checked = await api.templates.checkTemplateContent({ workspaceId, content: built.content! });
+    const checked = await api.templates.checkTemplateContent({
+      workspaceId,
+      templateId: template?.id ?? '',
+      content: built.content!,
+    });
     const errors = checked.diagnostics.filter((d) => d.severity !== 'warning');
     if (errors.length > 0)
       throw new Refusal(`Not published: ${errors.length === 1 ? '1 problem' : `${errors.length} problems`}`, errors);

@@ -239,6 +239,7 @@ export const templateCommands: Command[] = [
           ['sample data', c?.sampleData ? Object.keys(c.sampleData).join(', ') || '{}' : 'none'],
           ['locale', `${c?.locale || 'en-US'}, time zone ${c?.timeZone || 'UTC'}`],
           ['standards', standardsLine(c)],
+          ['protection', protectionLine(c)],
         ]) + `\n\n${c?.body ?? ''}`,
       );
     },
@@ -346,8 +347,12 @@ function versionJson(v: TemplateVersion) {
                 preferCssPageSize: c.pdfOptions.preferCssPageSize,
                 protection: c.pdfOptions.protection
                   ? {
+                      // Write-only (the server never answers them): empty, the flags say which are
+                      // set; fed back through --pdf-options, the flags keep them.
                       userPassword: c.pdfOptions.protection.userPassword,
                       ownerPassword: c.pdfOptions.protection.ownerPassword,
+                      userPasswordSet: c.pdfOptions.protection.userPasswordSet,
+                      ownerPasswordSet: c.pdfOptions.protection.ownerPasswordSet,
                       allowPrinting: c.pdfOptions.protection.allowPrinting,
                       allowCopying: c.pdfOptions.protection.allowCopying,
                       allowModifying: c.pdfOptions.protection.allowModifying,
@@ -396,6 +401,14 @@ function documentSettingsJson(c: TemplateVersionContent) {
     outline: c.outline,
     attachments: c.attachments,
   };
+}
+
+/** Passwords are write-only: only whether each is set. */
+function protectionLine(c: TemplateVersionContent | undefined): string {
+  const p = c?.pdfOptions?.protection;
+  if (!p) return 'none';
+  const set = (flag: boolean) => (flag ? 'set' : 'not set');
+  return `open password ${set(p.userPasswordSet)}, owner password ${set(p.ownerPasswordSet)}`;
 }
 
 function standardsLine(c: TemplateVersionContent | undefined): string {

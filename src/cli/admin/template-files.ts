@@ -170,7 +170,8 @@ async function readPartials(path: string): Promise<Record<string, string>> {
 // The document settings' names and defaults: src/domain/document-settings.ts (their values
 // are checked by the server, with the same rules).
 const PDF_KEYS = Object.keys(PDF_OPTION_SETTINGS);
-const PROTECTION_KEYS: readonly string[] = PROTECTION_FIELDS;
+// The *PasswordSet flags keep the previous version's passwords (they are write-only).
+const PROTECTION_KEYS: readonly string[] = [...PROTECTION_FIELDS, 'userPasswordSet', 'ownerPasswordSet'];
 const METADATA_KEYS: readonly string[] = METADATA_FIELDS;
 
 export async function readJsonObjectFlag(flag: string, value: string): Promise<Record<string, unknown>> {

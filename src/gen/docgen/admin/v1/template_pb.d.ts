@@ -273,6 +273,19 @@ export declare type PdfProtection = Message<"docgen.admin.v1.PdfProtection"> & {
    * @generated from field: bool allow_modifying = 5;
    */
   allowModifying: boolean;
+
+  /**
+   * Passwords are write-only: answers give them empty and say here whether one is set. On a write,
+   * an empty password with its flag true keeps the previous version's password; with false, none.
+   *
+   * @generated from field: bool user_password_set = 6;
+   */
+  userPasswordSet: boolean;
+
+  /**
+   * @generated from field: bool owner_password_set = 7;
+   */
+  ownerPasswordSet: boolean;
 };
 
 /**
@@ -1022,6 +1035,14 @@ export declare type PreviewTemplateContentRequest = Message<"docgen.admin.v1.Pre
    * @generated from field: google.protobuf.Struct variables = 3;
    */
   variables?: JsonObject | undefined;
+
+  /**
+   * The template being edited, whose previous version's PDF passwords the content's
+   * *_password_set flags keep; empty for a new template.
+   *
+   * @generated from field: string template_id = 4;
+   */
+  templateId: string;
 };
 
 /**
@@ -1073,6 +1094,13 @@ export declare type CheckTemplateContentRequest = Message<"docgen.admin.v1.Check
    * @generated from field: docgen.admin.v1.TemplateVersionContent content = 2;
    */
   content?: TemplateVersionContent | undefined;
+
+  /**
+   * As in PreviewTemplateContentRequest.template_id.
+   *
+   * @generated from field: string template_id = 3;
+   */
+  templateId: string;
 };
 
 /**
