@@ -1,54 +1,24 @@
 // Workspace assets (rows; the bytes are in the object store). A name is unique in its
-// workspace without a unique secondary index: uploading claims it by inserting a row whose
-// _id is derived from (workspace, name), which MongoDB keeps unique on every deployment.
+// workspace through a claim (workspace-name-claims.ts).
 import type { Db, ObjectId } from 'mongodb';
-import { deterministicObjectId } from '../domain/ids.ts';
-import { COLLECTIONS, type AssetDoc, type AssetNameDoc } from './documents.ts';
-import { isDuplicateKeyError } from './mongo.ts';
+import { COLLECTIONS, type AssetDoc } from './documents.ts';
 import { keysetPage, type Keyset, type Page, type PageRequest } from './pagination.ts';
+import { WorkspaceNameClaims } from './workspace-name-claims.ts';
 
 /** Assets list by name (unique in a workspace), as people look for them. */
 const BY_NAME: Keyset = { field: 'name', kind: 'string', order: 1 };
 
-/** A claim older than this whose asset row never appeared was left by a crashed upload. */
-const ABANDONED_CLAIM_MS = 5 * 60_000;
-
-function nameClaimId(workspaceId: ObjectId, name: string): ObjectId {
-  return deterministicObjectId('asset-name', workspaceId.toHexString(), name);
-}
-
 export class AssetsRepository {
   private readonly assets;
-  private readonly names;
+  private readonly claims;
   constructor(db: Db) {
     this.assets = db.collection<AssetDoc>(COLLECTIONS.assets);
-    this.names = db.collection<AssetNameDoc>(COLLECTIONS.assetNames);
+    this.claims = new WorkspaceNameClaims(this.assets, db.collection(COLLECTIONS.assetNames), 'asset-name', 'assetId');
   }
 
   /** Inserts the asset; false when its name is taken in the workspace. */
-  async create(doc: AssetDoc): Promise<boolean> {
-    const claim: AssetNameDoc = {
-      _id: nameClaimId(doc.workspaceId, doc.name),
-      assetId: doc._id,
-      workspaceId: doc.workspaceId,
-      name: doc.name,
-      createdAt: doc.createdAt,
-    };
-    for (let tries = 0; tries < 2; tries++) {
-      try {
-        await this.names.insertOne(claim);
-        await this.assets.insertOne(doc);
-        return true;
-      } catch (err) {
-        if (!isDuplicateKeyError(err)) throw err;
-        const holder = await this.names.findOne({ _id: claim._id });
-        if (!holder) continue; // released meanwhile
-        if (await this.assets.findOne({ _id: holder.assetId })) return false;
-        if (Date.now() - holder.createdAt.getTime() < ABANDONED_CLAIM_MS) return false; // an upload in progress
-        await this.names.deleteOne({ _id: claim._id, assetId: holder.assetId });
-      }
-    }
-    return false;
+  create(doc: AssetDoc): Promise<boolean> {
+    return this.claims.insert(doc);
   }
 
   get(id: ObjectId): Promise<AssetDoc | null> {
@@ -81,7 +51,7 @@ export class AssetsRepository {
   /** Removes the row, then frees its name; false when it did not exist. */
   async delete(doc: AssetDoc): Promise<boolean> {
     const result = await this.assets.deleteOne({ _id: doc._id });
-    await this.names.deleteOne({ _id: nameClaimId(doc.workspaceId, doc.name), assetId: doc._id });
+    await this.claims.release(doc);
     return result.deletedCount === 1;
   }
 }

@@ -388,7 +388,14 @@ describe('documents as MongoDB stores them', () => {
     const stranded = (await generations.findStranded(new Date(), 1_000, 60_000, 1_000)).find((r) =>
       r._id.equals(doc._id),
     );
-    expect(stranded).toEqual({ _id: doc._id, status: 'PENDING', jobPublishedAt: null, attempts: 0 });
+    // The workspace (and batch, absent here) route the job to its lane (src/queue/fair-puller.ts).
+    expect(stranded).toEqual({
+      _id: doc._id,
+      workspaceId: doc.workspaceId,
+      status: 'PENDING',
+      jobPublishedAt: null,
+      attempts: 0,
+    });
     await generations.delete(doc._id);
   });
 
