@@ -1,4 +1,4 @@
-// PDF passwords are write-only (docs/templates.md#pdf-protection): answers never carry them, only
+// PDF passwords are write-only (docs/templates.md#print-options): answers never carry them, only
 // whether each is set. A write that wants to keep one sends it empty with its `*PasswordSet` flag
 // true; the password then comes from the template's previous version (the published one, else the
 // latest). Empty with the flag false means no password.

@@ -98,6 +98,8 @@ describe('portal, as a workspace owner', () => {
 
   it('creates a template whose preview follows the typing, and publishes it', async () => {
     const { page } = owner;
+    // Signing in lands on the Overview; templates are one link away.
+    await click(page, 'Templates', 'link');
     await click(page, 'New template', 'button');
     await fill(page, 'Template name', 'Order confirmation');
     await page.waitForFunction(

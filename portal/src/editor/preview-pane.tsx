@@ -181,7 +181,13 @@ export function PreviewPane({
           {viewError}
         </p>
       )}
-      <div class={upToDate || !shown ? 'pdf-frame' : 'pdf-frame stale'}>
+      {/* Focusable, so the pages scroll from the keyboard too. */}
+      <div
+        class={upToDate || !shown ? 'pdf-frame' : 'pdf-frame stale'}
+        role="document"
+        aria-label="Preview pages"
+        tabIndex={0}
+      >
         <PdfView
           pdf={preview.pdf}
           zoom={zoom}
