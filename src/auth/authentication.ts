@@ -55,6 +55,9 @@ export class AdminAuthentication {
     }
     const portalBaseUrl = this.deps.portalBaseUrl();
     const sessionId = readSessionCookie(credentials.cookie, portalBaseUrl);
+    // No credential at all for a call that needs a caller: nothing could be authorized, and the
+    // client (a CLI without its token, most likely) is told what is missing (UNAUTHENTICATED).
+    if (!sessionId && call.needsCaller) return undefined;
     // Without the operator token this is a browser's call (or one pretending to be): it must
     // be addressed to the portal's host, which a DNS-rebinding page cannot claim.
     if (!isPortalHost(credentials.host, portalBaseUrl)) {
