@@ -47,7 +47,8 @@ async function signIn(watched: Awaited<ReturnType<typeof openPage>>, who: { emai
   await fill(watched.page, 'Email', who.email);
   await fill(watched.page, 'Password', who.password);
   await click(watched.page, 'Sign in', 'button');
-  await watched.page.waitForSelector('aria/Templates[role="heading"]');
+  // Signing in lands on the Overview.
+  await watched.page.waitForSelector('aria/Overview[role="heading"]');
 }
 
 describe('pending invitations in the portal', () => {
