@@ -275,7 +275,17 @@ export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
     throw new RangeError('startFairPuller: concurrency must be a whole number >= 1');
   const slots = Promise.all([...Array.from({ length: opts.concurrency }, () => slot()), reconcileLoop]);
   signal.addEventListener('abort', () => wakeAll(), { once: true });
-  const done = stopWhenAborted(signal, slots, opts.stopTimeoutMs, running).finally(() => {
+  // Stopping waits for the jobs being handled, not for a pull or a listing still on its way
+  // (up to their request time-out after a NATS outage): a job such a pull brings back after the
+  // stop is handed straight back (above), so the loops may end after `done`.
+  const handlersIdle = new Promise<void>((resolve) => {
+    const check = (): void => {
+      if (running() === 0) resolve();
+      else setTimeout(check, 50).unref();
+    };
+    signal.addEventListener('abort', check, { once: true });
+  });
+  const done = stopWhenAborted(signal, Promise.race([slots, handlersIdle]), opts.stopTimeoutMs, running).finally(() => {
     try {
       notices.unsubscribe();
     } catch {
