@@ -101,6 +101,7 @@ export const PORTAL_ROUTES: ReadonlySet<string> = new Set([
   'overview',
   'templates',
   'assets',
+  'certificates',
   'api-keys',
   'webhooks',
   'deliveries',

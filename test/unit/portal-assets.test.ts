@@ -1,12 +1,12 @@
 // The admin listener's static serving of the portal: app routes get index.html, hashed
 // assets a long immutable cache, RPC paths and POSTs pass through, and every answer carries
 // a same-origin-only Content-Security-Policy.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPortalAssets, type PortalAssets } from '../../src/portal/portal-assets.ts';
+import { PORTAL_ROUTES, createPortalAssets, type PortalAssets } from '../../src/portal/portal-assets.ts';
 import { uniqueRunDir } from '../harness/dependencies.ts';
 
 let server: http.Server;
@@ -178,5 +178,14 @@ describe('portal assets', () => {
     expect(res.status).toBe(503);
     expect(await res.text()).toContain('npm run build:portal');
     await new Promise<void>((resolve) => other.close(() => resolve()));
+  });
+});
+
+describe('the portal routes served as the app', () => {
+  it('include every screen of portal/src/app.tsx (a deep link or a reload of any screen gets the app)', () => {
+    const app = readFileSync(new URL('../../portal/src/app.tsx', import.meta.url), 'utf8');
+    const screens = [...app.matchAll(/<Route path="\/([^/"]*)/g)].map((m) => m[1]!);
+    expect(screens).toContain('certificates');
+    expect(screens.filter((s) => !PORTAL_ROUTES.has(s))).toEqual([]);
   });
 });
