@@ -36,6 +36,15 @@ export function revealLine(label: string, line: number): boolean {
   return true;
 }
 
+/**
+ * The cursor is kept clear of the editor's sticky Save/Publish bar: when typing or a jump to a
+ * line scrolls the page, the bar's height counts as out of view at the bottom.
+ */
+const stickyBarMargin = EditorView.scrollMargins.of((view) => {
+  const bar = view.dom.ownerDocument.querySelector('.sticky-actions');
+  return bar ? { bottom: bar.getBoundingClientRect().height + 8 } : null;
+});
+
 const NO_VOCABULARY: AuthoringVocabulary = { variables: [], sample: undefined };
 
 const LANGUAGES: Record<EditorLanguage, (vocabulary: () => AuthoringVocabulary) => Extension> = {
@@ -92,6 +101,7 @@ export function CodeEditor(props: {
             '&': { minHeight: `${(props.minLines ?? 6) * 1.45}em` },
             '.cm-scroller': { minHeight: `${(props.minLines ?? 6) * 1.45}em` },
           }),
+          stickyBarMargin,
           EditorView.updateListener.of((update) => {
             if (update.docChanged) onChangeRef.current?.(update.state.doc.toString());
           }),

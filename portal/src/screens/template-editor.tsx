@@ -222,10 +222,25 @@ function TemplateEditor({
   // Loading another version (or the one just saved) replaces the editors' text: the count
   // tells them so, in the same render as the new draft.
   const [resets, setResets] = useState(0);
+  // The draft on screen, and what the last save sent (with the version it became): a save's
+  // answer and the saved version arrive while the author may be typing on.
+  const draftRef = useRef(draft);
+  useEffect(() => {
+    draftRef.current = draft;
+  }, [draft]);
+  const savedRef = useRef<{ version: number; draft: Draft } | undefined>(undefined);
   const appliedBaseRef = useRef(baseDraft);
   useEffect(() => {
     if (appliedBaseRef.current === baseDraft) return;
     appliedBaseRef.current = baseDraft;
+    const saved = savedRef.current;
+    savedRef.current = undefined;
+    if (saved && base?.version === saved.version && draftRef.current !== saved.draft) {
+      // Keystrokes typed after Save: the saved version is the new base and they stay, as unsaved
+      // changes on it (kept in this browser against the new base by the effect below).
+      setRestored(undefined);
+      return;
+    }
     const kept = readOnly ? undefined : keptDraft(storageKey, baseVersion);
     setRestored(kept);
     setDraft(kept?.draft ?? baseDraft);
@@ -250,8 +265,9 @@ function TemplateEditor({
   const dirty = !readOnly && draft !== savedDraft && (changed || (!template && name.trim() !== startName.trim()));
 
   // Kept locally while unsaved; a saved draft is forgotten (and not written back by a late render).
+  const createdRef = useRef(false);
   useEffect(() => {
-    if (readOnly || savedDraft === draft) return;
+    if (readOnly || savedDraft === draft || createdRef.current) return;
     keepDraft(storageKey, dirty ? { base: baseVersion, draft, name, savedAt: Date.now() } : undefined);
   }, [draft, name, dirty, readOnly, storageKey, baseVersion, savedDraft]);
   const discard = () => {
@@ -319,6 +335,16 @@ function TemplateEditor({
         });
         setSavedDraft(saving);
         keepDraft(storageKey, undefined);
+        // Keystrokes typed while the template was being created go with it, as unsaved changes on
+        // version 1 (and not back under this new template's starting point).
+        createdRef.current = true;
+        if (draftRef.current !== saving)
+          keepDraft(`${workspaceId}:${res.template!.id}`, {
+            base: 1,
+            draft: draftRef.current,
+            name: name.trim(),
+            savedAt: Date.now(),
+          });
         tellNextEditor({
           kind: 'ok',
           text: publish ? 'Created the template and published version 1.' : 'Created the template as version 1.',
@@ -335,6 +361,7 @@ function TemplateEditor({
           content: built.content,
           publish,
         });
+        savedRef.current = { version: res.version!.version, draft: saving };
         setSavedDraft(saving);
         keepDraft(storageKey, undefined);
         setMessage({
