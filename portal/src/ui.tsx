@@ -186,3 +186,37 @@ export function Page({
 export function Empty({ children }: { children: ComponentChildren }) {
   return <p class="empty">{children}</p>;
 }
+
+/**
+ * A table that never widens the page: wider than the window, it scrolls sideways inside this
+ * box, which then is a region named after the table's caption (or `label`) that takes the
+ * focus, so that the keyboard scrolls it too. While the table fits it is a plain box.
+ */
+export function TableScroll({ label, children }: { label?: string; children: ComponentChildren }) {
+  const box = useRef<HTMLDivElement>(null);
+  const [name, setName] = useState('');
+  useEffect(() => {
+    const el = box.current;
+    if (!el || typeof ResizeObserver === 'undefined') return;
+    const measure = () => {
+      const overflowing = el.scrollWidth > el.clientWidth + 1;
+      const caption = el.querySelector('caption')?.textContent?.trim() ?? '';
+      setName(overflowing ? label || caption || 'Table' : '');
+    };
+    const observer = new ResizeObserver(measure);
+    observer.observe(el);
+    const table = el.querySelector('table');
+    if (table) observer.observe(table);
+    measure();
+    return () => observer.disconnect();
+  }, [label]);
+  return (
+    <div
+      ref={box}
+      class="table-scroll"
+      {...(name ? { role: 'region', 'aria-label': `${name} (scrolls sideways)`, tabIndex: 0 } : {})}
+    >
+      {children}
+    </div>
+  );
+}

@@ -3,7 +3,7 @@ import { api } from '../api.ts';
 import { ApiKeyMode } from '@gen/docgen/admin/v1/api_key_pb.js';
 import { Pager, usePagedList } from '../paging.tsx';
 import { useAbilities } from '../session.tsx';
-import { ConfirmButton, Empty, ErrorMessage, Page, SecretOnce, Time, useAction } from '../ui.tsx';
+import { ConfirmButton, Empty, ErrorMessage, Page, SecretOnce, Time, useAction, TableScroll } from '../ui.tsx';
 
 const SCOPES = [
   ['generations:trigger', 'Create generations'],
@@ -104,72 +104,74 @@ export function ApiKeysPage() {
       <ErrorMessage error={revoke.error} />
       {keys.data && keys.data.apiKeys.length === 0 && <Empty>No API keys yet.</Empty>}
       {keys.data && keys.data.apiKeys.length > 0 && (
-        <table>
-          <caption class="visually-hidden">API keys</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Mode</th>
-              <th scope="col">Prefix</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">State</th>
-              {isOwner && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {keys.data.apiKeys.map((key) => (
-              <tr key={key.id}>
-                <td>{key.name}</td>
-                <td>
-                  {key.mode === ApiKeyMode.TEST ? (
-                    <span class="badge badge-test">Test</span>
-                  ) : (
-                    <span class="badge badge-live">Live</span>
-                  )}
-                </td>
-                <td>
-                  <code>{key.prefix}…</code>
-                </td>
-                <td>{key.scopes.join(', ')}</td>
-                <td>
-                  <Time ts={key.createdAt} />
-                </td>
-                <td>{key.lastUsedAt ? <Time ts={key.lastUsedAt} /> : 'Never'}</td>
-                <td>
-                  {key.revokedAt ? (
-                    <span class="badge badge-muted">Revoked</span>
-                  ) : (
-                    <span class="badge badge-ok">Active</span>
-                  )}
-                </td>
+        <TableScroll>
+          <table>
+            <caption class="visually-hidden">API keys</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Mode</th>
+                <th scope="col">Prefix</th>
+                <th scope="col">Scopes</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">State</th>
                 {isOwner && (
-                  <td>
-                    {!key.revokedAt && (
-                      <ConfirmButton
-                        label="Revoke"
-                        danger
-                        question={`Revoke the key “${key.name}” (${key.prefix}…)? Applications using it stop working at once.`}
-                        confirmLabel="Revoke key"
-                        onConfirm={() =>
-                          revoke.run(async () => {
-                            await api.apiKeys.revokeApiKey({ id: key.id });
-                            keys.reload();
-                          })
-                        }
-                      />
-                    )}
-                  </td>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
                 )}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {keys.data.apiKeys.map((key) => (
+                <tr key={key.id}>
+                  <td>{key.name}</td>
+                  <td>
+                    {key.mode === ApiKeyMode.TEST ? (
+                      <span class="badge badge-test">Test</span>
+                    ) : (
+                      <span class="badge badge-live">Live</span>
+                    )}
+                  </td>
+                  <td>
+                    <code>{key.prefix}…</code>
+                  </td>
+                  <td>{key.scopes.join(', ')}</td>
+                  <td>
+                    <Time ts={key.createdAt} />
+                  </td>
+                  <td>{key.lastUsedAt ? <Time ts={key.lastUsedAt} /> : 'Never'}</td>
+                  <td>
+                    {key.revokedAt ? (
+                      <span class="badge badge-muted">Revoked</span>
+                    ) : (
+                      <span class="badge badge-ok">Active</span>
+                    )}
+                  </td>
+                  {isOwner && (
+                    <td>
+                      {!key.revokedAt && (
+                        <ConfirmButton
+                          label="Revoke"
+                          danger
+                          question={`Revoke the key “${key.name}” (${key.prefix}…)? Applications using it stop working at once.`}
+                          confirmLabel="Revoke key"
+                          onConfirm={() =>
+                            revoke.run(async () => {
+                              await api.apiKeys.revokeApiKey({ id: key.id });
+                              keys.reload();
+                            })
+                          }
+                        />
+                      )}
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
       )}
       <Pager list={keys} rows={keys.data?.apiKeys.length ?? 0} label="API keys" />
     </Page>

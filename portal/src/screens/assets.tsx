@@ -2,7 +2,7 @@ import { useRef, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { Pager, usePagedList } from '../paging.tsx';
 import { useAbilities } from '../session.tsx';
-import { ConfirmButton, Empty, ErrorMessage, Page, Time, useAction } from '../ui.tsx';
+import { ConfirmButton, Empty, ErrorMessage, Page, Time, useAction, TableScroll } from '../ui.tsx';
 
 function size(bytes: bigint | number): string {
   const n = Number(bytes);
@@ -83,54 +83,56 @@ export function AssetsPage() {
       )}
       {assets.data && assets.data.assets.length === 0 && <Empty>No assets yet.</Empty>}
       {assets.data && assets.data.assets.length > 0 && (
-        <table>
-          <caption class="visually-hidden">Assets of this workspace</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Type</th>
-              <th scope="col">Size</th>
-              <th scope="col">Uploaded</th>
-              {canEditTemplates && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {assets.data.assets.map((a) => (
-              <tr key={a.id}>
-                <td>
-                  <code>{a.name}</code>
-                </td>
-                <td>{a.kind}</td>
-                <td>{a.contentType}</td>
-                <td>{size(a.sizeBytes)}</td>
-                <td>
-                  <Time ts={a.createdAt} />
-                </td>
+        <TableScroll>
+          <table>
+            <caption class="visually-hidden">Assets of this workspace</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Type</th>
+                <th scope="col">Size</th>
+                <th scope="col">Uploaded</th>
                 {canEditTemplates && (
-                  <td>
-                    <ConfirmButton
-                      label={`Delete ${a.name}`}
-                      danger
-                      question={`Delete ${a.name}? Versions that use it fail to render until an asset of that name exists again.`}
-                      confirmLabel="Delete asset"
-                      onConfirm={() =>
-                        remove.run(async () => {
-                          await api.assets.deleteAsset({ id: a.id });
-                          assets.reload();
-                        })
-                      }
-                    />
-                  </td>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
                 )}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {assets.data.assets.map((a) => (
+                <tr key={a.id}>
+                  <td>
+                    <code>{a.name}</code>
+                  </td>
+                  <td>{a.kind}</td>
+                  <td>{a.contentType}</td>
+                  <td>{size(a.sizeBytes)}</td>
+                  <td>
+                    <Time ts={a.createdAt} />
+                  </td>
+                  {canEditTemplates && (
+                    <td>
+                      <ConfirmButton
+                        label={`Delete ${a.name}`}
+                        danger
+                        question={`Delete ${a.name}? Versions that use it fail to render until an asset of that name exists again.`}
+                        confirmLabel="Delete asset"
+                        onConfirm={() =>
+                          remove.run(async () => {
+                            await api.assets.deleteAsset({ id: a.id });
+                            assets.reload();
+                          })
+                        }
+                      />
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
       )}
       <Pager list={assets} rows={assets.data?.assets.length ?? 0} label="Assets" />
     </Page>

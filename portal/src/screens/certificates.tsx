@@ -2,7 +2,7 @@ import { useRef, useState } from 'preact/hooks';
 import type { Timestamp } from '@bufbuild/protobuf/wkt';
 import { api, listAll, type PageRequest } from '../api.ts';
 import { useAbilities } from '../session.tsx';
-import { ConfirmButton, Empty, ErrorMessage, Page, Time, useAction, useLoad } from '../ui.tsx';
+import { ConfirmButton, Empty, ErrorMessage, Page, Time, useAction, useLoad, TableScroll } from '../ui.tsx';
 
 /** Whether a certificate can still sign today. */
 function expired(notAfter: Timestamp | undefined): boolean {
@@ -89,59 +89,61 @@ export function CertificatesPage() {
       <ErrorMessage error={remove.error} />
       {certificates.data && certificates.data.certificates.length === 0 && <Empty>No certificates yet.</Empty>}
       {certificates.data && certificates.data.certificates.length > 0 && (
-        <table>
-          <caption class="visually-hidden">Signing certificates of this workspace</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Subject</th>
-              <th scope="col">Issuer</th>
-              <th scope="col">Valid from</th>
-              <th scope="col">Valid until</th>
-              <th scope="col">Id</th>
-              {canEditTemplates && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {certificates.data.certificates.map((c) => (
-              <tr key={c.id}>
-                <td>{c.name}</td>
-                <td>{c.subject}</td>
-                <td>{c.issuer}</td>
-                <td>
-                  <Time ts={c.notBefore} />
-                </td>
-                <td>
-                  <Time ts={c.notAfter} />
-                  {expired(c.notAfter) && <strong class="expired"> expired</strong>}
-                </td>
-                <td>
-                  <code>{c.id}</code>
-                </td>
+        <TableScroll>
+          <table>
+            <caption class="visually-hidden">Signing certificates of this workspace</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Subject</th>
+                <th scope="col">Issuer</th>
+                <th scope="col">Valid from</th>
+                <th scope="col">Valid until</th>
+                <th scope="col">Id</th>
                 {canEditTemplates && (
-                  <td>
-                    <ConfirmButton
-                      label={`Delete ${c.name}`}
-                      danger
-                      question={`Delete ${c.name}? Templates that sign with it fail to render until they name another certificate.`}
-                      confirmLabel="Delete certificate"
-                      onConfirm={() =>
-                        remove.run(async () => {
-                          await api.certificates.deleteCertificate({ id: c.id });
-                          certificates.reload();
-                        })
-                      }
-                    />
-                  </td>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
                 )}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {certificates.data.certificates.map((c) => (
+                <tr key={c.id}>
+                  <td>{c.name}</td>
+                  <td>{c.subject}</td>
+                  <td>{c.issuer}</td>
+                  <td>
+                    <Time ts={c.notBefore} />
+                  </td>
+                  <td>
+                    <Time ts={c.notAfter} />
+                    {expired(c.notAfter) && <strong class="expired"> expired</strong>}
+                  </td>
+                  <td>
+                    <code>{c.id}</code>
+                  </td>
+                  {canEditTemplates && (
+                    <td>
+                      <ConfirmButton
+                        label={`Delete ${c.name}`}
+                        danger
+                        question={`Delete ${c.name}? Templates that sign with it fail to render until they name another certificate.`}
+                        confirmLabel="Delete certificate"
+                        onConfirm={() =>
+                          remove.run(async () => {
+                            await api.certificates.deleteCertificate({ id: c.id });
+                            certificates.reload();
+                          })
+                        }
+                      />
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
       )}
     </Page>
   );

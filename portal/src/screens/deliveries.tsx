@@ -3,7 +3,7 @@ import { useLocation } from 'preact-iso';
 import { api, listAll, type PageRequest } from '../api.ts';
 import { Pager, usePagedList } from '../paging.tsx';
 import { useAbilities } from '../session.tsx';
-import { Empty, ErrorMessage, Page, Time, useAction, useLoad } from '../ui.tsx';
+import { Empty, ErrorMessage, Page, Time, useAction, useLoad, TableScroll } from '../ui.tsx';
 import { DeliveryStatus, type Delivery } from '@gen/docgen/admin/v1/delivery_pb.js';
 
 const STATUS_NAMES: Record<number, string> = {
@@ -194,40 +194,42 @@ export function DeliveryItem({
         {d.attempts.length === 0 ? (
           <p class="muted">No attempt yet.</p>
         ) : (
-          <table class="compact">
-            <caption class="visually-hidden">Attempts of delivery {d.id}</caption>
-            <thead>
-              <tr>
-                <th scope="col">#</th>
-                <th scope="col">Time</th>
-                <th scope="col">Result</th>
-                <th scope="col">Duration</th>
-                <th scope="col">Response</th>
-              </tr>
-            </thead>
-            <tbody>
-              {d.attempts.map((a) => (
-                <tr key={a.number}>
-                  <td>{a.number}</td>
-                  <td>
-                    <Time ts={a.attemptedAt} />
-                  </td>
-                  <td class="break">
-                    {a.statusCode ? `HTTP ${a.statusCode}` : ''}
-                    {a.error ? `${a.statusCode ? ': ' : ''}${a.error}` : ''}
-                  </td>
-                  <td>{a.durationMs} ms</td>
-                  <td>
-                    {a.responseExcerpt ? (
-                      <pre class="excerpt">{a.responseExcerpt.slice(0, 500)}</pre>
-                    ) : (
-                      <span class="muted">—</span>
-                    )}
-                  </td>
+          <TableScroll>
+            <table class="compact">
+              <caption class="visually-hidden">Attempts of delivery {d.id}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">#</th>
+                  <th scope="col">Time</th>
+                  <th scope="col">Result</th>
+                  <th scope="col">Duration</th>
+                  <th scope="col">Response</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {d.attempts.map((a) => (
+                  <tr key={a.number}>
+                    <td>{a.number}</td>
+                    <td>
+                      <Time ts={a.attemptedAt} />
+                    </td>
+                    <td class="break">
+                      {a.statusCode ? `HTTP ${a.statusCode}` : ''}
+                      {a.error ? `${a.statusCode ? ': ' : ''}${a.error}` : ''}
+                    </td>
+                    <td>{a.durationMs} ms</td>
+                    <td>
+                      {a.responseExcerpt ? (
+                        <pre class="excerpt">{a.responseExcerpt.slice(0, 500)}</pre>
+                      ) : (
+                        <span class="muted">—</span>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
         )}
       </details>
     </li>

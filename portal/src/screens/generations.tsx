@@ -7,7 +7,7 @@ import { formatDuration } from './overview.tsx';
 import { api, listAll, type PageRequest } from '../api.ts';
 import { Pager, usePagedList } from '../paging.tsx';
 import { useAbilities } from '../session.tsx';
-import { ConfirmButton, Empty, ErrorMessage, Page, Time, useAction, useLoad } from '../ui.tsx';
+import { ConfirmButton, Empty, ErrorMessage, Page, Time, useAction, useLoad, TableScroll } from '../ui.tsx';
 import { GenerationStatus } from '@gen/docgen/v1/generation_pb.js';
 import { BatchStatus, type Batch } from '@gen/docgen/v1/batch_pb.js';
 
@@ -154,45 +154,47 @@ export function GenerationsPage() {
       <ErrorMessage error={generations.error} />
       {generations.data && generations.data.generations.length === 0 && <Empty>No generations match.</Empty>}
       {generations.data && generations.data.generations.length > 0 && (
-        <table>
-          <caption class="visually-hidden">Generations</caption>
-          <thead>
-            <tr>
-              <th scope="col">Generation</th>
-              <th scope="col">Template</th>
-              <th scope="col">Status</th>
-              <th scope="col">Created</th>
-              <th scope="col">Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {generations.data.generations.map((g) => (
-              <tr key={g.id}>
-                <td>
-                  <a href={`/generations/${g.id}`}>{g.id}</a>
-                </td>
-                <td>
-                  {g.templateName || g.templateId} {g.templateVersion ? `v${g.templateVersion}` : ''}
-                </td>
-                <td>
-                  <StatusBadge status={g.status} />
-                  {g.test && (
-                    <>
-                      {' '}
-                      <span class="badge badge-test">Test</span>
-                    </>
-                  )}
-                </td>
-                <td>
-                  <Time ts={g.createdAt} />
-                </td>
-                <td>
-                  <Time ts={g.updatedAt} />
-                </td>
+        <TableScroll>
+          <table>
+            <caption class="visually-hidden">Generations</caption>
+            <thead>
+              <tr>
+                <th scope="col">Generation</th>
+                <th scope="col">Template</th>
+                <th scope="col">Status</th>
+                <th scope="col">Created</th>
+                <th scope="col">Updated</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {generations.data.generations.map((g) => (
+                <tr key={g.id}>
+                  <td>
+                    <a href={`/generations/${g.id}`}>{g.id}</a>
+                  </td>
+                  <td>
+                    {g.templateName || g.templateId} {g.templateVersion ? `v${g.templateVersion}` : ''}
+                  </td>
+                  <td>
+                    <StatusBadge status={g.status} />
+                    {g.test && (
+                      <>
+                        {' '}
+                        <span class="badge badge-test">Test</span>
+                      </>
+                    )}
+                  </td>
+                  <td>
+                    <Time ts={g.createdAt} />
+                  </td>
+                  <td>
+                    <Time ts={g.updatedAt} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
       )}
       <Pager list={generations} rows={generations.data?.generations.length ?? 0} label="Generations" />
     </Page>

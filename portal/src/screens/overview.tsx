@@ -7,7 +7,7 @@ import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { api } from '../api.ts';
 import { BarChart } from '../charts.tsx';
 import { useAbilities } from '../session.tsx';
-import { Empty, ErrorMessage, Page, useLoad } from '../ui.tsx';
+import { Empty, ErrorMessage, Page, useLoad, TableScroll } from '../ui.tsx';
 import { StatsPeriod, type GetWorkspaceStatsResponse } from '@gen/docgen/admin/v1/stats_pb.js';
 
 const PERIODS: Array<[StatsPeriod, string, string]> = [
@@ -130,25 +130,27 @@ function OverviewBody({ stats, periodWords }: { stats: GetWorkspaceStatsResponse
               { name: 'Failed', values: stats.buckets.map((b) => Number(b.failed)), color: FAILED_COLOR },
             ]}
             table={
-              <table class="compact">
-                <caption>Generations per {unit}, by final status</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">{hourly ? 'Hour' : 'Day'}</th>
-                    <th scope="col">Completed</th>
-                    <th scope="col">Failed</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {stats.buckets.map((b, i) => (
-                    <tr key={i}>
-                      <th scope="row">{categories[i]}</th>
-                      <td>{n(b.completed)}</td>
-                      <td>{n(b.failed)}</td>
+              <TableScroll>
+                <table class="compact">
+                  <caption>Generations per {unit}, by final status</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">{hourly ? 'Hour' : 'Day'}</th>
+                      <th scope="col">Completed</th>
+                      <th scope="col">Failed</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {stats.buckets.map((b, i) => (
+                      <tr key={i}>
+                        <th scope="row">{categories[i]}</th>
+                        <td>{n(b.completed)}</td>
+                        <td>{n(b.failed)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableScroll>
             }
           />
         )}
@@ -160,27 +162,29 @@ function OverviewBody({ stats, periodWords }: { stats: GetWorkspaceStatsResponse
           {stats.failureCauses.length === 0 ? (
             <Empty>No failures in {periodWords}.</Empty>
           ) : (
-            <table class="compact">
-              <caption class="visually-hidden">Failed generations by error code, most frequent first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Error code</th>
-                  <th scope="col">Failed</th>
-                  <th scope="col">Latest message</th>
-                </tr>
-              </thead>
-              <tbody>
-                {stats.failureCauses.map((c) => (
-                  <tr key={c.code}>
-                    <th scope="row">
-                      <code>{c.code}</code>
-                    </th>
-                    <td>{n(c.count)}</td>
-                    <td class="break">{c.message}</td>
+            <TableScroll>
+              <table class="compact">
+                <caption class="visually-hidden">Failed generations by error code, most frequent first</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Error code</th>
+                    <th scope="col">Failed</th>
+                    <th scope="col">Latest message</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {stats.failureCauses.map((c) => (
+                    <tr key={c.code}>
+                      <th scope="row">
+                        <code>{c.code}</code>
+                      </th>
+                      <td>{n(c.count)}</td>
+                      <td class="break">{c.message}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableScroll>
           )}
         </section>
 
@@ -217,33 +221,35 @@ function OverviewBody({ stats, periodWords }: { stats: GetWorkspaceStatsResponse
               { name: 'p95', values: stats.templateLatencies.map((t) => Number(t.p95Ms)), color: P95_COLOR },
             ]}
             table={
-              <table class="compact">
-                <caption>Create to final latency per template</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Template</th>
-                    <th scope="col">Generations</th>
-                    <th scope="col">p50</th>
-                    <th scope="col">p95</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {stats.templateLatencies.map((t) => (
-                    <tr key={t.templateId}>
-                      <th scope="row">
-                        {t.templateId ? (
-                          <a href={`/templates/${t.templateId}`}>{t.templateName || t.templateId}</a>
-                        ) : (
-                          'Unknown template'
-                        )}
-                      </th>
-                      <td>{n(t.count)}</td>
-                      <td>{formatDuration(Number(t.p50Ms))}</td>
-                      <td>{formatDuration(Number(t.p95Ms))}</td>
+              <TableScroll>
+                <table class="compact">
+                  <caption>Create to final latency per template</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Template</th>
+                      <th scope="col">Generations</th>
+                      <th scope="col">p50</th>
+                      <th scope="col">p95</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {stats.templateLatencies.map((t) => (
+                      <tr key={t.templateId}>
+                        <th scope="row">
+                          {t.templateId ? (
+                            <a href={`/templates/${t.templateId}`}>{t.templateName || t.templateId}</a>
+                          ) : (
+                            'Unknown template'
+                          )}
+                        </th>
+                        <td>{n(t.count)}</td>
+                        <td>{formatDuration(Number(t.p50Ms))}</td>
+                        <td>{formatDuration(Number(t.p95Ms))}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableScroll>
             }
           />
         )}

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { Pager, usePagedList } from '../paging.tsx';
 import { useAbilities } from '../session.tsx';
-import { ConfirmButton, Empty, ErrorMessage, Page, SecretOnce, Time, useAction } from '../ui.tsx';
+import { ConfirmButton, Empty, ErrorMessage, Page, SecretOnce, Time, useAction, TableScroll } from '../ui.tsx';
 
 const EVENTS = ['generation.completed', 'generation.failed', 'batch.completed'];
 
@@ -105,92 +105,94 @@ export function WebhooksPage() {
       <ErrorMessage error={rowAction.error} />
       {endpoints.data && endpoints.data.endpoints.length === 0 && <Empty>No endpoints yet.</Empty>}
       {endpoints.data && endpoints.data.endpoints.length > 0 && (
-        <table>
-          <caption class="visually-hidden">Webhook endpoints</caption>
-          <thead>
-            <tr>
-              <th scope="col">URL</th>
-              <th scope="col">Events</th>
-              <th scope="col">Description</th>
-              <th scope="col">Created</th>
-              <th scope="col">Secret rotated</th>
-              {isOwner && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {endpoints.data.endpoints.map((ep) => (
-              <tr key={ep.id}>
-                <td class="break">
-                  <code>{ep.url}</code>
-                </td>
-                <td>
-                  {ep.events.join(', ')}
-                  {ep.testEvents && (
-                    <>
-                      {' '}
-                      <span class="badge badge-test">Test events too</span>
-                    </>
-                  )}
-                </td>
-                <td>{ep.description}</td>
-                <td>
-                  <Time ts={ep.createdAt} />
-                </td>
-                <td>{ep.secretRotatedAt ? <Time ts={ep.secretRotatedAt} /> : 'Never'}</td>
+        <TableScroll>
+          <table>
+            <caption class="visually-hidden">Webhook endpoints</caption>
+            <thead>
+              <tr>
+                <th scope="col">URL</th>
+                <th scope="col">Events</th>
+                <th scope="col">Description</th>
+                <th scope="col">Created</th>
+                <th scope="col">Secret rotated</th>
                 {isOwner && (
-                  <td>
-                    <div class="row">
-                      <button
-                        type="button"
-                        disabled={rowAction.busy}
-                        onClick={() =>
-                          rowAction.run(async () => {
-                            const res = await api.webhooks.sendTestEvent({ id: ep.id });
-                            setNotice({
-                              text: `Test event ${res.eventId} sent to ${ep.url}.`,
-                              deliveryId: res.deliveryId,
-                            });
-                          })
-                        }
-                      >
-                        Send test event
-                      </button>
-                      <ConfirmButton
-                        secondary
-                        label="Rotate secret"
-                        question={`Issue a new signing secret for ${ep.url}? The old one keeps verifying for 24 hours.`}
-                        confirmLabel="Rotate"
-                        onConfirm={() =>
-                          rowAction.run(async () => {
-                            const res = await api.webhooks.rotateWebhookEndpointSecret({ id: ep.id });
-                            setSecret({ label: `New signing secret of ${ep.url}`, value: res.secret });
-                            endpoints.reload();
-                          })
-                        }
-                      />
-                      <ConfirmButton
-                        label="Delete"
-                        danger
-                        question={`Delete the endpoint ${ep.url}? It receives no more events.`}
-                        confirmLabel="Delete endpoint"
-                        onConfirm={() =>
-                          rowAction.run(async () => {
-                            await api.webhooks.deleteWebhookEndpoint({ id: ep.id });
-                            endpoints.reload();
-                          })
-                        }
-                      />
-                    </div>
-                  </td>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
                 )}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {endpoints.data.endpoints.map((ep) => (
+                <tr key={ep.id}>
+                  <td class="break">
+                    <code>{ep.url}</code>
+                  </td>
+                  <td>
+                    {ep.events.join(', ')}
+                    {ep.testEvents && (
+                      <>
+                        {' '}
+                        <span class="badge badge-test">Test events too</span>
+                      </>
+                    )}
+                  </td>
+                  <td>{ep.description}</td>
+                  <td>
+                    <Time ts={ep.createdAt} />
+                  </td>
+                  <td>{ep.secretRotatedAt ? <Time ts={ep.secretRotatedAt} /> : 'Never'}</td>
+                  {isOwner && (
+                    <td>
+                      <div class="row">
+                        <button
+                          type="button"
+                          disabled={rowAction.busy}
+                          onClick={() =>
+                            rowAction.run(async () => {
+                              const res = await api.webhooks.sendTestEvent({ id: ep.id });
+                              setNotice({
+                                text: `Test event ${res.eventId} sent to ${ep.url}.`,
+                                deliveryId: res.deliveryId,
+                              });
+                            })
+                          }
+                        >
+                          Send test event
+                        </button>
+                        <ConfirmButton
+                          secondary
+                          label="Rotate secret"
+                          question={`Issue a new signing secret for ${ep.url}? The old one keeps verifying for 24 hours.`}
+                          confirmLabel="Rotate"
+                          onConfirm={() =>
+                            rowAction.run(async () => {
+                              const res = await api.webhooks.rotateWebhookEndpointSecret({ id: ep.id });
+                              setSecret({ label: `New signing secret of ${ep.url}`, value: res.secret });
+                              endpoints.reload();
+                            })
+                          }
+                        />
+                        <ConfirmButton
+                          label="Delete"
+                          danger
+                          question={`Delete the endpoint ${ep.url}? It receives no more events.`}
+                          confirmLabel="Delete endpoint"
+                          onConfirm={() =>
+                            rowAction.run(async () => {
+                              await api.webhooks.deleteWebhookEndpoint({ id: ep.id });
+                              endpoints.reload();
+                            })
+                          }
+                        />
+                      </div>
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
       )}
       <Pager list={endpoints} rows={endpoints.data?.endpoints.length ?? 0} label="Webhook endpoints" />
     </Page>
