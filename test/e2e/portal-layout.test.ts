@@ -157,6 +157,11 @@ beforeAll(async () => {
     { timeoutMs: 30_000, description: 'delivery attempted' },
   );
   owner = await openPage(browser, stack.origin);
+  await owner.page.goto(`${stack.origin}/`);
+  await fill(owner.page, 'Email', OWNER.email);
+  await fill(owner.page, 'Password', OWNER.password);
+  await click(owner.page, 'Sign in', 'button');
+  await owner.page.waitForSelector('aria/Overview[role="heading"]');
 }, 300_000);
 
 afterEach(async (ctx) => {
@@ -270,11 +275,6 @@ describe('portal layout at 800 px and 1440 px', () => {
 
   it('every screen of a member: no serious axe violation, no sideways scrolling', async () => {
     const { page } = owner;
-    await page.goto(`${stack.origin}/`);
-    await fill(page, 'Email', OWNER.email);
-    await fill(page, 'Password', OWNER.password);
-    await click(page, 'Sign in', 'button');
-    await page.waitForSelector('aria/Overview[role="heading"]');
     for (const width of WIDTHS) {
       await page.setViewport({ width, height: 900 });
       for (const screen of SCREENS) {
