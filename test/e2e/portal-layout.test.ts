@@ -443,4 +443,59 @@ describe('portal layout at 800 px and 1440 px', () => {
     ).toBe('<p>Dear reader</p><p>saved</p><p>typed after Save</p><p>and more</p>');
     await click(page, 'Discard changes', 'button');
   });
+  it('carries keystrokes typed while a new template is being created to its page, as unsaved changes', async () => {
+    const { page } = owner;
+    await page.setViewport({ width: 1440, height: 900 });
+    await page.goto(`${stack.origin}/templates/new`);
+    await fill(page, 'Template name', 'Race memo');
+    const body = await page.waitForSelector('aria/Template body', { visible: true });
+    const toEnd = async () => {
+      await body!.focus();
+      await page.keyboard.down('Control');
+      await page.keyboard.press('End');
+      await page.keyboard.up('Control');
+    };
+    await toEnd();
+    await page.keyboard.type('<p>first</p>');
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.setRequestInterception(true);
+    const hold = (req: HTTPRequest) => {
+      if (req.isInterceptResolutionHandled()) return;
+      if (req.url().endsWith('/CreateTemplate')) void held.then(() => req.continue());
+      else void req.continue();
+    };
+    page.on('request', hold);
+    let typed: string;
+    try {
+      await click(page, 'Save draft', 'button');
+      await toEnd();
+      await page.keyboard.type('<p>second</p>');
+      typed = await page.$eval('[aria-label="Template body"]', (el) =>
+        Array.from(el.querySelectorAll('.cm-line'))
+          .map((line) => line.textContent ?? '')
+          .join('\n'),
+      );
+      release();
+      await page.waitForFunction(() => /\/templates\/tpl_/.test(location.pathname), { timeout: 20_000 });
+    } finally {
+      page.off('request', hold);
+      await page.setRequestInterception(false);
+    }
+    await waitForText(page, 'Created the template as version 1.');
+    await waitForText(page, 'were restored');
+    const id = page.url().split('/templates/')[1]!;
+    const saved = await stack.api.admin.templates.getTemplateVersion({ templateId: id, version: 1 });
+    expect(typed).toContain('<p>second</p>');
+    expect(saved.version!.content!.body).toBe(typed.replace('<p>second</p>', ''));
+    await page.waitForFunction(
+      (want) =>
+        Array.from(document.querySelectorAll('[aria-label="Template body"] .cm-line'))
+          .map((line) => line.textContent ?? '')
+          .join('\n') === want,
+      { timeout: 10_000 },
+      typed,
+    );
+    await click(page, 'Discard changes', 'button');
+  });
 });
