@@ -45,6 +45,8 @@ export interface BatchProgressDeps {
   onFinished?: (info: { merge: boolean; seconds: number }) => void;
   /** Where item PDFs are merged (a fresh directory per merge). Default: the OS temp directory. */
   tempDir?: string;
+  /** Files one qpdf run merges (the chunk size). Default MERGE_CHUNK_FILES. */
+  mergeChunkFiles?: number;
   /** Items left out of a merged PDF because their PDF is encrypted. */
   onSkippedEncrypted?: (info: { batchId: string; generationId: string }) => void;
 }
@@ -113,6 +115,8 @@ export class BatchProgress {
     const batchId = formatId('batch', batch._id);
     const items = await this.deps.generations.listBatchItems(batchId);
     const dir = await mkdtemp(join(this.deps.tempDir ?? tmpdir(), 'docgen-merge-'));
+    // At least two: the rounds of parts must shrink.
+    const chunkFiles = Math.max(2, this.deps.mergeChunkFiles ?? MERGE_CHUNK_FILES);
     try {
       let parts: string[] = [];
       let chunk: string[] = [];
@@ -136,7 +140,7 @@ export class BatchProgress {
           continue;
         }
         chunk.push(file);
-        if (chunk.length === MERGE_CHUNK_FILES) await mergeChunk();
+        if (chunk.length === chunkFiles) await mergeChunk();
       }
       await mergeChunk();
       // No item completed: there is no document to show (outputUrl stays null).
@@ -144,8 +148,8 @@ export class BatchProgress {
       // Parts merged by the same rule until one is left (two rounds up to 10,000 items).
       for (let round = 1; parts.length > 1; round++) {
         const next: string[] = [];
-        for (let i = 0; i < parts.length; i += MERGE_CHUNK_FILES) {
-          const group = parts.slice(i, i + MERGE_CHUNK_FILES);
+        for (let i = 0; i < parts.length; i += chunkFiles) {
+          const group = parts.slice(i, i + chunkFiles);
           const merged = join(dir, `part-${round}-${next.length}.pdf`);
           await mergePdfFiles(group, merged, dir);
           await Promise.all(group.map((file) => rm(file, { force: true })));

@@ -69,7 +69,7 @@ export async function mergePdfFiles(inputs: readonly string[], output: string, j
   await writeFile(
     job,
     JSON.stringify({
-      emptyInput: '',
+      empty: '',
       outputFile: output,
       // Warnings (a damaged but readable input) do not fail the merge.
       warningExit0: '',
@@ -77,5 +77,5 @@ export async function mergePdfFiles(inputs: readonly string[], output: string, j
     }),
   );
   const r = await qpdf([`--job-json-file=${job}`]);
-  if (r.code !== 0) throw new Error(`qpdf could not merge ${inputs.length} PDFs: ${r.stderr.slice(0, 500)}`);
+  if (r.code !== 0) throw new Error(`qpdf could not merge ${inputs.length} PDFs: ${(r.stderr || r.stdout).slice(0, 500)}`);
 }
