@@ -2,7 +2,7 @@
 // conditional update of one batch document, so counting needs neither a transaction nor a scan
 // of the items, and a repeated count (a retried outbox step, a crashed worker's successor) is a
 // no-op: the item's slot in `settled` is set by the same update that increments the count.
-import { ObjectId, type Binary, type Db } from 'mongodb';
+import { type Binary, type Db, type ObjectId } from 'mongodb';
 import { COLLECTIONS, type BatchDoc } from './documents.ts';
 import { insertOnce } from './mongo.ts';
 
@@ -100,15 +100,12 @@ export class BatchesRepository {
     return doc ? { itemsStored: doc.itemsStored, request: doc.request ?? null } : null;
   }
 
-  /**
-   * Finished batches of a workspace created before the date (by their _id's time: the
-   * `workspace` index), oldest first.
-   */
+  /** Finished batches of a workspace created before the date, oldest first (`workspace_status_created`). */
   findExpired(workspaceId: ObjectId, createdBefore: Date, limit: number): Promise<ExpiredBatch[]> {
     return this.collection
       .find<ExpiredBatch>(
-        { workspaceId, _id: { $lt: ObjectId.createFromTime(Math.floor(createdBefore.getTime() / 1000)) }, ...ERASABLE },
-        { projection: EXPIRED_FIELDS, sort: { _id: 1 }, limit },
+        { workspaceId, createdAt: { $lt: createdBefore }, ...ERASABLE },
+        { projection: EXPIRED_FIELDS, sort: { createdAt: 1 }, limit },
       )
       .toArray();
   }

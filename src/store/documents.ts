@@ -512,8 +512,10 @@ export const INDEX_STEPS: readonly IndexStep[] = [
     name: 'batch-retention',
     create: {
       [COLLECTIONS.batches]: [
-        // The retention sweep's "test batches older than a day", across workspaces.
-        { key: { test: 1, createdAt: 1 }, name: 'test_expiry', partialFilterExpression: { test: true } },
+        // The retention sweep: a workspace's finished batches past its retention, and finished
+        // test batches older than a day across workspaces.
+        { key: { workspaceId: 1, status: 1, createdAt: 1 }, name: 'workspace_status_created' },
+        { key: { test: 1, status: 1, createdAt: 1 }, name: 'test_expiry', partialFilterExpression: { test: true } },
         // Creates cut off before every item was stored (few, and only for a moment each).
         { key: { itemsStored: 1, createdAt: 1 }, name: 'unstored', partialFilterExpression: { itemsStored: false } },
         // docgen_batches_in_progress / docgen_batch_items_pending: the PENDING and PROCESSING ones.
