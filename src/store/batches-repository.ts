@@ -120,6 +120,14 @@ export class BatchesRepository {
       .toArray();
   }
 
+  /** Forgets a batch's merged PDF (its object was removed: an item in it was erased). */
+  async dropOutput(id: ObjectId, now = new Date()): Promise<void> {
+    await this.collection.updateOne(
+      { _id: id, outputKey: { $ne: null } },
+      { $set: { outputKey: null, updatedAt: now } },
+    );
+  }
+
   /** Removes a finished batch's row; false when it was gone already. */
   async delete(id: ObjectId): Promise<boolean> {
     return (await this.collection.deleteOne({ _id: id, status: 'COMPLETED' })).deletedCount === 1;

@@ -18,13 +18,17 @@ import { createMetrics } from '../../src/ops/metrics.ts';
 import type { BatchCompletedEvent } from '../../src/queue/messages.ts';
 import type { BatchDoc } from '../../src/store/documents.ts';
 import { MemoryObjects } from '../harness/admin-in-process.ts';
+import { GenerationAdmin } from '../../src/admin/generation-admin.ts';
+import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import { startInProcessStack, type InProcessStack } from '../harness/in-process.ts';
 
 let stack: InProcessStack;
 
 /** An ObjectId of that second (as one made then would be), unique. */
 function idAt(date: Date): ObjectId {
-  const seconds = Math.floor(date.getTime() / 1000).toString(16).padStart(8, '0');
+  const seconds = Math.floor(date.getTime() / 1000)
+    .toString(16)
+    .padStart(8, '0');
   return new ObjectId(seconds + new ObjectId().toHexString().slice(8));
 }
 
@@ -250,6 +254,43 @@ describe('batch retention', () => {
         { _id: old.id, workspaceId: workspace, status: 'COMPLETED', outputKey: old.key, createdAt: new Date() },
       ),
     ).resolves.toEqual({ rowDeleted: false });
+  });
+});
+
+describe('erasing a merged batch item', () => {
+  it("removes the batch's merged PDF, which holds its pages; the batch's outputUrl is null from then on", async () => {
+    const { batches, generations, workspaces } = stack.repositories;
+    const workspace = await stack.workspace();
+    const templateId = await stack.template(workspace);
+    const principal = stack.principal(workspace);
+    const created = await stack.batches.create(principal, {
+      items: [0, 1].map((n) => ({ templateId, variables: { name: `e${n}` }, format: 'pdf' as const })),
+      merge: true,
+      itemEvents: false,
+    });
+    const id = parseId('batch', created.id)!;
+    const objects = new MemoryObjects();
+    const key = batchObjectKey({ _id: id, workspaceId: workspace });
+    const items = await generations.listBatchItems(created.id);
+    for (const item of items) {
+      await generations.fail(item._id, null, 'x');
+      await batches.countItem(id, item.batchIndex!, 'COMPLETED');
+    }
+    await objects.putObject(key, Buffer.from('%PDF-1.7 merged'), 'application/pdf');
+    await batches.complete(id, key);
+    expect((await stack.batches.get(principal, created.id)).outputUrl).toContain(key);
+
+    const admin = new GenerationAdmin({
+      workspaces,
+      generations: stack.generations,
+      rows: generations,
+      pdfs: objects,
+      erasure: { generations, deliveries: new DeliveriesRepository(stack.db), objects },
+      batchRows: batches,
+    });
+    await admin.delete(formatId('generation', items[0]!._id));
+    expect(objects.objects.has(key)).toBe(false);
+    expect(await stack.batches.get(principal, created.id)).toMatchObject({ status: 'COMPLETED', outputUrl: null });
   });
 });
 
