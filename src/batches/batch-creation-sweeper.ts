@@ -92,7 +92,8 @@ export class BatchCreationSweeper {
     if (!kept || kept.itemsStored) return false;
     const batchId = formatId('batch', batch._id);
     if (kept.request) {
-      const items = batchItemDocs(generations, batch, await keptBatchItems(kept.request), new Date());
+      // Dated as the request would have dated them: the batch's creation.
+      const items = batchItemDocs(generations, batch, await keptBatchItems(kept.request), batch.createdAt);
       await storeBatchItems({ batches, generations, jobs: this.deps.jobs }, batch._id, items);
       this.deps.onFinished?.({ batchId, outcome: 'resumed', missingItems: 0 });
       return true;

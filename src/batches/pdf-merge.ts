@@ -77,5 +77,6 @@ export async function mergePdfFiles(inputs: readonly string[], output: string, j
     }),
   );
   const r = await qpdf([`--job-json-file=${job}`]);
-  if (r.code !== 0) throw new Error(`qpdf could not merge ${inputs.length} PDFs: ${(r.stderr || r.stdout).slice(0, 500)}`);
+  if (r.code !== 0)
+    throw new Error(`qpdf could not merge ${inputs.length} PDFs: ${(r.stderr || r.stdout).slice(0, 500)}`);
 }

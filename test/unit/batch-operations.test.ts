@@ -141,6 +141,8 @@ describe('a batch create cut off by a crash', () => {
       batchId: publicId,
       batchIndex: 39,
       batchItemEvents: false,
+      createdAt,
+      status: 'PENDING',
     });
 
     // Once stored, later sweeps leave it alone.
