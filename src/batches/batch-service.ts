@@ -62,6 +62,8 @@ export interface BatchServiceDeps {
   urls: OutputUrlSigner;
   outputUrlTtlSeconds?: number;
   onPublishError?: (generationId: string, err: unknown) => void;
+  /** Test hook: runs between the batch row's insert and its items' (the crash tests kill the process here). */
+  afterBatchInsert?: ((batchId: string) => void) | undefined;
 }
 
 export class BatchService {
@@ -124,6 +126,7 @@ export class BatchService {
       now,
     );
     const inserted = await batches.insertOnce(batchDoc);
+    if (inserted) this.deps.afterBatchInsert?.(formatId('batch', batchId));
     const stored = inserted ? batchDoc : await batches.getSummary(batchId);
     if (!stored) {
       throw new DomainError('UNAVAILABLE', 'The batch is being created by another request; retry shortly', {
