@@ -25,6 +25,7 @@ import { WebhookEndpointAdmin } from './webhook-endpoint-admin.ts';
 import { WebhookTestEvents } from './webhook-test-event.ts';
 import { WorkspaceAdmin } from './workspace-admin.ts';
 import type { BatchService } from '../batches/batch-service.ts';
+import type { BatchesRepository } from '../store/batches-repository.ts';
 
 export interface AdminRepositories {
   workspaces: WorkspacesRepository;
@@ -35,6 +36,8 @@ export interface AdminRepositories {
   generations: GenerationsRepository;
   certificates: CertificatesRepository;
   stats: StatsRepository;
+  /** Batch rows: erasing an item removes its batch's merged PDF. */
+  batches?: Pick<BatchesRepository, 'getSummary' | 'dropOutput'> | undefined;
 }
 
 export interface AdminPlaneDeps {
@@ -151,6 +154,7 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
       pdfs: deps.objects,
       erasure: { generations, deliveries, objects: deps.objects },
       batches: deps.batchService,
+      batchRows: deps.repositories.batches,
     }),
     stats: new WorkspaceStatsService({ workspaces, stats, generations }),
   };

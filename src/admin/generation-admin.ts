@@ -9,7 +9,8 @@ import type { GenerationDoc, GenerationHistoryEntry } from '../store/documents.t
 import type { GenerationsRepository } from '../store/generations-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import type { BatchService, BatchView } from '../batches/batch-service.ts';
-import { formatId } from '../domain/ids.ts';
+import { formatId, parseId } from '../domain/ids.ts';
+import type { BatchesRepository } from '../store/batches-repository.ts';
 import { quoteId, requireId, requireWorkspace } from '../domain/input.ts';
 
 export interface GenerationAdminDeps {
@@ -23,6 +24,8 @@ export interface GenerationAdminDeps {
   erasure: GenerationErasureDeps;
   /** The public API's batch reads. */
   batches?: Pick<BatchService, 'get'> | undefined;
+  /** Batch rows: erasing an item removes its batch's merged PDF (which holds its pages). */
+  batchRows?: Pick<BatchesRepository, 'getSummary' | 'dropOutput'> | undefined;
 }
 
 /** A generation as the portal's detail page shows it: the public view and its story. */
@@ -125,5 +128,14 @@ export class GenerationAdmin {
     }
     const erased = await eraseGeneration(this.deps.erasure, objectId);
     if (!erased) throw notFound(`Generation ${quoteId(id)}`);
+    // The batch's merged PDF holds this item's pages: it goes too (the batch's outputUrl is then
+    // null). The object first: a crash before the row's update leaves a key to a missing object,
+    // never the erased pages.
+    const batchId = current?.batchId === undefined ? undefined : parseId('batch', current.batchId);
+    const batch = batchId && this.deps.batchRows ? await this.deps.batchRows.getSummary(batchId) : null;
+    if (batch?.outputKey) {
+      await this.deps.erasure.objects.remove(batch.outputKey);
+      await this.deps.batchRows!.dropOutput(batch._id);
+    }
   }
 }

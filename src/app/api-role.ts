@@ -34,6 +34,8 @@ export interface ApiRole extends Role {
 export interface ApiRoleOptions {
   /** Test hook: runs between the generation insert and the job publish. */
   afterGenerationInsert?: ((generationId: string) => void) | undefined;
+  /** Test hook: runs between a batch row's insert and its items' (a create cut off there). */
+  afterBatchInsert?: ((batchId: string) => void) | undefined;
 }
 
 export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {}): Promise<ApiRole> {
@@ -57,6 +59,7 @@ export async function startApiRole(ctx: RoleContext, options: ApiRoleOptions = {
     generations: repositories.generations,
     generationService: generations,
     jobs: { publishRenderJob: (id, route) => infrastructure.queue.publishRenderJob(id, renderJobMsgId(id), route) },
+    afterBatchInsert: options.afterBatchInsert,
     urls: infrastructure.objects,
     outputUrlTtlSeconds: config.api.outputUrlTtlSeconds,
     onPublishError: (generationId, err) =>

@@ -43,6 +43,8 @@ export interface BuildAppOptions {
   /** Runs between the generation insert and the job publish (the crash tests kill the process
    * here: test/harness/serve-with-faults.ts). */
   afterGenerationInsert?: (generationId: string) => void;
+  /** Runs between a batch row's insert and its items' (test/harness/serve-with-faults.ts). */
+  afterBatchInsert?: (batchId: string) => void;
   /** Aborts start-up (e.g. SIGTERM while waiting for NATS or MongoDB). */
   signal?: AbortSignal;
 }
@@ -71,7 +73,10 @@ export async function buildApp(config: Config, options: BuildAppOptions = {}): P
     for (const name of ALL_ROLES.filter((r) => config.roles.includes(r))) {
       const role =
         name === 'api'
-          ? await startApiRole(ctx, { afterGenerationInsert: options.afterGenerationInsert })
+          ? await startApiRole(ctx, {
+              afterGenerationInsert: options.afterGenerationInsert,
+              afterBatchInsert: options.afterBatchInsert,
+            })
           : name === 'render'
             ? await startRenderRole(ctx)
             : await startWebhooksRole(ctx);

@@ -6,11 +6,13 @@
 import type { JobContext } from '../queue/jetstream.ts';
 import { createAssetLoader } from '../render/asset-loader.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { parseRenderLaneSubject, type RenderJob, type RenderRoute } from '../queue/messages.ts';
+import { parseRenderLaneSubject, renderJobMsgId, type RenderJob, type RenderRoute } from '../queue/messages.ts';
 import { createCertificateSource } from '../render/finishing/certificate-store.ts';
 import { createRenderEngine, type RenderEngine } from '../render/render-engine.ts';
 import { OutboxSweeper } from '../render/outbox-sweeper.ts';
 import { BatchProgress } from '../batches/batch-progress.ts';
+import { BatchCreationSweeper } from '../batches/batch-creation-sweeper.ts';
+import { eraseBatch } from '../batches/batch-erasure.ts';
 import { RenderPipeline, type DocumentRendererLike } from '../render/render-pipeline.ts';
 import { RenderSlots, renderJobsInFlight } from '../render/render-slots.ts';
 import { formatId, parseId } from '../domain/ids.ts';
@@ -21,6 +23,7 @@ import { startPreviewService } from '../render/preview-service.ts';
 import { SpanKind, contextFromHeaders, withSpan } from '../ops/tracing.ts';
 import { startFairPuller } from '../queue/fair-puller.ts';
 import { renderQueueGauges } from '../queue/render-queue-metrics.ts';
+import { batchProgressGauges } from '../batches/batch-metrics.ts';
 import { abortedPromise, type Role, type RoleContext } from './role.ts';
 
 export interface RenderRole extends Role {
@@ -99,6 +102,9 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
     store: objects,
     events: queue,
     onCompleted: (info) => logger.info('batch completed', info),
+    onFinished: (info) => metrics.observeBatchCompleted(info.merge, info.seconds),
+    onSkippedEncrypted: (info) =>
+      logger.info('batch item left out of the merged PDF: its PDF is encrypted (password or permissions)', info),
   });
   const pipeline = new RenderPipeline({
     batches,
@@ -237,10 +243,32 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
   });
   sweeper.start();
 
+  // Batch creates cut off by a crash of their API process: finished from the kept request.
+  const batchCreations = new BatchCreationSweeper({
+    batches: repositories.batches,
+    generations: repositories.generations,
+    jobs: { publishRenderJob: (id, route) => queue.publishRenderJob(id, renderJobMsgId(id), route) },
+    progress: batches,
+    intervalMs: 10_000,
+    onFinished: (info) => {
+      metrics.batchCreationsFinished.inc({ outcome: info.outcome });
+      logger.warn('batch create cut off by a crash finished by the sweeper', info);
+    },
+    onError: (err, batchId) =>
+      logger.warn('batch creation sweep failed; the next sweep retries', { batchId, err: String(err) }),
+  });
+  batchCreations.start();
+
   // Retention lives here: this role writes the PDFs (see retention-sweeper.ts for why).
   const retention = new RetentionSweeper({
     workspaces: repositories.workspaces,
     generations: repositories.generations,
+    batches: repositories.batches,
+    eraseBatch: (doc) => eraseBatch({ batches: repositories.batches, objects }, doc),
+    onBatchErased: (doc) => {
+      metrics.batchesExpired.inc();
+      logger.debug('batch past its retention deleted', { batchId: formatId('batch', doc._id) });
+    },
     erase: (doc) =>
       eraseGeneration({ generations: repositories.generations, deliveries: repositories.deliveries, objects }, doc),
     intervalMs: config.retention.sweepIntervalMs,
@@ -252,6 +280,7 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
     onError: (err, at) =>
       logger.warn('retention sweep failed; the next sweep retries', {
         generationId: at.generationId && formatId('generation', at.generationId),
+        batchId: at.batchId && formatId('batch', at.batchId),
         err: String(err),
       }),
   });
@@ -266,12 +295,12 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
     pipeline,
     readiness: { 'browser-pool': () => engine.isReady() && { details: { chromiumSandbox } } },
     consumers: [{ stream: names.streams.render, consumer: RENDER_CONSUMER }],
-    gauges: renderQueueGauges(queue.nats, RENDER_CONSUMER),
+    gauges: [...renderQueueGauges(queue.nats, RENDER_CONSUMER), ...batchProgressGauges(repositories.batches)],
     async stopAccepting() {
       if (stopped) return;
       stopped = true;
       jobs.stop();
-      await Promise.all([sweeper.stop(), retention.stop(), previews.stop()]);
+      await Promise.all([sweeper.stop(), retention.stop(), batchCreations.stop(), previews.stop()]);
     },
     async drain(signal) {
       // In-flight renders finish unless the grace period ends first; whatever still runs

@@ -1,15 +1,18 @@
 // Create and read batches (docs/interface.md#batches) for an authenticated principal.
 // Transport-neutral, like GenerationService: REST and Connect call it through src/api/public-api.ts.
 //
-// Creating writes no transaction: the batch row first (itemsStored false), then every item under
-// an id derived from the batch and its index (src/domain/ids.ts batchItemObjectId), then
-// itemsStored, then the render jobs. A retry with the same Idempotency-Key names the same batch
-// id, so it writes exactly the rows the first attempt did not; a job not published is published
-// by the outbox sweeper like any generation's.
+// Creating writes no transaction: the batch row first (itemsStored false, with the resolved
+// request kept in it), then every item under an id derived from the batch and its index
+// (src/domain/ids.ts batchItemObjectId), then itemsStored (dropping the kept request), then the
+// render jobs (batch-items.ts). A retry with the same Idempotency-Key names the same batch id,
+// so it writes exactly the rows the first attempt did not; a create cut off by a crash and not
+// retried is finished from the kept request by the creation sweeper
+// (batch-creation-sweeper.ts); a job not published is published by the outbox sweeper like any
+// generation's.
 import { ObjectId } from 'mongodb';
 import type { Principal } from '../auth/api-key-authenticator.ts';
 import { DomainError, notFound, validationError, type FieldIssue } from '../domain/errors.ts';
-import { batchItemObjectId, deterministicObjectId, formatId, parseId } from '../domain/ids.ts';
+import { deterministicObjectId, formatId, parseId } from '../domain/ids.ts';
 import type { JsonValue } from '../domain/template.ts';
 import { canonicalJsonHash } from '../generations/create-input.ts';
 import type {
@@ -29,11 +32,9 @@ import {
 } from '../store/documents.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
 import { MAX_BATCH_ISSUES, type CreateBatchInput } from './batch-input.ts';
-import { renderRouteOf } from '../queue/messages.ts';
+import { batchItemDocs, keepBatchRequest, storeBatchItems, type ResolvedBatchItem } from './batch-items.ts';
 
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
-/** Render jobs published at once while a batch is handed to the queue. */
-const PUBLISH_CONCURRENCY = 32;
 
 /** The Batch as clients see it (docs/interface.md#batches). */
 export interface BatchView {
@@ -61,6 +62,8 @@ export interface BatchServiceDeps {
   urls: OutputUrlSigner;
   outputUrlTtlSeconds?: number;
   onPublishError?: (generationId: string, err: unknown) => void;
+  /** Test hook: runs between the batch row's insert and its items' (the crash tests kill the process here). */
+  afterBatchInsert?: ((batchId: string) => void) | undefined;
 }
 
 export class BatchService {
@@ -118,22 +121,27 @@ export class BatchService {
         merge: input.merge,
         itemEvents: input.itemEvents,
         test: principal.test,
+        request: await keepBatchRequest(resolvedItems(input, templates)),
       },
       now,
     );
     const inserted = await batches.insertOnce(batchDoc);
+    if (inserted) this.deps.afterBatchInsert?.(formatId('batch', batchId));
     const stored = inserted ? batchDoc : await batches.getSummary(batchId);
     if (!stored) {
       throw new DomainError('UNAVAILABLE', 'The batch is being created by another request; retry shortly', {
         retryAfterSeconds: 1,
       });
     }
-    if (!stored.itemsStored) {
-      await generations.insertManyOnce(items);
-      await batches.markItemsStored(batchId);
-      stored.itemsStored = true;
-    }
-    await this.publishJobs(items);
+    // Stored before (a racing retry, or the creation sweeper): only the jobs are published
+    // again, which is harmless (JetStream drops a repeated job id; a claimed item is skipped).
+    await storeBatchItems(
+      { batches, generations, jobs: this.deps.jobs, onPublishError: this.deps.onPublishError },
+      batchId,
+      items,
+      { itemsStored: stored.itemsStored },
+    );
+    stored.itemsStored = true;
     return this.view(stored);
   }
 
@@ -208,53 +216,35 @@ export class BatchService {
     batchId: ObjectId,
     now: Date,
   ): GenerationDoc[] {
-    const publicId = formatId('batch', batchId);
     const issues: FieldIssue[] = [];
-    const docs = input.items.map((item, index) => {
-      const template = templates.get(item.templateId)!;
-      const doc = this.deps.generations.newDoc(
-        {
-          workspaceId: principal.workspaceId,
-          templateId: template._id,
-          templateRef: item.templateId,
-          templateName: template.name,
-          data: item.variables,
-          batch: { batchId: publicId, index, itemEvents: input.itemEvents },
-          test: principal.test,
-        },
-        now,
-        batchItemObjectId(batchId, index),
-      );
+    const docs = batchItemDocs(
+      this.deps.generations,
+      { _id: batchId, workspaceId: principal.workspaceId, itemEvents: input.itemEvents, test: principal.test },
+      resolvedItems(input, templates),
+      now,
+    );
+    docs.forEach((doc, index) => {
       // As for a single generation: BSON can be several times the JSON's size.
       if (issues.length < MAX_BATCH_ISSUES && bsonSize(doc) > MAX_NEW_GENERATION_BSON_BYTES)
         issues.push({
           field: `items[${index}].variables`,
           issue: 'take more than a generation can hold as stored (BSON); send less data',
         });
-      return doc;
     });
     if (issues.length > 0) throw validationError(issues);
     return docs;
   }
+}
 
-  /** Hands the items to the render queue; what fails to publish, the outbox sweeper publishes. */
-  private async publishJobs(items: GenerationDoc[]): Promise<void> {
-    const published: ObjectId[] = [];
-    let next = 0;
-    const worker = async () => {
-      while (next < items.length) {
-        const doc = items[next++]!;
-        const id = formatId('generation', doc._id);
-        try {
-          await this.deps.jobs.publishRenderJob(id, renderRouteOf(doc));
-          published.push(doc._id);
-        } catch (err) {
-          this.deps.onPublishError?.(id, err);
-        }
-      }
+/** The request's items with their templates found (every one is: resolveTemplates checked). */
+function resolvedItems(input: CreateBatchInput, templates: Map<string, TemplateIdentity>): ResolvedBatchItem[] {
+  return input.items.map((item) => {
+    const template = templates.get(item.templateId)!;
+    return {
+      templateId: template._id,
+      templateRef: item.templateId,
+      templateName: template.name,
+      variables: item.variables,
     };
-    await Promise.all(Array.from({ length: Math.min(PUBLISH_CONCURRENCY, items.length) }, worker));
-    // Not awaited, as for a single generation: the flag only spares the sweeper a republish.
-    this.deps.generations.markJobsPublished(published).catch(() => {});
-  }
+  });
 }

@@ -24,7 +24,7 @@ export function parseRoles(argv: string[]): Role[] | string {
 }
 
 /** Seams of the composition root a caller may fill (the crash tests inject faults here). */
-export type ServeHooks = Pick<BuildAppOptions, 'afterGenerationInsert'>;
+export type ServeHooks = Pick<BuildAppOptions, 'afterGenerationInsert' | 'afterBatchInsert'>;
 
 export async function runServe(argv: string[], hooks: ServeHooks = {}): Promise<number> {
   const roles = parseRoles(argv);

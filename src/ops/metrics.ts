@@ -32,7 +32,9 @@ export type CollectedGaugeName =
   | 'docgen_jetstream_consumer_pending'
   | 'docgen_jetstream_consumer_ack_pending'
   | 'docgen_render_workspace_pending_jobs'
-  | 'docgen_render_workspace_oldest_wait_seconds';
+  | 'docgen_render_workspace_oldest_wait_seconds'
+  | 'docgen_batches_in_progress'
+  | 'docgen_batch_items_pending';
 
 /** A collector returns a bare number, or values per label set for labelled gauges. */
 export type GaugeSample = number | { labels: Record<string, string>; value: number }[];
@@ -66,6 +68,9 @@ export interface Metrics {
   readonly jetstreamConsumerPending: Gauge<'stream' | 'consumer'>;
   readonly jetstreamConsumerAckPending: Gauge<'stream' | 'consumer'>;
   readonly collectorErrors: Counter<'gauge'>;
+  readonly batchCompletionDuration: Histogram<'merge'>;
+  readonly batchesExpired: Counter<string>;
+  readonly batchCreationsFinished: Counter<'outcome'>;
 
   /**
    * Records one HTTP request. `route` is the route template (`/v1/generations/{id}`), never
@@ -80,6 +85,8 @@ export interface Metrics {
   observeRenderQueueWait(lane: string, seconds: number): void;
   observePreview(outcome: PreviewOutcome, seconds: number): void;
   observeWebhookAttempt(outcome: WebhookOutcome, seconds: number): void;
+  /** A batch became COMPLETED: the time from its create, by whether it was merged. */
+  observeBatchCompleted(merge: boolean, seconds: number): void;
   /**
    * Registers the source of a gauge's value, read at every scrape (e.g. the queue module
    * asks JetStream for the consumer's pending count). Several collectors of one gauge are
@@ -110,6 +117,8 @@ const STAGE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
 // A job's wait in its lane: none on an idle fleet, up to minutes behind a month-end backlog.
 const QUEUE_WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600];
 const WEBHOOK_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+// A batch: seconds for a few items on an idle fleet, hours for a month-end run behind others.
+const BATCH_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14_400, 43_200];
 
 /** Every metric name docgen exports (besides the default process metrics); docs/deploy.md lists them. */
 export const METRIC_NAMES = [
@@ -139,6 +148,11 @@ export const METRIC_NAMES = [
   'docgen_webhook_consumer_pending',
   'docgen_jetstream_consumer_pending',
   'docgen_jetstream_consumer_ack_pending',
+  'docgen_batches_in_progress',
+  'docgen_batch_items_pending',
+  'docgen_batch_completion_duration_seconds',
+  'docgen_batches_expired_total',
+  'docgen_batch_creations_finished_total',
   'docgen_metrics_collector_errors_total',
 ] as const;
 
@@ -366,6 +380,36 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     ['stream', 'consumer'],
   );
 
+  // Batches (src/batches/): gauges read from MongoDB at scrape time by the render role (the same
+  // on every render pod: aggregate with max); the rest observed where a batch finishes.
+  collectedGauge(
+    'docgen_batches_in_progress',
+    'Batches not yet COMPLETED, by status (pending: no item final yet; processing). Every render process reports the same: aggregate with max.',
+    ['status'],
+  );
+  collectedGauge(
+    'docgen_batch_items_pending',
+    'Items of unfinished batches not yet final (waiting or rendering). Every render process reports the same: aggregate with max.',
+  );
+  const batchCompletionDuration = new Histogram<'merge'>({
+    name: 'docgen_batch_completion_duration_seconds',
+    help: 'Time from a batch create to COMPLETED (every item final, merged PDF stored), by merge (true, false).',
+    labelNames: ['merge'],
+    buckets: BATCH_BUCKETS,
+    registers,
+  });
+  const batchesExpired = new Counter({
+    name: 'docgen_batches_expired_total',
+    help: "Batches deleted (row and merged PDF) by the retention sweeper, past their workspace's retention.",
+    registers,
+  });
+  const batchCreationsFinished = new Counter<'outcome'>({
+    name: 'docgen_batch_creations_finished_total',
+    help: 'Batch creates cut off by a crash and finished by the creation sweeper, by outcome: resumed (from the kept request), items_failed (no request kept: missing items counted failed).',
+    labelNames: ['outcome'],
+    registers,
+  });
+
   registry.registerMetric(collectorErrors);
 
   const metrics: Metrics = {
@@ -395,6 +439,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     jetstreamConsumerPending,
     jetstreamConsumerAckPending,
     collectorErrors,
+    batchCompletionDuration,
+    batchesExpired,
+    batchCreationsFinished,
 
     observeHttpRequest(route, method, code, seconds) {
       const upper = method.toUpperCase();
@@ -424,6 +471,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     observeWebhookAttempt(outcome, seconds) {
       webhookAttempts.inc({ outcome });
       webhookDeliveryDuration.observe({ outcome }, seconds);
+    },
+    observeBatchCompleted(merge, seconds) {
+      batchCompletionDuration.observe({ merge: String(merge) }, seconds);
     },
     registerGaugeCollector(name, collector) {
       let set = collectors.get(name);

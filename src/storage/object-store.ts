@@ -46,6 +46,13 @@ export interface ObjectStore {
   getObject(key: string): Promise<Buffer>;
   /** Deletes the object; deleting a missing object is not an error. */
   remove(key: string): Promise<void>;
+  /**
+   * Streams the object into a file (never whole in memory: batch merges). False when there is
+   * no such object; throws DomainError UNAVAILABLE when storage fails.
+   */
+  downloadToFile(key: string, file: string): Promise<boolean>;
+  /** putPdf from a file, streamed (a merged batch PDF may be larger than memory should hold). */
+  putPdfFile(key: string, file: string, options: PutPdfOptions): Promise<void>;
 }
 
 function clientFor(url: URL, options: ObjectStoreOptions): Client {
@@ -72,6 +79,16 @@ export function contentDisposition(filename: string, disposition: 'attachment' |
     (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
   );
   return `${disposition}; filename="${asciiFallback}"; filename*=UTF-8''${encoded}`;
+}
+
+/** The headers a stored PDF carries. */
+function pdfMeta({ downloadFilename, disposition, metadata }: PutPdfOptions): Record<string, string> {
+  const meta: Record<string, string> = {
+    'Content-Type': 'application/pdf',
+    'Content-Disposition': contentDisposition(downloadFilename, disposition),
+  };
+  for (const [name, value] of Object.entries(metadata ?? {})) meta[`X-Amz-Meta-${name}`] = value;
+  return meta;
 }
 
 function errorCode(err: unknown): string | undefined {
@@ -135,14 +152,25 @@ export function createObjectStore(options: ObjectStoreOptions): ObjectStore {
       });
     },
 
-    async putPdf(key, pdf, { downloadFilename, disposition, metadata }) {
+    async putPdf(key, pdf, options) {
       const body = Buffer.isBuffer(pdf) ? pdf : Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength);
-      const meta: Record<string, string> = {
-        'Content-Type': 'application/pdf',
-        'Content-Disposition': contentDisposition(downloadFilename, disposition),
-      };
-      for (const [name, value] of Object.entries(metadata ?? {})) meta[`X-Amz-Meta-${name}`] = value;
-      await call(`storing ${key}`, () => client.putObject(bucket, key, body, body.length, meta));
+      await call(`storing ${key}`, () => client.putObject(bucket, key, body, body.length, pdfMeta(options)));
+    },
+
+    async putPdfFile(key, file, options) {
+      await call(`storing ${key}`, () => client.fPutObject(bucket, key, file, pdfMeta(options)));
+    },
+
+    async downloadToFile(key, file) {
+      return call(`reading ${key}`, async () => {
+        try {
+          await client.fGetObject(bucket, key, file);
+          return true;
+        } catch (err) {
+          if (errorCode(err) === 'NotFound' || errorCode(err) === 'NoSuchKey') return false;
+          throw err;
+        }
+      });
     },
 
     async pdfMetadata(key) {

@@ -2,7 +2,7 @@
 // Every _id is an ObjectId (public ids are prefix + hex, see src/domain/ids.ts). Correctness
 // never depends on multi-document transactions or unique secondary indexes: where an insert
 // must happen once, its _id is derived from the natural key (deterministicObjectId).
-import { BSON, type Db, type Document, type IndexDescription, type ObjectId } from 'mongodb';
+import { BSON, type Binary, type Db, type Document, type IndexDescription, type ObjectId } from 'mongodb';
 import type { JsonObject, TemplateStatus, TemplateVersionContent } from '../domain/template.ts';
 import type { SealedSecret } from '../webhooks/secret-box.ts';
 
@@ -137,6 +137,13 @@ export interface BatchDoc {
   itemEvents: boolean;
   /** false until every item row is written (the create request's last database step). */
   itemsStored: boolean;
+  /**
+   * The create request's items, resolved (src/batches/batch-items.ts: gzip of JSON), kept only
+   * while itemsStored is false so that a create cut off by a crash can be finished from it
+   * (src/batches/batch-creation-sweeper.ts); removed by the update that sets itemsStored. Absent
+   * on rows written before it, and when it would not fit in a document.
+   */
+  request?: Binary | null;
   /** The merged PDF (merge: true), set with COMPLETED. */
   outputKey: string | null;
   /** Outbox of `batch.completed`: false from COMPLETED until the event is published. */
@@ -496,6 +503,23 @@ export const INDEX_STEPS: readonly IndexStep[] = [
       [COLLECTIONS.workspaceStats]: [{ key: { workspaceId: 1, hour: 1 }, name: 'workspace_hour' }],
       [COLLECTIONS.generationQueue]: [
         { key: { workspaceId: 1, status: 1, createdAt: 1 }, name: 'workspace_status_created' },
+      ],
+    },
+  },
+  {
+    // Batches: retention, creates cut off by a crash, the progress gauges (src/batches/).
+    version: 7,
+    name: 'batch-retention',
+    create: {
+      [COLLECTIONS.batches]: [
+        // The retention sweep: a workspace's finished batches past its retention, and finished
+        // test batches older than a day across workspaces.
+        { key: { workspaceId: 1, status: 1, createdAt: 1 }, name: 'workspace_status_created' },
+        { key: { test: 1, status: 1, createdAt: 1 }, name: 'test_expiry', partialFilterExpression: { test: true } },
+        // Creates cut off before every item was stored (few, and only for a moment each).
+        { key: { itemsStored: 1, createdAt: 1 }, name: 'unstored', partialFilterExpression: { itemsStored: false } },
+        // docgen_batches_in_progress / docgen_batch_items_pending: the PENDING and PROCESSING ones.
+        { key: { status: 1, createdAt: 1 }, name: 'status_created' },
       ],
     },
   },

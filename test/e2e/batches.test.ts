@@ -2,7 +2,8 @@
 // render and webhooks roles, NATS, S3, real Chromium):
 // - a 200-item batch completes with correct counts, its items list by batchId, and exactly one
 //   signed batch.completed arrives (checked with openssl), no per-item events (itemEvents false);
-// - merge: true gives one PDF whose page count (pdfinfo) is the sum of the items';
+// - merge: true gives one PDF whose page count (pdfinfo) is the sum of the items' (merged from
+//   files with qpdf), and the batch metrics show on the ops endpoint;
 // - an invalid item refuses the whole batch with 422 naming items[i].…, and nothing is stored;
 // - a render process SIGKILLed during a batch still leaves every item final and one batch event.
 import { execFileSync } from 'node:child_process';
@@ -303,6 +304,15 @@ describe('batches end to end', () => {
     const text = execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' }).split('\f');
     expect(text[0]).toContain('doc 0 page 1');
     expect(text[sum - 1]).toContain('doc 4 page 4');
+    // The ops endpoint's batch metrics (docs/deploy.md#reading-batches): this batch's
+    // completion observed under merge="true"; the progress gauges read from MongoDB.
+    const metrics = await (await fetch(`http://127.0.0.1:${stack.app.opsPort}/metrics`)).text();
+    const mergedCount = /^docgen_batch_completion_duration_seconds_count\{[^}]*merge="true"[^}]*\} (\d+)$/m.exec(
+      metrics,
+    );
+    expect(Number(mergedCount?.[1])).toBeGreaterThanOrEqual(1);
+    expect(metrics).toMatch(/^docgen_batches_in_progress\{[^}]*status="pending"[^}]*\} \d+$/m);
+    expect(metrics).toMatch(/^docgen_batch_items_pending\{[^}]*\} \d+$/m);
     // Presigned afresh on each read.
     await new Promise((r) => setTimeout(r, 1100));
     const reread = (await call('GET', `/v1/batches/${created.id}`)).body as BatchJson;

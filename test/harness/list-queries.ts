@@ -9,7 +9,8 @@ import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
 import { AssetsRepository } from '../../src/store/assets-repository.ts';
 import { AuditEventsRepository } from '../../src/store/audit-events-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
-import { COLLECTIONS, type GenerationDoc, type GenerationStatus } from '../../src/store/documents.ts';
+import { BatchesRepository } from '../../src/store/batches-repository.ts';
+import { COLLECTIONS, type BatchDoc, type GenerationDoc, type GenerationStatus } from '../../src/store/documents.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
 import { MembershipsRepository } from '../../src/store/memberships-repository.ts';
 import { PageTokens, type Page, type PageRequest } from '../../src/store/pagination.ts';
@@ -102,6 +103,20 @@ export async function captureListQueries(client: MongoClient, db: Db): Promise<C
         doc.eventPublished = doc.status === 'COMPLETED' || doc.status === 'FAILED' ? i % 10 !== 0 : null;
         return doc;
       }) as GenerationDoc[],
+    );
+    // Batches: mostly finished (retention), a few being created (the creation sweeper).
+    const batches = new BatchesRepository(db);
+    await db.collection<BatchDoc>(COLLECTIONS.batches).insertMany(
+      both((ws, i) => {
+        const doc = batches.newDoc(
+          { _id: new ObjectId(), workspaceId: ws, total: 3, merge: false, itemEvents: true, test: i % 5 === 0 },
+          at(i),
+        );
+        doc.itemsStored = i % 30 !== 7;
+        doc.status = i % 10 === 3 ? 'PROCESSING' : doc.itemsStored ? 'COMPLETED' : 'PENDING';
+        doc.eventPublished = doc.status === 'COMPLETED' ? true : null;
+        return doc;
+      }) as BatchDoc[],
     );
     await db
       .collection(COLLECTIONS.templates)
@@ -260,6 +275,13 @@ export async function captureListQueries(client: MongoClient, db: Db): Promise<C
       generations.findExpiredTests(new Date(now - 30 * 60_000), 200),
     );
     await capture('delivery sweeper: overdue deliveries', () => deliveries.findOverdue(new Date(now), 500));
+    await capture('retention sweeper: expired batches', () =>
+      batches.findExpired(workspace, new Date(now - 30 * 60_000), 200),
+    );
+    await capture('retention sweeper: expired test batches', () =>
+      batches.findExpiredTests(new Date(now - 30 * 60_000), 200),
+    );
+    await capture('batch creation sweeper: creates cut off', () => batches.findUnstored(new Date(now - 60_000), 50));
   } finally {
     client.off('commandStarted', onStarted);
   }

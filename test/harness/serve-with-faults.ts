@@ -6,6 +6,8 @@ import { runServe, type ServeHooks } from '../../src/cli/serve-command.ts';
 export const FAULTS = {
   /** SIGKILL right after a generation's database write, before its render job is published. */
   'exit-after-generation-insert': { afterGenerationInsert: () => process.kill(process.pid, 'SIGKILL') },
+  /** SIGKILL right after a batch row's database write, before any of its items. */
+  'exit-after-batch-insert': { afterBatchInsert: () => process.kill(process.pid, 'SIGKILL') },
 } satisfies Record<string, ServeHooks>;
 
 export type Fault = keyof typeof FAULTS;

@@ -14,7 +14,8 @@ import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { RENDER_CONSUMER } from '../../src/app/render-role.ts';
 import { WEBHOOK_DISPATCHER_CONSUMER, WEBHOOK_SENDER_CONSUMER } from '../../src/app/webhooks-role.ts';
 import { CONFIG_VARIABLES } from '../../src/config/config.ts';
-import { deliveriesStreamName, eventsStreamName, renderStreamName } from '../../src/queue/messages.ts';
+import { METRIC_NAMES } from '../../src/ops/metrics.ts';
+import { deliveriesStreamName, eventsStreamName } from '../../src/queue/messages.ts';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const chartDir = path.join(repo, 'deploy/helm/docgen');
@@ -164,6 +165,11 @@ describe('values.schema.json', () => {
       'a NATS monitoring endpoint with a scheme',
       { keda: { natsServerMonitoringEndpoint: 'http://nats:8222' } },
       /\/keda\/natsServerMonitoringEndpoint must match pattern/,
+    ],
+    [
+      'a Prometheus address without a scheme',
+      { keda: { prometheus: { serverAddress: 'prometheus:9090' } } },
+      /\/keda\/prometheus\/serverAddress must match pattern/,
     ],
     [
       'KEDA for the api role (it consumes no queue)',
@@ -511,7 +517,7 @@ describe.skipIf(!helm)('rendered chart with KEDA (helm template -f ci/keda-value
   let objects: K8sObject[] = [];
   const kedaValues = parseYaml(read('ci/keda-values.yaml')) as {
     config: { nats: { streamPrefix: string } };
-    keda: { natsServerMonitoringEndpoint: string };
+    keda: { natsServerMonitoringEndpoint: string; prometheus: { serverAddress: string } };
   };
   const prefix = kedaValues.config.nats.streamPrefix;
   beforeAll(() => {
@@ -520,28 +526,29 @@ describe.skipIf(!helm)('rendered chart with KEDA (helm template -f ci/keda-value
   const scaledObject = (role: string) =>
     objects.find((o) => o.kind === 'ScaledObject' && o.metadata.labels?.['app.kubernetes.io/component'] === role);
 
-  it("scales render on the render consumer's lag (and CPU), webhooks on both of its consumers, with docgen's own stream and consumer names", () => {
+  it("scales render on the render jobs its pods export (prometheus, and CPU), webhooks on both of its consumers, with docgen's own stream and consumer names", () => {
     const render = scaledObject('render')!;
     expect(render.apiVersion).toBe('keda.sh/v1alpha1');
     expect(render.spec!.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'docgen-render' });
     expect(render.spec).toMatchObject({ minReplicaCount: 2, maxReplicaCount: 12 });
     expect(render.spec!.advanced.horizontalPodAutoscalerConfig.behavior.scaleDown.stabilizationWindowSeconds).toBe(300);
-    const endpoint = kedaValues.keda.natsServerMonitoringEndpoint;
+    // The lanes are one consumer per workspace: no nats-jetstream trigger on a consumer that no
+    // longer holds the backlog (the pre-lanes render-workers) is left.
     expect(render.spec!.triggers).toEqual([
       {
-        type: 'nats-jetstream',
+        type: 'prometheus',
         metadata: {
-          natsServerMonitoringEndpoint: endpoint,
-          account: '$G',
-          stream: renderStreamName(prefix),
-          consumer: RENDER_CONSUMER,
-          lagThreshold: '8',
-          activationLagThreshold: '0',
-          useHttps: 'false',
+          serverAddress: kedaValues.keda.prometheus.serverAddress,
+          query: 'max(docgen_render_queue_depth{namespace="docgen",role="render"}) or vector(0)',
+          threshold: '8',
+          activationThreshold: '0',
         },
       },
       { type: 'cpu', metricType: 'Utilization', metadata: { value: '60' } },
     ]);
+    expect(JSON.stringify(render.spec!.triggers)).not.toContain(RENDER_CONSUMER);
+    // The query names a metric the render role exports (src/ops/metrics.ts).
+    expect(METRIC_NAMES).toContain('docgen_render_queue_depth');
     const webhooks = scaledObject('webhooks')!;
     expect(webhooks.spec!.scaleTargetRef.name).toBe('docgen-webhooks');
     expect(
@@ -577,6 +584,21 @@ describe.skipIf(!helm)('rendered chart with KEDA (helm template -f ci/keda-value
       'render.autoscaling.enabled=true',
     ]);
     expect(both.status).not.toBe(0);
-    expect(both.stderr).toMatch(/render\/autoscaling\/enabled/);
+    // Helm words schema errors as render/autoscaling/enabled or render.autoscaling.enabled by version.
+    expect(both.stderr).toMatch(/render[./]autoscaling[./]enabled/);
+  });
+
+  it("takes an operator's own PromQL query for render", () => {
+    const r = helmTemplate([
+      '-f',
+      path.join(chartDir, 'ci/keda-values.yaml'),
+      '--set-string',
+      'render.keda.query=max(docgen_render_queue_depth{cluster="eu-1"})',
+    ]);
+    expect(r.stderr).toBe('');
+    const custom = parseAllDocuments(r.stdout)
+      .map((d) => d.toJS() as K8sObject | null)
+      .find((o) => o?.kind === 'ScaledObject' && o.metadata.labels?.['app.kubernetes.io/component'] === 'render')!;
+    expect(custom.spec!.triggers[0].metadata.query).toBe('max(docgen_render_queue_depth{cluster="eu-1"})');
   });
 });

@@ -43,9 +43,8 @@ function progressWith(events: ReturnType<typeof recordingEvents>): BatchProgress
     batches: stack.repositories.batches,
     generations: stack.repositories.generations,
     store: {
-      getObject: () => Promise.reject(new Error('no PDFs in this test')),
-      exists: async () => false,
-      putPdf: async () => {},
+      downloadToFile: () => Promise.reject(new Error('no PDFs in this test')),
+      putPdfFile: () => Promise.reject(new Error('no PDFs in this test')),
     },
     events,
   });
