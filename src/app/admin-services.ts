@@ -9,6 +9,7 @@ import { createAdminPlane, type AdminPlaneDeps } from '../admin/admin-plane.ts';
 import { AdminAuthentication, SessionAuthenticator } from '../auth/authentication.ts';
 import { createIdentity, type IdentityRepositories } from '../identity/identity.ts';
 import type { SignInLimits } from '../identity/sign-in-limiter.ts';
+import { legacyAuditActions } from '../rpc/admin-rpc-map.ts';
 import type { AdminServices } from '../rpc/admin-routes.ts';
 import { PageTokens } from '../store/pagination.ts';
 import type { RateLimitsRepository } from '../store/rate-limits-repository.ts';
@@ -42,7 +43,14 @@ export function createAdminServices(deps: AdminServicesDeps): AdminServices {
     signInLimits: deps.identity.signInLimits,
     pageTokens,
   });
-  const audit = new AuditLog({ events: people.auditEvents, workspaces: repositories.workspaces, pageTokens });
+  const audit = new AuditLog({
+    events: people.auditEvents,
+    workspaces: repositories.workspaces,
+    users: people.users,
+    templateName: async (id) => (await repositories.templates.get(id))?.name,
+    pageTokens,
+    legacyActions: legacyAuditActions(),
+  });
   const gate = new AdminGate({
     authentication: new AdminAuthentication({
       adminToken: deps.adminToken,
