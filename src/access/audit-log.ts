@@ -163,9 +163,7 @@ export class AuditLog {
     }
     const [users, templateNames] = await Promise.all([
       userIds.size > 0 ? this.deps.users.getMany([...userIds.values()]) : Promise.resolve([]),
-      Promise.all(
-        [...templateIds].map(async ([id, oid]) => [id, (await this.deps.templateName(oid)) ?? ''] as const),
-      ),
+      Promise.all([...templateIds].map(async ([id, oid]) => [id, (await this.deps.templateName(oid)) ?? ''] as const)),
     ]);
     const people = new Map(users.map((u) => [formatId('user', u._id), u]));
     const templates = new Map(templateNames);

@@ -32,7 +32,11 @@ export class AuditEventsRepository {
    * and starts with that second), so it narrows the index range instead of filtering a scan;
    * `occurredAt` then decides exactly within the second either side.
    */
-  list(workspaceId: ObjectId | undefined, page: PageRequest, filter: AuditEventFilter = {}): Promise<Page<AuditEventDoc>> {
+  list(
+    workspaceId: ObjectId | undefined,
+    page: PageRequest,
+    filter: AuditEventFilter = {},
+  ): Promise<Page<AuditEventDoc>> {
     const query: Filter<AuditEventDoc> = workspaceId ? { workspaceId } : {};
     if (filter.actor !== undefined) query.actor = filter.actor;
     if (filter.actions !== undefined)
