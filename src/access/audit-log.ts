@@ -13,7 +13,7 @@ import {
   type AuditTargetKind,
 } from '../domain/audit-words.ts';
 import { validationError, type FieldIssue } from '../domain/errors.ts';
-import { formatId, parseId } from '../domain/ids.ts';
+import { formatId, ID_PREFIXES, parseId, type IdKind } from '../domain/ids.ts';
 import { requireWorkspace } from '../domain/input.ts';
 import type { AuditEventsRepository } from '../store/audit-events-repository.ts';
 import type { AuditEventDoc } from '../store/identity-documents.ts';
@@ -62,8 +62,11 @@ export interface AuditLogDeps {
   events: AuditEventsRepository;
   workspaces: WorkspacesRepository;
   users: UsersRepository;
-  /** A template's current name (for older events that did not record it); undefined when gone. */
-  templateName: (id: ObjectId) => Promise<string | undefined>;
+  /**
+   * The current name of an object an event did not record the name of (older events; the
+   * actions whose answer carries none), e.g. a template's; undefined when gone or not kept.
+   */
+  currentName: (kind: AuditTargetKind, id: ObjectId) => Promise<string | undefined>;
   pageTokens: PageTokens;
   /** Older events' actions: the RPC's `Service.Method` → its operation (src/rpc/admin-rpc-map.ts). */
   legacyActions?: ReadonlyMap<string, string> | undefined;
@@ -152,21 +155,26 @@ export class AuditLog {
   /** The page's events with the people's names and emails and each one in words. */
   private async tell(events: AuditEventDoc[]): Promise<AuditEventView[]> {
     const userIds = new Map<string, ObjectId>();
-    const templateIds = new Map<string, ObjectId>();
+    const unnamed = new Map<string, { kind: AuditTargetKind; id: ObjectId }>();
     for (const e of events) {
       for (const id of [e.actor, e.targetId]) {
         const userId = parseId('user', id);
         if (userId) userIds.set(id, userId);
       }
-      const templateId = parseId('template', e.targetId);
-      if (templateId && !e.facts?.templateName) templateIds.set(e.targetId, templateId);
+      const kind = auditTargetKind(e.targetId);
+      const id = kind && kind !== 'user' && kind in ID_PREFIXES ? parseId(kind as IdKind, e.targetId) : undefined;
+      if (kind && id && !recordedName(kind, e.facts ?? {})) unnamed.set(e.targetId, { kind, id });
     }
-    const [users, templateNames] = await Promise.all([
+    const [users, names] = await Promise.all([
       userIds.size > 0 ? this.deps.users.getMany([...userIds.values()]) : Promise.resolve([]),
-      Promise.all([...templateIds].map(async ([id, oid]) => [id, (await this.deps.templateName(oid)) ?? ''] as const)),
+      Promise.all(
+        [...unnamed].map(
+          async ([targetId, { kind, id }]) => [targetId, (await this.deps.currentName(kind, id)) ?? ''] as const,
+        ),
+      ),
     ]);
     const people = new Map(users.map((u) => [formatId('user', u._id), u]));
-    const templates = new Map(templateNames);
+    const currentNames = new Map(names);
     return events.map((e) => {
       const action = auditActionOf(e.action, this.legacyActions);
       const facts = e.facts ?? {};
@@ -174,11 +182,9 @@ export class AuditLog {
       const person = people.get(e.actor);
       const targetPerson = people.get(e.targetId);
       const targetName =
-        kind === 'template'
-          ? facts.templateName || templates.get(e.targetId) || ''
-          : kind === 'user'
-            ? targetPerson?.email || facts.email || ''
-            : facts.name || '';
+        kind === 'user'
+          ? targetPerson?.email || facts.email || ''
+          : (kind && recordedName(kind, facts)) || currentNames.get(e.targetId) || '';
       return {
         id: formatId('auditEvent', e._id),
         workspaceId: e.workspaceId ? formatId('workspace', e.workspaceId) : '',
@@ -196,4 +202,9 @@ export class AuditLog {
       };
     });
   }
+}
+
+/** The target's name as the event recorded it ('' when it did not). */
+function recordedName(kind: AuditTargetKind, facts: Record<string, string>): string {
+  return (kind === 'template' ? facts.templateName : facts.name) ?? '';
 }

@@ -250,6 +250,11 @@ function splitWords(name: string): string {
   return name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
 }
 
+/** How an API key is named in the trail: "CI (svc_live_ab12…)"; never more of the key than its prefix. */
+export function auditApiKeyName(name: string, prefix: string): string {
+  return name && prefix ? `${name} (${prefix}…)` : name || (prefix ? `${prefix}…` : '');
+}
+
 /** How the person who acted is shown: "Ada Lovelace (ada@example.com)", the email, or the id. */
 export function auditActorInWords(actor: { id: string; email: string; displayName: string }): string {
   if (actor.id === 'operator') return 'The operator (admin token)';

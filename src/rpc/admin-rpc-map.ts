@@ -11,6 +11,7 @@
 //     time: `templateName`, `version`, `name` (the target's), `email`, `role`… Never a secret.
 import type { AdminOperation } from '../access/admin-operations.ts';
 import type { ObjectKind, Subject } from '../access/authorizer.ts';
+import { auditApiKeyName } from '../domain/audit-words.ts';
 import { shownWebhookUrl } from '../webhooks/address-guard.ts';
 
 type Message = Record<string, unknown>;
@@ -277,9 +278,7 @@ export function rpcBinding(rpc: string): RpcBinding | undefined {
 }
 
 function apiKeyFacts(_request: Message, response: Message): Record<string, string> {
-  const name = text(pick(response, 'apiKey.name'));
-  const prefix = text(pick(response, 'apiKey.prefix'));
-  return { name: name && prefix ? `${name} (${prefix}…)` : name || (prefix ? `${prefix}…` : '') };
+  return { name: auditApiKeyName(text(pick(response, 'apiKey.name')), text(pick(response, 'apiKey.prefix'))) };
 }
 
 // The audit trail outlives the endpoint: the URL without its query string (secrets).

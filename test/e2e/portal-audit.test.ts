@@ -120,7 +120,7 @@ describe('issue #31 in the portal', () => {
     await selectByName(page, 'Person', eddieId);
     await page.waitForFunction(
       (name) => {
-        const rows = [...document.querySelectorAll('table.audit-log tbody tr')].map(
+        const rows = Array.from(document.querySelectorAll('table.audit-log tbody tr')).map(
           (r) => (r as HTMLElement).innerText,
         );
         return rows.length > 0 && rows.every((r) => r.includes(name));
