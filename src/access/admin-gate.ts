@@ -51,9 +51,13 @@ export class AdminGate {
 
   /**
    * After the call succeeded: records a state change (reads are not recorded). `targetId` is
-   * the id of the object changed; undefined means the caller themself (signing out).
+   * the id of the object changed; undefined means the caller themself (signing out). `facts`
+   * tell the event in words later (src/domain/audit-words.ts).
    */
-  async recordSuccess(admission: Admission, change: { targetId?: string | undefined; detail: string }): Promise<void> {
+  async recordSuccess(
+    admission: Admission,
+    change: { targetId?: string | undefined; detail: string; facts?: Record<string, string> | undefined },
+  ): Promise<void> {
     if (!admission.policy.changes) return;
     const { caller } = admission;
     const callerId =
@@ -70,6 +74,7 @@ export class AdminGate {
         action: admission.operation,
         targetId: target,
         detail: change.detail,
+        facts: change.facts,
       });
     } catch (err) {
       // The change is made; failing the call now would invite a retry that repeats it.

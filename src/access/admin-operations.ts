@@ -83,6 +83,8 @@ export const ADMIN_OPERATIONS = {
   'sessions.signOut': change('signed-in', 'none'),
   'sessions.getCurrent': read('signed-in', 'none'),
   'sessions.acceptInvitation': change('public', 'none'),
+  // The invitation page names the address: holding a working link is the proof.
+  'sessions.getInvitation': read('public', 'none'),
   // The caller's own invitations: the handler finds them by the caller's id, so no workspace
   // role is checked (the person is not a member yet).
   'sessions.acceptPendingInvitation': change('signed-in', 'none'),

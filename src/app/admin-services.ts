@@ -5,13 +5,16 @@
 import { AdminGate } from '../access/admin-gate.ts';
 import { AuditLog } from '../access/audit-log.ts';
 import { Authorizer } from '../access/authorizer.ts';
+import { auditApiKeyName } from '../domain/audit-words.ts';
 import { createAdminPlane, type AdminPlaneDeps } from '../admin/admin-plane.ts';
 import { AdminAuthentication, SessionAuthenticator } from '../auth/authentication.ts';
 import { createIdentity, type IdentityRepositories } from '../identity/identity.ts';
 import type { SignInLimits } from '../identity/sign-in-limiter.ts';
+import { legacyAuditActions } from '../rpc/admin-rpc-map.ts';
 import type { AdminServices } from '../rpc/admin-routes.ts';
 import { PageTokens } from '../store/pagination.ts';
 import type { RateLimitsRepository } from '../store/rate-limits-repository.ts';
+import { shownWebhookUrl } from '../webhooks/address-guard.ts';
 
 export interface AdminServicesDeps extends Omit<AdminPlaneDeps, 'pageTokens'> {
   /** config.adminToken; empty accepts no token. */
@@ -42,7 +45,26 @@ export function createAdminServices(deps: AdminServicesDeps): AdminServices {
     signInLimits: deps.identity.signInLimits,
     pageTokens,
   });
-  const audit = new AuditLog({ events: people.auditEvents, workspaces: repositories.workspaces, pageTokens });
+  const audit = new AuditLog({
+    events: people.auditEvents,
+    workspaces: repositories.workspaces,
+    users: people.users,
+    // Names of objects an event did not record one for; the endpoint's URL without its query.
+    currentName: async (kind, id) => {
+      if (kind === 'template') return (await repositories.templates.get(id))?.name;
+      if (kind === 'webhookEndpoint') {
+        const endpoint = await repositories.webhookEndpoints.get(id);
+        return endpoint ? shownWebhookUrl(endpoint.url) : undefined;
+      }
+      if (kind === 'apiKey') {
+        const key = await repositories.apiKeys.get(id);
+        return key ? auditApiKeyName(key.name, key.prefix) : undefined;
+      }
+      return undefined;
+    },
+    pageTokens,
+    legacyActions: legacyAuditActions(),
+  });
   const gate = new AdminGate({
     authentication: new AdminAuthentication({
       adminToken: deps.adminToken,

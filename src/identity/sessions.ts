@@ -85,8 +85,18 @@ export class SessionManager {
     };
   }
 
-  /** Sets the password from a single-use invitation and signs the person in. */
-  async acceptInvitation(tokenInput: unknown, passwordInput: unknown, displayNameInput: unknown): Promise<SignedIn> {
+  /**
+   * The address an invitation link is for, for the page it opens. Only a link acceptInvitation
+   * would take answers; any other token gets the same error as accepting it, so the answer says
+   * nothing to whoever does not hold a working link (docs/portal.md#invitations-threat-model).
+   */
+  async describeInvitation(tokenInput: unknown): Promise<{ email: string; expiresAt: Date }> {
+    const { invitation, user } = await this.openInvitation(tokenInput);
+    return { email: user.email, expiresAt: invitation.expiresAt };
+  }
+
+  /** The invitation of a token and its person, if the link still works; invalidInvitation otherwise. */
+  private async openInvitation(tokenInput: unknown) {
     if (!isWellFormedToken(tokenInput)) throw invalidInvitation();
     const tokenHash = hashSecretToken(tokenInput);
     const id = tokenDocumentId('invitation', tokenHash);
@@ -102,6 +112,12 @@ export class SessionManager {
       throw invalidInvitation();
     const user = await this.deps.users.get(invitation.userId);
     if (!user || user.disabled || !user.invitationId?.equals(id)) throw invalidInvitation();
+    return { id, invitation, user };
+  }
+
+  /** Sets the password from a single-use invitation and signs the person in. */
+  async acceptInvitation(tokenInput: unknown, passwordInput: unknown, displayNameInput: unknown): Promise<SignedIn> {
+    const { id, user } = await this.openInvitation(tokenInput);
     // Checked before the token is used up, so a refused password can be corrected.
     const password = checkNewPassword(passwordInput, user.email);
     const displayName = typeof displayNameInput === 'string' ? displayNameInput.trim().slice(0, 200) : '';

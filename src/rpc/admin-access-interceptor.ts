@@ -78,12 +78,11 @@ export function adminAccessInterceptor(
       const res = await next(req);
       if (!res.stream) {
         const target = binding?.target;
+        const response = res.message as unknown as Record<string, unknown>;
         await gate.recordSuccess(admission, {
-          targetId:
-            target === 'caller'
-              ? undefined
-              : (target?.(request, res.message as unknown as Record<string, unknown>) ?? ''),
+          targetId: target === 'caller' ? undefined : (target?.(request, response) ?? ''),
           detail: binding?.detail?.(request) ?? '',
+          facts: binding?.facts?.(request, response),
         });
       }
       return res;

@@ -2,6 +2,7 @@
 // AuditService): proto in, domain call, proto out. Who may call what is decided before these
 // run, by the access interceptor (admin-access-interceptor.ts); the session handlers set the cookie.
 import { create } from '@bufbuild/protobuf';
+import { timestampDate } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import type { AuditEventView, AuditLog } from '../access/audit-log.ts';
 import type { MemberRole as DomainRole } from '../access/roles.ts';
@@ -149,6 +150,11 @@ export class SessionServiceHandler implements ServiceImpl<typeof pb.SessionServi
     return create(pb.DeclinePendingInvitationResponseSchema, {});
   }
 
+  async getInvitation(req: pb.GetInvitationRequest): Promise<pb.GetInvitationResponse> {
+    const { email, expiresAt } = await this.identity.sessions.describeInvitation(req.token);
+    return create(pb.GetInvitationResponseSchema, { email, expiresAt: ts(expiresAt) });
+  }
+
   async acceptInvitation(req: pb.AcceptInvitationRequest, ctx: HandlerContext): Promise<pb.AcceptInvitationResponse> {
     const signedIn = await this.identity.sessions.acceptInvitation(req.token, req.password, req.displayName);
     setSessionCookie(this.identity, ctx, signedIn);
@@ -279,10 +285,16 @@ export class AuditServiceHandler implements ServiceImpl<typeof pb.AuditService> 
   }
 
   async listAuditEvents(req: pb.ListAuditEventsRequest): Promise<pb.ListAuditEventsResponse> {
-    const page = await this.audit.list(req.workspaceId || undefined, {
-      pageSize: req.pageSize,
-      pageToken: req.pageToken,
-    });
+    const page = await this.audit.list(
+      req.workspaceId || undefined,
+      { pageSize: req.pageSize, pageToken: req.pageToken },
+      {
+        actor: req.actor,
+        action: req.action,
+        occurredAfter: req.occurredAfter ? timestampDate(req.occurredAfter) : undefined,
+        occurredBefore: req.occurredBefore ? timestampDate(req.occurredBefore) : undefined,
+      },
+    );
     return create(pb.ListAuditEventsResponseSchema, {
       events: page.items.map(auditEventToProto),
       nextPageToken: page.nextPageToken,

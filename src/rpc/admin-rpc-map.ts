@@ -7,8 +7,11 @@
 //   - `target` (state-changing RPCs): `req('id')`, `res('template.id')` (a string field of the
 //     request or the response), or 'caller'.
 //   - `detail`: a short, secret-free detail for the audit event.
+//   - `facts`: what tells the event in words later (src/domain/audit-words.ts), as it is at the
+//     time: `templateName`, `version`, `name` (the target's), `email`, `role`… Never a secret.
 import type { AdminOperation } from '../access/admin-operations.ts';
 import type { ObjectKind, Subject } from '../access/authorizer.ts';
+import { auditApiKeyName } from '../domain/audit-words.ts';
 import { shownWebhookUrl } from '../webhooks/address-guard.ts';
 
 type Message = Record<string, unknown>;
@@ -18,6 +21,7 @@ export interface RpcBinding {
   subject?: (request: Message) => Subject;
   target?: ((request: Message, response: Message) => string) | 'caller';
   detail?: (request: Message) => string;
+  facts?: (request: Message, response: Message) => Record<string, string>;
 }
 
 const ws =
@@ -33,24 +37,55 @@ const res = (path: string) => (_request: Message, response: Message) => text(pic
 const ROLE_NUMBERS: Record<string, string> = { 1: 'owner', 2: 'editor', 3: 'viewer' };
 const roleName = (request: Message) => `role ${ROLE_NUMBERS[String(request.role)] ?? 'unspecified'}`;
 const emailAndRole = (request: Message) => `${text(request.email)} as ${roleName(request)}`;
+const roleFacts = (request: Message) => ({ role: ROLE_NUMBERS[String(request.role)] ?? '' });
+const emailAndRoleFacts = (request: Message) => ({ email: text(request.email), ...roleFacts(request) });
+/** The name of the object a response carries at `path` (`apiKey`: its `name`), as the target's name. */
+const named =
+  (path: string, field = 'name') =>
+  (_request: Message, response: Message) => ({ name: text(pick(response, `${path}.${field}`)) });
+const num = (value: unknown) => (typeof value === 'number' && value > 0 ? String(value) : '');
 
 const S = 'docgen.admin.v1.';
 
 export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
-  [`${S}WorkspaceService/CreateWorkspace`]: { operation: 'workspaces.create', target: res('workspace.id') },
+  [`${S}WorkspaceService/CreateWorkspace`]: {
+    operation: 'workspaces.create',
+    target: res('workspace.id'),
+    facts: named('workspace'),
+  },
   [`${S}WorkspaceService/GetWorkspace`]: { operation: 'workspaces.get', subject: ws('id') },
   [`${S}WorkspaceService/ListWorkspaces`]: { operation: 'workspaces.list' },
-  [`${S}WorkspaceService/UpdateWorkspace`]: { operation: 'workspaces.update', subject: ws('id'), target: req('id') },
+  [`${S}WorkspaceService/UpdateWorkspace`]: {
+    operation: 'workspaces.update',
+    subject: ws('id'),
+    target: req('id'),
+    facts: named('workspace'),
+  },
 
-  [`${S}ApiKeyService/CreateApiKey`]: { operation: 'apiKeys.create', subject: ws(), target: res('apiKey.id') },
+  [`${S}ApiKeyService/CreateApiKey`]: {
+    operation: 'apiKeys.create',
+    subject: ws(),
+    target: res('apiKey.id'),
+    facts: apiKeyFacts,
+  },
   [`${S}ApiKeyService/ListApiKeys`]: { operation: 'apiKeys.list', subject: ws() },
-  [`${S}ApiKeyService/RevokeApiKey`]: { operation: 'apiKeys.revoke', subject: obj('apiKey'), target: req('id') },
+  [`${S}ApiKeyService/RevokeApiKey`]: {
+    operation: 'apiKeys.revoke',
+    subject: obj('apiKey'),
+    target: req('id'),
+    facts: apiKeyFacts,
+  },
 
   [`${S}TemplateService/CreateTemplate`]: {
     operation: 'templates.create',
     subject: ws(),
     target: res('template.id'),
     detail: (r) => (r.fromGallery ? `from gallery ${text(r.fromGallery)}` : ''),
+    facts: (r, res) => ({
+      templateName: text(pick(res, 'template.name')),
+      version: num(pick(res, 'version.version')),
+      fromGallery: text(r.fromGallery),
+    }),
   },
   [`${S}TemplateService/GetTemplate`]: { operation: 'templates.get', subject: obj('template') },
   [`${S}TemplateService/ListTemplates`]: { operation: 'templates.list', subject: ws() },
@@ -59,6 +94,11 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
     subject: obj('template', 'templateId'),
     target: req('templateId'),
     detail: (r) => (r.publish ? 'published' : ''),
+    facts: (r, res) => ({
+      templateName: text(pick(res, 'template.name')),
+      version: num(pick(res, 'version.version')),
+      published: r.publish ? 'true' : '',
+    }),
   },
   [`${S}TemplateService/GetTemplateVersion`]: {
     operation: 'templates.getVersion',
@@ -73,11 +113,13 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
     subject: obj('template', 'templateId'),
     target: req('templateId'),
     detail: (r) => `version ${String(r.version)}`,
+    facts: (r, res) => ({ templateName: text(pick(res, 'template.name')), version: num(r.version) }),
   },
   [`${S}TemplateService/ArchiveTemplate`]: {
     operation: 'templates.archive',
     subject: obj('template'),
     target: req('id'),
+    facts: (_r, res) => ({ templateName: text(pick(res, 'template.name')) }),
   },
   [`${S}TemplateService/PreviewTemplateVersion`]: {
     operation: 'templates.previewVersion',
@@ -93,6 +135,7 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
     target: res('endpoint.id'),
     // The audit trail outlives the endpoint: the URL without its query string (secrets).
     detail: (r) => shownWebhookUrl(text(r.url)),
+    facts: endpointFacts,
   },
   [`${S}WebhookEndpointService/ListWebhookEndpoints`]: { operation: 'webhookEndpoints.list', subject: ws() },
   [`${S}WebhookEndpointService/DeleteWebhookEndpoint`]: {
@@ -104,6 +147,7 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
     operation: 'webhookEndpoints.rotateSecret',
     subject: obj('webhookEndpoint'),
     target: req('id'),
+    facts: endpointFacts,
   },
   [`${S}WebhookEndpointService/SendTestEvent`]: {
     operation: 'webhookEndpoints.sendTestEvent',
@@ -124,6 +168,7 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
     subject: ws(),
     target: res('asset.id'),
     detail: (r) => text(r.name),
+    facts: (r) => ({ name: text(r.name) }),
   },
   [`${S}AssetService/ListAssets`]: { operation: 'assets.list', subject: ws() },
   [`${S}AssetService/DeleteAsset`]: { operation: 'assets.delete', subject: obj('asset'), target: req('id') },
@@ -133,6 +178,7 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
     subject: ws(),
     target: res('certificate.id'),
     detail: (r) => text(r.name),
+    facts: (r) => ({ name: text(r.name) }),
   },
   [`${S}CertificateService/ListCertificates`]: { operation: 'certificates.list', subject: ws() },
   [`${S}CertificateService/DeleteCertificate`]: {
@@ -154,6 +200,7 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
     subject: obj('generation'),
     target: res('generation.id'),
     detail: (r) => `again from ${text(r.id)}`,
+    facts: (r) => ({ from: text(r.id) }),
   },
 
   [`${S}GenerationAdminService/GetGenerationPdf`]: { operation: 'generations.getPdf', subject: obj('generation') },
@@ -164,6 +211,7 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
   [`${S}SessionService/SignOut`]: { operation: 'sessions.signOut', target: 'caller' },
   [`${S}SessionService/GetCurrentSession`]: { operation: 'sessions.getCurrent' },
   [`${S}SessionService/AcceptInvitation`]: { operation: 'sessions.acceptInvitation', target: res('user.id') },
+  [`${S}SessionService/GetInvitation`]: { operation: 'sessions.getInvitation' },
   // The target is the workspace joined (or turned down), so its audit trail shows the answer.
   [`${S}SessionService/AcceptPendingInvitation`]: {
     operation: 'sessions.acceptPendingInvitation',
@@ -179,6 +227,7 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
     subject: ws(),
     target: res('user.id'),
     detail: emailAndRole,
+    facts: emailAndRoleFacts,
   },
   [`${S}UserService/ListUsers`]: { operation: 'users.list' },
   [`${S}UserService/DisableUser`]: { operation: 'users.disable', target: req('id') },
@@ -191,12 +240,14 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
     subject: ws(),
     target: res('member.user.id'),
     detail: emailAndRole,
+    facts: emailAndRoleFacts,
   },
   [`${S}MemberService/UpdateMemberRole`]: {
     operation: 'members.updateRole',
     subject: ws(),
     target: req('userId'),
     detail: roleName,
+    facts: roleFacts,
   },
   [`${S}MemberService/RemoveMember`]: { operation: 'members.remove', subject: ws(), target: req('userId') },
   [`${S}MemberService/ListPendingInvitations`]: { operation: 'members.listPendingInvitations', subject: ws() },
@@ -205,14 +256,35 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
     subject: ws(),
     target: req('workspaceId'),
     detail: (r) => text(r.email),
+    facts: (r) => ({ email: text(r.email) }),
   },
 
   [`${S}AuditService/ListAuditEvents`]: { operation: 'auditEvents.list', subject: ws() },
 };
 
+/**
+ * Older audit events carry the RPC (`TemplateService.PublishTemplateVersion`) where newer ones
+ * carry its operation: the map between them, for reading the trail.
+ */
+export function legacyAuditActions(): ReadonlyMap<string, string> {
+  return new Map(
+    Object.entries(ADMIN_RPCS).map(([rpc, binding]) => [rpc.slice(S.length).replace('/', '.'), binding.operation]),
+  );
+}
+
 /** The RPC's line, or undefined (the gate then treats the call as operator-only). */
 export function rpcBinding(rpc: string): RpcBinding | undefined {
   return Object.hasOwn(ADMIN_RPCS, rpc) ? ADMIN_RPCS[rpc] : undefined;
+}
+
+function apiKeyFacts(_request: Message, response: Message): Record<string, string> {
+  return { name: auditApiKeyName(text(pick(response, 'apiKey.name')), text(pick(response, 'apiKey.prefix'))) };
+}
+
+// The audit trail outlives the endpoint: the URL without its query string (secrets).
+function endpointFacts(_request: Message, response: Message): Record<string, string> {
+  const url = text(pick(response, 'endpoint.url'));
+  return { name: url ? shownWebhookUrl(url) : '' };
 }
 
 function text(value: unknown): string {

@@ -523,6 +523,23 @@ export const INDEX_STEPS: readonly IndexStep[] = [
       ],
     },
   },
+  {
+    // The audit log's filters (ListAuditEvents: person, action, time), newest first: each a
+    // range on one of these, the time range bounding the trailing _id, in one workspace or
+    // across all (the operator). Audit events are few writes (people's changes) for six indexes.
+    version: 8,
+    name: 'audit-filters',
+    create: {
+      [COLLECTIONS.auditEvents]: [
+        { key: { workspaceId: 1, actor: 1, _id: -1 }, name: 'workspace_actor' },
+        { key: { workspaceId: 1, action: 1, _id: -1 }, name: 'workspace_action' },
+        { key: { workspaceId: 1, actor: 1, action: 1, _id: -1 }, name: 'workspace_actor_action' },
+        { key: { actor: 1, _id: -1 }, name: 'actor' },
+        { key: { action: 1, _id: -1 }, name: 'action' },
+        { key: { actor: 1, action: 1, _id: -1 }, name: 'actor_action' },
+      ],
+    },
+  },
 ];
 
 /** The indexes every collection has once all steps are applied. */

@@ -92,4 +92,9 @@ export interface AuditEventDoc {
   targetId: string;
   occurredAt: Date;
   detail: string;
+  /**
+   * What tells the event in words (src/domain/audit-words.ts), as it was at the time: e.g.
+   * `{ version: '3', templateName: 'Invoice' }`. Absent on older events.
+   */
+  facts?: Record<string, string>;
 }

@@ -3,7 +3,7 @@
 // `find` command the driver sent for the last page (command monitoring, the driver's public
 // API). test/integration/mongodb-only.test.ts explains each on a real MongoDB.
 import { ObjectId, type Db, type Document, type MongoClient } from 'mongodb';
-import { formatId } from '../../src/domain/ids.ts';
+import { formatId, timeOrderedObjectId } from '../../src/domain/ids.ts';
 import { GenerationService } from '../../src/generations/generation-service.ts';
 import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
 import { AssetsRepository } from '../../src/store/assets-repository.ts';
@@ -26,6 +26,10 @@ export interface CapturedQuery {
   /** The `find` command as the driver sent it (without session and cluster fields). */
   command: Document;
 }
+
+/** The audit rows' actors and actions, in turn (the filters each keep a share of them). */
+const AUDIT_ACTORS = ['usr_6b1c0a2fb829bbb04986517f', 'operator', 'usr_6b1c0a2fb829bbb049865180'];
+const AUDIT_ACTIONS = ['templates.publish', 'apiKeys.create', 'members.updateRole', 'templates.addVersion'];
 
 /** Rows per list: page 10 of 10 rows lies 90 rows deep. */
 const ROWS = 150;
@@ -176,9 +180,18 @@ export async function captureListQueries(client: MongoClient, db: Db): Promise<C
         createdAt: at(i % ROWS),
       })),
     );
-    await db
-      .collection(COLLECTIONS.auditEvents)
-      .insertMany(both((ws, i) => ({ _id: new ObjectId(), workspaceId: ws, action: 'x', occurredAt: at(i) })));
+    await db.collection(COLLECTIONS.auditEvents).insertMany(
+      both((ws, i) => ({
+        // As the audit log records them: the _id starts with the second the event occurred.
+        _id: timeOrderedObjectId(Math.floor(at(i).getTime() / 1000), ws.toHexString(), String(i)),
+        workspaceId: ws,
+        actor: AUDIT_ACTORS[i % AUDIT_ACTORS.length]!,
+        action: AUDIT_ACTIONS[i % AUDIT_ACTIONS.length]!,
+        targetId: '',
+        detail: '',
+        occurredAt: at(i),
+      })),
+    );
     await db.collection(COLLECTIONS.workspaces).insertMany(
       Array.from({ length: ROWS * 2 }, (_, i) => ({
         _id: new ObjectId(),
@@ -261,6 +274,28 @@ export async function captureListQueries(client: MongoClient, db: Db): Promise<C
     const audit = new AuditEventsRepository(db);
     await capture(`ListAuditEvents (workspace), page ${DEEP_PAGE}`, () => deep((p) => audit.list(workspace, p)));
     await capture(`ListAuditEvents (all), page ${DEEP_PAGE}`, () => deep((p) => audit.list(undefined, p)));
+    // The audit log's filters (schema step 8): a third of the rows each, 4 pages deep.
+    const person = AUDIT_ACTORS[0]!;
+    const publish = [AUDIT_ACTIONS[0]!, 'TemplateService.PublishTemplateVersion'];
+    const window = { occurredAfter: at(20), occurredBefore: at(120) };
+    for (const [name, ws] of [
+      ['workspace', workspace],
+      ['all', undefined],
+    ] as const) {
+      await capture(`ListAuditEvents (${name}, person), page 4`, () =>
+        deep((p) => audit.list(ws, p, { actor: person }), 4),
+      );
+      await capture(`ListAuditEvents (${name}, action), page 4`, () =>
+        deep((p) => audit.list(ws, p, { actions: publish }), 4),
+      );
+      await capture(`ListAuditEvents (${name}, person and action), page 2`, () =>
+        deep((p) => audit.list(ws, p, { actor: person, actions: publish }), 2),
+      );
+      await capture(`ListAuditEvents (${name}, time), page 4`, () => deep((p) => audit.list(ws, p, window), 4));
+      await capture(`ListAuditEvents (${name}, person and time), page 2`, () =>
+        deep((p) => audit.list(ws, p, { actor: person, ...window }), 2),
+      );
+    }
     const workspaces = new WorkspacesRepository(db);
     await capture(`ListWorkspaces, page ${DEEP_PAGE}`, () => deep((p) => workspaces.list(p)));
 

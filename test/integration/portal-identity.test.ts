@@ -669,7 +669,17 @@ describe('docgen admin user … and audit list', () => {
     expect(events.some((e) => e.action === 'users.invite' && e.actor === 'operator')).toBe(true);
     expect(events.some((e) => e.action === 'templates.publish' && e.actor.startsWith('usr_'))).toBe(true);
     const human = await cli(['audit', 'list', '--workspace', wsA]);
-    expect(human.stdout.split('\n')[0]).toMatch(/^TIME\s+ACTOR\s+ACTION\s+TARGET\s+WORKSPACE\s+DETAIL$/);
+    expect(human.stdout.split('\n')[0]).toMatch(/^TIME\s+WHO\s+WHAT\s+TARGET\s+WORKSPACE$/);
+    // In words, with the person (src/domain/audit-words.ts), never an RPC's name.
+    expect(human.stdout).toMatch(/The operator \(admin token\)\s+invited cli@a\.example as owner/);
+    expect(human.stdout).toMatch(/published version \d+ of /);
+    expect(human.stdout).not.toMatch(/Service\.|templates\.publish/);
+    const published = await cli(['audit', 'list', '--workspace', wsA, '--action', 'templates.publish', '--json']);
+    const only = JSON.parse(published.stdout) as { events: { action: string; summary: string }[] };
+    expect(only.events.length).toBeGreaterThan(0);
+    expect(only.events.every((e) => e.action === 'templates.publish' && /^published version/.test(e.summary))).toBe(
+      true,
+    );
   });
 });
 

@@ -471,21 +471,36 @@ const ENDPOINTS: ListEndpoint<any>[] = [
     },
   } satisfies ListEndpoint<string>,
   {
-    // Each successful change in the workspace is an event; renaming it is the cheapest one.
+    // Each successful change in the workspace is an event; renaming it is the cheapest one, and
+    // every other row is a key created (the filter keeps the renames).
     name: 'AuditService/ListAuditEvents',
     order: 'newest first',
     transport: 'rpc',
     scope: async () => (await newWorkspace()).id,
     async insert(ws: string, n) {
-      await admin.clients.workspaces.updateWorkspace({ id: ws, name: `renamed ${n}` }, o());
+      if (n % 2 === 0) await admin.clients.workspaces.updateWorkspace({ id: ws, name: `renamed ${n}` }, o());
+      else
+        await admin.clients.apiKeys.createApiKey(
+          { workspaceId: ws, name: `key ${n}`, scopes: ['generations:read'] },
+          o(),
+        );
       const latest = await admin.clients.audit.listAuditEvents({ workspaceId: ws, pageSize: 1 }, o());
-      expect(latest.events[0]).toMatchObject({ action: 'workspaces.update', actor: 'operator', targetId: ws });
+      expect(latest.events[0]).toMatchObject({
+        action: n % 2 === 0 ? 'workspaces.update' : 'apiKeys.create',
+        actor: 'operator',
+      });
       return { id: latest.events[0]!.id };
     },
     async page(ws: string, call) {
-      const res = await admin.clients.audit.listAuditEvents({ workspaceId: ws, ...call }, o());
+      const action = call.filtered ? 'workspaces.update' : '';
+      const res = await admin.clients.audit.listAuditEvents(
+        { workspaceId: ws, pageSize: call.pageSize, pageToken: call.pageToken, action },
+        o(),
+      );
+      if (call.filtered) for (const e of res.events) expect(e.action).toBe('workspaces.update');
       return { ids: res.events.map((e) => e.id), next: res.nextPageToken };
     },
+    filter: { name: 'action workspaces.update', keeps: (n) => n % 2 === 0 },
   } satisfies ListEndpoint<string>,
 ];
 

@@ -41,5 +41,11 @@ describe('webhook endpoint URLs', () => {
     const created = events.find((e) => e.action === 'webhookEndpoints.create');
     expect(created?.detail).toBe('http://127.0.0.1:45999/hooks/docgen?…');
     expect(events.map((e) => e.detail).join('\n')).not.toContain('s3cr3t');
+    // Nor in what tells it in words (the name recorded at the time, the summary).
+    expect(created).toMatchObject({
+      targetName: 'http://127.0.0.1:45999/hooks/docgen?…',
+      summary: 'added the webhook endpoint http://127.0.0.1:45999/hooks/docgen?…',
+    });
+    expect(JSON.stringify(events.map((e) => [e.facts, e.targetName, e.summary]))).not.toContain('s3cr3t');
   });
 });

@@ -1,15 +1,20 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api } from '../api.ts';
-import { ErrorMessage, useAction } from '../ui.tsx';
+import { ErrorMessage, formatTime, useAction, useLoad } from '../ui.tsx';
 
-/** `/invite/<token>`: the invited person chooses a password and is signed in. */
+/**
+ * `/invite/<token>`: the invited person sees which address the link is for, chooses a password
+ * and is signed in. The server names the address only for a link that still works
+ * (SessionService/GetInvitation); any other link says it is invalid, and nothing else.
+ */
 export function InvitationPage({ token, onSignedIn }: { token: string; onSignedIn: () => Promise<void> }) {
   const [displayName, setDisplayName] = useState('');
   const [password, setPassword] = useState('');
   const [repeat, setRepeat] = useState('');
   const action = useAction();
   const location = useLocation();
+  const invitation = useLoad(() => api.sessions.getInvitation({ token }), [token]);
   const submit = (e: Event) => {
     e.preventDefault();
     void action.run(async () => {
@@ -20,11 +25,40 @@ export function InvitationPage({ token, onSignedIn }: { token: string; onSignedI
       await onSignedIn();
     });
   };
+  if (invitation.loading && !invitation.data)
+    return (
+      <main class="visitor" id="main">
+        <p class="card" role="status">
+          Opening your invitation…
+        </p>
+      </main>
+    );
+  if (!invitation.data)
+    return (
+      <main class="visitor" id="main">
+        <section class="card" aria-labelledby="invite-title">
+          <h1 id="invite-title">Invitation link not valid</h1>
+          <ErrorMessage error={invitation.error} />
+          <p>
+            Ask whoever invited you for a new link, or <a href="/">sign in</a> if you have set your password already.
+          </p>
+        </section>
+      </main>
+    );
+  const { email, expiresAt } = invitation.data;
   return (
     <main class="visitor" id="main">
       <form class="card" onSubmit={submit} aria-labelledby="invite-title">
         <h1 id="invite-title">Accept your invitation</h1>
-        <p>Choose a password to finish setting up your docgen account.</p>
+        <p>
+          This invitation is for <strong data-invited-email>{email}</strong>. Choose a password to finish setting up
+          your docgen account{expiresAt ? ` (the link works until ${formatTime(expiresAt)})` : ''}.
+        </p>
+        {/* The address as the account's user name, for password managers; not editable. */}
+        <label>
+          Email
+          <input type="email" name="email" autoComplete="username" value={email} readOnly />
+        </label>
         <label>
           Your name
           <input

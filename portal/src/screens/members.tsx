@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { Pager, usePagedList } from '../paging.tsx';
 import { ROLE_NAMES, useAbilities, useSession } from '../session.tsx';
@@ -104,24 +104,18 @@ export function MembersPage() {
                   <td>{user?.email}</td>
                   <td>
                     {isOwner && !self ? (
-                      <select
-                        aria-label={`Role of ${user?.email}`}
-                        value={String(m.role)}
+                      <RoleSelect
+                        who={user?.displayName ? `${user.displayName} (${user.email})` : (user?.email ?? '')}
+                        email={user?.email ?? ''}
+                        role={m.role}
                         disabled={rowAction.busy}
-                        onChange={(e) => {
-                          const next = Number(e.currentTarget.value) as MemberRole;
-                          void rowAction.run(async () => {
+                        onChange={(next) =>
+                          rowAction.run(async () => {
                             await api.members.updateMemberRole({ workspaceId, userId: user!.id, role: next });
                             members.reload();
-                          });
-                        }}
-                      >
-                        {ROLES.map((r) => (
-                          <option key={r} value={String(r)}>
-                            {ROLE_NAMES[r]}
-                          </option>
-                        ))}
-                      </select>
+                          })
+                        }
+                      />
                     ) : (
                       ROLE_NAMES[m.role]
                     )}
@@ -204,5 +198,87 @@ export function MembersPage() {
         </section>
       )}
     </Page>
+  );
+}
+
+/** What each role may do, said in the confirmation. */
+const ROLE_RIGHTS: Record<number, string> = {
+  [MemberRole.OWNER]: 'An owner manages everything in the workspace, members, API keys and webhook endpoints included.',
+  [MemberRole.EDITOR]: 'An editor creates, edits, publishes and archives templates, and reads the rest.',
+  [MemberRole.VIEWER]: 'A viewer reads only.',
+};
+
+/**
+ * A member's role: choosing another one asks first, in a dialog naming the person and the new
+ * role. Cancel (or Escape) puts the old role back in the list; the list gets the focus again.
+ */
+function RoleSelect(props: {
+  who: string;
+  email: string;
+  role: MemberRole;
+  disabled: boolean;
+  onChange: (role: MemberRole) => Promise<void>;
+}) {
+  const [pending, setPending] = useState<MemberRole | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+  const dialog = useRef<HTMLDialogElement>(null);
+  const select = useRef<HTMLSelectElement>(null);
+  useEffect(() => {
+    if (pending !== undefined && !dialog.current?.open) dialog.current?.showModal();
+  }, [pending]);
+  const close = () => {
+    dialog.current?.close();
+    setPending(undefined);
+    select.current?.focus();
+  };
+  const confirm = async () => {
+    if (pending === undefined) return;
+    setBusy(true);
+    try {
+      await props.onChange(pending);
+    } finally {
+      setBusy(false);
+      close();
+    }
+  };
+  const newRole = pending === undefined ? '' : (ROLE_NAMES[pending] ?? '');
+  const question = `Change the role of ${props.who} to ${newRole}?`;
+  return (
+    <>
+      <select
+        ref={select}
+        aria-label={`Role of ${props.email}`}
+        value={String(pending ?? props.role)}
+        disabled={props.disabled || busy}
+        onChange={(e) => {
+          const next = Number(e.currentTarget.value) as MemberRole;
+          if (next !== props.role) setPending(next);
+        }}
+      >
+        {ROLES.map((r) => (
+          <option key={r} value={String(r)}>
+            {ROLE_NAMES[r]}
+          </option>
+        ))}
+      </select>
+      <dialog ref={dialog} aria-label={question} onClose={() => pending !== undefined && !busy && close()}>
+        <p>
+          {pending !== undefined && (
+            <>
+              Change the role of <strong>{props.who}</strong> from {ROLE_NAMES[props.role]} to{' '}
+              <strong>{newRole}</strong>? {ROLE_RIGHTS[pending]}
+            </>
+          )}
+        </p>
+        <div class="row">
+          <button type="button" disabled={busy} onClick={() => void confirm()}>
+            Change role
+          </button>
+          <button type="button" class="secondary" onClick={close}>
+            Cancel
+          </button>
+        </div>
+      </dialog>
+    </>
   );
 }

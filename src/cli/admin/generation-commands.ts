@@ -23,7 +23,7 @@ function statusFlag(value: string): GenerationStatus {
   return status;
 }
 
-function dateFlag(flag: string, value: string): ReturnType<typeof timestampFromDate> {
+export function dateFlag(flag: string, value: string): ReturnType<typeof timestampFromDate> {
   const date = new Date(value);
   if (Number.isNaN(date.getTime()))
     throw new UsageError(`${flag} ${JSON.stringify(value)}: use an ISO 8601 time, e.g. 2026-11-23T12:00:00Z`);

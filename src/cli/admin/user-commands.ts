@@ -2,7 +2,9 @@
 // `docgen admin audit list`.
 import type { AuditEvent, Member, User } from '../../gen/docgen/admin/v1/identity_pb.js';
 import { MemberRole } from '../../gen/docgen/admin/v1/identity_pb.js';
+import { AUDIT_ACTIONS, auditActorInWords, isAuditAction } from '../../domain/audit-words.ts';
 import { need, page, PAGE_OPTIONS, str, UsageError, type Command } from './command.ts';
+import { dateFlag } from './generation-commands.ts';
 import { iso, more, table, time } from './output.ts';
 
 const ROLES: Record<string, MemberRole> = {
@@ -123,23 +125,40 @@ export const userCommands: Command[] = [
   },
   {
     path: ['audit', 'list'],
-    synopsis: '[--workspace WS_ID] [--page-size N] [--page-token TOKEN]',
-    summary: 'Who changed what and when, newest first (one workspace, or everything).',
+    synopsis:
+      '[--workspace WS_ID] [--actor USR_ID|operator] [--action OPERATION] [--after ISO] [--before ISO] [--page-size N] [--page-token TOKEN]',
+    summary: 'Who changed what and when, in words, newest first (one workspace, or everything).',
     positionals: [],
-    options: { workspace: { type: 'string' }, ...PAGE_OPTIONS },
+    options: {
+      workspace: { type: 'string' },
+      actor: { type: 'string' },
+      action: { type: 'string' },
+      after: { type: 'string' },
+      before: { type: 'string' },
+      ...PAGE_OPTIONS,
+    },
     async run({ values, clients, print }) {
-      const res = await clients.audit.listAuditEvents({ workspaceId: str(values.workspace), ...page(values) });
+      const action = str(values.action);
+      if (action && !isAuditAction(action))
+        throw new UsageError(`--action ${JSON.stringify(action)}: use one of ${Object.keys(AUDIT_ACTIONS).join(', ')}`);
+      const res = await clients.audit.listAuditEvents({
+        workspaceId: str(values.workspace),
+        actor: str(values.actor),
+        action,
+        occurredAfter: values.after === undefined ? undefined : dateFlag('--after', str(values.after)),
+        occurredBefore: values.before === undefined ? undefined : dateFlag('--before', str(values.before)),
+        ...page(values),
+      });
       print(
         { events: res.events.map(auditJson), nextPageToken: res.nextPageToken || null },
         table(
-          ['TIME', 'ACTOR', 'ACTION', 'TARGET', 'WORKSPACE', 'DETAIL'],
+          ['TIME', 'WHO', 'WHAT', 'TARGET', 'WORKSPACE'],
           res.events.map((e) => [
             time(e.occurredAt),
-            e.actor,
-            e.action,
+            auditActorInWords({ id: e.actor, email: e.actorEmail, displayName: e.actorDisplayName }),
+            e.summary || e.action,
             e.targetId || '-',
             e.workspaceId || '-',
-            e.detail,
           ]),
         ) + more(res.nextPageToken),
       );
@@ -177,5 +196,11 @@ function auditJson(e: AuditEvent) {
     targetId: e.targetId,
     occurredAt: iso(e.occurredAt),
     detail: e.detail,
+    actorEmail: e.actorEmail || null,
+    actorDisplayName: e.actorDisplayName || null,
+    summary: e.summary,
+    targetKind: e.targetKind || null,
+    targetName: e.targetName || null,
+    facts: e.facts,
   };
 }

@@ -374,6 +374,49 @@ export declare type AcceptInvitationRequest = Message<"docgen.admin.v1.AcceptInv
 export declare const AcceptInvitationRequestSchema: GenMessage<AcceptInvitationRequest>;
 
 /**
+ * @generated from message docgen.admin.v1.GetInvitationRequest
+ */
+export declare type GetInvitationRequest = Message<"docgen.admin.v1.GetInvitationRequest"> & {
+  /**
+   * The token from the invitation link `<portal>/invite/<token>`.
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.GetInvitationRequest.
+ * Use `create(GetInvitationRequestSchema)` to create a new message.
+ */
+export declare const GetInvitationRequestSchema: GenMessage<GetInvitationRequest>;
+
+/**
+ * @generated from message docgen.admin.v1.GetInvitationResponse
+ */
+export declare type GetInvitationResponse = Message<"docgen.admin.v1.GetInvitationResponse"> & {
+  /**
+   * The address the invitation is for (the account's email).
+   *
+   * @generated from field: string email = 1;
+   */
+  email: string;
+
+  /**
+   * Until when the link can be used.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 2;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message docgen.admin.v1.GetInvitationResponse.
+ * Use `create(GetInvitationResponseSchema)` to create a new message.
+ */
+export declare const GetInvitationResponseSchema: GenMessage<GetInvitationResponse>;
+
+/**
  * @generated from message docgen.admin.v1.AcceptInvitationResponse
  */
 export declare type AcceptInvitationResponse = Message<"docgen.admin.v1.AcceptInvitationResponse"> & {
@@ -941,6 +984,51 @@ export declare type AuditEvent = Message<"docgen.admin.v1.AuditEvent"> & {
    * @generated from field: string detail = 7;
    */
   detail: string;
+
+  /**
+   * The acting person's email and name now (empty for the operator, or an account since removed).
+   *
+   * @generated from field: string actor_email = 8;
+   */
+  actorEmail: string;
+
+  /**
+   * @generated from field: string actor_display_name = 9;
+   */
+  actorDisplayName: string;
+
+  /**
+   * What the target is: `template`, `apiKey`, `webhookEndpoint`, `delivery`, `asset`,
+   * `certificate`, `generation`, `user`, `workspace`; empty when there is none.
+   *
+   * @generated from field: string target_kind = 10;
+   */
+  targetKind: string;
+
+  /**
+   * The target's name as the event recorded it (a template's name at the time, an API key's
+   * name, an endpoint's URL without its query), else its current one (a person's email);
+   * empty when neither is known.
+   *
+   * @generated from field: string target_name = 11;
+   */
+  targetName: string;
+
+  /**
+   * What the event recorded to tell it in words (never a secret), e.g. `version`,
+   * `templateName`, `email`, `role`. Events recorded before docgen 0.9 have none.
+   *
+   * @generated from field: map<string, string> facts = 12;
+   */
+  facts: { [key: string]: string };
+
+  /**
+   * The action in words, without the actor: "published version 3 of Invoice", "invited
+   * bob@example.com as editor". One rule (src/domain/audit-words.ts) for server, CLI and portal.
+   *
+   * @generated from field: string summary = 13;
+   */
+  summary: string;
 };
 
 /**
@@ -967,6 +1055,35 @@ export declare type ListAuditEventsRequest = Message<"docgen.admin.v1.ListAuditE
    * @generated from field: string page_token = 3;
    */
   pageToken: string;
+
+  /**
+   * Only this actor's events: `usr_…` or `operator`.
+   *
+   * @generated from field: string actor = 4;
+   */
+  actor: string;
+
+  /**
+   * Only this action's events: an operation, e.g. `templates.publish` (older events recorded
+   * under the RPC's name count as theirs).
+   *
+   * @generated from field: string action = 5;
+   */
+  action: string;
+
+  /**
+   * Only events at or after this time.
+   *
+   * @generated from field: google.protobuf.Timestamp occurred_after = 6;
+   */
+  occurredAfter?: Timestamp | undefined;
+
+  /**
+   * Only events before this time.
+   *
+   * @generated from field: google.protobuf.Timestamp occurred_before = 7;
+   */
+  occurredBefore?: Timestamp | undefined;
 };
 
 /**
@@ -1084,6 +1201,19 @@ export declare const SessionService: GenService<{
     methodKind: "unary";
     input: typeof AcceptInvitationRequestSchema;
     output: typeof AcceptInvitationResponseSchema;
+  },
+  /**
+   * What an invitation link is for, so the page it opens can name the address: answers only
+   * for a link that AcceptInvitation would take (open, unexpired, the account's newest), and
+   * the same Unauthenticated error as AcceptInvitation for any other token. No credential:
+   * holding the link is the proof (docs/portal.md#invitations-threat-model).
+   *
+   * @generated from rpc docgen.admin.v1.SessionService.GetInvitation
+   */
+  getInvitation: {
+    methodKind: "unary";
+    input: typeof GetInvitationRequestSchema;
+    output: typeof GetInvitationResponseSchema;
   },
   /**
    * The signed-in user joins a workspace that invited them (GetCurrentSession lists the
