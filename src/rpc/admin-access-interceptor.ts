@@ -83,7 +83,7 @@ export function adminAccessInterceptor(
             target === 'caller'
               ? undefined
               : (target?.(request, res.message as unknown as Record<string, unknown>) ?? ''),
-          detail: binding?.detail?.(request) ?? '',
+          detail: binding?.detail?.(request, res.message as unknown as Record<string, unknown>) ?? '',
         });
       }
       return res;
