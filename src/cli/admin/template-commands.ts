@@ -5,6 +5,7 @@ import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import type { JsonObject } from '../../domain/template.ts';
 import { DEFAULT_PDF_OPTIONS } from '../../domain/document-settings.ts';
 import { versionNoteIssue } from '../../domain/version-note.ts';
+import { archivedInsteadOfDeleted } from '../../domain/template-delete.ts';
 import {
   DeleteTemplateOutcome,
   TemplateStatus,
@@ -325,7 +326,7 @@ export const templateCommands: Command[] = [
       const count = Number(res.generationCount);
       print(
         { id, outcome: 'archived', generationCount: count, template: templateJson(t) },
-        `${t.name} has ${usedBy(count)}, so it was archived instead of deleted`,
+        archivedInsteadOfDeleted(t.name, count),
       );
     },
   },
@@ -362,11 +363,6 @@ function authorText(author: TemplateVersionAuthor | undefined): string {
   if (!author || author.kind === TemplateVersionAuthorKind.UNSPECIFIED) return '-';
   if (author.kind === TemplateVersionAuthorKind.OPERATOR) return 'operator (automation)';
   return author.email ? `${author.name ? `${author.name} ` : ''}<${author.email}>` : author.userId;
-}
-
-/** "12 generations"; a used template whose generations are all erased "been used by generations". */
-function usedBy(count: number): string {
-  return count === 0 ? 'been used by generations' : `${count} generation${count === 1 ? '' : 's'}`;
 }
 
 function templateStatus(s: TemplateStatus): string {
