@@ -88,7 +88,9 @@ describe('managing a template', () => {
     // Version, created, author, note, state: each row's cells as a reader sees them.
     const rows = await page.$$eval('section.history tbody tr', (trs) =>
       trs.map((tr) =>
-        [...(tr as HTMLTableRowElement).cells].slice(0, 5).map((c) => c.innerText.replace(/\s+/g, ' ').trim()),
+        Array.from((tr as HTMLTableRowElement).cells)
+          .slice(0, 5)
+          .map((c) => c.innerText.replace(/\s+/g, ' ').trim()),
       ),
     );
     expect(rows.map((r) => [r[0], r[2], r[3], r[4]])).toEqual([
@@ -162,7 +164,7 @@ describe('managing a template', () => {
 async function pollText(page: Page, region: string, text: string): Promise<void> {
   await page.waitForFunction(
     (name, t) => {
-      const heading = [...document.querySelectorAll('h2')].find((h) => h.textContent === name);
+      const heading = Array.from(document.querySelectorAll('h2')).find((h) => h.textContent === name);
       return !!heading?.closest('section')?.textContent?.includes(t);
     },
     { timeout: 20_000, polling: 100 },
