@@ -13,6 +13,10 @@ import {
 } from '../../src/gen/docgen/admin/v1/template_pb.js';
 import { startAdminInProcess, type AdminInProcess, type SignedInMember } from '../harness/admin-in-process.ts';
 import { rejection } from '../harness/in-process.ts';
+import { inProcessCli } from '../harness/admin-cli.ts';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 let admin: AdminInProcess;
 let ws: string;
@@ -223,10 +227,85 @@ describe('delete', () => {
     }
   });
 
+  it('each interleaving of the handshake: marked deleting first, or marked used first', async () => {
+    const templates = admin.stack.repositories.templates;
+    // The delete marks first (and is cut off there): generations and versions treat the
+    // template as being deleted, and calling DeleteTemplate again finishes the delete.
+    const first = await newTemplate('Delete wins');
+    const firstId = parseId('template', first)!;
+    expect(await templates.beginDelete(firstId)).not.toBeNull();
+    expect(await templates.markUsed(firstId)).toBe(false);
+    const refused = await generate(first);
+    expect((await admin.stack.repositories.generations.get(parseId('generation', refused.id)!))!.templateId).toBeNull();
+    const addVersion = await connectError(
+      admin.clients.templates.createTemplateVersion({ templateId: first, content }, admin.operator),
+    );
+    expect([addVersion.code, addVersion.rawMessage]).toEqual([
+      Code.FailedPrecondition,
+      `Template ${first} is being deleted; it takes no new versions`,
+    ]);
+    expect((await admin.clients.templates.deleteTemplate({ id: first }, admin.operator)).outcome).toBe(
+      DeleteTemplateOutcome.DELETED,
+    );
+
+    // A generation marks first: the delete cannot mark, and archives (no generation stored yet).
+    const second = await newTemplate('Generation wins');
+    const secondId = parseId('template', second)!;
+    expect(await templates.markUsed(secondId)).toBe(true);
+    expect(await templates.beginDelete(secondId)).toBeNull();
+    const res = await admin.clients.templates.deleteTemplate({ id: second }, admin.operator);
+    expect([res.outcome, res.generationCount]).toEqual([DeleteTemplateOutcome.ARCHIVED, 0n]);
+  });
+
   it('viewers may not delete', async () => {
     const id = await newTemplate('Kept');
     const err = await connectError(admin.clients.templates.deleteTemplate({ id }, members.viewer.options));
     expect(err.code).toBe(Code.PermissionDenied);
     expect(admin.internal).toEqual([]);
+  });
+});
+
+describe('docgen admin template (CLI, with the operator token)', () => {
+  it('--note, the author in version list, rename, unarchive, delete', async () => {
+    const { cli, json } = inProcessCli({ clients: () => admin.operatorClients });
+    const body = join(await mkdtemp(join(tmpdir(), 'docgen-manage-')), 'body.liquid');
+    await writeFile(body, '<p>Hi</p>');
+    const id = (
+      await json(
+        'template',
+        'create',
+        '--workspace',
+        ws,
+        '--name',
+        'From CLI',
+        '--file',
+        body,
+        '--note',
+        'v1 by script',
+      )
+    ).id as string;
+    await json('template', 'version', 'add', id, '--file', body, '--note', 'second');
+    const list = await json('template', 'version', 'list', id);
+    expect((list.versions as Array<Record<string, unknown>>).map((v) => [v.version, v.author, v.note])).toEqual([
+      [1, { kind: 'operator' }, 'v1 by script'],
+      [2, { kind: 'operator' }, 'second'],
+    ]);
+    const table = await cli('template', 'version', 'list', id);
+    expect(table.stdout).toMatch(/AUTHOR\s+NOTE/);
+    expect(table.stdout).toMatch(/operator \(automation\)\s+second/);
+    const tooLong = await cli('template', 'version', 'add', id, '--file', body, '--note', 'z'.repeat(501));
+    expect(tooLong.code).not.toBe(0);
+    expect(tooLong.stderr).toMatch(/--note must be at most 500 characters \(it has 501\)/);
+
+    expect((await json('template', 'rename', id, '--name', 'Renamed by CLI')).name).toBe('Renamed by CLI');
+    await json('template', 'archive', id);
+    expect((await json('template', 'unarchive', id)).status).toBe('ACTIVE');
+    expect(await json('template', 'delete', id)).toEqual({ id, outcome: 'deleted' });
+
+    const used = await newTemplate('Used by CLI');
+    await generate(used);
+    const archived = await cli('template', 'delete', used);
+    expect(archived.code).toBe(0);
+    expect(archived.stdout).toContain('Used by CLI has 1 generation, so it was archived instead of deleted.');
   });
 });
