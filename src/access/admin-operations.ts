@@ -45,6 +45,11 @@ export const ADMIN_OPERATIONS = {
   'templates.listVersions': read(),
   'templates.publish': change('templates.edit'),
   'templates.archive': change('templates.edit'),
+  'templates.rename': change('templates.edit'),
+  // Bringing back what an editor archived is the owner's call.
+  'templates.unarchive': change('templates.unarchive'),
+  // A used template is archived instead, which editors may do anyway.
+  'templates.delete': change('templates.edit'),
   'templates.previewVersion': read('templates.edit'),
   'templates.previewContent': read('templates.edit'),
   'templates.checkContent': read('templates.edit'),

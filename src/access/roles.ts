@@ -9,6 +9,7 @@ export const MEMBER_ROLES: readonly MemberRole[] = ['owner', 'editor', 'viewer']
 export type Permission =
   | 'read'
   | 'templates.edit'
+  | 'templates.unarchive'
   | 'keys.manage'
   | 'endpoints.manage'
   | 'deliveries.manage'
@@ -26,8 +27,10 @@ export const PERMISSIONS: Record<Permission, { roles: readonly MemberRole[]; cov
   },
   'templates.edit': {
     roles: ['owner', 'editor'],
-    covers: 'create templates and versions, preview, check, publish, archive; upload and delete assets',
+    covers:
+      'create templates and versions, preview, check, publish, rename, archive, delete (a used one is archived); upload and delete assets',
   },
+  'templates.unarchive': { roles: ['owner'], covers: 'unarchive templates' },
   'keys.manage': { roles: ['owner'], covers: 'create and revoke API keys' },
   'endpoints.manage': { roles: ['owner'], covers: 'create, delete, rotate and test webhook endpoints' },
   'deliveries.manage': { roles: ['owner'], covers: 'redeliver webhook deliveries' },

@@ -26,6 +26,8 @@ import { WebhookTestEvents } from './webhook-test-event.ts';
 import { WorkspaceAdmin } from './workspace-admin.ts';
 import type { BatchService } from '../batches/batch-service.ts';
 import type { BatchesRepository } from '../store/batches-repository.ts';
+import type { ObjectId } from 'mongodb';
+import type { UserDoc } from '../store/identity-documents.ts';
 
 export interface AdminRepositories {
   workspaces: WorkspacesRepository;
@@ -72,6 +74,8 @@ export interface AdminPlaneDeps {
     | undefined;
   /** What owners may choose for keys without the operator (config.api); default: the config defaults. */
   apiKeyLimits?: ApiKeyLimits | undefined;
+  /** People's names and emails (a template version's author); without it only their ids show. */
+  users?: { getMany(ids: ObjectId[]): Promise<UserDoc[]> } | undefined;
   /** Host resolution for webhook URL checks; the system resolver by default. */
   lookup?: HostLookup | undefined;
 }
@@ -121,6 +125,8 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
       renderPreview: deps.renderPreview,
       missingAssets: assets ? (workspaceId, names) => assets.missing(workspaceId, names) : undefined,
       certificateExists: (workspaceId, id) => certificateAdmin.exists(workspaceId, id),
+      generations,
+      users: deps.users,
       pageTokens,
     }),
     webhookEndpoints: new WebhookEndpointAdmin({

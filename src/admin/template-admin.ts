@@ -1,12 +1,18 @@
 // Templates (docs/interface.md#templates): create with a first version, add immutable versions,
-// publish one after checking its Liquid and PDF options, archive, and preview-render without
-// storing (stored versions, and unsaved content for the portal's editor), and check unsaved content.
+// publish one after checking its Liquid and PDF options, rename, archive and unarchive, delete
+// (a never-used one; a used one is archived), and preview-render without storing (stored
+// versions, and unsaved content for the portal's editor), and check unsaved content. Each
+// version records who saved it and an optional note.
 import type { ObjectId } from 'mongodb';
 import { DomainError, failedPrecondition, notFound, validationError } from '../domain/errors.ts';
 import { formatId } from '../domain/ids.ts';
 import type { JsonObject, Template, TemplateVersion, TemplateVersionContent } from '../domain/template.ts';
-import type { TemplateDoc, TemplateVersionDoc } from '../store/documents.ts';
+import type { TemplateDoc, TemplateVersionDoc, VersionAuthorDoc } from '../store/documents.ts';
 import type { TemplatesRepository } from '../store/templates-repository.ts';
+import type { GenerationsRepository } from '../store/generations-repository.ts';
+import type { UserDoc } from '../store/identity-documents.ts';
+import type { VersionAuthorView } from '../domain/template.ts';
+import { normalizeVersionNote, versionNoteIssue } from '../domain/version-note.ts';
 import type { Page, PageInput, PageTokens } from '../store/pagination.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 import { quoteId, requireId, requireName, requireWorkspace } from '../domain/input.ts';
@@ -54,8 +60,25 @@ export interface TemplateAdminDeps {
   missingAssets?: ((workspaceId: string, names: readonly string[]) => Promise<string[]>) | undefined;
   /** Whether the workspace has the certificate (`crt_…`); publishing a signed version needs it. */
   certificateExists?: ((workspaceId: string, certificateId: string) => Promise<boolean>) | undefined;
+  /** Counts a used template's generations for DeleteTemplate's answer. */
+  generations: Pick<GenerationsRepository, 'countForTemplate'>;
+  /** The authors' names and emails as they are now; without it only the user id is shown. */
+  users?: { getMany(ids: ObjectId[]): Promise<UserDoc[]> } | undefined;
   pageTokens: PageTokens;
 }
+
+/** Who is saving a version: a signed-in member (`usr_…` id) or the operator token. */
+export type VersionAuthorInput = { kind: 'member'; userId: ObjectId } | { kind: 'operator' };
+
+/** Who saves the version and their note ('' for none). */
+export interface VersionSaveInput {
+  author?: VersionAuthorInput | undefined;
+  note?: string | undefined;
+}
+
+/** What DeleteTemplate did: deleted, or archived because generations used it. */
+export type DeleteOutcome =
+  { outcome: 'deleted' } | { outcome: 'archived'; template: Template; generationCount: number };
 
 export interface ContentCheck {
   diagnostics: TemplateDiagnostic[];
@@ -76,6 +99,8 @@ export interface CreateTemplateInput {
   publish?: boolean | undefined;
   /** Start from this gallery template (src/gallery/) instead of `content`. */
   fromGallery?: string | undefined;
+  author?: VersionAuthorInput | undefined;
+  note?: string | undefined;
 }
 
 export interface TemplateWithVersion {
@@ -96,13 +121,45 @@ export function toTemplateView(doc: TemplateDoc): Template {
   };
 }
 
-export function toTemplateVersionView(doc: TemplateVersionDoc): TemplateVersion {
+/** `users`: the members among the authors, by user id (hex); one missing shows only its id. */
+export function toTemplateVersionView(
+  doc: TemplateVersionDoc,
+  users: ReadonlyMap<string, UserDoc> = new Map(),
+): TemplateVersion {
   return {
     templateId: formatId('template', doc.templateId),
     version: doc.version,
     content: doc.content,
     createdAt: doc.createdAt,
+    author: authorView(doc.author, users),
+    note: doc.note ?? '',
   };
+}
+
+function authorView(
+  author: VersionAuthorDoc | undefined,
+  users: ReadonlyMap<string, UserDoc>,
+): VersionAuthorView | undefined {
+  if (!author) return undefined;
+  if (author.kind === 'operator') return { kind: 'operator' };
+  const user = users.get(author.userId.toHexString());
+  return {
+    kind: 'member',
+    userId: formatId('user', author.userId),
+    name: user?.displayName ?? '',
+    email: user?.email ?? '',
+  };
+}
+
+/** The note as stored, or a validation error naming the field. */
+function checkedNote(note: string | undefined): string {
+  const issue = versionNoteIssue(note);
+  if (issue) throw validationError([{ field: 'note', issue }]);
+  return normalizeVersionNote(note);
+}
+
+function authorDoc(author: VersionAuthorInput | undefined): VersionAuthorDoc | undefined {
+  return author?.kind === 'member' ? { kind: 'member', userId: author.userId } : author;
 }
 
 export class TemplateAdmin {
@@ -113,15 +170,19 @@ export class TemplateAdmin {
 
   async create(input: CreateTemplateInput): Promise<TemplateWithVersion> {
     const name = requireName(input.name);
+    const note = checkedNote(input.note);
     // A new template has no earlier version: a flag asking to keep a password is refused.
     const content = normalizeContent(keepPdfPasswords(contentToCreate(input), undefined));
     const workspace = await requireWorkspace(this.deps.workspaces, input.workspaceId);
     // Check before writing: a refused publish must not leave a half-made template behind.
     if (input.publish) await this.requirePublishable(content, 1, workspace._id);
-    const created = await this.deps.templates.create(workspace._id, name, content);
+    const created = await this.deps.templates.create(workspace._id, name, content, {
+      author: authorDoc(input.author),
+      note,
+    });
     let template = created.template;
     if (input.publish) template = await this.publishChecked(template._id, 1);
-    return { template: toTemplateView(template), version: toTemplateVersionView(created.version) };
+    return { template: toTemplateView(template), version: await this.versionView(created.version) };
   }
 
   /** The starter gallery (src/gallery/): what `create` takes as `fromGallery`. */
@@ -145,34 +206,56 @@ export class TemplateAdmin {
     templateId: string,
     contentInput: TemplateContentInput | undefined,
     publish = false,
+    save: VersionSaveInput = {},
   ): Promise<TemplateWithVersion> {
     const existing = await this.requireTemplate(templateId, 'templateId');
+    const note = checkedNote(save.note);
     const content = normalizeContent(keepPdfPasswords(contentInput, await this.previousContent(existing)));
     if (existing.status === 'ARCHIVED') throw archived(templateId);
+    if (existing.deletingAt) throw beingDeleted(templateId);
     if (publish) await this.requirePublishable(content, existing.latestVersion + 1, existing.workspaceId);
-    const version = await this.deps.templates.addVersion(existing._id, content);
+    const version = await this.deps.templates.addVersion(existing._id, content, {
+      author: authorDoc(save.author),
+      note,
+    });
     if (!version) {
       // Archived (or gone) between the read and the write.
       const now = await this.deps.templates.get(existing._id);
       if (!now) throw notFound(`Template ${quoteId(templateId)}`);
+      if (now.deletingAt) throw beingDeleted(templateId);
       throw archived(templateId);
     }
     const template = publish
       ? await this.publishChecked(existing._id, version.version)
       : await this.requireTemplateById(existing._id, templateId);
-    return { template: toTemplateView(template), version: toTemplateVersionView(version) };
+    return { template: toTemplateView(template), version: await this.versionView(version) };
   }
 
   async getVersion(templateId: string, version: number): Promise<TemplateVersion> {
     const template = await this.requireTemplate(templateId, 'templateId');
     checkVersionNumber(version, false);
-    return toTemplateVersionView(await this.requireVersion(template, templateId, version));
+    return this.versionView(await this.requireVersion(template, templateId, version));
   }
 
   /** `basic`: without body, CSS, partials and sample data (TemplatesRepository.listVersions). */
   async listVersions(templateId: string, view: 'basic' | 'full' = 'full'): Promise<TemplateVersion[]> {
     const template = await this.requireTemplate(templateId, 'templateId');
-    return (await this.deps.templates.listVersions(template._id, view)).map(toTemplateVersionView);
+    const docs = await this.deps.templates.listVersions(template._id, view);
+    const users = await this.authors(docs);
+    return docs.map((doc) => toTemplateVersionView(doc, users));
+  }
+
+  private async versionView(doc: TemplateVersionDoc): Promise<TemplateVersion> {
+    return toTemplateVersionView(doc, await this.authors([doc]));
+  }
+
+  /** The member authors of these versions, by user id (hex). */
+  private async authors(docs: readonly TemplateVersionDoc[]): Promise<Map<string, UserDoc>> {
+    const ids = new Map<string, ObjectId>();
+    for (const d of docs) if (d.author?.kind === 'member') ids.set(d.author.userId.toHexString(), d.author.userId);
+    if (ids.size === 0 || !this.deps.users) return new Map();
+    const users = await this.deps.users.getMany([...ids.values()]);
+    return new Map(users.map((u) => [u._id.toHexString(), u]));
   }
 
   /** Publishes a version once the analyzer finds no problem in it. */
@@ -194,6 +277,52 @@ export class TemplateAdmin {
     const after = await this.deps.templates.archive(template._id);
     if (!after) throw notFound(`Template ${quoteId(id)}`);
     return toTemplateView(after);
+  }
+
+  /** A new name, by the rules of create; the id (and so generations' references) stays. */
+  async rename(id: string, newName: string): Promise<Template> {
+    const template = await this.requireTemplate(id, 'id');
+    const name = requireName(newName);
+    const after = await this.deps.templates.rename(template._id, name);
+    if (!after) throw notFound(`Template ${quoteId(id)}`);
+    return toTemplateView(after);
+  }
+
+  /** ARCHIVED to ACTIVE: generations of it are accepted again. Idempotent. */
+  async unarchive(id: string): Promise<Template> {
+    const template = await this.requireTemplate(id, 'id');
+    const after = await this.deps.templates.unarchive(template._id);
+    if (!after) throw notFound(`Template ${quoteId(id)}`);
+    return toTemplateView(after);
+  }
+
+  /**
+   * Deletes a template no generation ever used (live or test), with its versions; archives a
+   * used one instead. Without transactions: the template is first marked deleting on the
+   * condition that no generation marked it used, and a generation marks it used on the
+   * condition that it is not being deleted (TemplatesRepository), so a generation made
+   * concurrently either keeps the template (archived) or is made as for an unknown template.
+   * Templates used before usedAt existed are found by their generations, looked for after the
+   * mark (a generation stored after the mark cannot name the template).
+   */
+  async delete(id: string): Promise<DeleteOutcome> {
+    const template = await this.requireTemplate(id, 'id');
+    const marked = await this.deps.templates.beginDelete(template._id);
+    if (marked) {
+      const generations = await this.deps.generations.countForTemplate(marked.workspaceId, marked._id);
+      if (generations === 0) {
+        await this.deps.templates.removeDeleting(marked._id);
+        return { outcome: 'deleted' };
+      }
+      const kept = await this.deps.templates.keepAsUsed(marked._id);
+      if (!kept) throw notFound(`Template ${quoteId(id)}`);
+      return { outcome: 'archived', template: toTemplateView(kept), generationCount: generations };
+    }
+    // Used (or gone meanwhile): archive.
+    const archivedTemplate = await this.deps.templates.archive(template._id);
+    if (!archivedTemplate) throw notFound(`Template ${quoteId(id)}`);
+    const generationCount = await this.deps.generations.countForTemplate(template.workspaceId, template._id);
+    return { outcome: 'archived', template: toTemplateView(archivedTemplate), generationCount };
   }
 
   /**
@@ -414,6 +543,10 @@ function renderDiagnostic(err: unknown): TemplateDiagnostic | undefined {
         ? 'pdf_options'
         : 'body';
   return { source, line: 0, column: 0, message: e.message, severity: 'error' };
+}
+
+function beingDeleted(templateId: string): DomainError {
+  return failedPrecondition(`Template ${quoteId(templateId)} is being deleted; it takes no new versions`);
 }
 
 function archived(templateId: string): DomainError {

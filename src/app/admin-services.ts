@@ -34,7 +34,7 @@ export interface AdminServicesDeps extends Omit<AdminPlaneDeps, 'pageTokens'> {
 export function createAdminServices(deps: AdminServicesDeps): AdminServices {
   // One signing key for every list's page tokens (src/store/pagination.ts).
   const pageTokens = new PageTokens(deps.secretKey);
-  const plane = createAdminPlane({ ...deps, pageTokens });
+  const plane = createAdminPlane({ ...deps, users: deps.users ?? deps.identity.repositories.users, pageTokens });
   const { repositories } = deps;
   const people = deps.identity.repositories;
   const identity = createIdentity({

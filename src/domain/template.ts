@@ -84,4 +84,11 @@ export interface TemplateVersion {
   version: number;
   content: TemplateVersionContent;
   createdAt: Date;
+  /** Who saved it; undefined for versions saved before authors were recorded. */
+  author?: VersionAuthorView | undefined;
+  /** '' when none was given. */
+  note: string;
 }
+
+/** Who saved a version: a member (`usr_…`, their name and email as they are now) or the operator. */
+export type VersionAuthorView = { kind: 'member'; userId: string; name: string; email: string } | { kind: 'operator' };

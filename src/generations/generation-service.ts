@@ -76,12 +76,14 @@ export interface TemplateIdentity {
 }
 
 const TEMPLATE_CACHE_SIZE = 1000;
+/** How long a found template's name is reused for new generations (a rename shows after it). */
+const TEMPLATE_CACHE_MS = 30_000;
 
 const mebibytes = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
 export class GenerationService {
   private readonly deps: GenerationServiceDeps;
-  private readonly templateIdentities = new Map<string, TemplateIdentity>();
+  private readonly templateIdentities = new Map<string, { identity: TemplateIdentity; foundAt: number }>();
   /** markJobPublished writes still on their way (not awaited by the create: see there). */
   private readonly bookkeeping = new Set<Promise<void>>();
   constructor(deps: GenerationServiceDeps) {
@@ -273,22 +275,27 @@ export class GenerationService {
   }
 
   /**
-   * The template's id and name for a new generation. A template's workspace and name never
-   * change, so found ones are remembered (whether it is published or archived is decided at
-   * render time, not here).
+   * The template's id and name for a new generation, once the template is marked used
+   * (TemplatesRepository.markUsed: a used template is never deleted). Null for an unknown
+   * template, another workspace's, and one being deleted. Found ones are remembered for
+   * TEMPLATE_CACHE_MS (a rename reaches new generations' names within it; a used template stays
+   * used, and whether it is published or archived is decided at render time, not here).
    */
   async findTemplate(workspaceId: ObjectId, templateRef: string): Promise<TemplateIdentity | null> {
-    let template = this.templateIdentities.get(templateRef);
-    if (!template) {
+    const now = Date.now();
+    let cached = this.templateIdentities.get(templateRef);
+    if (!cached || now - cached.foundAt > TEMPLATE_CACHE_MS) {
       const id = parseId('template', templateRef);
       const doc = id ? await this.deps.templates.get(id) : null;
-      if (!doc) return null;
-      template = { _id: doc._id, workspaceId: doc.workspaceId, name: doc.name };
+      if (!doc || doc.deletingAt || !doc.workspaceId.equals(workspaceId)) return null;
+      if (!doc.usedAt && !(await this.deps.templates.markUsed(doc._id))) return null;
+      cached = { identity: { _id: doc._id, workspaceId: doc.workspaceId, name: doc.name }, foundAt: now };
+      this.templateIdentities.delete(templateRef);
       if (this.templateIdentities.size >= TEMPLATE_CACHE_SIZE)
         this.templateIdentities.delete(this.templateIdentities.keys().next().value!);
-      this.templateIdentities.set(templateRef, template);
+      this.templateIdentities.set(templateRef, cached);
     }
     // Another workspace's template is as unknown as a missing one.
-    return template.workspaceId.equals(workspaceId) ? template : null;
+    return cached.identity.workspaceId.equals(workspaceId) ? cached.identity : null;
   }
 }

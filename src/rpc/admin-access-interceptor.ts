@@ -81,7 +81,7 @@ export function adminAccessInterceptor(
         const response = res.message as unknown as Record<string, unknown>;
         await gate.recordSuccess(admission, {
           targetId: target === 'caller' ? undefined : (target?.(request, response) ?? ''),
-          detail: binding?.detail?.(request) ?? '',
+          detail: binding?.detail?.(request, response) ?? '',
           facts: binding?.facts?.(request, response),
         });
       }

@@ -32,6 +32,8 @@ import {
   TemplateStatus,
   TemplateVersionContentSchema,
   TemplateVersionSchema,
+  TemplateVersionAuthorKind,
+  TemplateVersionAuthorSchema,
   VariableDeclarationSchema,
   type Template as ProtoTemplate,
   type TemplateVersion as ProtoTemplateVersion,
@@ -170,6 +172,17 @@ export function templateVersionToProto(v: TemplateVersion): ProtoTemplateVersion
     version: v.version,
     content: contentToProto(v.content),
     createdAt: ts(v.createdAt),
+    author: !v.author
+      ? undefined
+      : v.author.kind === 'operator'
+        ? create(TemplateVersionAuthorSchema, { kind: TemplateVersionAuthorKind.OPERATOR })
+        : create(TemplateVersionAuthorSchema, {
+            kind: TemplateVersionAuthorKind.MEMBER,
+            userId: v.author.userId,
+            name: v.author.name,
+            email: v.author.email,
+          }),
+    note: v.note,
   });
 }
 

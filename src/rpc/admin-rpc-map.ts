@@ -6,7 +6,7 @@
 //     'templateId')` (an object id field; its workspace counts).
 //   - `target` (state-changing RPCs): `req('id')`, `res('template.id')` (a string field of the
 //     request or the response), or 'caller'.
-//   - `detail`: a short, secret-free detail for the audit event.
+//   - `detail`: a short, secret-free detail for the audit event (from the request, or the response).
 //   - `facts`: what tells the event in words later (src/domain/audit-words.ts), as it is at the
 //     time: `templateName`, `version`, `name` (the target's), `email`, `role`… Never a secret.
 import type { AdminOperation } from '../access/admin-operations.ts';
@@ -20,7 +20,7 @@ export interface RpcBinding {
   operation: AdminOperation;
   subject?: (request: Message) => Subject;
   target?: ((request: Message, response: Message) => string) | 'caller';
-  detail?: (request: Message) => string;
+  detail?: (request: Message, response: Message) => string;
   facts?: (request: Message, response: Message) => Record<string, string>;
 }
 
@@ -120,6 +120,24 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
     subject: obj('template'),
     target: req('id'),
     facts: (_r, res) => ({ templateName: text(pick(res, 'template.name')) }),
+  },
+  [`${S}TemplateService/RenameTemplate`]: {
+    operation: 'templates.rename',
+    subject: obj('template'),
+    target: req('id'),
+    detail: (r) => `to ${JSON.stringify(text(r.name).trim())}`,
+  },
+  [`${S}TemplateService/UnarchiveTemplate`]: {
+    operation: 'templates.unarchive',
+    subject: obj('template'),
+    target: req('id'),
+  },
+  [`${S}TemplateService/DeleteTemplate`]: {
+    operation: 'templates.delete',
+    subject: obj('template'),
+    target: req('id'),
+    // DeleteTemplateOutcome: 1 deleted, 2 archived.
+    detail: (_r, response) => (response.outcome === 2 ? 'archived instead: used by generations' : 'deleted'),
   },
   [`${S}TemplateService/PreviewTemplateVersion`]: {
     operation: 'templates.previewVersion',

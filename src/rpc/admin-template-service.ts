@@ -1,9 +1,20 @@
 // Connect handlers of docgen.admin.v1.TemplateService.
 import { create } from '@bufbuild/protobuf';
-import type { ServiceImpl } from '@connectrpc/connect';
-import type { TemplateAdmin } from '../admin/template-admin.ts';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
+import type { TemplateAdmin, VersionAuthorInput } from '../admin/template-admin.ts';
+import { callerKey } from './admin-access-interceptor.ts';
 import {
   ArchiveTemplateResponseSchema,
+  DeleteTemplateOutcome,
+  DeleteTemplateResponseSchema,
+  RenameTemplateResponseSchema,
+  UnarchiveTemplateResponseSchema,
+  type DeleteTemplateRequest,
+  type DeleteTemplateResponse,
+  type RenameTemplateRequest,
+  type RenameTemplateResponse,
+  type UnarchiveTemplateRequest,
+  type UnarchiveTemplateResponse,
   CheckTemplateContentResponseSchema,
   PreviewTemplateContentResponseSchema,
   GalleryTemplateSchema,
@@ -51,19 +62,28 @@ import {
   templateVersionToProto,
 } from './admin-proto.ts';
 
+/** Who saves a version: the signed-in member, or the operator token (the CLI, automation). */
+function authorOf(ctx: HandlerContext | undefined): VersionAuthorInput | undefined {
+  const caller = ctx?.values.get(callerKey);
+  if (!caller) return undefined;
+  return caller.kind === 'operator' ? { kind: 'operator' } : { kind: 'member', userId: caller.user._id };
+}
+
 export class TemplateServiceHandler implements ServiceImpl<typeof TemplateService> {
   private readonly admin: TemplateAdmin;
   constructor(admin: TemplateAdmin) {
     this.admin = admin;
   }
 
-  async createTemplate(req: CreateTemplateRequest): Promise<CreateTemplateResponse> {
+  async createTemplate(req: CreateTemplateRequest, ctx?: HandlerContext): Promise<CreateTemplateResponse> {
     const { template, version } = await this.admin.create({
       workspaceId: req.workspaceId,
       name: req.name,
       content: contentFromProto(req.content),
       publish: req.publish,
       fromGallery: req.fromGallery,
+      author: authorOf(ctx),
+      note: req.note,
     });
     return create(CreateTemplateResponseSchema, {
       template: templateToProto(template),
@@ -83,11 +103,18 @@ export class TemplateServiceHandler implements ServiceImpl<typeof TemplateServic
     });
   }
 
-  async createTemplateVersion(req: CreateTemplateVersionRequest): Promise<CreateTemplateVersionResponse> {
+  async createTemplateVersion(
+    req: CreateTemplateVersionRequest,
+    ctx?: HandlerContext,
+  ): Promise<CreateTemplateVersionResponse> {
     const { template, version } = await this.admin.addVersion(
       req.templateId,
       contentFromProto(req.content),
       req.publish,
+      {
+        author: authorOf(ctx),
+        note: req.note,
+      },
     );
     return create(CreateTemplateVersionResponseSchema, {
       template: templateToProto(template),
@@ -119,6 +146,27 @@ export class TemplateServiceHandler implements ServiceImpl<typeof TemplateServic
 
   async archiveTemplate(req: ArchiveTemplateRequest): Promise<ArchiveTemplateResponse> {
     return create(ArchiveTemplateResponseSchema, { template: templateToProto(await this.admin.archive(req.id)) });
+  }
+
+  async renameTemplate(req: RenameTemplateRequest): Promise<RenameTemplateResponse> {
+    return create(RenameTemplateResponseSchema, {
+      template: templateToProto(await this.admin.rename(req.id, req.name)),
+    });
+  }
+
+  async unarchiveTemplate(req: UnarchiveTemplateRequest): Promise<UnarchiveTemplateResponse> {
+    return create(UnarchiveTemplateResponseSchema, { template: templateToProto(await this.admin.unarchive(req.id)) });
+  }
+
+  async deleteTemplate(req: DeleteTemplateRequest): Promise<DeleteTemplateResponse> {
+    const result = await this.admin.delete(req.id);
+    return result.outcome === 'deleted'
+      ? create(DeleteTemplateResponseSchema, { outcome: DeleteTemplateOutcome.DELETED })
+      : create(DeleteTemplateResponseSchema, {
+          outcome: DeleteTemplateOutcome.ARCHIVED,
+          template: templateToProto(result.template),
+          generationCount: BigInt(result.generationCount),
+        });
   }
 
   async previewTemplateVersion(req: PreviewTemplateVersionRequest): Promise<PreviewTemplateVersionResponse> {

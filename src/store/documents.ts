@@ -58,7 +58,18 @@ export interface TemplateDoc {
   latestVersion: number;
   createdAt: Date;
   updatedAt: Date;
+  /**
+   * When the first generation of it was made (set before that generation is stored); a used
+   * template is never deleted, only archived. Absent on templates used before #31 only:
+   * deleting those looks for a generation too.
+   */
+  usedAt?: Date;
+  /** Set while DeleteTemplate runs: generations treat the template as unknown from then on. */
+  deletingAt?: Date;
 }
+
+/** Who saved a version: a member (their user id) or the operator token (automation). */
+export type VersionAuthorDoc = { kind: 'member'; userId: ObjectId } | { kind: 'operator' };
 
 export interface TemplateVersionDoc {
   /** deterministicObjectId(templateId, version): a version number is taken once. */
@@ -67,6 +78,10 @@ export interface TemplateVersionDoc {
   version: number;
   content: TemplateVersionContent;
   createdAt: Date;
+  /** Absent on versions saved before authors were recorded. */
+  author?: VersionAuthorDoc;
+  /** Absent when none was given. */
+  note?: string;
 }
 
 export interface GenerationDoc {

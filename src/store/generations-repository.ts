@@ -242,6 +242,14 @@ export class GenerationsRepository {
     return { pending, processing, oldest: oldest[0]?.createdAt ?? null };
   }
 
+  /**
+   * How many generations (live and test) of the template are stored, counted on the
+   * workspace_template_created index; stops counting at `limit`.
+   */
+  countForTemplate(workspaceId: ObjectId, templateId: ObjectId, limit = 1_000_000): Promise<number> {
+    return this.collection.countDocuments({ workspaceId, templateId }, { limit });
+  }
+
   /** Removes the row (right to erasure, retention). True when there was one. */
   async delete(id: ObjectId): Promise<boolean> {
     const result = await this.collection.deleteOne({ _id: id });

@@ -1,10 +1,24 @@
 import { ObjectId, type Db } from 'mongodb';
 import { deterministicObjectId } from '../domain/ids.ts';
 import type { TemplateVersionContent } from '../domain/template.ts';
-import { COLLECTIONS, type TemplateDoc, type TemplateVersionDoc } from './documents.ts';
+import { COLLECTIONS, type TemplateDoc, type TemplateVersionDoc, type VersionAuthorDoc } from './documents.ts';
 import { isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
 import { keysetPage, NEWEST_ID_FIRST, type Page, type PageRequest } from './pagination.ts';
 import { openContent, sealContent } from './pdf-password-box.ts';
+
+/** Who saved a version and their note (both optional: absent on older versions). */
+export interface VersionMeta {
+  author?: VersionAuthorDoc | undefined;
+  /** '' for none (then not stored). */
+  note?: string | undefined;
+}
+
+function metaFields(meta: VersionMeta): Pick<TemplateVersionDoc, 'author' | 'note'> {
+  return { ...(meta.author ? { author: meta.author } : {}), ...(meta.note ? { note: meta.note } : {}) };
+}
+
+/** Not being deleted (DeleteTemplate sets deletingAt first). */
+const NOT_DELETING = { deletingAt: { $exists: false } } as const;
 
 export function templateVersionId(templateId: ObjectId, version: number): ObjectId {
   return deterministicObjectId('template-version', templateId.toHexString(), String(version));
@@ -15,6 +29,8 @@ const BASIC_VERSION_FIELDS = {
   templateId: 1,
   version: 1,
   createdAt: 1,
+  author: 1,
+  note: 1,
   'content.variables': 1,
   'content.pdfOptions': 1,
   'content.title': 1,
@@ -50,6 +66,7 @@ export class TemplatesRepository {
     workspaceId: ObjectId,
     name: string,
     content: TemplateVersionContent,
+    meta: VersionMeta = {},
   ): Promise<{ template: TemplateDoc; version: TemplateVersionDoc }> {
     const now = new Date();
     const template: TemplateDoc = {
@@ -69,6 +86,7 @@ export class TemplatesRepository {
       version: 1,
       content,
       createdAt: now,
+      ...metaFields(meta),
     };
     await this.versions.insertOne({ ...version, content: sealContent(content, this.secretKey, template._id) });
     await this.templates.insertOne(template);
@@ -111,10 +129,14 @@ export class TemplatesRepository {
    * so two concurrent adds never share a number; the template's latestVersion only grows.
    * Returns null when the template is archived (or gone).
    */
-  async addVersion(templateId: ObjectId, content: TemplateVersionContent): Promise<TemplateVersionDoc | null> {
+  async addVersion(
+    templateId: ObjectId,
+    content: TemplateVersionContent,
+    meta: VersionMeta = {},
+  ): Promise<TemplateVersionDoc | null> {
     for (let tries = 0; tries < 20; tries++) {
       const template = await this.get(templateId);
-      if (!template || template.status !== 'ACTIVE') return null;
+      if (!template || template.status !== 'ACTIVE' || template.deletingAt) return null;
       const number = template.latestVersion + 1;
       const version: TemplateVersionDoc = {
         _id: templateVersionId(templateId, number),
@@ -122,6 +144,7 @@ export class TemplatesRepository {
         version: number,
         content,
         createdAt: new Date(),
+        ...metaFields(meta),
       };
       try {
         await this.versions.insertOne({ ...version, content: sealContent(content, this.secretKey, templateId) });
@@ -148,7 +171,7 @@ export class TemplatesRepository {
   /** Publishes a version of an ACTIVE template; null when the template is not active. */
   async publish(templateId: ObjectId, version: number): Promise<TemplateDoc | null> {
     const result = await this.templates.findOneAndUpdate(
-      { _id: templateId, status: 'ACTIVE' },
+      { _id: templateId, status: 'ACTIVE', ...NOT_DELETING },
       { $set: { publishedVersion: version, updatedAt: new Date() } },
       { returnDocument: 'after' },
     );
@@ -161,5 +184,74 @@ export class TemplatesRepository {
       { $set: { status: 'ARCHIVED', updatedAt: new Date() } },
     );
     return this.get(templateId);
+  }
+
+  /** Null when the template is gone or being deleted. */
+  async rename(templateId: ObjectId, name: string): Promise<TemplateDoc | null> {
+    return this.templates.findOneAndUpdate(
+      { _id: templateId, ...NOT_DELETING },
+      { $set: { name, updatedAt: new Date() } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  /** ARCHIVED to ACTIVE (an active one stays as it is); null when gone or being deleted. */
+  async unarchive(templateId: ObjectId): Promise<TemplateDoc | null> {
+    await this.templates.updateOne(
+      { _id: templateId, status: 'ARCHIVED', ...NOT_DELETING },
+      { $set: { status: 'ACTIVE', updatedAt: new Date() } },
+    );
+    const after = await this.get(templateId);
+    return after && !after.deletingAt ? after : null;
+  }
+
+  // ---- used, and deleting ------------------------------------------------------------------
+  // Deleting a template and making its first generation race without a transaction. Both
+  // sides write one field of the template row, each on the condition that the other's is
+  // absent, and MongoDB applies updates to one document one at a time: markUsed (before a
+  // generation is stored) needs no deletingAt; beginDelete needs no usedAt. Whichever comes
+  // first wins: a marked-used template is archived instead of deleted, and a generation that
+  // finds the template being deleted is made as for an unknown template (no templateId).
+
+  /**
+   * Records that a generation of the template is about to be stored. False when the template
+   * is gone or being deleted: the generation must not name it.
+   */
+  async markUsed(templateId: ObjectId, at = new Date()): Promise<boolean> {
+    // $min keeps the first use.
+    const result = await this.templates.updateOne({ _id: templateId, ...NOT_DELETING }, { $min: { usedAt: at } });
+    return result.matchedCount === 1;
+  }
+
+  /**
+   * Starts deleting a template no generation has marked used (a repeated call after a crash
+   * finds it marked already). Null when it is gone or used.
+   */
+  async beginDelete(templateId: ObjectId, at = new Date()): Promise<TemplateDoc | null> {
+    return this.templates.findOneAndUpdate(
+      { _id: templateId, usedAt: { $exists: false } },
+      { $min: { deletingAt: at } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  /**
+   * Ends a delete that found generations after all (stored before usedAt existed): the
+   * template is kept, used and archived.
+   */
+  async keepAsUsed(templateId: ObjectId, at = new Date()): Promise<TemplateDoc | null> {
+    return this.templates.findOneAndUpdate(
+      { _id: templateId },
+      { $min: { usedAt: at }, $unset: { deletingAt: '' }, $set: { status: 'ARCHIVED', updatedAt: at } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  /** Removes a template beginDelete marked, with its versions. */
+  async removeDeleting(templateId: ObjectId): Promise<void> {
+    await this.versions.deleteMany({ templateId });
+    await this.templates.deleteOne({ _id: templateId, deletingAt: { $exists: true } });
+    // A version add that read the template before the mark may have stored one since.
+    await this.versions.deleteMany({ templateId });
   }
 }

@@ -22,7 +22,7 @@ import { testPageTokens } from './test-config.ts';
 
 /** Admin clients on the workspace, key and template handlers of an in-process stack. */
 export function inProcessAdminClients(stack: InProcessStack): AdminClients {
-  const { workspaces, apiKeys, templates } = stack.repositories;
+  const { workspaces, apiKeys, templates, generations } = stack.repositories;
   const pageTokens = testPageTokens();
   const transport = createRouterTransport(({ service }) => {
     service(WorkspaceService, mapErrors(new WorkspaceServiceHandler(new WorkspaceAdmin({ workspaces, pageTokens }))));
@@ -36,6 +36,7 @@ export function inProcessAdminClients(stack: InProcessStack): AdminClients {
       analyzeTemplate,
       diagnoseTemplate,
       renderPreview,
+      generations,
       pageTokens,
     });
     service(TemplateService, mapErrors(new TemplateServiceHandler(admin)));

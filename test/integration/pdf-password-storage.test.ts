@@ -20,6 +20,7 @@ import { analyzeTemplate, diagnoseTemplate } from '../../src/render/liquid/analy
 import { TemplateServiceHandler } from '../../src/rpc/admin-template-service.ts';
 import { mapErrors } from '../../src/rpc/connect-errors.ts';
 import { WorkspacesRepository } from '../../src/store/workspaces-repository.ts';
+import { GenerationsRepository } from '../../src/store/generations-repository.ts';
 import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
 import type { TemplateVersionContent } from '../../src/domain/template.ts';
 import { createRenderEngine, type RenderEngine } from '../../src/render/render-engine.ts';
@@ -125,6 +126,7 @@ describe('PDF passwords at rest', () => {
       analyzeTemplate,
       diagnoseTemplate,
       renderPreview: async (c, variables) => ({ pdf: (await engine.renderer.render(c, variables)).pdf, renderMs: 0 }),
+      generations: new GenerationsRepository(conn.db),
       pageTokens: testPageTokens(),
     });
     const client = adminClientsOn(

@@ -1,5 +1,6 @@
 // A template's page: the editor for a new version (body, CSS, partials, variables, PDF
-// options, sample data) beside its live preview, the version history, publish and archive.
+// options, sample data) beside its live preview, the version history (with each version's
+// author and note), publish, rename, archive, unarchive and delete.
 // `/templates/new` is the same editor with a name field; saving creates the template.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
@@ -26,7 +27,11 @@ import {
 } from '../editor/template-draft.ts';
 import type { AuthoringVocabulary } from '../editor/liquid-assist.ts';
 import { useLivePreview } from '../editor/use-live-preview.ts';
+import { RenameButton, VersionAuthor } from '../editor/template-manage.tsx';
+import { VERSION_NOTE_MAX_LENGTH, versionNoteIssue } from '../../../src/domain/version-note.ts';
+import { archivedInsteadOfDeleted } from '../../../src/domain/template-delete.ts';
 import {
+  DeleteTemplateOutcome,
   TemplateStatus,
   TemplateVersionView,
   type GalleryTemplate,
@@ -206,8 +211,10 @@ function TemplateEditor({
   startKey?: string;
   gallery?: GalleryTemplate[];
 }) {
-  const { workspaceId, canEditTemplates } = useAbilities();
+  const { workspaceId, canEditTemplates, isOwner } = useAbilities();
   const { route, query } = useLocation();
+  // The note saved with the next version (shown in the history).
+  const [note, setNote] = useState('');
   const archived = template?.status === TemplateStatus.ARCHIVED;
   const readOnly = !canEditTemplates || archived;
   const baseDraft = useMemo(() => (base ? draftFromContent(base.content) : (start ?? blankDraft())), [base, start]);
@@ -323,6 +330,8 @@ function TemplateEditor({
     action.run(async () => {
       setMessage(undefined);
       if (!built.content) throw new Error(`Not saved: ${cannotSend}.`);
+      const noteIssue = versionNoteIssue(note);
+      if (noteIssue) throw new Error(`Not saved: the version note ${noteIssue}.`);
       const saving = draft;
       if (!template) {
         if (name.trim() === '') throw new Error('Give the template a name.');
@@ -332,6 +341,7 @@ function TemplateEditor({
           name: name.trim(),
           content: built.content,
           publish,
+          note,
         });
         setSavedDraft(saving);
         keepDraft(storageKey, undefined);
@@ -360,8 +370,10 @@ function TemplateEditor({
           templateId: template.id,
           content: built.content,
           publish,
+          note,
         });
         savedRef.current = { version: res.version!.version, draft: saving };
+        setNote('');
         setSavedDraft(saving);
         keepDraft(storageKey, undefined);
         setMessage({
@@ -431,6 +443,35 @@ function TemplateEditor({
       reload?.();
     });
 
+  const rename = (name: string) =>
+    action.run(async () => {
+      setMessage(undefined);
+      const res = await api.templates.renameTemplate({ id: template!.id, name });
+      setMessage({ kind: 'ok', text: `Renamed to “${res.template!.name}”.` });
+      reload?.();
+    });
+
+  const unarchive = () =>
+    action.run(async () => {
+      await api.templates.unarchiveTemplate({ id: template!.id });
+      setMessage({ kind: 'ok', text: 'Unarchived. Generations of this template are accepted again.' });
+      reload?.();
+    });
+
+  const remove = () =>
+    action.run(async () => {
+      setMessage(undefined);
+      const res = await api.templates.deleteTemplate({ id: template!.id });
+      if (res.outcome === DeleteTemplateOutcome.DELETED) {
+        keepDraft(storageKey, undefined);
+        tellNextEditor({ kind: 'ok', text: `Deleted the template “${template!.name}” and its versions.` });
+        route('/templates');
+        return;
+      }
+      setMessage({ kind: 'ok', text: archivedInsteadOfDeleted(template!.name, Number(res.generationCount)) });
+      reload?.();
+    });
+
   const shownMessage: EditorMessage | undefined = action.error
     ? action.error instanceof Refusal
       ? { kind: 'error', text: action.error.title, reasons: action.error.reasons }
@@ -455,12 +496,27 @@ function TemplateEditor({
                 Duplicate
               </button>
             )}
+            {canEditTemplates && <RenameButton name={template.name} onRename={rename} />}
             {canEditTemplates && !archived && (
               <ConfirmButton
                 label="Archive"
                 question={`Archive the template “${template.name}”? New generations of it will be refused.`}
                 confirmLabel="Archive template"
                 onConfirm={archive}
+                danger
+              />
+            )}
+            {isOwner && archived && (
+              <button type="button" class="secondary" disabled={action.busy} onClick={unarchive}>
+                Unarchive
+              </button>
+            )}
+            {canEditTemplates && (
+              <ConfirmButton
+                label="Delete"
+                question={`Delete the template “${template.name}” and all its versions? If generations have used it, it is archived instead.`}
+                confirmLabel="Delete template"
+                onConfirm={remove}
                 danger
               />
             )}
@@ -613,6 +669,16 @@ function TemplateEditor({
           )}
           {!readOnly && (
             <div class="row sticky-actions">
+              <label class="inline version-note">
+                Version note
+                <input
+                  type="text"
+                  value={note}
+                  maxLength={VERSION_NOTE_MAX_LENGTH}
+                  placeholder="Optional: what changed"
+                  onInput={(e) => setNote(e.currentTarget.value)}
+                />
+              </label>
               <button type="button" class="secondary" disabled={action.busy} onClick={check}>
                 Check
               </button>
@@ -680,6 +746,8 @@ function VersionHistory({
           <tr>
             <th scope="col">Version</th>
             <th scope="col">Created</th>
+            <th scope="col">Author</th>
+            <th scope="col">Note</th>
             <th scope="col">State</th>
             <th scope="col">
               <span class="visually-hidden">Actions</span>
@@ -693,6 +761,10 @@ function VersionHistory({
               <td>
                 <Time ts={v.createdAt} />
               </td>
+              <td>
+                <VersionAuthor author={v.author} />
+              </td>
+              <td class="version-note-text">{v.note}</td>
               <td>
                 {v.version === template.publishedVersion ? (
                   <span class="badge badge-ok">Published</span>

@@ -5,12 +5,15 @@ import { Pager, usePagedList } from '../paging.tsx';
 import { useAbilities } from '../session.tsx';
 import { Empty, ErrorMessage, Page, Time } from '../ui.tsx';
 import { TemplateStatus } from '@gen/docgen/admin/v1/template_pb.js';
+import { takeNextEditorMessage } from '../editor/next-message.ts';
 
 export function TemplatesPage() {
   const { route } = useLocation();
   const { workspaceId, canEditTemplates } = useAbilities();
   const templates = usePagedList((page) => api.templates.listTemplates({ workspaceId, ...page }), [workspaceId]);
   const [search, setSearch] = useState('');
+  // A template just deleted on its page says so here.
+  const [message, setMessage] = useState(() => takeNextEditorMessage());
   const [status, setStatus] = useState<'active' | 'archived' | 'all'>('active');
   const words = search.trim().toLowerCase();
   const shown = (templates.data?.templates ?? []).filter(
@@ -29,6 +32,14 @@ export function TemplatesPage() {
         )
       }
     >
+      {message && (
+        <div class="notice editor-message" role="status">
+          <p class="message-text">{message.text}</p>
+          <button type="button" class="secondary small" onClick={() => setMessage(undefined)}>
+            Dismiss
+          </button>
+        </div>
+      )}
       <ErrorMessage error={templates.error} />
       {templates.loading && !templates.data && <p role="status">Loading templates…</p>}
       {templates.data && templates.data.templates.length === 0 && (

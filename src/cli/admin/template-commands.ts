@@ -4,8 +4,13 @@ import { toJson } from '@bufbuild/protobuf';
 import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import type { JsonObject } from '../../domain/template.ts';
 import { DEFAULT_PDF_OPTIONS } from '../../domain/document-settings.ts';
+import { versionNoteIssue } from '../../domain/version-note.ts';
+import { archivedInsteadOfDeleted } from '../../domain/template-delete.ts';
 import {
+  DeleteTemplateOutcome,
   TemplateStatus,
+  TemplateVersionAuthorKind,
+  type TemplateVersionAuthor,
   type Template,
   type TemplateVersion,
   type TemplateVersionContent,
@@ -19,6 +24,8 @@ import { fields, iso, more, table, time } from './output.ts';
 import { CONTENT_OPTIONS, readContent, readJsonObject } from './template-files.ts';
 import { DOCUMENT_SETTING_SYNOPSIS } from './document-setting-flags.ts';
 
+const NOTE_OPTION = { note: { type: 'string' } } as const;
+
 export const templateCommands: Command[] = [
   {
     path: ['template', 'create'],
@@ -26,7 +33,7 @@ export const templateCommands: Command[] = [
       '--workspace WS_ID --name NAME (--file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--locale TAG] [--time-zone ZONE] ' +
       DOCUMENT_SETTING_SYNOPSIS +
       ' | --from-gallery ' +
-      `${GALLERY_NAMES.join('|')}) [--publish]`,
+      `${GALLERY_NAMES.join('|')}) [--publish] [--note TEXT]`,
     summary: 'Create a template with its first version (optionally published), from files or from the starter gallery.',
     positionals: [],
     options: {
@@ -34,6 +41,7 @@ export const templateCommands: Command[] = [
       name: { type: 'string' },
       'from-gallery': { type: 'string' },
       ...CONTENT_OPTIONS,
+      ...NOTE_OPTION,
     },
     required: ['workspace', 'name'],
     async run({ values, clients, print }) {
@@ -52,6 +60,7 @@ export const templateCommands: Command[] = [
         name: str(values.name),
         ...(fromGallery === '' ? { content: await readContent(values) } : { fromGallery }),
         publish: values.publish === true,
+        note: noteOf(values),
       });
       const t = need(res.template);
       const v = need(res.version);
@@ -160,10 +169,10 @@ export const templateCommands: Command[] = [
     synopsis:
       'TPL_ID --file BODY.liquid [--variables VARS.json] [--css FILE] [--partials DIR|FILE.json] [--pdf-options JSON|@FILE] [--sample-data VALUES.json] [--title TEXT] [--metadata JSON|@FILE] [--locale TAG] [--time-zone ZONE] ' +
       DOCUMENT_SETTING_SYNOPSIS +
-      ' [--publish]',
-    summary: 'Add a new version to a template (refused once archived).',
+      ' [--publish] [--note TEXT]',
+    summary: 'Add a new version to a template (refused once archived); --note is shown in its history.',
     positionals: ['TPL_ID'],
-    options: CONTENT_OPTIONS,
+    options: { ...CONTENT_OPTIONS, ...NOTE_OPTION },
     required: ['file'],
     async run({ args, values, clients, print }) {
       const content = await readContent(values);
@@ -171,6 +180,7 @@ export const templateCommands: Command[] = [
         templateId: args[0]!,
         content,
         publish: values.publish === true,
+        note: noteOf(values),
       });
       const t = need(res.template);
       const v = need(res.version);
@@ -195,12 +205,14 @@ export const templateCommands: Command[] = [
       print(
         { versions: res.versions.map(versionJson) },
         table(
-          ['VERSION', 'PUBLISHED', 'VARIABLES', 'CREATED'],
+          ['VERSION', 'PUBLISHED', 'VARIABLES', 'CREATED', 'AUTHOR', 'NOTE'],
           res.versions.map((v) => [
             String(v.version),
             v.version === t.publishedVersion ? 'yes' : '',
             (v.content?.variables ?? []).map((d) => d.name).join(',') || '-',
             time(v.createdAt),
+            authorText(v.author),
+            v.note.replace(/\s+/g, ' ') || '-',
           ]),
         ),
       );
@@ -233,6 +245,8 @@ export const templateCommands: Command[] = [
           ['template', v.templateId],
           ['version', String(v.version)],
           ['created', time(v.createdAt)],
+          ['author', authorText(v.author)],
+          ['note', v.note || '-'],
           ['variables', vars.length ? vars.join('\n' + ' '.repeat(13)) : 'none'],
           ['partials', Object.keys(c?.partials ?? {}).join(', ') || 'none'],
           ['pdf', c?.pdfOptions ? `${c.pdfOptions.pageSize}${c.pdfOptions.landscape ? ' landscape' : ''}` : '-'],
@@ -272,6 +286,51 @@ export const templateCommands: Command[] = [
     },
   },
   {
+    path: ['template', 'rename'],
+    synopsis: 'TPL_ID --name NAME',
+    summary: 'Rename a template (its id stays; the rules of a name at create apply).',
+    positionals: ['TPL_ID'],
+    options: { name: { type: 'string' } },
+    required: ['name'],
+    async run({ args, values, clients, print }) {
+      const t = need((await clients.templates.renameTemplate({ id: args[0]!, name: str(values.name) })).template);
+      print(templateJson(t), `Renamed template ${t.id} to ${t.name}`);
+    },
+  },
+  {
+    path: ['template', 'unarchive'],
+    synopsis: 'TPL_ID',
+    summary: 'Make an archived template active again (owners and the operator).',
+    positionals: ['TPL_ID'],
+    options: {},
+    async run({ args, clients, print }) {
+      const t = need((await clients.templates.unarchiveTemplate({ id: args[0]! })).template);
+      print(templateJson(t), `Unarchived template ${t.id} (${t.name})`);
+    },
+  },
+  {
+    path: ['template', 'delete'],
+    synopsis: 'TPL_ID',
+    summary:
+      'Delete a template no generation has used, with its versions; one that generations used is archived instead.',
+    positionals: ['TPL_ID'],
+    options: {},
+    async run({ args, clients, print }) {
+      const id = args[0]!;
+      const res = await clients.templates.deleteTemplate({ id });
+      if (res.outcome === DeleteTemplateOutcome.DELETED) {
+        print({ id, outcome: 'deleted' }, `Deleted template ${id} and its versions`);
+        return;
+      }
+      const t = need(res.template);
+      const count = Number(res.generationCount);
+      print(
+        { id, outcome: 'archived', generationCount: count, template: templateJson(t) },
+        archivedInsteadOfDeleted(t.name, count),
+      );
+    },
+  },
+  {
     path: ['template', 'preview'],
     synopsis: 'TPL_ID [--version N] [--data VALUES.json] --out FILE.pdf',
     summary:
@@ -291,6 +350,20 @@ export const templateCommands: Command[] = [
     },
   },
 ];
+
+/** --note, checked by the server's rule (src/domain/version-note.ts) before anything is sent. */
+function noteOf(values: { note?: string | boolean | undefined }): string {
+  const note = values.note === undefined ? '' : str(values.note);
+  const issue = versionNoteIssue(note);
+  if (issue) throw new UsageError(`--note ${issue}`);
+  return note;
+}
+
+function authorText(author: TemplateVersionAuthor | undefined): string {
+  if (!author || author.kind === TemplateVersionAuthorKind.UNSPECIFIED) return '-';
+  if (author.kind === TemplateVersionAuthorKind.OPERATOR) return 'operator (automation)';
+  return author.email ? `${author.name ? `${author.name} ` : ''}<${author.email}>` : author.userId;
+}
 
 function templateStatus(s: TemplateStatus): string {
   return s === TemplateStatus.ACTIVE ? 'ACTIVE' : s === TemplateStatus.ARCHIVED ? 'ARCHIVED' : 'UNSPECIFIED';
@@ -315,6 +388,8 @@ function versionJson(v: TemplateVersion) {
     templateId: v.templateId,
     version: v.version,
     createdAt: iso(v.createdAt),
+    author: versionAuthorJson(v.author),
+    note: v.note,
     content: c
       ? {
           body: c.body,
@@ -421,4 +496,10 @@ function standardsLine(c: TemplateVersionContent | undefined): string {
   if (c.outline) parts.push('outline');
   if (c.attachments.length > 0) parts.push(`attaches ${c.attachments.join(', ')}`);
   return parts.join('; ') || 'none';
+}
+
+function versionAuthorJson(author: TemplateVersionAuthor | undefined) {
+  if (!author || author.kind === TemplateVersionAuthorKind.UNSPECIFIED) return null;
+  if (author.kind === TemplateVersionAuthorKind.OPERATOR) return { kind: 'operator' };
+  return { kind: 'member', userId: author.userId, name: author.name, email: author.email };
 }

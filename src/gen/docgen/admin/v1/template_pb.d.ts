@@ -584,6 +584,20 @@ export declare type TemplateVersion = Message<"docgen.admin.v1.TemplateVersion">
    * @generated from field: google.protobuf.Timestamp created_at = 4;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * Who saved the version; unset for versions saved before authors were recorded.
+   *
+   * @generated from field: docgen.admin.v1.TemplateVersionAuthor author = 5;
+   */
+  author?: TemplateVersionAuthor | undefined;
+
+  /**
+   * The author's note on the version (at most 500 characters); empty when none was given.
+   *
+   * @generated from field: string note = 6;
+   */
+  note: string;
 };
 
 /**
@@ -591,6 +605,40 @@ export declare type TemplateVersion = Message<"docgen.admin.v1.TemplateVersion">
  * Use `create(TemplateVersionSchema)` to create a new message.
  */
 export declare const TemplateVersionSchema: GenMessage<TemplateVersion>;
+
+/**
+ * @generated from message docgen.admin.v1.TemplateVersionAuthor
+ */
+export declare type TemplateVersionAuthor = Message<"docgen.admin.v1.TemplateVersionAuthor"> & {
+  /**
+   * @generated from field: docgen.admin.v1.TemplateVersionAuthorKind kind = 1;
+   */
+  kind: TemplateVersionAuthorKind;
+
+  /**
+   * For a member: `usr_…`, and their display name and email as they are now (empty when the
+   * account no longer exists).
+   *
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string email = 4;
+   */
+  email: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.TemplateVersionAuthor.
+ * Use `create(TemplateVersionAuthorSchema)` to create a new message.
+ */
+export declare const TemplateVersionAuthorSchema: GenMessage<TemplateVersionAuthor>;
 
 /**
  * @generated from message docgen.admin.v1.CreateTemplateRequest
@@ -625,6 +673,13 @@ export declare type CreateTemplateRequest = Message<"docgen.admin.v1.CreateTempl
    * @generated from field: string from_gallery = 6;
    */
   fromGallery: string;
+
+  /**
+   * A note on version 1 (TemplateVersion.note): at most 500 characters.
+   *
+   * @generated from field: string note = 7;
+   */
+  note: string;
 };
 
 /**
@@ -751,6 +806,13 @@ export declare type CreateTemplateVersionRequest = Message<"docgen.admin.v1.Crea
    * @generated from field: bool publish = 3;
    */
   publish: boolean;
+
+  /**
+   * A note on the version (TemplateVersion.note): at most 500 characters.
+   *
+   * @generated from field: string note = 4;
+   */
+  note: string;
 };
 
 /**
@@ -924,6 +986,124 @@ export declare type ArchiveTemplateResponse = Message<"docgen.admin.v1.ArchiveTe
  * Use `create(ArchiveTemplateResponseSchema)` to create a new message.
  */
 export declare const ArchiveTemplateResponseSchema: GenMessage<ArchiveTemplateResponse>;
+
+/**
+ * @generated from message docgen.admin.v1.RenameTemplateRequest
+ */
+export declare type RenameTemplateRequest = Message<"docgen.admin.v1.RenameTemplateRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The new name, by the rules of CreateTemplateRequest.name.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.RenameTemplateRequest.
+ * Use `create(RenameTemplateRequestSchema)` to create a new message.
+ */
+export declare const RenameTemplateRequestSchema: GenMessage<RenameTemplateRequest>;
+
+/**
+ * @generated from message docgen.admin.v1.RenameTemplateResponse
+ */
+export declare type RenameTemplateResponse = Message<"docgen.admin.v1.RenameTemplateResponse"> & {
+  /**
+   * @generated from field: docgen.admin.v1.Template template = 1;
+   */
+  template?: Template | undefined;
+};
+
+/**
+ * Describes the message docgen.admin.v1.RenameTemplateResponse.
+ * Use `create(RenameTemplateResponseSchema)` to create a new message.
+ */
+export declare const RenameTemplateResponseSchema: GenMessage<RenameTemplateResponse>;
+
+/**
+ * @generated from message docgen.admin.v1.UnarchiveTemplateRequest
+ */
+export declare type UnarchiveTemplateRequest = Message<"docgen.admin.v1.UnarchiveTemplateRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.UnarchiveTemplateRequest.
+ * Use `create(UnarchiveTemplateRequestSchema)` to create a new message.
+ */
+export declare const UnarchiveTemplateRequestSchema: GenMessage<UnarchiveTemplateRequest>;
+
+/**
+ * @generated from message docgen.admin.v1.UnarchiveTemplateResponse
+ */
+export declare type UnarchiveTemplateResponse = Message<"docgen.admin.v1.UnarchiveTemplateResponse"> & {
+  /**
+   * @generated from field: docgen.admin.v1.Template template = 1;
+   */
+  template?: Template | undefined;
+};
+
+/**
+ * Describes the message docgen.admin.v1.UnarchiveTemplateResponse.
+ * Use `create(UnarchiveTemplateResponseSchema)` to create a new message.
+ */
+export declare const UnarchiveTemplateResponseSchema: GenMessage<UnarchiveTemplateResponse>;
+
+/**
+ * @generated from message docgen.admin.v1.DeleteTemplateRequest
+ */
+export declare type DeleteTemplateRequest = Message<"docgen.admin.v1.DeleteTemplateRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message docgen.admin.v1.DeleteTemplateRequest.
+ * Use `create(DeleteTemplateRequestSchema)` to create a new message.
+ */
+export declare const DeleteTemplateRequestSchema: GenMessage<DeleteTemplateRequest>;
+
+/**
+ * @generated from message docgen.admin.v1.DeleteTemplateResponse
+ */
+export declare type DeleteTemplateResponse = Message<"docgen.admin.v1.DeleteTemplateResponse"> & {
+  /**
+   * @generated from field: docgen.admin.v1.DeleteTemplateOutcome outcome = 1;
+   */
+  outcome: DeleteTemplateOutcome;
+
+  /**
+   * The archived template (ARCHIVED); unset when it was deleted.
+   *
+   * @generated from field: docgen.admin.v1.Template template = 2;
+   */
+  template?: Template | undefined;
+
+  /**
+   * ARCHIVED: how many generations of it (live and test) are stored now. Can be 0 when they
+   * were all erased or swept by retention: having been used is what keeps it.
+   *
+   * @generated from field: int64 generation_count = 3;
+   */
+  generationCount: bigint;
+};
+
+/**
+ * Describes the message docgen.admin.v1.DeleteTemplateResponse.
+ * Use `create(DeleteTemplateResponseSchema)` to create a new message.
+ */
+export declare const DeleteTemplateResponseSchema: GenMessage<DeleteTemplateResponse>;
 
 /**
  * @generated from message docgen.admin.v1.PreviewTemplateVersionRequest
@@ -1227,6 +1407,37 @@ export enum TemplateStatus {
 export declare const TemplateStatusSchema: GenEnum<TemplateStatus>;
 
 /**
+ * @generated from enum docgen.admin.v1.TemplateVersionAuthorKind
+ */
+export enum TemplateVersionAuthorKind {
+  /**
+   * Not recorded (versions saved before authors were).
+   *
+   * @generated from enum value: TEMPLATE_VERSION_AUTHOR_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A signed-in member of the workspace (the portal).
+   *
+   * @generated from enum value: TEMPLATE_VERSION_AUTHOR_KIND_MEMBER = 1;
+   */
+  MEMBER = 1,
+
+  /**
+   * The operator token: the CLI or other automation.
+   *
+   * @generated from enum value: TEMPLATE_VERSION_AUTHOR_KIND_OPERATOR = 2;
+   */
+  OPERATOR = 2,
+}
+
+/**
+ * Describes the enum docgen.admin.v1.TemplateVersionAuthorKind.
+ */
+export declare const TemplateVersionAuthorKindSchema: GenEnum<TemplateVersionAuthorKind>;
+
+/**
  * How much of a version a list returns. A version's body, CSS, partials and sample data can
  * each be large (up to 1 MiB), and a template may have hundreds of versions.
  *
@@ -1260,6 +1471,35 @@ export enum TemplateVersionView {
  * Describes the enum docgen.admin.v1.TemplateVersionView.
  */
 export declare const TemplateVersionViewSchema: GenEnum<TemplateVersionView>;
+
+/**
+ * @generated from enum docgen.admin.v1.DeleteTemplateOutcome
+ */
+export enum DeleteTemplateOutcome {
+  /**
+   * @generated from enum value: DELETE_TEMPLATE_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The template and its versions are gone.
+   *
+   * @generated from enum value: DELETE_TEMPLATE_OUTCOME_DELETED = 1;
+   */
+  DELETED = 1,
+
+  /**
+   * The template has been used by generations: it was archived instead (kept, with its versions).
+   *
+   * @generated from enum value: DELETE_TEMPLATE_OUTCOME_ARCHIVED = 2;
+   */
+  ARCHIVED = 2,
+}
+
+/**
+ * Describes the enum docgen.admin.v1.DeleteTemplateOutcome.
+ */
+export declare const DeleteTemplateOutcomeSchema: GenEnum<DeleteTemplateOutcome>;
 
 /**
  * Templates and their immutable, numbered versions. At most one version is published;
@@ -1337,6 +1577,37 @@ export declare const TemplateService: GenService<{
     methodKind: "unary";
     input: typeof ArchiveTemplateRequestSchema;
     output: typeof ArchiveTemplateResponseSchema;
+  },
+  /**
+   * Changes a template's name (the rules of CreateTemplate's name); its id stays.
+   *
+   * @generated from rpc docgen.admin.v1.TemplateService.RenameTemplate
+   */
+  renameTemplate: {
+    methodKind: "unary";
+    input: typeof RenameTemplateRequestSchema;
+    output: typeof RenameTemplateResponseSchema;
+  },
+  /**
+   * Makes an archived template active again (owners only); generations of it work again.
+   *
+   * @generated from rpc docgen.admin.v1.TemplateService.UnarchiveTemplate
+   */
+  unarchiveTemplate: {
+    methodKind: "unary";
+    input: typeof UnarchiveTemplateRequestSchema;
+    output: typeof UnarchiveTemplateResponseSchema;
+  },
+  /**
+   * Deletes a template that has never been used by a generation (live or test mode), with its
+   * versions; a used one is archived instead. The response says which happened.
+   *
+   * @generated from rpc docgen.admin.v1.TemplateService.DeleteTemplate
+   */
+  deleteTemplate: {
+    methodKind: "unary";
+    input: typeof DeleteTemplateRequestSchema;
+    output: typeof DeleteTemplateResponseSchema;
   },
   /**
    * Renders a version with the given variables to PDF; nothing is stored.
