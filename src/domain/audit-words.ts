@@ -20,6 +20,9 @@ export const AUDIT_ACTIONS = {
   'templates.addVersion': 'Saved a template version',
   'templates.publish': 'Published a template version',
   'templates.archive': 'Archived a template',
+  'templates.rename': 'Renamed a template',
+  'templates.unarchive': 'Unarchived a template',
+  'templates.delete': 'Deleted a template',
   'webhookEndpoints.create': 'Added a webhook endpoint',
   'webhookEndpoints.delete': 'Deleted a webhook endpoint',
   'webhookEndpoints.rotateSecret': 'Rotated a webhook signing secret',
@@ -167,6 +170,16 @@ function sentence(e: AuditEventToTell): AuditWordPart[] {
       ].filter((p) => p !== '');
     case 'templates.archive':
       return theKind('archived', 'template');
+    case 'templates.rename':
+      // The target's name recorded is the new one.
+      return ['renamed a template to ', target()];
+    case 'templates.unarchive':
+      return theKind('unarchived', 'template');
+    case 'templates.delete':
+      // A template with generations is archived instead (DeleteTemplate's outcome).
+      return facts.outcome === 'archived' || /^archived instead/.test(e.detail)
+        ? [...theKind('archived', 'template'), ' instead of deleting it: it has generations']
+        : theKind('deleted', 'template');
     case 'apiKeys.create':
       return theKind('created', 'API key');
     case 'apiKeys.revoke':

@@ -126,11 +126,13 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
     subject: obj('template'),
     target: req('id'),
     detail: (r) => `to ${JSON.stringify(text(r.name).trim())}`,
+    facts: (_r, res) => ({ templateName: text(pick(res, 'template.name')) }),
   },
   [`${S}TemplateService/UnarchiveTemplate`]: {
     operation: 'templates.unarchive',
     subject: obj('template'),
     target: req('id'),
+    facts: (_r, res) => ({ templateName: text(pick(res, 'template.name')) }),
   },
   [`${S}TemplateService/DeleteTemplate`]: {
     operation: 'templates.delete',
@@ -138,6 +140,10 @@ export const ADMIN_RPCS: Readonly<Record<string, RpcBinding>> = {
     target: req('id'),
     // DeleteTemplateOutcome: 1 deleted, 2 archived.
     detail: (_r, response) => (response.outcome === 2 ? 'archived instead: used by generations' : 'deleted'),
+    facts: (_r, response) => ({
+      outcome: response.outcome === 2 ? 'archived' : 'deleted',
+      templateName: text(pick(response, 'template.name')),
+    }),
   },
   [`${S}TemplateService/PreviewTemplateVersion`]: {
     operation: 'templates.previewVersion',
