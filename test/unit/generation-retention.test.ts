@@ -99,13 +99,13 @@ describe('RetentionSweeper', () => {
         store.generations.splice(store.generations.indexOf(doc), 1);
       },
     });
-    expect(await sweeper.sweepOnce()).toEqual({ workspaces: 1, erased: 8, failed: 0 });
+    expect(await sweeper.sweepOnce()).toEqual({ workspaces: 1, erased: 8, failed: 0, batchesErased: 0 });
     expect(new Set(erased.map((g) => g._id.toHexString()))).toEqual(
       new Set([...old, oldFailed].map((g) => g._id.toHexString())),
     );
     expect(store.generations).toEqual([young, stillRendering, unbounded]);
     // Nothing left to do: a second replica sweeping now erases nothing.
-    expect(await sweeper.sweepOnce()).toEqual({ workspaces: 1, erased: 0, failed: 0 });
+    expect(await sweeper.sweepOnce()).toEqual({ workspaces: 1, erased: 0, failed: 0, batchesErased: 0 });
   });
 
   it('erases test generations after the test retention in every workspace, and no live one with them', async () => {
@@ -134,7 +134,7 @@ describe('RetentionSweeper', () => {
         store.generations.splice(store.generations.indexOf(doc), 1);
       },
     });
-    expect(await sweeper.sweepOnce()).toEqual({ workspaces: 1, erased: 3, failed: 0 });
+    expect(await sweeper.sweepOnce()).toEqual({ workspaces: 1, erased: 3, failed: 0, batchesErased: 0 });
     expect(new Set(erased)).toEqual(new Set(oldTests));
     expect(store.generations).toEqual([youngTest, renderingTest, oldLive, liveInWeek]);
   });
@@ -170,7 +170,7 @@ describe('RetentionSweeper', () => {
       },
       onError: (err, at) => errors.push([String(err), at.generationId?.toHexString()]),
     });
-    expect(await sweeper.sweepOnce()).toEqual({ workspaces: 2, erased: 1, failed: 1 });
+    expect(await sweeper.sweepOnce()).toEqual({ workspaces: 2, erased: 1, failed: 1, batchesErased: 0 });
     expect(calls).toBe(2);
     expect(errors).toEqual([['Error: object storage unavailable', stuck._id.toHexString()]]);
     expect(store.generations).toEqual([stuck]);
