@@ -207,6 +207,19 @@ async function checkAt(watched: WatchedPage, name: string, width: number): Promi
     overflow,
     `${name} at ${width} px scrolls sideways by ${overflow} px: ${culprits.join(', ')}`,
   ).toBeLessThanOrEqual(0);
+  // A table wider than its box scrolls there: a named region that takes the focus.
+  const boxes = await watched.page.$$eval('.table-scroll', (els) =>
+    els
+      .filter((el) => el.scrollWidth > el.clientWidth + 1)
+      .map((el) => ({
+        role: el.getAttribute('role'),
+        label: el.getAttribute('aria-label'),
+        tabIndex: (el as HTMLElement).tabIndex,
+      })),
+  );
+  for (const box of boxes) expect(box, `${name} at ${width} px`).toMatchObject({ role: 'region', tabIndex: 0 });
+  for (const box of boxes) expect(box.label, `${name} at ${width} px`).toMatch(/\(scrolls sideways\)$/);
+  if (name === 'api-keys' && width === 800) expect(boxes.map((b) => b.label)).toEqual(['API keys (scrolls sideways)']);
   await checkScreen(watched, `layout-${name}-${width}`);
 }
 
