@@ -250,6 +250,7 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
     jobs: { publishRenderJob: (id, route) => queue.publishRenderJob(id, renderJobMsgId(id), route) },
     progress: batches,
     intervalMs: 10_000,
+    graceMs: config.api.batchCreationGraceMs,
     onFinished: (info) => {
       metrics.batchCreationsFinished.inc({ outcome: info.outcome });
       logger.warn('batch create cut off by a crash finished by the sweeper', info);

@@ -19,6 +19,7 @@
 // API process still writing the same batch may race it; each step is idempotent (derived _ids,
 // a conditional itemsStored, a job id JetStream de-duplicates, an item's counting slot), so
 // whoever writes first wins and the others change nothing.
+import { DEFAULT_BATCH_CREATION_GRACE_MS } from '../config/limits.ts';
 import { formatId } from '../domain/ids.ts';
 import type { RenderJobPublisher } from '../generations/generation-service.ts';
 import { PeriodicTask } from '../ops/periodic-task.ts';
@@ -28,7 +29,7 @@ import type { BatchProgress } from './batch-progress.ts';
 import { batchItemDocs, keptBatchItems, storeBatchItems } from './batch-items.ts';
 
 /** How old an unstored batch must be before it counts as cut off (a slow create is still running). */
-export const BATCH_CREATION_GRACE_MS = 60_000;
+export const BATCH_CREATION_GRACE_MS = DEFAULT_BATCH_CREATION_GRACE_MS;
 
 export interface BatchCreationSweeperDeps {
   batches: Pick<BatchesRepository, 'findUnstored' | 'storedRequest' | 'markItemsStored' | 'countItem' | 'getSummary'>;

@@ -4,7 +4,7 @@
 // checks). `docgen dev` and `docgen admin` read a few more of their own (see the README).
 
 import { resolveChromiumFontconfig } from '../render/fonts/chromium-fontconfig.ts';
-import { DEFAULT_MAX_BATCH_ITEMS, DEFAULT_MAX_HTML_BYTES } from './limits.ts';
+import { DEFAULT_BATCH_CREATION_GRACE_MS, DEFAULT_MAX_BATCH_ITEMS, DEFAULT_MAX_HTML_BYTES } from './limits.ts';
 
 export type Role = 'api' | 'render' | 'webhooks';
 export const ALL_ROLES: readonly Role[] = ['api', 'render', 'webhooks'];
@@ -88,6 +88,9 @@ export interface Config {
     outputUrlTtlSeconds: number;
     /** Most items in one batch (optional in hand-built configs; default DEFAULT_MAX_BATCH_ITEMS). */
     batchMaxItems?: number;
+    /** How old a batch create cut off by a crash must be before the render role's sweeper finishes
+     * it (optional in hand-built configs; default BATCH_CREATION_GRACE_MS). */
+    batchCreationGraceMs?: number;
   };
   assets: {
     maxBytes: number;
@@ -314,6 +317,12 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
     default: String(DEFAULT_MAX_BATCH_ITEMS),
     description:
       'Most items in one batch (`POST /v1/batches`, 1 to 10000). The whole batch must also fit in DOCGEN_MAX_BODY_BYTES.',
+  },
+  {
+    name: 'DOCGEN_BATCH_CREATION_GRACE_MS',
+    default: String(DEFAULT_BATCH_CREATION_GRACE_MS),
+    description:
+      "How long a batch whose create was cut off (its API process died before storing every item) waits before a render process finishes it from the kept request (5000 to 3600000). Longer than any create's own time.",
   },
   {
     name: 'DOCGEN_ASSET_MAX_BYTES',
@@ -656,6 +665,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxKeysPerWorkspace: r.integer('DOCGEN_API_KEYS_PER_WORKSPACE', 1, 100_000),
       outputUrlTtlSeconds: r.integer('DOCGEN_OUTPUT_URL_TTL_SECONDS', 1, 604800),
       batchMaxItems: r.integer('DOCGEN_BATCH_MAX_ITEMS', 1, 10000),
+      batchCreationGraceMs: r.integer('DOCGEN_BATCH_CREATION_GRACE_MS', 5000, 3_600_000),
     },
     assets: {
       maxBytes: r.integer('DOCGEN_ASSET_MAX_BYTES', 1024, 256 * 1024 * 1024),

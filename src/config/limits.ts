@@ -35,3 +35,9 @@ export const SESSION_RPC_MAX_BODY_BYTES = 64 * 1024;
  * document, so this also bounds that document and the request's time.
  */
 export const DEFAULT_MAX_BATCH_ITEMS = 1000;
+
+/**
+ * How old a batch whose create never stored every item must be before the render role's sweeper
+ * finishes it (DOCGEN_BATCH_CREATION_GRACE_MS): a create that is merely slow is still running.
+ */
+export const DEFAULT_BATCH_CREATION_GRACE_MS = 60_000;

@@ -5,7 +5,6 @@
 // period has passed, and the batch renders to COMPLETED with every item, seen through another
 // API process. The same Idempotency-Key then answers that batch.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { BATCH_CREATION_GRACE_MS } from '../../src/batches/batch-creation-sweeper.ts';
 import { pollUntil } from '../harness/poll-until.ts';
 import {
   adminClients,
@@ -17,6 +16,8 @@ import {
   type Deps,
 } from './api-stack.ts';
 
+// A short grace period (DOCGEN_BATCH_CREATION_GRACE_MS, 60 s by default) keeps the test quick.
+const GRACE_MS = 5000;
 let deps: Deps;
 const children: ChildApi[] = [];
 
@@ -36,7 +37,7 @@ it('a batch whose API process died after writing it is finished by the render ro
   children.push(healthy);
   const faulty = await spawnServe(deps, 'api', {}, 'exit-after-batch-insert');
   children.push(faulty);
-  const render = await spawnServe(deps, 'render');
+  const render = await spawnServe(deps, 'render', { DOCGEN_BATCH_CREATION_GRACE_MS: String(GRACE_MS) });
   children.push(render);
   const admin = adminClients(healthy.adminPort!, deps.adminToken);
   const workspaceId = (await admin.workspaces.createWorkspace({ name: 'batch crash' })).workspace!.id;
@@ -73,7 +74,7 @@ it('a batch whose API process died after writing it is finished by the render ro
   // The sweeper finishes it after its grace period; the batch then renders to COMPLETED.
   const finished = await render.proc.waitForLine(
     (l) => l.json?.msg === 'batch create cut off by a crash finished by the sweeper',
-    BATCH_CREATION_GRACE_MS + 60_000,
+    GRACE_MS + 60_000,
   );
   const batchId = String(finished.json!.batchId);
   expect(finished.json).toMatchObject({ outcome: 'resumed' });
