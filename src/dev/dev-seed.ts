@@ -89,7 +89,12 @@ export async function seedDevData(app: App, file: string): Promise<DevSeed> {
     rateLimitPerSecond: null,
     rateLimitBurst: null,
   });
-  const { template } = await repositories.templates.create(workspace._id, 'Sample invoice', sampleInvoiceContent());
+  const { template } = await repositories.templates.create(
+    workspace._id,
+    'Sample invoice',
+    sampleInvoiceContent(),
+    SEEDED_VERSION,
+  );
   await repositories.templates.publish(template._id, 1);
   const seed: DevSeed = {
     workspaceId: formatId('workspace', workspace._id),
@@ -102,9 +107,17 @@ export async function seedDevData(app: App, file: string): Promise<DevSeed> {
   return seed;
 }
 
+/** The seed is automation: its versions' author is the operator (docs/interface.md#templates). */
+const SEEDED_VERSION = { author: { kind: 'operator' }, note: 'Seeded by docgen dev' } as const;
+
 async function publishEInvoiceTemplate(app: App, workspaceId: ObjectId): Promise<string> {
   const { templates } = app.infrastructure.repositories;
-  const { template } = await templates.create(workspaceId, E_INVOICE_TEMPLATE_NAME, sampleEInvoiceContent());
+  const { template } = await templates.create(
+    workspaceId,
+    E_INVOICE_TEMPLATE_NAME,
+    sampleEInvoiceContent(),
+    SEEDED_VERSION,
+  );
   await templates.publish(template._id, 1);
   return formatId('template', template._id);
 }

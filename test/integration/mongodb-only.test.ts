@@ -266,6 +266,8 @@ describe.runIf(realMongo)('on a real MongoDB (DOCGEN_TEST_MONGODB_URL)', () => {
         COLLECTIONS.generations,
         { eventPublished: false, updatedAt: { $lt: new Date() } },
       ],
+      // DeleteTemplate counts a template's generations (TemplateAdmin.delete).
+      ['generations of a template', COLLECTIONS.generations, { workspaceId, templateId: new ObjectId() }],
       ['API key by hash', COLLECTIONS.apiKeys, { hash: 'x' }],
       ['deliveries of a generation', COLLECTIONS.deliveries, { generationId: new ObjectId() }, { _id: -1 }],
       [

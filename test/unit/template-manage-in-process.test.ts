@@ -257,6 +257,33 @@ describe('delete', () => {
     expect([res.outcome, res.generationCount]).toEqual([DeleteTemplateOutcome.ARCHIVED, 0n]);
   });
 
+  it('a batch counts as use; one naming a deleted template is refused, naming the item', async () => {
+    const workspace = parseId('workspace', ws)!;
+    const principal = admin.stack.principal(workspace);
+    const batched = await newTemplate('Batched');
+    await admin.stack.batches.create(principal, {
+      items: [{ templateId: batched, variables: { name: 'a' }, format: 'pdf' }],
+      merge: false,
+      itemEvents: true,
+    });
+    const kept = await admin.clients.templates.deleteTemplate({ id: batched }, admin.operator);
+    expect([kept.outcome, kept.generationCount]).toEqual([DeleteTemplateOutcome.ARCHIVED, 1n]);
+
+    const gone = await newTemplate('Gone before the batch');
+    await admin.clients.templates.deleteTemplate({ id: gone }, admin.operator);
+    const refused = await rejection(
+      admin.stack.batches.create(principal, {
+        items: [{ templateId: gone, variables: {}, format: 'pdf' }],
+        merge: false,
+        itemEvents: true,
+      }),
+      Error,
+    );
+    expect(refused.message + JSON.stringify((refused as { details?: unknown }).details)).toContain(
+      'items[0].templateId',
+    );
+  });
+
   it('viewers may not delete', async () => {
     const id = await newTemplate('Kept');
     const err = await connectError(admin.clients.templates.deleteTemplate({ id }, members.viewer.options));
