@@ -20,6 +20,11 @@ export const AUDIT_ACTIONS = {
   'templates.addVersion': 'Saved a template version',
   'templates.publish': 'Published a template version',
   'templates.archive': 'Archived a template',
+  // Template management (issue #31, branch tmpl-manage): told here so that they read in words
+  // from the moment they are recorded.
+  'templates.rename': 'Renamed a template',
+  'templates.unarchive': 'Restored an archived template',
+  'templates.delete': 'Deleted a template',
   'webhookEndpoints.create': 'Added a webhook endpoint',
   'webhookEndpoints.delete': 'Deleted a webhook endpoint',
   'webhookEndpoints.rotateSecret': 'Rotated a webhook signing secret',
@@ -167,6 +172,14 @@ function sentence(e: AuditEventToTell): AuditWordPart[] {
       ].filter((p) => p !== '');
     case 'templates.archive':
       return theKind('archived', 'template');
+    case 'templates.rename':
+      return facts.previousName
+        ? [`renamed the template ${facts.previousName} to `, target()]
+        : theKind('renamed', 'template');
+    case 'templates.unarchive':
+      return theKind('restored', 'template');
+    case 'templates.delete':
+      return theKind('deleted', 'template');
     case 'apiKeys.create':
       return theKind('created', 'API key');
     case 'apiKeys.revoke':
