@@ -174,6 +174,15 @@ describe('issue #31 in the portal', () => {
     // The focus is back on the list.
     expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe(roleOf);
 
+    // Escape cancels too.
+    await selectByName(page, roleOf, String(MemberRole.OWNER));
+    await page.waitForSelector(`aria/Change the role of ${EDDIE.name} (${EDDIE.email}) to Owner?[role="dialog"]`, {
+      visible: true,
+    });
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('dialog[open]', { hidden: true });
+    expect(await selected()).toBe(String(MemberRole.EDITOR));
+
     // Again, confirmed with the keyboard: the dialog's first button has the focus.
     await selectByName(page, roleOf, String(MemberRole.VIEWER));
     await page.waitForSelector(`aria/${question}[role="dialog"]`, { visible: true });

