@@ -98,14 +98,13 @@ export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
   });
   let listing = new Map<string, number>();
 
-  // Slots with nothing to do wait for a wake-up: a publish seen, or a listing with work.
-  let idleSlots = 0;
-  let wake: () => void = () => {};
-  let woken = new Promise<void>((resolve) => (wake = resolve));
+  // Slots with nothing to do wait for a wake-up: a publish seen wakes one (it announces one
+  // job: waking every idle slot would send all but one on an empty look), a listing with work
+  // or the stop wakes them all.
+  const idle: (() => void)[] = [];
+  const wakeOne = () => idle.shift()?.();
   const wakeAll = () => {
-    const resolve = wake;
-    woken = new Promise<void>((r) => (wake = r));
-    resolve();
+    for (const resolve of idle.splice(0)) resolve();
   };
 
   const notices: Subscription = nc.subscribe(opts.lanesSubject, {
@@ -114,7 +113,7 @@ export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
       const route = parseRenderLaneSubject(nats.prefix, msg.subject);
       if (!route) return;
       scheduler.markReady({ tenant: route.workspaceId, lane: route.lane });
-      if (idleSlots > 0) wakeAll();
+      wakeOne();
     },
   });
 
@@ -144,7 +143,7 @@ export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
         listing = counts;
         lastReconcile = Date.now();
         await refreshWeights(counts);
-        if (scheduler.readyTenants().length > 0 && idleSlots > 0) wakeAll();
+        if (scheduler.readyTenants().length > 0) wakeAll();
       } catch (err) {
         reportError(err);
       } finally {
@@ -174,7 +173,7 @@ export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
   const reconcileLoop = (async () => {
     while (!signal.aborted) {
       const stale = Date.now() - lastReconcile;
-      if ((idleSlots > 0 && stale >= reconcileMs) || stale >= 5 * reconcileMs) await reconcile();
+      if ((idle.length > 0 && stale >= reconcileMs) || stale >= 5 * reconcileMs) await reconcile();
       await sleep(Math.max(50, reconcileMs / 4), signal);
     }
   })();
@@ -230,12 +229,15 @@ export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
     while (!signal.aborted) {
       const key = scheduler.next();
       if (!key) {
-        idleSlots++;
+        let resolve!: () => void;
+        const woken = new Promise<void>((r) => (resolve = r));
+        idle.push(resolve);
         try {
           if (Date.now() - lastReconcile >= reconcileMs) void reconcile();
           await Promise.race([woken, sleep(reconcileMs, signal)]);
         } finally {
-          idleSlots--;
+          const at = idle.indexOf(resolve);
+          if (at >= 0) idle.splice(at, 1);
         }
         continue;
       }

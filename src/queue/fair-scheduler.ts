@@ -19,12 +19,19 @@ export interface LaneKey<L extends string = string> {
   lane: L;
 }
 
+/** A lane chosen by next(), with the count of publishes seen into it when it was chosen. */
+export interface LaneLook<L extends string = string> extends LaneKey<L> {
+  publishes: number;
+}
+
 interface LaneState {
   ready: boolean;
   /** Empty looks in a row (backs the next look off). */
   emptyStreak: number;
   /** When the lane may be looked at again after an empty look, if the stream still lists it. */
   retryAt: number;
+  /** Publishes seen into the lane (markReady calls): a look's answer predates any made since. */
+  publishes: number;
 }
 
 interface TenantState<L extends string> {
@@ -59,6 +66,7 @@ export class FairScheduler<L extends string = string> {
   /** A job was published into the lane (or it surely holds one): look there. */
   markReady(key: LaneKey<L>): void {
     const lane = this.lane(key);
+    lane.publishes++;
     lane.ready = true;
     lane.emptyStreak = 0;
     this.join(this.tenant(key.tenant));
@@ -75,9 +83,15 @@ export class FairScheduler<L extends string = string> {
     this.join(this.tenant(key.tenant));
   }
 
-  /** A look found nothing deliverable: back off until a publish or a later listing. */
-  markEmpty(key: LaneKey<L>, now: number): void {
+  /**
+   * A look found nothing deliverable: back off until a publish or a later listing. Unless a
+   * publish was seen since the look was chosen (`look` from next()): the answer may predate
+   * that job (the server answers the pull and announces the publish on separate paths), so
+   * the lane stays ready.
+   */
+  markEmpty(key: LaneKey<L> | LaneLook<L>, now: number): void {
     const lane = this.lane(key);
+    if (this.publishedSince(lane, key)) return;
     lane.ready = false;
     lane.emptyStreak++;
     lane.retryAt = now + this.backoff[Math.min(lane.emptyStreak, this.backoff.length) - 1]!;
@@ -87,10 +101,11 @@ export class FairScheduler<L extends string = string> {
    * A look delivered a job. `more` is whether the lane still holds undelivered jobs: if not,
    * it rests until a publish or the next listing a moment later (no look wasted on it).
    */
-  markDelivered(key: LaneKey<L>, more: boolean, now: number): void {
+  markDelivered(key: LaneKey<L> | LaneLook<L>, more: boolean, now: number): void {
     const lane = this.lane(key);
     lane.emptyStreak = 0;
-    if (!more) {
+    // "None left" counted when the job was delivered; a publish seen since is one more.
+    if (!more && !this.publishedSince(lane, key)) {
       lane.ready = false;
       lane.retryAt = now + this.backoff[0]!;
     }
@@ -109,7 +124,7 @@ export class FairScheduler<L extends string = string> {
    * The lane to pull the next job from, charged one job to its tenant; undefined when no lane
    * is ready. Give the charge back with refund() when the pull finds nothing.
    */
-  next(): LaneKey<L> | undefined {
+  next(): LaneLook<L> | undefined {
     // Each pass either serves or drops a tenant without ready lanes, or credits one that ran
     // out: at most two looks per tenant.
     for (let looks = 0; this.round.length > 0 && looks <= 2 * this.round.length; looks++) {
@@ -123,7 +138,7 @@ export class FairScheduler<L extends string = string> {
       if (state.credit < 1) state.credit += Math.max(1, Math.floor(this.options.weightOf(state.tenant)));
       state.credit -= 1;
       if (state.credit < 1) this.cursor++;
-      return { tenant: state.tenant, lane };
+      return { tenant: state.tenant, lane, publishes: state.lanes.get(lane)!.publishes };
     }
     return undefined;
   }
@@ -155,11 +170,15 @@ export class FairScheduler<L extends string = string> {
     return state;
   }
 
+  private publishedSince(lane: LaneState, key: LaneKey<L> | LaneLook<L>): boolean {
+    return 'publishes' in key && lane.publishes !== key.publishes;
+  }
+
   private lane(key: LaneKey<L>): LaneState {
     const tenant = this.tenant(key.tenant);
     let lane = tenant.lanes.get(key.lane);
     if (!lane) {
-      lane = { ready: false, emptyStreak: 0, retryAt: 0 };
+      lane = { ready: false, emptyStreak: 0, retryAt: 0, publishes: 0 };
       tenant.lanes.set(key.lane, lane);
     }
     return lane;

@@ -1,13 +1,17 @@
 // Fair scheduling across workspaces (docs/architecture.md#fair-scheduling), end to end through
 // the REST API, JetStream and real Chromium: the issue's "month-end run" scaled to CI.
 // - Workspace A queues a backlog of 500 generations as fast as the API takes them; workspace B
-//   then creates one generation every 500 ms and follows each to its final state. B's p95
-//   create→final stays within 3× its p95 on the idle service and under 2 s, and A drains at
-//   least 90 % as fast as it drains alone (same run, same machine).
+//   creates one generation every 500 ms while A drains and follows each to its final state.
+//   B's p95 create→final stays within 3× its p95 on the idle service and under 2 s, and the
+//   fleet drains at least 90 % as fast as A's backlog drains without B (same run, same machine).
 // - Two workspaces both backlogged each get 40–60 % of the renders while both have work.
-// Times are the service's own (createdAt → updatedAt of the final row), read after the fact,
-// so a loaded test machine stretches both sides of every comparison alike.
+// Times are the service's own (createdAt → updatedAt of the final row), read after the fact.
+// The machine is shared and drifts, so every baseline is measured on both sides of what it is
+// compared with (idle B, solo A, contended A, solo A, idle B), each A phase in a fresh
+// workspace: a slower minute, or the stand-in's collection growing (it scans per query),
+// then weighs on the baseline as much as on the contended phase.
 import { availableParallelism, loadavg } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MongoClient, type Collection } from 'mongodb';
 import { parseId } from '../../src/domain/ids.ts';
@@ -18,6 +22,8 @@ import { adminClients, postJson, startApiStack, type ApiStack } from './api-stac
 // FAIR_SHARE_SCALE (default 1) shrinks or grows every count, for a quick look on a slow machine.
 const SCALE = Number(process.env.FAIR_SHARE_SCALE ?? 1);
 const BACKLOG = Math.round(500 * SCALE);
+/** Each solo phase of A (one before, one after the contended phase: the baseline brackets it). */
+const SOLO = BACKLOG;
 const SPLIT_EACH = Math.round(150 * SCALE);
 
 let stack: ApiStack;
@@ -102,11 +108,29 @@ async function waitAllFinal(ids: string[], timeoutMs = 170_000): Promise<Generat
  * Creates one generation and follows it to its final state (`Prefer: wait`: the answer comes
  * with the final state): its create→final seconds on the service's clock.
  */
-async function followOne(t: Tenant, n: number): Promise<number> {
+async function followOne(t: Tenant, n: number): Promise<GenerationDoc> {
   const id = await createOne(t, n, { Prefer: 'wait=20' });
   const [doc] = await waitAllFinal([id], 60_000);
   expect(doc!.status, doc!.error ?? '').toBe('COMPLETED');
-  return (doc!.updatedAt.getTime() - doc!.createdAt.getTime()) / 1000;
+  return doc!;
+}
+
+/** create→final seconds on the service's clock. */
+const took = (doc: GenerationDoc) => (doc.updatedAt.getTime() - doc.createdAt.getTime()) / 1000;
+
+/** Where the time of the slowest went: waiting for a pull (create→picked up) and the rest. */
+function slowest(docs: GenerationDoc[]): { seconds: number; waited: number | null } {
+  const doc = docs.reduce((x, y) => (took(y) > took(x) ? y : x));
+  const picked = doc.history?.find((h) => h.event === 'picked_up');
+  return { seconds: took(doc), waited: picked ? (picked.at.getTime() - doc.createdAt.getTime()) / 1000 : null };
+}
+
+/**
+ * Removes a measured phase's rows. The stand-in scans the whole collection per query (MongoDB
+ * uses the indexes), so without this every phase would run slower than the one before it.
+ */
+async function forget(docs: GenerationDoc[]): Promise<void> {
+  await generations.deleteMany({ _id: { $in: docs.map((d) => d._id) } });
 }
 
 function p95(values: number[]): number {
@@ -114,11 +138,38 @@ function p95(values: number[]): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(0.95 * sorted.length) - 1)]!;
 }
 
-/** Completions per second while the backlog drained: between its first and last final transition. */
-function drainRate(docs: GenerationDoc[]): number {
-  const ends = docs.map((d) => d.updatedAt.getTime()).sort((a, b) => a - b);
-  return (ends.length - 1) / ((ends.at(-1)! - ends[0]!) / 1000);
+/**
+ * How fast a backlog drained once it was all queued: the final transitions (of `docs`, and of
+ * `alongside` in the same window) from the backlog's last create to its last final state, per
+ * second. The window leaves out the burst of creates, which costs the machine alike in every
+ * phase but not in proportion to the phase's length.
+ */
+function drain(docs: GenerationDoc[], alongside: GenerationDoc[] = []): { count: number; seconds: number } {
+  const from = Math.max(...docs.map((d) => d.createdAt.getTime()));
+  const to = Math.max(...docs.map((d) => d.updatedAt.getTime()));
+  const inWindow = (d: GenerationDoc) => d.updatedAt.getTime() > from && d.updatedAt.getTime() <= to;
+  return { count: docs.filter(inWindow).length + alongside.filter(inWindow).length, seconds: (to - from) / 1000 };
 }
+
+/** CPU pressure of the machine (PSI "some": share of wall time a runnable task waited for a CPU), 0–1. */
+function cpuStall(): () => number | null {
+  const read = () => {
+    try {
+      const total = /^some .* total=(\d+)/m.exec(readFileSync('/proc/pressure/cpu', 'utf8'))?.[1];
+      return total === undefined ? null : Number(total);
+    } catch {
+      return null; // no PSI (older kernel, another OS): not measured
+    }
+  };
+  const [stallAt, wallAt] = [read(), performance.now()];
+  return () => {
+    const stall = read();
+    if (stall === null || stallAt === null) return null;
+    return (stall - stallAt) / 1000 / (performance.now() - wallAt);
+  };
+}
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
 
 beforeAll(async () => {
   stack = await startApiStack({
@@ -147,21 +198,32 @@ afterAll(async () => {
 });
 
 it("a workspace's month-end backlog does not hold up another workspace's generations, nor drains slower", async () => {
-  const a = await tenant('month-end');
   const b = await tenant('interactive');
   // Warm up Chromium and the template caches.
-  await waitAllFinal(await backlog(a, 10));
+  await forget(await waitAllFinal(await backlog(await tenant('warm-up'), 10)));
   await followOne(b, -1);
 
-  // B on the idle service.
-  const idle: number[] = [];
-  for (let i = 0; i < 12; i++) idle.push(await followOne(b, i));
+  /**
+   * A fresh workspace's backlog drained without B, then B on the idle service, one at a time,
+   * while the backlog's rows are still there (the collection as large as in the contended phase).
+   */
+  const baseline = async (name: string, from: number) => {
+    const soloStall = cpuStall();
+    const docs = await waitAllFinal(await backlog(await tenant(name), SOLO));
+    const solo = { rate: drain(docs), stall: soloStall() };
+    const idleStall = cpuStall();
+    const idle: GenerationDoc[] = [];
+    for (let i = 0; i < 10; i++) idle.push(await followOne(b, from + i));
+    await forget(docs);
+    return { solo, idle, idleStall: idleStall() };
+  };
 
-  // A alone: the drain rate of the same backlog without B.
-  const solo = await waitAllFinal(await backlog(a, BACKLOG));
-  const soloRate = drainRate(solo);
+  const before = await baseline('month-end solo 1', 0);
 
-  // A's month-end run is queued; then B creates one every 500 ms and follows each while A drains.
+  // A's month-end run is queued; then B creates one every 500 ms, and follows each, until A's
+  // backlog has drained.
+  const a = await tenant('month-end');
+  const stall = cpuStall();
   const aIds = await backlog(a, BACKLOG);
   // The operator's view of it: A named with its pending jobs and oldest wait (scraped over HTTP).
   const scrape = await fetch(`http://127.0.0.1:${stack.app.opsPort}/metrics`).then((r) => r.text());
@@ -173,52 +235,82 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
   expect(scrape).toMatch(
     new RegExp(`^docgen_render_workspace_oldest_wait_seconds\\{[^}]*workspace="${a.workspaceId}"`, 'm'),
   );
-  const following: Promise<number>[] = [];
-  for (let n = 0; n < 20; n++) {
-    following.push(followOne(b, 100 + n));
+  let drained = false;
+  const aDrained = waitAllFinal(aIds).finally(() => (drained = true));
+  const following: Promise<GenerationDoc>[] = [];
+  // (At most 4 minutes: a test that timed out leaves no loop behind.)
+  const until = Date.now() + 240_000;
+  for (let n = 100; !drained && Date.now() < until; n++) {
+    following.push(followOne(b, n));
     await new Promise((r) => setTimeout(r, 500));
   }
   const busy = await Promise.all(following);
-  const contended = await waitAllFinal(aIds);
-  const contendedRate = drainRate(contended);
-  // The renders of the fleet while A drained, B's included: what fair scheduling may not cost.
-  const ends = contended.map((d) => d.updatedAt.getTime());
-  const [from, to] = [Math.min(...ends), Math.max(...ends)];
-  const bDuring = (await generations.countDocuments({
-    workspaceId: parseId('workspace', b.workspaceId)!,
-    updatedAt: { $gte: new Date(from), $lte: new Date(to) },
-  })) as number;
-  const fleetRate = (contended.length - 1 + bDuring) / ((to - from) / 1000);
+  const contended = await aDrained;
+  const contendedStall = stall();
+  const aOnly = drain(contended);
+  const fleet = drain(contended, busy);
+  await forget(contended);
 
+  const after = await baseline('month-end solo 2', 1000);
+
+  const soloRate =
+    (before.solo.rate.count + after.solo.rate.count) / (before.solo.rate.seconds + after.solo.rate.seconds);
+  const idle = [...before.idle, ...after.idle].map(took);
+  const busySeconds = busy.map(took);
+  // Machine overload, measured: while B ran on the idle service (one small render at a time,
+  // which leaves a 2-core machine mostly free), tasks still waited for a CPU half the time or
+  // more: then every render stretches by what other processes take, and the ratio of two
+  // short times says more about them than about the scheduler.
+  const idleStall = Math.max(before.idleStall ?? 0, after.idleStall ?? 0);
+  const overloaded = idleStall > 0.5;
+  const stalls = [before.idleStall, before.solo.stall, contendedStall, after.solo.stall, after.idleStall];
   const report = {
     idleP95: p95(idle),
-    busyP95: p95(busy),
-    busyMax: Math.max(...busy),
-    soloRate,
-    contendedRate,
-    ratio: contendedRate / soloRate,
-    bDuring,
-    fleetRatio: fleetRate / soloRate,
+    idleP95s: [p95(before.idle.map(took)), p95(after.idle.map(took))],
+    busyP95: p95(busySeconds),
+    busyCount: busy.length,
+    busySlowest: slowest(busy),
+    latencyRatio: round2(p95(busySeconds) / p95(idle)),
+    soloRates: [before.solo.rate, after.solo.rate].map((r) => round2(r.count / r.seconds)),
+    soloRate: round2(soloRate),
+    contendedRate: round2(aOnly.count / aOnly.seconds),
+    bRenders: fleet.count - aOnly.count,
+    fleetRate: round2(fleet.count / fleet.seconds),
+    ratio: round2(aOnly.count / aOnly.seconds / soloRate),
+    fleetRatio: round2(fleet.count / fleet.seconds / soloRate),
+    // idle, solo, contended, solo, idle
+    cpuStall: stalls.map((x) => (x === null ? null : round2(x))),
+    loadavg: loadavg().map(round2),
+    cpus: availableParallelism(),
+    overloaded,
   };
   console.log(`fair-share scenario: ${JSON.stringify(report)}`);
   expect(contended.every((d) => d.status === 'COMPLETED')).toBe(true);
+  // The windows hold most of each backlog (drain, not create, is what is measured).
+  expect(Math.min(before.solo.rate.count / SOLO, after.solo.rate.count / SOLO, aOnly.count / BACKLOG)).toBeGreaterThan(
+    0.5,
+  );
   // Under FIFO, B waited for A's whole backlog (12.85 s p95 for 200 jobs before the lanes).
   expect(report.busyP95).toBeLessThan(2);
-  // Within 3x of idle holds on a machine with its cores to itself (1.2x measured at load 8);
-  // on an oversubscribed one every render stretches and B's idle p95 is one short render, so
-  // the ratio is then reported, not asserted.
-  const oversubscribed = loadavg()[0]! > availableParallelism();
-  if (!oversubscribed) expect(report.busyP95).toBeLessThanOrEqual(3 * report.idleP95);
+  // Within 3× of idle. Asserted unless the machine was measured overloaded (above), which the
+  // output says; B then still has to stay under 2 s.
+  if (overloaded)
+    console.log(
+      `fair-share: machine overloaded (CPU stall ${round2(idleStall)} on the idle service): within 3× of idle and the fleet's 90 % reported, not asserted (0.6 asserted)`,
+    );
+  else expect(report.busyP95).toBeLessThanOrEqual(3 * report.idleP95);
   const waits = await fetch(`http://127.0.0.1:${stack.app.opsPort}/metrics`).then((r) => r.text());
   expect(waits).toMatch(/^docgen_render_queue_wait_seconds_count\{[^}]*lane="single"[^}]*\} [1-9]/m);
-  // B's own renders come out of the same pages: A keeps at least 90 % of its solo rate once
-  // they are counted (B's 2 a second are a few per cent of the fleet's capacity in CI).
-  expect(bDuring).toBeGreaterThanOrEqual(10);
-  // The contended phase runs on a larger collection, which the stand-in scans per query, so it
-  // starts at a disadvantage that has nothing to do with scheduling: 0.9 is the target (0.95 to
-  // 0.99 measured), 0.6 the bound below which the scheduler itself would be costing throughput.
-  expect(report.fleetRatio).toBeGreaterThanOrEqual(oversubscribed ? 0.6 : 0.75);
-}, 300_000);
+  expect(report.bRenders).toBeGreaterThanOrEqual(10);
+  // "A's drain throughput ≥ 90 % of its drain throughput without B": B's renders are work the
+  // same pages must do (2 a second, about a tenth of what 2 pages render of this document), so
+  // A alone could keep 90 % only if B's work cost nothing. What scheduling may not cost is
+  // throughput: the renders of the fleet while A drained, B's included, against A's rate
+  // without B. A's own share is in the report (ratio). On a machine measured overloaded
+  // (above) the two solo phases alone differ by up to 2× (12.5 and 24.3 a second measured at
+  // CPU stall 0.95), so only a loss no drift explains fails there: below 0.6.
+  expect(report.fleetRatio).toBeGreaterThanOrEqual(overloaded ? 0.6 : 0.9);
+}, 420_000);
 
 it('two backlogged workspaces each get 40–60 % of the renders while both have work', async () => {
   const c = await tenant('split-c');

@@ -1,6 +1,7 @@
 // The fair scheduler's choices (src/queue/fair-scheduler.ts): equal shares by default, shares by
 // weight, single generations before batch items, a newcomer served within one round, lanes
-// found empty backed off until a publish or a later listing.
+// found empty backed off until a publish or a later listing, unless a publish came while the look
+// was on its way.
 import { describe, expect, it } from 'vitest';
 import { FairScheduler } from '../../src/queue/fair-scheduler.ts';
 
@@ -63,24 +64,24 @@ describe('FairScheduler', () => {
     s.markEmpty(key, 1_000);
     expect(s.next()).toBeUndefined();
     s.markReady({ tenant: 'A', lane: 'single' });
-    expect(s.next()).toEqual({ tenant: 'A', lane: 'single' });
+    expect(s.next()).toMatchObject({ tenant: 'A', lane: 'single' });
   });
 
   it('looks again at a listed lane found empty only after its back-off (1, 2, 4 s)', () => {
     const s = scheduler();
     const key = { tenant: 'A', lane: 'single' as const };
     s.markListed(key, 0);
-    expect(s.next()).toEqual(key);
+    expect(s.next()).toMatchObject(key);
     s.markEmpty(key, 0);
     s.markListed(key, 999);
     expect(s.next()).toBeUndefined();
     s.markListed(key, 1_000);
-    expect(s.next()).toEqual(key);
+    expect(s.next()).toMatchObject(key);
     s.markEmpty(key, 1_000);
     s.markListed(key, 2_999);
     expect(s.next()).toBeUndefined();
     s.markListed(key, 3_000);
-    expect(s.next()).toEqual(key);
+    expect(s.next()).toMatchObject(key);
   });
 
   it('rests a lane a pull left without undelivered jobs, and forgets lanes no longer listed', () => {
@@ -92,5 +93,28 @@ describe('FairScheduler', () => {
     expect(s.knownLanes).toBe(1);
     s.forgetExcept(new Set(), (k) => `${k.tenant}.${k.lane}`);
     expect(s.knownLanes).toBe(0);
+  });
+  it('keeps a lane ready when a publish is seen while a look at it is on its way', () => {
+    const s = scheduler();
+    const key = { tenant: 'A', lane: 'single' as const };
+    // A look answers "none", but the publish of a new job was seen before the answer: the
+    // answer may predate the job, so the lane is looked at again at once.
+    s.markReady(key);
+    const look = s.next()!;
+    s.markReady(key);
+    s.refund(look.tenant);
+    s.markEmpty(look, 0);
+    const again = s.next()!;
+    expect(again).toMatchObject(key);
+    // Without a publish in between, "none" rests the lane.
+    s.refund(again.tenant);
+    s.markEmpty(again, 0);
+    expect(s.next()).toBeUndefined();
+    // A delivery that left "none behind" does not rest the lane if a publish came meanwhile.
+    s.markReady(key);
+    const delivered = s.next()!;
+    s.markReady(key);
+    s.markDelivered(delivered, false, 0);
+    expect(s.next()).toMatchObject(key);
   });
 });
