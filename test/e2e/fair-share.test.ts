@@ -125,6 +125,12 @@ function slowest(docs: GenerationDoc[]): { seconds: number; waited: number | nul
   return { seconds: took(doc), waited: picked ? (picked.at.getTime() - doc.createdAt.getTime()) / 1000 : null };
 }
 
+/** create→picked up seconds (the wait for a pull), when the history has it. */
+function pickupWait(doc: GenerationDoc): number | null {
+  const picked = doc.history?.find((h) => h.event === 'picked_up');
+  return picked ? (picked.at.getTime() - doc.createdAt.getTime()) / 1000 : null;
+}
+
 /**
  * Removes a measured phase's rows. The stand-in scans the whole collection per query (MongoDB
  * uses the indexes), so without this every phase would run slower than the one before it.
@@ -270,6 +276,7 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
     busyP95: p95(busySeconds),
     busyCount: busy.length,
     busySlowest: slowest(busy),
+    busyPickupP95: p95(busy.map(pickupWait).filter((w): w is number => w !== null)),
     latencyRatio: round2(p95(busySeconds) / p95(idle)),
     soloRates: [before.solo.rate, after.solo.rate].map((r) => round2(r.count / r.seconds)),
     soloRate: round2(soloRate),
@@ -291,12 +298,16 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
     0.5,
   );
   // Under FIFO, B waited for A's whole backlog (12.85 s p95 for 200 jobs before the lanes).
-  expect(report.busyP95).toBeLessThan(2);
-  // Within 3× of idle. Asserted unless the machine was measured overloaded (above), which the
-  // output says; B then still has to stay under 2 s.
+  // B's jobs are picked up within about one render's time, whatever the machine's load...
+  expect(report.busyPickupP95).toBeLessThan(1.5);
+  // ...and are final within 2 s; on a machine measured overloaded (CPU stall on the idle
+  // service, above) each render itself stretches by what other processes take, so there 4 s.
+  expect(report.busyP95).toBeLessThan(overloaded ? 4 : 2);
+  // Within 3× of idle. Asserted unless the machine was measured overloaded, which the output
+  // says; B's pick-up wait then still has to stay under 1.5 s.
   if (overloaded)
     console.log(
-      `fair-share: machine overloaded (CPU stall ${round2(idleStall)} on the idle service): within 3× of idle and the fleet's 90 % reported, not asserted (0.6 asserted)`,
+      `fair-share: machine overloaded (CPU stall ${round2(idleStall)} on the idle service): within 3× of idle, under 2 s and the fleet's 90 % reported, not asserted (pick-up under 1.5 s, final under 4 s, fleet 0.6 asserted)`,
     );
   else expect(report.busyP95).toBeLessThanOrEqual(3 * report.idleP95);
   const waits = await fetch(`http://127.0.0.1:${stack.app.opsPort}/metrics`).then((r) => r.text());
