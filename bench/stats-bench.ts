@@ -14,6 +14,7 @@
 import { MongoClient, ObjectId } from 'mongodb';
 import { startEmbeddedMongo } from '../src/dev/embedded-mongo.ts';
 import { bucketField, latencyBucket } from '../src/domain/latency-histogram.ts';
+import { BatchesRepository } from '../src/store/batches-repository.ts';
 import { GenerationsRepository } from '../src/store/generations-repository.ts';
 import { COLLECTIONS } from '../src/store/documents.ts';
 import { StatsRepository, hourOf, spanStart, type StatsDoc } from '../src/store/stats-repository.ts';
@@ -38,7 +39,7 @@ try {
   const workspaces = new WorkspacesRepository(db);
   const generations = new GenerationsRepository(db);
   const stats = new StatsRepository(db);
-  const service = new WorkspaceStatsService({ workspaces, stats, generations });
+  const service = new WorkspaceStatsService({ workspaces, stats, generations, batches: new BatchesRepository(db) });
   const workspace = await workspaces.create('bench');
   const templates = [
     { id: new ObjectId(), name: 'Invoice' },

@@ -8,6 +8,7 @@ import type { CertificatesRepository } from '../store/certificates-repository.ts
 import type { GenerationService } from '../generations/generation-service.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
 import type { StatsRepository } from '../store/stats-repository.ts';
+import type { BatchesRepository } from '../store/batches-repository.ts';
 import { WorkspaceStatsService } from '../stats/workspace-stats.ts';
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { PageTokens } from '../store/pagination.ts';
@@ -35,6 +36,7 @@ export interface AdminRepositories {
   generations: GenerationsRepository;
   certificates: CertificatesRepository;
   stats: StatsRepository;
+  batches: BatchesRepository;
 }
 
 export interface AdminPlaneDeps {
@@ -87,7 +89,7 @@ export interface AdminPlane {
 }
 
 export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
-  const { workspaces, apiKeys, templates, webhookEndpoints, deliveries, generations, certificates, stats } =
+  const { workspaces, apiKeys, templates, webhookEndpoints, deliveries, generations, certificates, stats, batches } =
     deps.repositories;
   const { pageTokens } = deps;
   const a = deps.assets;
@@ -152,6 +154,6 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
       erasure: { generations, deliveries, objects: deps.objects },
       batches: deps.batchService,
     }),
-    stats: new WorkspaceStatsService({ workspaces, stats, generations }),
+    stats: new WorkspaceStatsService({ workspaces, stats, generations, batches }),
   };
 }

@@ -70,12 +70,17 @@ export class GenerationQueueRepository {
    * Step 1 of a create: the rows of generations about to be inserted (PENDING, not counted,
    * not yet `stored`). Rows that exist (a retried create) are left as they are.
    */
-  async add(generations: Array<{ _id: ObjectId; workspaceId: ObjectId; createdAt: Date }>, now = new Date()) {
-    if (generations.length === 0) return;
-    const docs: GenerationQueueDoc[] = generations.map((g) => ({
+  async add(
+    generations: Array<{ _id: ObjectId; workspaceId: ObjectId; createdAt: Date; status?: string }>,
+    now = new Date(),
+  ) {
+    // Only unfinished ones queue (a final row may be written as it is: imports, tests).
+    const unfinished = generations.filter((g) => !g.status || g.status === 'PENDING' || g.status === 'PROCESSING');
+    if (unfinished.length === 0) return;
+    const docs: GenerationQueueDoc[] = unfinished.map((g) => ({
       _id: g._id,
       workspaceId: g.workspaceId,
-      status: 'PENDING',
+      status: g.status === 'PROCESSING' ? 'PROCESSING' : 'PENDING',
       createdAt: g.createdAt,
       counted: null,
       stored: false,

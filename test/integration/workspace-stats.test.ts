@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ObjectId } from 'mongodb';
 import { percentileMs, latencyBucket, bucketField } from '../../src/domain/latency-histogram.ts';
+import { BatchesRepository } from '../../src/store/batches-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import type { GenerationDoc } from '../../src/store/documents.ts';
 import { GenerationQueueRepository } from '../../src/store/generation-queue-repository.ts';
@@ -34,7 +35,7 @@ beforeAll(async () => {
   deliveries = new DeliveriesRepository(conn.db);
   stats = new StatsRepository(conn.db);
   workspaces = new WorkspacesRepository(conn.db);
-  service = new WorkspaceStatsService({ workspaces, stats, generations });
+  service = new WorkspaceStatsService({ workspaces, stats, generations, batches: new BatchesRepository(conn.db) });
 });
 
 afterAll(async () => {
@@ -291,6 +292,37 @@ describe('workspace statistics', () => {
     for (const g of open) await generations.fail(g._id, null, 'stopped', 1, 'INTERNAL');
     expect(await queueNow()).toEqual({ pending: 0, processing: 0, oldestWaitMs: 0 });
     expect(await rows.countDocuments({ workspaceId: ws })).toBe(0);
+  });
+
+  it('lists the batches in progress, newest first, from their own counters', async () => {
+    const ws = await newWorkspace();
+    const batches = new BatchesRepository(conn.db);
+    const batch = async (opts: { total: number; test?: boolean; stored?: boolean; at: number }) => {
+      const doc = batches.newDoc(
+        { _id: new ObjectId(), workspaceId: ws, total: opts.total, merge: false, itemEvents: true, test: opts.test },
+        new Date(opts.at),
+      );
+      await batches.insertOnce(doc);
+      if (opts.stored !== false) await batches.markItemsStored(doc._id);
+      return doc._id;
+    };
+    const t = Date.now();
+    const older = await batch({ total: 3, at: t - 60_000 });
+    const running = await batch({ total: 5, at: t - 1_000 });
+    await batches.countItem(running, 0, 'COMPLETED');
+    await batches.countItem(running, 1, 'COMPLETED');
+    await batches.countItem(running, 4, 'FAILED');
+    const done = await batch({ total: 1, at: t - 2_000 });
+    await batches.countItem(done, 0, 'COMPLETED');
+    await batches.complete(done, null);
+    await batch({ total: 2, test: true, at: t - 3_000 }); // a test key's
+    await batch({ total: 2, stored: false, at: t - 4_000 }); // its create has not written its items yet
+
+    const { batchesInProgress } = await service.get(formatId('workspace', ws), '24h');
+    expect(batchesInProgress.map((b) => ({ ...b, createdAt: b.createdAt.getTime() }))).toEqual([
+      { id: formatId('batch', running), total: 5, completed: 2, failed: 1, createdAt: t - 1_000 },
+      { id: formatId('batch', older), total: 3, completed: 0, failed: 0, createdAt: t - 60_000 },
+    ]);
   });
 
   it('counts delivery attempts once; the sweeper counts what a crash left flagged', async () => {
