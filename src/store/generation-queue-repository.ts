@@ -99,6 +99,16 @@ export class GenerationQueueRepository {
    */
   async stored(ids: ObjectId[]): Promise<void> {
     if (ids.length === 0) return;
+    if (ids.length === 1) {
+      // One generation (the common create): one round trip to mark and read the row.
+      const row = await this.rows.findOneAndUpdate(
+        { _id: ids[0]! },
+        { $set: { stored: true } },
+        { returnDocument: 'after' },
+      );
+      if (row && row.dirtySince !== null) await this.syncRow(row);
+      return;
+    }
     await this.rows.updateMany({ _id: { $in: ids }, stored: false }, { $set: { stored: true } });
     const rows = await this.rows.find({ _id: { $in: ids }, dirtySince: { $ne: null } }).toArray();
     if (rows.length === 1) await this.syncRow(rows[0]!);
@@ -224,17 +234,17 @@ export class GenerationQueueRepository {
         if (!applied) return; // settled by the sync that applied it, which moved the row on
         movedTo = applied.to;
       }
-      await this.advance(row, movedTo);
+      const clean = await this.advance(row, movedTo);
       await this.counts.updateOne({ _id: countsId }, { $pull: { applied: { k: key } } });
+      if (clean) return;
       row = await this.rows.findOne({ _id: row._id });
     }
   }
 
-  /** After the count: `counted` moves on (clean if in line), or a DONE row goes. */
-  private async advance(row: GenerationQueueDoc, to: Counted | null): Promise<void> {
+  /** After the count: `counted` moves on (clean if in line), or a DONE row goes. True when nothing is left to do. */
+  private async advance(row: GenerationQueueDoc, to: Counted | null): Promise<boolean> {
     if (to === null) {
-      await this.rows.deleteOne({ _id: row._id, status: 'DONE' });
-      return;
+      return (await this.rows.deleteOne({ _id: row._id, status: 'DONE' })).deletedCount === 1;
     }
     const counted = row.counted ?? null;
     const inLine = row.stored !== false && row.status === to;
@@ -242,7 +252,9 @@ export class GenerationQueueRepository {
       { _id: row._id, counted, status: row.status, stored: { $ne: false } },
       { $set: { counted: to, ...(inLine ? { dirtySince: null } : {}) } },
     );
-    if (clean.matchedCount === 0) await this.rows.updateOne({ _id: row._id, counted }, { $set: { counted: to } });
+    if (clean.matchedCount === 1) return inLine;
+    await this.rows.updateOne({ _id: row._id, counted }, { $set: { counted: to } });
+    return false;
   }
 
   /** The one conditional update of the counter document; false when the key was applied before. */
