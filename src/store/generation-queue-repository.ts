@@ -25,6 +25,12 @@ import { deterministicObjectId } from '../domain/ids.ts';
 import { COLLECTIONS, type GenerationQueueCountsDoc, type GenerationQueueDoc } from './documents.ts';
 import { isDuplicateKeyError } from './mongo.ts';
 
+/**
+ * A row whose generation is not written yet is judged only after this long: a create may
+ * stall through a failover (its insert has DOCGEN_MONGODB_OPERATION_TIMEOUT_MS, 30 s).
+ */
+export const UNSTORED_GRACE_MS = 2 * 60_000;
+
 /** Counter documents per workspace: updates of one busy workspace spread over this many. */
 export const QUEUE_COUNT_SHARDS = 8;
 
@@ -157,7 +163,8 @@ export class GenerationQueueRepository {
 
   /**
    * The outbox sweeper's part: rows dirty for longer than `graceMs` (the normal path syncs
-   * within milliseconds). A row never `stored` is checked against its generation: none means
+   * within milliseconds). A row never `stored` (after UNSTORED_GRACE_MS) is checked against
+   * its generation: none means
    * the create died before inserting it, and the row is removed; a final one, the row is
    * removed; otherwise it is marked stored. Then the row is synced.
    */
@@ -175,6 +182,7 @@ export class GenerationQueueRepository {
     const statusOf = new Map(generations.map((g) => [g._id.toHexString(), g.status]));
     for (const row of dirty) {
       if (row.stored === false && row.status !== 'DONE') {
+        if ((row.dirtySince?.getTime() ?? 0) > now.getTime() - UNSTORED_GRACE_MS) continue;
         const status = statusOf.get(row._id.toHexString());
         if (status === 'PENDING' || status === 'PROCESSING') {
           await this.rows.updateOne(

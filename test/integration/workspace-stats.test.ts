@@ -222,7 +222,18 @@ describe('workspace statistics', () => {
       createdAt: lost.createdAt,
       counted: null,
       stored: false,
-      dirtySince: new Date(Date.now() - 60_000),
+      dirtySince: new Date(Date.now() - 180_000),
+    });
+    // …and one whose create is stalled (a failover): too young to be judged.
+    const stalled = newGeneration();
+    await rows.insertOne({
+      _id: stalled._id,
+      workspaceId: ws,
+      status: 'PENDING',
+      createdAt: stalled.createdAt,
+      counted: null,
+      stored: false,
+      dirtySince: new Date(Date.now() - 30_000),
     });
     // …and another dies after inserting its generation, before counting it.
     const uncounted = newGeneration(new Date(Date.now() - 600_000));
@@ -233,7 +244,7 @@ describe('workspace statistics', () => {
       createdAt: uncounted.createdAt,
       counted: null,
       stored: false,
-      dirtySince: new Date(Date.now() - 60_000),
+      dirtySince: new Date(Date.now() - 180_000),
     });
     await conn.db.collection('generations').insertOne(uncounted);
     // …and a render process dies between a claim and its count.
@@ -255,6 +266,10 @@ describe('workspace statistics', () => {
     expect(after).toMatchObject({ pending: 14, processing: 5 });
     expect(after.oldestWaitMs).toBeGreaterThanOrEqual(600_000);
     expect(await rows.countDocuments({ _id: lost._id })).toBe(0);
+    expect(await rows.countDocuments({ _id: stalled._id })).toBe(1);
+    // Two minutes on, its create has still not written the generation: it goes too.
+    expect(await generations.repairQueue(new Date(Date.now() + 150_000), 5_000)).toEqual({ synced: 0, removed: 1 });
+    expect(await rows.countDocuments({ _id: stalled._id })).toBe(0);
 
     // A claim counted, and the process died before the row moved on (its key still in the
     // counter document, the row still saying PENDING): the sweeper's repeat changes no number,
