@@ -8,6 +8,7 @@ import type { CertificatesRepository } from '../store/certificates-repository.ts
 import type { GenerationService } from '../generations/generation-service.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
 import type { StatsRepository } from '../store/stats-repository.ts';
+import type { BatchesRepository } from '../store/batches-repository.ts';
 import { WorkspaceStatsService } from '../stats/workspace-stats.ts';
 import type { DeliveriesRepository } from '../store/deliveries-repository.ts';
 import type { PageTokens } from '../store/pagination.ts';
@@ -25,7 +26,6 @@ import { WebhookEndpointAdmin } from './webhook-endpoint-admin.ts';
 import { WebhookTestEvents } from './webhook-test-event.ts';
 import { WorkspaceAdmin } from './workspace-admin.ts';
 import type { BatchService } from '../batches/batch-service.ts';
-import type { BatchesRepository } from '../store/batches-repository.ts';
 import type { ObjectId } from 'mongodb';
 import type { UserDoc } from '../store/identity-documents.ts';
 
@@ -38,8 +38,8 @@ export interface AdminRepositories {
   generations: GenerationsRepository;
   certificates: CertificatesRepository;
   stats: StatsRepository;
-  /** Batch rows: erasing an item removes its batch's merged PDF. */
-  batches?: Pick<BatchesRepository, 'getSummary' | 'dropOutput'> | undefined;
+  /** Batch rows: erasing an item removes its batch's merged PDF; the Overview's batches in progress. */
+  batches: BatchesRepository;
 }
 
 export interface AdminPlaneDeps {
@@ -94,7 +94,7 @@ export interface AdminPlane {
 }
 
 export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
-  const { workspaces, apiKeys, templates, webhookEndpoints, deliveries, generations, certificates, stats } =
+  const { workspaces, apiKeys, templates, webhookEndpoints, deliveries, generations, certificates, stats, batches } =
     deps.repositories;
   const { pageTokens } = deps;
   const a = deps.assets;
@@ -162,6 +162,6 @@ export function createAdminPlane(deps: AdminPlaneDeps): AdminPlane {
       batches: deps.batchService,
       batchRows: deps.repositories.batches,
     }),
-    stats: new WorkspaceStatsService({ workspaces, stats, generations }),
+    stats: new WorkspaceStatsService({ workspaces, stats, generations, batches }),
   };
 }

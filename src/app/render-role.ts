@@ -234,6 +234,7 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
 
   const sweeper = new OutboxSweeper({
     generations: repositories.generations,
+    stats: repositories.stats,
     publishJob: (generationId, msgId, route) => queue.publishRenderJob(generationId, msgId, route),
     publishEvent: (doc) => pipeline.publishEvent(doc),
     intervalMs: 2000,

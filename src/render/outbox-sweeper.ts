@@ -2,16 +2,24 @@
 // exactly one final event per generation):
 // - PENDING rows whose render job was never published (the API died between insert and
 //   publish) or was lost, and PROCESSING rows whose worker's lease expired: publish the job;
-// - final rows whose event never left: publish it.
+// - final rows whose event never left: publish it;
+// - queue rows out of line with the workspace's queue counters: finish them;
+// - statistics hour rows past their use (every EXPIRE_HOURS_EVERY_MS): delete them.
 // Every replica may sweep; JetStream's msgID de-duplication and the conditional claim make
 // a duplicate publish harmless.
 import type { FinalEventSource, GenerationsRepository } from '../store/generations-repository.ts';
+import type { StatsRepository } from '../store/stats-repository.ts';
 import { formatId } from '../domain/ids.ts';
 import { PeriodicTask } from '../ops/periodic-task.ts';
 import { renderJobMsgId, renderJobRepublishMsgId, renderRouteOf, type RenderRoute } from '../queue/messages.ts';
 
+/** Statistics hour rows are deleted this often (they expire by the hour; no hurry). */
+export const EXPIRE_HOURS_EVERY_MS = 10 * 60_000;
+
 export interface SweeperDeps {
   generations: GenerationsRepository;
+  /** Its expired hour rows are deleted (src/store/stats-repository.ts). */
+  stats?: Pick<StatsRepository, 'deleteExpiredHours'>;
   /** msgId de-duplicates within JetStream's window; the route is the generation's workspace lane. */
   publishJob(generationId: string, msgId: string, route: RenderRoute): Promise<void>;
   publishEvent(doc: FinalEventSource): Promise<void>;
@@ -26,6 +34,7 @@ export interface SweeperDeps {
 export class OutboxSweeper {
   private readonly deps: SweeperDeps;
   private readonly loop: PeriodicTask;
+  private hoursExpiredAt = 0;
 
   constructor(deps: SweeperDeps) {
     this.deps = deps;
@@ -58,5 +67,12 @@ export class OutboxSweeper {
       200,
     );
     for (const doc of unpublished) await this.deps.publishEvent(doc);
+    // The queue bookkeeping a crash left out of line (a create that died before inserting its
+    // generation, a claim or final transition whose count did not follow).
+    await generations.repairQueue(now, this.deps.publishGraceMs);
+    if (this.deps.stats && now.getTime() - this.hoursExpiredAt >= EXPIRE_HOURS_EVERY_MS) {
+      this.hoursExpiredAt = now.getTime();
+      await this.deps.stats.deleteExpiredHours(now);
+    }
   }
 }

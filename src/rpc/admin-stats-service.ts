@@ -55,6 +55,13 @@ export class WorkspaceStatsServiceHandler implements ServiceImpl<typeof Workspac
         processing: BigInt(s.queue.processing),
         oldestWaitMs: BigInt(s.queue.oldestWaitMs),
       },
+      batchesInProgress: s.batchesInProgress.map((b) => ({
+        id: b.id,
+        total: BigInt(b.total),
+        completed: BigInt(b.completed),
+        failed: BigInt(b.failed),
+        createdAt: timestampFromDate(b.createdAt),
+      })),
     });
   }
 }

@@ -1,11 +1,13 @@
 // GetWorkspaceStats (the portal's Overview): a period's numbers added up from the hourly
 // counter rows (src/store/stats-repository.ts; docs/architecture.md#workspace-statistics) and
-// the workspace's queue now. Never reads generations beyond the queued ones, so it answers as
-// fast for a workspace with millions of generations as for one with ten.
+// the workspace's queue now (counters and one index entry) and its batches in progress (their
+// own counters). Never reads generations, so it answers as fast for a workspace with millions
+// of generations as for one with ten.
 import type { ObjectId } from 'mongodb';
 import { formatId } from '../domain/ids.ts';
 import { requireWorkspace } from '../domain/input.ts';
 import { addCounts, percentileMs, type LatencyCounts } from '../domain/latency-histogram.ts';
+import type { BatchesRepository } from '../store/batches-repository.ts';
 import type { GenerationsRepository } from '../store/generations-repository.ts';
 import { DAY_MS, HOUR_MS, hourOf, type StatsRepository } from '../store/stats-repository.ts';
 import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
@@ -13,6 +15,8 @@ import type { WorkspacesRepository } from '../store/workspaces-repository.ts';
 export type StatsPeriod = '24h' | '7d' | '30d';
 
 const FAILURE_CAUSES_SHOWN = 10;
+/** Batches in progress shown, newest first. */
+export const BATCHES_IN_PROGRESS_SHOWN = 10;
 
 export interface WorkspaceStats {
   periodStart: Date;
@@ -31,6 +35,7 @@ export interface WorkspaceStats {
   }>;
   deliveries: { succeeded: number; retried: number; dropped: number };
   queue: { pending: number; processing: number; oldestWaitMs: number };
+  batchesInProgress: Array<{ id: string; total: number; completed: number; failed: number; createdAt: Date }>;
 }
 
 /** The period's bounds and bucket size: whole hours (24 h) or whole UTC days (7 d, 30 d), now included. */
@@ -48,6 +53,7 @@ export interface WorkspaceStatsDeps {
   workspaces: Pick<WorkspacesRepository, 'get'>;
   stats: Pick<StatsRepository, 'range'>;
   generations: Pick<GenerationsRepository, 'queueState'>;
+  batches: Pick<BatchesRepository, 'listInProgress'>;
   now?: () => Date;
 }
 
@@ -61,9 +67,10 @@ export class WorkspaceStatsService {
     const workspace = await requireWorkspace<{ _id: ObjectId }>(this.deps.workspaces, workspaceId);
     const now = this.deps.now?.() ?? new Date();
     const { start, end, bucketMs } = periodBounds(period, now);
-    const [rows, queue] = await Promise.all([
+    const [rows, queue, batches] = await Promise.all([
       this.deps.stats.range(workspace._id, start, end, period === '24h' ? 'hour' : 'day'),
       this.deps.generations.queueState(workspace._id),
+      this.deps.batches.listInProgress(workspace._id, BATCHES_IN_PROGRESS_SHOWN),
     ]);
 
     const buckets = Array.from({ length: Math.round((end.getTime() - start.getTime()) / bucketMs) }, (_, i) => ({
@@ -139,6 +146,13 @@ export class WorkspaceStatsService {
         processing: queue.processing,
         oldestWaitMs: queue.oldest ? Math.max(0, now.getTime() - queue.oldest.getTime()) : 0,
       },
+      batchesInProgress: batches.map((b) => ({
+        id: formatId('batch', b._id),
+        total: b.total,
+        completed: b.completed,
+        failed: b.failed,
+        createdAt: b.createdAt,
+      })),
     };
   }
 }

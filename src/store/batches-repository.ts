@@ -180,6 +180,19 @@ export class BatchesRepository {
     return result ?? null;
   }
 
+  /**
+   * A workspace's live batches not yet complete (their items all stored), newest first: the
+   * Overview's "batches in progress". A range on the workspace_status index, never the items.
+   */
+  listInProgress(workspaceId: ObjectId, limit: number): Promise<BatchDoc[]> {
+    return this.collection
+      .find(
+        { workspaceId, status: { $in: ['PENDING', 'PROCESSING'] }, itemsStored: true, test: { $ne: true } },
+        { projection: { settled: 0 }, sort: { _id: -1 }, limit },
+      )
+      .toArray();
+  }
+
   /** The batch without its per-item slots (all a reader or the finisher needs). */
   getSummary(id: ObjectId): Promise<BatchDoc | null> {
     return this.collection.findOne({ _id: id }, { projection: SUMMARY });

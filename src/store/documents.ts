@@ -169,13 +169,33 @@ export interface BatchDoc {
   updatedAt: Date;
 }
 
-/** An unfinished generation, as the workspace's queue lists it. */
+/**
+ * An unfinished generation, as the workspace's queue counts it (src/store/generation-queue-repository.ts).
+ * Rows written before the counters lack `counted`, `stored` and `dirtySince`.
+ */
 export interface GenerationQueueDoc {
   /** The generation's _id. */
   _id: ObjectId;
   workspaceId: ObjectId;
-  status: 'PENDING' | 'PROCESSING';
+  /** DONE: final or erased, leaving once the counters know. */
+  status: 'PENDING' | 'PROCESSING' | 'DONE';
   createdAt: Date;
+  /** What the counters hold for it. */
+  counted?: 'PENDING' | 'PROCESSING' | null;
+  /** false until the generation itself is written (the row comes first). */
+  stored?: boolean;
+  /** Set by every change, null once the counters are in line: what the sweeper finishes. */
+  dirtySince?: Date | null;
+}
+
+/** One of a workspace's queue counter documents (QUEUE_COUNT_SHARDS of them). */
+export interface GenerationQueueCountsDoc {
+  _id: ObjectId;
+  workspaceId: ObjectId;
+  pending: number;
+  processing: number;
+  /** Changes applied whose row has not moved on yet: the key, and the state it moved to. */
+  applied: Array<{ k: string; to: 'PENDING' | 'PROCESSING' | null }>;
 }
 
 /** One step of a generation's story (src/store/generations-repository.ts writes them). */
@@ -379,6 +399,8 @@ export const COLLECTIONS = {
   workspaceStats: 'workspace_stats',
   /** One row per unfinished generation: the queue GetWorkspaceStats shows (generations-repository.ts). */
   generationQueue: 'generation_queue',
+  /** Per workspace, pending and processing counters (src/store/generation-queue-repository.ts). */
+  generationQueueCounts: 'generation_queue_counts',
   /** One row per normalised email, naming its user (src/store/users-repository.ts). */
   userEmails: 'user_emails',
   /** Membership offers to existing accounts, accepted signed in (src/store/pending-invitations-repository.ts). */
@@ -554,6 +576,26 @@ export const INDEX_STEPS: readonly IndexStep[] = [
         { key: { actor: 1, action: 1, _id: -1 }, name: 'actor_action' },
       ],
     },
+  },
+  {
+    // The Overview without scans (docs/architecture.md#statistics).
+    version: 9,
+    name: 'overview-without-scans',
+    create: {
+      // 7 d and 30 d read day rows only: with the span in the key they never touch hour rows.
+      [COLLECTIONS.workspaceStats]: [
+        { key: { workspaceId: 1, span: 1, hour: 1 }, name: 'workspace_span_hour' },
+        // Deleting the hour rows older than three days (StatsRepository.deleteExpiredHours).
+        { key: { span: 1, hour: 1 }, name: 'span_hour' },
+      ],
+      // The outbox sweeper's queue rows not in line with the counters (few: a crash's leftovers).
+      [COLLECTIONS.generationQueue]: [
+        { key: { dirtySince: 1 }, name: 'dirty', partialFilterExpression: { dirtySince: { $type: 'date' } } },
+      ],
+      // The Overview's batches in progress, newest first.
+      [COLLECTIONS.batches]: [{ key: { workspaceId: 1, status: 1, _id: -1 }, name: 'workspace_status' }],
+    },
+    drop: { [COLLECTIONS.workspaceStats]: ['workspace_hour'] },
   },
 ];
 

@@ -9,10 +9,10 @@ import {
   GENERATION_HISTORY_KEPT,
   type GenerationDoc,
   type GenerationHistoryEntry,
-  type GenerationQueueDoc,
   type GenerationStatus,
   type IdempotencyDoc,
 } from './documents.ts';
+import { GenerationQueueRepository, type QueueRepair, type QueueState } from './generation-queue-repository.ts';
 import { insertOnce, isDuplicateKeyError as isDuplicateKey } from './mongo.ts';
 import { keysetPage, NEWEST_FIRST, type Page, type PageRequest } from './pagination.ts';
 
@@ -111,31 +111,19 @@ export class GenerationsRepository {
   private readonly collection;
   private readonly idempotency;
   /**
-   * The unfinished generations, one small row each: a workspace's queue is read here, not from
-   * the generations (millions of rows). Written after the generation's insert and removed after
-   * its final transition (again with the final event's outbox flag, so a crash in between is
-   * finished by the sweeper). An API process dying between the insert and this row leaves the
-   * generation out of the queue figures while it waits; it is still rendered.
+   * The workspace's queue as bookkeeping (src/store/generation-queue-repository.ts): a row per
+   * unfinished generation, written BEFORE the generation, and counters kept in line with the
+   * rows; the outbox sweeper finishes what a crash left (repairQueue).
    */
   private readonly queue;
   constructor(db: Db) {
     this.collection = db.collection<GenerationDoc>(COLLECTIONS.generations);
     this.idempotency = db.collection<IdempotencyDoc>(COLLECTIONS.idempotency);
-    this.queue = db.collection<GenerationQueueDoc>(COLLECTIONS.generationQueue);
-  }
-
-  private async enqueue(doc: GenerationDoc): Promise<void> {
-    if (doc.status !== 'PENDING' && doc.status !== 'PROCESSING') return;
-    await insertOnce(this.queue, {
-      _id: doc._id,
-      workspaceId: doc.workspaceId,
-      status: doc.status,
-      createdAt: doc.createdAt,
-    });
+    this.queue = new GenerationQueueRepository(db);
   }
 
   private async dequeue(id: ObjectId): Promise<void> {
-    await this.queue.deleteOne({ _id: id });
+    await this.queue.finished(id);
   }
 
   newDoc(input: NewGeneration, now = new Date(), id = new ObjectId()): GenerationDoc {
@@ -175,11 +163,13 @@ export class GenerationsRepository {
    */
   async insertManyOnce(docs: GenerationDoc[]): Promise<void> {
     if (docs.length === 0) return;
+    await this.queue.add(docs);
     try {
       await this.collection.insertMany(docs, { ordered: false });
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
     }
+    await this.queue.stored(docs.map((d) => d._id));
   }
 
   /** The items of a batch in item order, only what a merge needs (uses the batch_items index). */
@@ -193,8 +183,9 @@ export class GenerationsRepository {
   }
 
   async insert(doc: GenerationDoc): Promise<void> {
+    await this.queue.add([doc]);
     await this.collection.insertOne(doc);
-    await this.enqueue(doc);
+    await this.queue.stored([doc._id]);
   }
 
   /**
@@ -203,8 +194,12 @@ export class GenerationsRepository {
    * row it already wrote on the same _id instead of making a second generation.
    */
   async insertOnce(doc: GenerationDoc): Promise<boolean> {
+    await this.queue.add([doc]);
     const inserted = await insertOnce(this.collection, doc);
-    if (inserted) await this.enqueue(doc);
+    const stored = inserted ? doc : await this.collection.findOne({ _id: doc._id }, { projection: { status: 1 } });
+    // A create retried after its generation became final must not queue it again.
+    if (stored?.status === 'PENDING' || stored?.status === 'PROCESSING') await this.queue.stored([doc._id]);
+    else await this.queue.finished(doc._id);
     return inserted;
   }
 
@@ -225,21 +220,16 @@ export class GenerationsRepository {
   }
 
   /**
-   * A workspace's queue now: generations PENDING and PROCESSING, and the creation time of the
-   * oldest unfinished one, from the queue rows: as many rows as are queued, not as the
-   * workspace has made.
+   * A workspace's queue now: generations PENDING and PROCESSING (counter documents), and the
+   * creation time of the oldest unfinished one (one index entry): no scan, however long.
    */
-  async queueState(workspaceId: ObjectId): Promise<{ pending: number; processing: number; oldest: Date | null }> {
-    const [pending, processing, oldest] = await Promise.all([
-      this.queue.countDocuments({ workspaceId, status: 'PENDING' }),
-      this.queue.countDocuments({ workspaceId, status: 'PROCESSING' }),
-      this.queue
-        .find({ workspaceId }, { projection: { createdAt: 1 } })
-        .sort({ createdAt: 1 })
-        .limit(1)
-        .toArray(),
-    ]);
-    return { pending, processing, oldest: oldest[0]?.createdAt ?? null };
+  queueState(workspaceId: ObjectId): Promise<QueueState> {
+    return this.queue.state(workspaceId);
+  }
+
+  /** The outbox sweeper's part of the queue bookkeeping: rows a crash left out of line. */
+  repairQueue(now: Date, graceMs: number): Promise<QueueRepair> {
+    return this.queue.repair(now, graceMs);
   }
 
   /**
@@ -330,7 +320,7 @@ export class GenerationsRepository {
       },
       { returnDocument: 'after' },
     );
-    if (result) await this.queue.updateOne({ _id: id }, { $set: { status: 'PROCESSING' } });
+    if (result) await this.queue.claimed(id, now);
     return result ?? null;
   }
 

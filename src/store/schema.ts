@@ -167,9 +167,11 @@ export async function migrateSchema(db: Db, options: MigrateOptions): Promise<Sc
             .collection(collection)
             .dropIndex(name)
             .catch((err: unknown) => {
-              // Already gone (another replica, or an operator): the step's aim holds.
+              // Already gone (another replica, or an operator, or never made: a fresh database
+              // gets only the declared indexes): the step's aim holds. The stand-in says so
+              // with code 86 and "index not found" (MongoDB: 27, "index not found with name").
               const code = (err as { code?: unknown }).code;
-              if (code !== 27 && code !== 26) throw err;
+              if (code !== 27 && code !== 26 && !/index not found/i.test(String(err))) throw err;
             });
         }
       }

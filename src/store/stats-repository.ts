@@ -3,7 +3,8 @@
 // and per workspace and hour/day (webhook delivery attempts). Written when something becomes
 // final, read by GetWorkspaceStats as a range of one workspace's rows: 24 h reads at most
 // 24 × (templates × 2 + 1) small rows, 30 d 30 × (templates × 2 + 1), however many
-// generations the workspace has.
+// generations the workspace has. Hour rows serve only the 24 h view and are deleted once
+// HOUR_ROWS_KEPT_MS old (deleteExpiredHours); day rows are the history and stay.
 //
 // Counted once, without transactions: each increment carries an event key (the generation's
 // id, a delivery attempt's id) and is applied by ONE conditional upsert on the counter row,
@@ -19,6 +20,12 @@ import { isDuplicateKeyError } from './mongo.ts';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
+/**
+ * Hour rows older than this are deleted: only the 24 h view reads them, and a generation
+ * rarely becomes final days after it was created (if one does, its hour row comes back, is
+ * never read, and goes again).
+ */
+export const HOUR_ROWS_KEPT_MS = 3 * DAY_MS;
 
 /** Counter rows come in two spans: hours (the 24 h view) and UTC days (7 d and 30 d read 30 rows, not 720). */
 export type StatsSpan = 'hour' | 'day';
@@ -173,7 +180,19 @@ export class StatsRepository {
     }
   }
 
-  /** One workspace's counter rows of one span in [from, to): a range on the workspace_hour index. */
+  /**
+   * Deletes the hour rows older than HOUR_ROWS_KEPT_MS, of every workspace (a range on the
+   * span_hour index). Keeps the collection at about three days of hour rows plus the day rows.
+   */
+  async deleteExpiredHours(now = new Date()): Promise<number> {
+    const result = await this.collection.deleteMany({
+      span: 'hour',
+      hour: { $lt: new Date(now.getTime() - HOUR_ROWS_KEPT_MS) },
+    });
+    return result.deletedCount;
+  }
+
+  /** One workspace's counter rows of one span in [from, to): a range on the workspace_span_hour index. */
   range(workspaceId: ObjectId, from: Date, to: Date, span: StatsSpan = 'hour'): Promise<StatsDoc[]> {
     return this.collection
       .find({ workspaceId, hour: { $gte: from, $lt: to }, span }, { projection: { applied: 0 } })

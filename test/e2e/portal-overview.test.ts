@@ -7,13 +7,16 @@
 // match the API's counts for the same period, its chart is visible with a table as text
 // alternative, "Next page" reaches the oldest generation and "Previous page" comes back, a
 // failed generation shows its error, attempts and delivery attempts, "Render again" makes a
-// new generation. axe-core finds no serious or critical violation; screenshots are kept.
+// new generation. A batch still running (8 items: 3 completed, 1 failed, 4 pending) is listed
+// under "Batches in progress" with a progress bar, and its link opens the Generations list
+// filtered by it. axe-core finds no serious or critical violation; screenshots are kept.
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import type { Browser } from 'puppeteer';
+import { ObjectId } from 'mongodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
 import { formatId, parseId } from '../../src/domain/ids.ts';
@@ -50,6 +53,7 @@ let owner: WatchedPage;
 let oldestId: string;
 let completedId: string;
 let failedId: string;
+let batchId: string;
 
 function adminClients() {
   const transport = createConnectTransport({
@@ -132,6 +136,50 @@ beforeAll(async () => {
     await stats.settleGeneration(doc);
   }
   oldestId = formatId('generation', rows[0]!._id);
+
+  // A batch still running: 3 items completed, 1 failed (counted, as the render role counts
+  // them), 4 pending (their jobs "published" an hour ahead, so no render process takes them
+  // during the test). Written the way the batch API writes it (queue rows and counters too).
+  const { batches } = stack.api.app.infrastructure.repositories;
+  const batch = batches.newDoc({ _id: new ObjectId(), workspaceId: ws, total: 8, merge: false, itemEvents: false });
+  batchId = formatId('batch', batch._id);
+  await batches.insertOnce(batch);
+  const items = Array.from({ length: 8 }, (_, index) => {
+    const createdAt = new Date(now - 10 * 60_000);
+    const doc = generations.newDoc(
+      {
+        workspaceId: ws,
+        templateId: parseId('template', invoice)!,
+        templateRef: invoice,
+        templateName: 'Invoice',
+        data: { number: `B-${index}`, total: index },
+        batch: { batchId, index, itemEvents: false },
+      },
+      createdAt,
+    );
+    const outcome = index < 3 ? 'COMPLETED' : index === 3 ? 'FAILED' : null;
+    if (outcome) {
+      Object.assign(doc, {
+        status: outcome,
+        updatedAt: new Date(createdAt.getTime() + 1_500),
+        attempts: 1,
+        error: outcome === 'FAILED' ? 'Liquid syntax error: tag "if" not closed' : null,
+        errorCode: outcome === 'FAILED' ? 'LIQUID_ERROR' : null,
+        eventPublished: true,
+        outputKey: outcome === 'COMPLETED' ? `never-stored/b${index}.pdf` : null,
+      });
+    } else {
+      doc.jobPublishedAt = new Date(now + 3_600_000);
+    }
+    return doc;
+  });
+  await generations.insertManyOnce(items);
+  await batches.markItemsStored(batch._id);
+  for (const item of items.slice(0, 4)) {
+    await stats.countGeneration(item);
+    await stats.settleGeneration(item);
+    await batches.countItem(batch._id, item.batchIndex!, item.status as 'COMPLETED' | 'FAILED');
+  }
 
   // Two rendered for real: one completes, one fails; each causes a delivery.
   const key = await stack.api.key(workspaceId);
@@ -268,6 +316,37 @@ describe('portal overview, generations and detail', () => {
     await page.waitForSelector('aria/Create to final latency per template[role="table"]', { visible: true });
     await waitForText(page, 'Broken letter');
     await checkScreen(owner, 'overview-table');
+  });
+
+  it('lists the running batch with a progress bar that links to its generations', async () => {
+    const { page } = owner;
+    await page.goto(`${stack.origin}/`);
+    await page.waitForSelector('aria/Overview[role="heading"]');
+    await page.waitForSelector('aria/Batches in progress[role="heading"]');
+    const bar = await page.waitForSelector(`aria/Batch ${batchId}: 4 of 8 items final[role="progressbar"]`, {
+      visible: true,
+    });
+    expect(await bar!.evaluate((p) => [(p as HTMLProgressElement).value, (p as HTMLProgressElement).max])).toEqual([
+      4, 8,
+    ]);
+    await waitForText(page, '4 of 8 items final: 3 completed, 1 failed');
+    // The queue counts the batch's pending items.
+    expect(await card('Queue now')).toBe(4);
+    const { stats } = adminClients();
+    const api = await stats.getWorkspaceStats({ workspaceId, period: StatsPeriod.STATS_PERIOD_24H });
+    expect(api.batchesInProgress.map((b) => [b.id, Number(b.total), Number(b.completed), Number(b.failed)])).toEqual([
+      [batchId, 8, 3, 1],
+    ]);
+    await checkScreen(owner, 'overview-batches');
+
+    await click(page, batchId, 'link');
+    await page.waitForSelector('aria/Generations[role="heading"]');
+    await page.waitForSelector(`aria/Batch ${batchId}[role="region"]`);
+    await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 8, { timeout: 20_000 });
+    expect(new URL(page.url()).searchParams.get('batch')).toBe(batchId);
+    await checkScreen(owner, 'overview-batch-generations');
+    await page.goto(`${stack.origin}/`); // the next test opens the Generations list unfiltered
+    await page.waitForSelector('aria/Overview[role="heading"]');
   });
 
   it('pages the generations: "Next page" reaches the oldest and "Previous page" comes back, filters kept', async () => {

@@ -31,6 +31,7 @@ import { createAdminServices } from '../../src/app/admin-services.ts';
 import { registerAdminRoutes } from '../../src/rpc/admin-routes.ts';
 import { createIdentityRepositories } from '../../src/identity/identity.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
+import { BatchesRepository } from '../../src/store/batches-repository.ts';
 import { StatsRepository } from '../../src/store/stats-repository.ts';
 import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
 import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
@@ -102,6 +103,7 @@ async function startAdminServer(allowInsecureWebhookUrls: boolean): Promise<{ ur
     generations: new GenerationsRepository(db),
     certificates: new CertificatesRepository(db),
     stats: new StatsRepository(db),
+    batches: new BatchesRepository(db),
   };
   const generationService = new GenerationService({
     generations: repositories.generations,

@@ -327,6 +327,24 @@ describe('relied on', () => {
     expect(back?.matrix).toEqual([[1, 2], [{ k: 'v' }]]);
   });
 
+  it('arrays of keyed entries (the queue counters): conditional on an entry field, $elemMatch projection, $pull by field, $pullAll of exact entries', async () => {
+    const c = fresh<{ _id: ObjectId; n: number; applied: Array<{ k: string; to: string }> }>();
+    const _id = new ObjectId();
+    await c.insertOne({ _id, n: 0, applied: [] });
+    const apply = (k: string) =>
+      c.updateOne({ _id, 'applied.k': { $ne: k } }, { $inc: { n: 1 }, $push: { applied: { k, to: 'P' } } });
+    expect((await apply('a')).modifiedCount).toBe(1);
+    expect((await apply('a')).modifiedCount).toBe(0);
+    expect((await apply('b')).modifiedCount).toBe(1);
+    await apply('c');
+    const entry = await c.findOne({ _id, 'applied.k': 'b' }, { projection: { applied: { $elemMatch: { k: 'b' } } } });
+    // The stand-in's $elemMatch projection returns the whole array: read the entry by its key.
+    expect((entry?.applied as Array<{ k: string }>).find((e) => e.k === 'b')).toEqual({ k: 'b', to: 'P' });
+    await c.updateOne({ _id }, { $pull: { applied: { k: 'a' } } });
+    await c.updateOne({ _id }, { $pullAll: { applied: [{ k: 'c', to: 'P' }] } });
+    expect(await c.findOne({ _id })).toEqual({ _id, n: 3, applied: [{ k: 'b', to: 'P' }] });
+  });
+
   it('createIndex, listIndexes, drop and dropDatabase work (indexes exist, whether or not enforced)', async () => {
     const c = fresh();
     await c.createIndex({ workspaceId: 1, createdAt: -1, _id: -1 }, { name: 'by_workspace_created' });

@@ -32,6 +32,7 @@ import { CertificatesRepository } from '../../src/store/certificates-repository.
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import { ensureIndexes } from '../../src/store/documents.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
+import { BatchesRepository } from '../../src/store/batches-repository.ts';
 import { StatsRepository } from '../../src/store/stats-repository.ts';
 import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
 import { TemplatesRepository } from '../../src/store/templates-repository.ts';
@@ -108,6 +109,7 @@ beforeAll(async () => {
     generations: new GenerationsRepository(db),
     certificates: new CertificatesRepository(db),
     stats: new StatsRepository(db),
+    batches: new BatchesRepository(db),
   };
   const generationService = new GenerationService({
     generations: repositories.generations,

@@ -6,8 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ObjectId } from 'mongodb';
 import { percentileMs, latencyBucket, bucketField } from '../../src/domain/latency-histogram.ts';
+import { BatchesRepository } from '../../src/store/batches-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import type { GenerationDoc } from '../../src/store/documents.ts';
+import { GenerationQueueRepository } from '../../src/store/generation-queue-repository.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
 import { connectMongo, type MongoConnection } from '../../src/store/mongo.ts';
 import { StatsRepository } from '../../src/store/stats-repository.ts';
@@ -33,7 +35,7 @@ beforeAll(async () => {
   deliveries = new DeliveriesRepository(conn.db);
   stats = new StatsRepository(conn.db);
   workspaces = new WorkspacesRepository(conn.db);
-  service = new WorkspaceStatsService({ workspaces, stats, generations });
+  service = new WorkspaceStatsService({ workspaces, stats, generations, batches: new BatchesRepository(conn.db) });
 });
 
 afterAll(async () => {
@@ -143,6 +145,23 @@ describe('workspace statistics', () => {
     );
   });
 
+  it('deletes hour rows past three days; the day rows keep the history', async () => {
+    const ws = await newWorkspace();
+    const template = { id: new ObjectId(), name: 'Invoice' };
+    const old = await finished(ws, template, { status: 'COMPLETED' }, new Date(Date.now() - 4 * 86_400_000));
+    const recent = await finished(ws, template, { status: 'COMPLETED' }, new Date());
+    for (const doc of [old, recent]) await stats.countGeneration(doc);
+    const spans = async () =>
+      (await conn.db.collection('workspace_stats').find({ workspaceId: ws }).toArray()).map(
+        (r) => `${r.span as string} ${(r.hour as Date).getTime() < Date.now() - 86_400_000 ? 'old' : 'recent'}`,
+      );
+    expect((await spans()).sort()).toEqual(['day old', 'day recent', 'hour old', 'hour recent']);
+    expect(await stats.deleteExpiredHours()).toBeGreaterThanOrEqual(1);
+    expect((await spans()).sort()).toEqual(['day old', 'day recent', 'hour recent']);
+    expect((await service.get(formatId('workspace', ws), '7d')).completed).toBe(2);
+    expect((await service.get(formatId('workspace', ws), '24h')).completed).toBe(1);
+  });
+
   it('reports the queue now: pending, processing and the oldest wait', async () => {
     const ws = await newWorkspace();
     const old = new Date(Date.now() - 90_000);
@@ -164,6 +183,161 @@ describe('workspace statistics', () => {
     expect(queue.pending).toBe(1);
     expect(queue.processing).toBe(1);
     expect(queue.oldestWaitMs).toBeGreaterThanOrEqual(90_000);
+  });
+
+  it('keeps the queue counts once through repeats, batches, crashes and the sweeper', async () => {
+    const ws = await newWorkspace();
+    const label = formatId('workspace', ws);
+    const newGeneration = (createdAt = new Date()) =>
+      generations.newDoc(
+        { workspaceId: ws, templateId: null, templateRef: 'tpl_x', templateName: 'x', data: {} },
+        createdAt,
+      );
+    const queueNow = async () => (await service.get(label, '24h')).queue;
+    const rows = conn.db.collection('generation_queue');
+
+    // A batch's items, stored twice (a retried create): counted once each.
+    const items = Array.from({ length: 20 }, () => newGeneration());
+    await generations.insertManyOnce(items);
+    await generations.insertManyOnce(items);
+    expect(await queueNow()).toMatchObject({ pending: 20, processing: 0 });
+
+    // Claims, a second claim of a lease-expired row, finals repeated by the outbox flag.
+    for (const item of items.slice(0, 5)) await generations.claim(item._id, 'w1', 60_000);
+    await generations.claim(items[0]!._id, 'w2', 60_000, new Date(Date.now() + 120_000));
+    expect(await queueNow()).toMatchObject({ pending: 15, processing: 5 });
+    await generations.complete(items[1]!._id, 'w1', 'key', 1);
+    await generations.markEventPublished(items[1]!._id);
+    await generations.markEventPublished(items[1]!._id);
+    await generations.fail(items[5]!._id, null, 'template gone', 1, 'TEMPLATE_UNAVAILABLE');
+    expect(await queueNow()).toMatchObject({ pending: 14, processing: 4 });
+
+    // The API process dies after writing the queue row, before the generation: the row is
+    // not counted, and the sweeper removes it once its grace is over.
+    const lost = newGeneration();
+    await conn.db.collection('generation_queue').insertOne({
+      _id: lost._id,
+      workspaceId: ws,
+      status: 'PENDING',
+      createdAt: lost.createdAt,
+      counted: null,
+      stored: false,
+      dirtySince: new Date(Date.now() - 180_000),
+    });
+    // …and one whose create is stalled (a failover): too young to be judged.
+    const stalled = newGeneration();
+    await rows.insertOne({
+      _id: stalled._id,
+      workspaceId: ws,
+      status: 'PENDING',
+      createdAt: stalled.createdAt,
+      counted: null,
+      stored: false,
+      dirtySince: new Date(Date.now() - 30_000),
+    });
+    // …and another dies after inserting its generation, before counting it.
+    const uncounted = newGeneration(new Date(Date.now() - 600_000));
+    await rows.insertOne({
+      _id: uncounted._id,
+      workspaceId: ws,
+      status: 'PENDING',
+      createdAt: uncounted.createdAt,
+      counted: null,
+      stored: false,
+      dirtySince: new Date(Date.now() - 180_000),
+    });
+    await conn.db.collection('generations').insertOne(uncounted);
+    // …and a render process dies between a claim and its count.
+    await conn.db
+      .collection('generations')
+      .updateOne({ _id: items[10]!._id }, { $set: { status: 'PROCESSING', leaseOwner: 'gone' } });
+    await rows.updateOne(
+      { _id: items[10]!._id },
+      { $set: { status: 'PROCESSING', dirtySince: new Date(Date.now() - 60_000) } },
+    );
+    const before = await queueNow();
+    expect(before).toMatchObject({ pending: 14, processing: 4 });
+    expect(before.oldestWaitMs).toBeLessThan(300_000); // the row of an unstored generation is not "oldest"
+
+    const repaired = await generations.repairQueue(new Date(), 5_000);
+    expect(repaired).toEqual({ synced: 2, removed: 1 });
+    expect(await generations.repairQueue(new Date(), 5_000)).toEqual({ synced: 0, removed: 0 });
+    const after = await queueNow();
+    expect(after).toMatchObject({ pending: 14, processing: 5 });
+    expect(after.oldestWaitMs).toBeGreaterThanOrEqual(600_000);
+    expect(await rows.countDocuments({ _id: lost._id })).toBe(0);
+    expect(await rows.countDocuments({ _id: stalled._id })).toBe(1);
+    // Two minutes on, its create has still not written the generation: it goes too.
+    expect(await generations.repairQueue(new Date(Date.now() + 150_000), 5_000)).toEqual({ synced: 0, removed: 1 });
+    expect(await rows.countDocuments({ _id: stalled._id })).toBe(0);
+
+    // A claim counted, and the process died before the row moved on (its key still in the
+    // counter document, the row still saying PENDING): the sweeper's repeat changes no number,
+    // and everything ends in line.
+    await generations.claim(items[12]!._id, 'w1', 60_000);
+    const counts = conn.db.collection('generation_queue_counts');
+    const claimedRow = items[12]!._id;
+    const key = `${claimedRow.toHexString()}:PENDING`;
+    const counted = await queueNow();
+    await counts.updateOne({ _id: GenerationQueueRepository.countsIdOf({ _id: claimedRow, workspaceId: ws }) }, {
+      $push: { applied: { k: key, to: 'PROCESSING' } },
+    } as never);
+    await rows.updateOne(
+      { _id: claimedRow },
+      { $set: { counted: 'PENDING', dirtySince: new Date(Date.now() - 60_000) } },
+    );
+    expect(await generations.repairQueue(new Date(), 5_000)).toEqual({ synced: 1, removed: 0 });
+    expect(await queueNow()).toEqual({ ...counted, oldestWaitMs: expect.any(Number) });
+    expect(await counts.countDocuments({ workspaceId: ws, 'applied.0': { $exists: true } })).toBe(0);
+    expect(await rows.countDocuments({ workspaceId: ws, dirtySince: { $ne: null } })).toBe(0);
+
+    // The counts are what the generations say.
+    const listed = async (status: string) =>
+      conn.db.collection('generations').countDocuments({ workspaceId: ws, status });
+    expect(await queueNow()).toMatchObject({
+      pending: await listed('PENDING'),
+      processing: await listed('PROCESSING'),
+    });
+
+    // Everything final: the queue is empty.
+    const open = await conn.db
+      .collection('generations')
+      .find({ workspaceId: ws, status: { $in: ['PENDING', 'PROCESSING'] } })
+      .toArray();
+    for (const g of open) await generations.fail(g._id, null, 'stopped', 1, 'INTERNAL');
+    expect(await queueNow()).toEqual({ pending: 0, processing: 0, oldestWaitMs: 0 });
+    expect(await rows.countDocuments({ workspaceId: ws })).toBe(0);
+  });
+
+  it('lists the batches in progress, newest first, from their own counters', async () => {
+    const ws = await newWorkspace();
+    const batches = new BatchesRepository(conn.db);
+    const batch = async (opts: { total: number; test?: boolean; stored?: boolean; at: number }) => {
+      const doc = batches.newDoc(
+        { _id: new ObjectId(), workspaceId: ws, total: opts.total, merge: false, itemEvents: true, test: opts.test },
+        new Date(opts.at),
+      );
+      await batches.insertOnce(doc);
+      if (opts.stored !== false) await batches.markItemsStored(doc._id);
+      return doc._id;
+    };
+    const t = Date.now();
+    const older = await batch({ total: 3, at: t - 60_000 });
+    const running = await batch({ total: 5, at: t - 1_000 });
+    await batches.countItem(running, 0, 'COMPLETED');
+    await batches.countItem(running, 1, 'COMPLETED');
+    await batches.countItem(running, 4, 'FAILED');
+    const done = await batch({ total: 1, at: t - 2_000 });
+    await batches.countItem(done, 0, 'COMPLETED');
+    await batches.complete(done, null);
+    await batch({ total: 2, test: true, at: t - 3_000 }); // a test key's
+    await batch({ total: 2, stored: false, at: t - 4_000 }); // its create has not written its items yet
+
+    const { batchesInProgress } = await service.get(formatId('workspace', ws), '24h');
+    expect(batchesInProgress.map((b) => ({ ...b, createdAt: b.createdAt.getTime() }))).toEqual([
+      { id: formatId('batch', running), total: 5, completed: 2, failed: 1, createdAt: t - 1_000 },
+      { id: formatId('batch', older), total: 3, completed: 0, failed: 0, createdAt: t - 60_000 },
+    ]);
   });
 
   it('counts delivery attempts once; the sweeper counts what a crash left flagged', async () => {

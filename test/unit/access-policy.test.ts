@@ -20,6 +20,7 @@ import { ApiKeysRepository } from '../../src/store/api-keys-repository.ts';
 import { CertificatesRepository } from '../../src/store/certificates-repository.ts';
 import { DeliveriesRepository } from '../../src/store/deliveries-repository.ts';
 import { GenerationsRepository } from '../../src/store/generations-repository.ts';
+import { BatchesRepository } from '../../src/store/batches-repository.ts';
 import { StatsRepository } from '../../src/store/stats-repository.ts';
 import { RateLimitsRepository } from '../../src/store/rate-limits-repository.ts';
 import { TemplatesRepository } from '../../src/store/templates-repository.ts';
@@ -41,6 +42,7 @@ function registeredRpcs(): string[] {
       generations: new GenerationsRepository(db),
       certificates: new CertificatesRepository(db),
       stats: new StatsRepository(db),
+      batches: new BatchesRepository(db),
     },
     generationService: {
       list: async () => ({ generations: [], nextPageToken: null }),

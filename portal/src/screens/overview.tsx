@@ -1,6 +1,7 @@
 // The workspace at a glance (the portal's first screen): for the last 24 hours, 7 days or 30
 // days, generations per hour or day stacked by final status, failure causes by error code,
-// create→final latency per template, webhook delivery outcomes, and the queue now. One call,
+// create→final latency per template, webhook delivery outcomes, the queue now and the batches
+// in progress (each a progress bar linking to its generations). One call,
 // GetWorkspaceStats, which reads pre-aggregated counters (docs/architecture.md#workspace-statistics).
 import { useState } from 'preact/hooks';
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
@@ -8,7 +9,10 @@ import { api } from '../api.ts';
 import { BarChart } from '../charts.tsx';
 import { useAbilities } from '../session.tsx';
 import { Empty, ErrorMessage, Page, useLoad, TableScroll } from '../ui.tsx';
-import { StatsPeriod, type GetWorkspaceStatsResponse } from '@gen/docgen/admin/v1/stats_pb.js';
+import { StatsPeriod, type BatchInProgress, type GetWorkspaceStatsResponse } from '@gen/docgen/admin/v1/stats_pb.js';
+
+/** As many as GetWorkspaceStats sends at most (src/stats/workspace-stats.ts BATCHES_IN_PROGRESS_SHOWN). */
+const BATCHES_SHOWN = 10;
 
 const PERIODS: Array<[StatsPeriod, string, string]> = [
   [StatsPeriod.STATS_PERIOD_24H, '24 h', 'the last 24 hours'],
@@ -114,6 +118,8 @@ function OverviewBody({ stats, periodWords }: { stats: GetWorkspaceStatsResponse
           </span>
         </li>
       </ul>
+
+      <BatchesInProgress batches={stats.batchesInProgress} />
 
       <section aria-labelledby="per-bucket">
         <h2 id="per-bucket">Generations per {unit}</h2>
@@ -255,5 +261,44 @@ function OverviewBody({ stats, periodWords }: { stats: GetWorkspaceStatsResponse
         )}
       </section>
     </>
+  );
+}
+
+/** Batches not yet complete, newest first: a progress bar each, linked to its generations. */
+function BatchesInProgress({ batches }: { batches: BatchInProgress[] }) {
+  return (
+    <section aria-labelledby="batches-in-progress">
+      <h2 id="batches-in-progress">Batches in progress</h2>
+      {batches.length === 0 ? (
+        <Empty>No batch is in progress.</Empty>
+      ) : (
+        <>
+          <ul class="plain batch-list">
+            {batches.map((b) => {
+              const final = Number(b.completed + b.failed);
+              const total = Number(b.total);
+              const percent = total ? Math.floor((final / total) * 100) : 0;
+              return (
+                <li key={b.id} class="batch-row">
+                  <a href={`/generations?batch=${encodeURIComponent(b.id)}`}>
+                    <code>{b.id}</code>
+                  </a>
+                  <span class="muted">created {b.createdAt ? timestampDate(b.createdAt).toLocaleString() : ''}</span>
+                  <div class="progress-line">
+                    <progress max={total} value={final} aria-label={`Batch ${b.id}: ${final} of ${total} items final`}>
+                      {percent} %
+                    </progress>
+                    <span>
+                      {n(final)} of {n(total)} items final: {n(b.completed)} completed, {n(b.failed)} failed
+                    </span>
+                  </div>
+                </li>
+              );
+            })}
+          </ul>
+          {batches.length >= BATCHES_SHOWN && <p class="muted">The {BATCHES_SHOWN} newest are shown.</p>}
+        </>
+      )}
+    </section>
   );
 }

@@ -97,6 +97,14 @@ export declare type GetWorkspaceStatsResponse = Message<"docgen.admin.v1.GetWork
    * @generated from field: docgen.admin.v1.QueueState queue = 10;
    */
   queue?: QueueState | undefined;
+
+  /**
+   * The workspace's batches not yet complete (live ones: not made with a test key), newest
+   * first, at most 10. Read from the batches' own counters, never from their items.
+   *
+   * @generated from field: repeated docgen.admin.v1.BatchInProgress batches_in_progress = 11;
+   */
+  batchesInProgress: BatchInProgress[];
 };
 
 /**
@@ -104,6 +112,50 @@ export declare type GetWorkspaceStatsResponse = Message<"docgen.admin.v1.GetWork
  * Use `create(GetWorkspaceStatsResponseSchema)` to create a new message.
  */
 export declare const GetWorkspaceStatsResponseSchema: GenMessage<GetWorkspaceStatsResponse>;
+
+/**
+ * A batch whose items are not all final yet.
+ *
+ * @generated from message docgen.admin.v1.BatchInProgress
+ */
+export declare type BatchInProgress = Message<"docgen.admin.v1.BatchInProgress"> & {
+  /**
+   * `bat_…`
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Items in the batch.
+   *
+   * @generated from field: int64 total = 2;
+   */
+  total: bigint;
+
+  /**
+   * Items final so far, by outcome.
+   *
+   * @generated from field: int64 completed = 3;
+   */
+  completed: bigint;
+
+  /**
+   * @generated from field: int64 failed = 4;
+   */
+  failed: bigint;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 5;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message docgen.admin.v1.BatchInProgress.
+ * Use `create(BatchInProgressSchema)` to create a new message.
+ */
+export declare const BatchInProgressSchema: GenMessage<BatchInProgress>;
 
 /**
  * @generated from message docgen.admin.v1.StatsBucket
@@ -307,7 +359,8 @@ export declare const StatsPeriodSchema: GenEnum<StatsPeriod>;
 
 /**
  * A workspace at a glance (the portal's Overview): generations by final status over time,
- * failure causes, latency per template, webhook delivery outcomes and the current queue.
+ * failure causes, latency per template, webhook delivery outcomes, the current queue and the
+ * batches in progress.
  * Read from hourly counters written when generations and delivery attempts become final
  * (docs/architecture.md#workspace-statistics), never by scanning generations.
  *

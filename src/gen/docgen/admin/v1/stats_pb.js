@@ -9,7 +9,7 @@ import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
  * Describes the file docgen/admin/v1/stats.proto.
  */
 export const file_docgen_admin_v1_stats = /*@__PURE__*/
-  fileDesc("Chtkb2NnZW4vYWRtaW4vdjEvc3RhdHMucHJvdG8SD2RvY2dlbi5hZG1pbi52MSJeChhHZXRXb3Jrc3BhY2VTdGF0c1JlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJEiwKBnBlcmlvZBgCIAEoDjIcLmRvY2dlbi5hZG1pbi52MS5TdGF0c1BlcmlvZCK/AwoZR2V0V29ya3NwYWNlU3RhdHNSZXNwb25zZRIwCgxwZXJpb2Rfc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnBlcmlvZF9lbmQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDmJ1Y2tldF9zZWNvbmRzGAMgASgFEi0KB2J1Y2tldHMYBCADKAsyHC5kb2NnZW4uYWRtaW4udjEuU3RhdHNCdWNrZXQSEQoJY29tcGxldGVkGAUgASgDEg4KBmZhaWxlZBgGIAEoAxI1Cg5mYWlsdXJlX2NhdXNlcxgHIAMoCzIdLmRvY2dlbi5hZG1pbi52MS5GYWlsdXJlQ2F1c2USPAoSdGVtcGxhdGVfbGF0ZW5jaWVzGAggAygLMiAuZG9jZ2VuLmFkbWluLnYxLlRlbXBsYXRlTGF0ZW5jeRI1CgpkZWxpdmVyaWVzGAkgASgLMiEuZG9jZ2VuLmFkbWluLnYxLkRlbGl2ZXJ5T3V0Y29tZXMSKgoFcXVldWUYCiABKAsyGy5kb2NnZW4uYWRtaW4udjEuUXVldWVTdGF0ZSJbCgtTdGF0c0J1Y2tldBIpCgVzdGFydBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJY29tcGxldGVkGAIgASgDEg4KBmZhaWxlZBgDIAEoAyI8CgxGYWlsdXJlQ2F1c2USDAoEY29kZRgBIAEoCRINCgVjb3VudBgCIAEoAxIPCgdtZXNzYWdlGAMgASgJImwKD1RlbXBsYXRlTGF0ZW5jeRITCgt0ZW1wbGF0ZV9pZBgBIAEoCRIVCg10ZW1wbGF0ZV9uYW1lGAIgASgJEg0KBWNvdW50GAMgASgDEg4KBnA1MF9tcxgEIAEoAxIOCgZwOTVfbXMYBSABKAMiRwoQRGVsaXZlcnlPdXRjb21lcxIRCglzdWNjZWVkZWQYASABKAMSDwoHcmV0cmllZBgCIAEoAxIPCgdkcm9wcGVkGAMgASgDIkkKClF1ZXVlU3RhdGUSDwoHcGVuZGluZxgBIAEoAxISCgpwcm9jZXNzaW5nGAIgASgDEhYKDm9sZGVzdF93YWl0X21zGAMgASgDKmwKC1N0YXRzUGVyaW9kEhwKGFNUQVRTX1BFUklPRF9VTlNQRUNJRklFRBAAEhQKEFNUQVRTX1BFUklPRF8yNEgQARITCg9TVEFUU19QRVJJT0RfN0QQAhIUChBTVEFUU19QRVJJT0RfMzBEEAMygwEKFVdvcmtzcGFjZVN0YXRzU2VydmljZRJqChFHZXRXb3Jrc3BhY2VTdGF0cxIpLmRvY2dlbi5hZG1pbi52MS5HZXRXb3Jrc3BhY2VTdGF0c1JlcXVlc3QaKi5kb2NnZW4uYWRtaW4udjEuR2V0V29ya3NwYWNlU3RhdHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("Chtkb2NnZW4vYWRtaW4vdjEvc3RhdHMucHJvdG8SD2RvY2dlbi5hZG1pbi52MSJeChhHZXRXb3Jrc3BhY2VTdGF0c1JlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJEiwKBnBlcmlvZBgCIAEoDjIcLmRvY2dlbi5hZG1pbi52MS5TdGF0c1BlcmlvZCL+AwoZR2V0V29ya3NwYWNlU3RhdHNSZXNwb25zZRIwCgxwZXJpb2Rfc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnBlcmlvZF9lbmQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDmJ1Y2tldF9zZWNvbmRzGAMgASgFEi0KB2J1Y2tldHMYBCADKAsyHC5kb2NnZW4uYWRtaW4udjEuU3RhdHNCdWNrZXQSEQoJY29tcGxldGVkGAUgASgDEg4KBmZhaWxlZBgGIAEoAxI1Cg5mYWlsdXJlX2NhdXNlcxgHIAMoCzIdLmRvY2dlbi5hZG1pbi52MS5GYWlsdXJlQ2F1c2USPAoSdGVtcGxhdGVfbGF0ZW5jaWVzGAggAygLMiAuZG9jZ2VuLmFkbWluLnYxLlRlbXBsYXRlTGF0ZW5jeRI1CgpkZWxpdmVyaWVzGAkgASgLMiEuZG9jZ2VuLmFkbWluLnYxLkRlbGl2ZXJ5T3V0Y29tZXMSKgoFcXVldWUYCiABKAsyGy5kb2NnZW4uYWRtaW4udjEuUXVldWVTdGF0ZRI9ChNiYXRjaGVzX2luX3Byb2dyZXNzGAsgAygLMiAuZG9jZ2VuLmFkbWluLnYxLkJhdGNoSW5Qcm9ncmVzcyJ/Cg9CYXRjaEluUHJvZ3Jlc3MSCgoCaWQYASABKAkSDQoFdG90YWwYAiABKAMSEQoJY29tcGxldGVkGAMgASgDEg4KBmZhaWxlZBgEIAEoAxIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJbCgtTdGF0c0J1Y2tldBIpCgVzdGFydBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJY29tcGxldGVkGAIgASgDEg4KBmZhaWxlZBgDIAEoAyI8CgxGYWlsdXJlQ2F1c2USDAoEY29kZRgBIAEoCRINCgVjb3VudBgCIAEoAxIPCgdtZXNzYWdlGAMgASgJImwKD1RlbXBsYXRlTGF0ZW5jeRITCgt0ZW1wbGF0ZV9pZBgBIAEoCRIVCg10ZW1wbGF0ZV9uYW1lGAIgASgJEg0KBWNvdW50GAMgASgDEg4KBnA1MF9tcxgEIAEoAxIOCgZwOTVfbXMYBSABKAMiRwoQRGVsaXZlcnlPdXRjb21lcxIRCglzdWNjZWVkZWQYASABKAMSDwoHcmV0cmllZBgCIAEoAxIPCgdkcm9wcGVkGAMgASgDIkkKClF1ZXVlU3RhdGUSDwoHcGVuZGluZxgBIAEoAxISCgpwcm9jZXNzaW5nGAIgASgDEhYKDm9sZGVzdF93YWl0X21zGAMgASgDKmwKC1N0YXRzUGVyaW9kEhwKGFNUQVRTX1BFUklPRF9VTlNQRUNJRklFRBAAEhQKEFNUQVRTX1BFUklPRF8yNEgQARITCg9TVEFUU19QRVJJT0RfN0QQAhIUChBTVEFUU19QRVJJT0RfMzBEEAMygwEKFVdvcmtzcGFjZVN0YXRzU2VydmljZRJqChFHZXRXb3Jrc3BhY2VTdGF0cxIpLmRvY2dlbi5hZG1pbi52MS5HZXRXb3Jrc3BhY2VTdGF0c1JlcXVlc3QaKi5kb2NnZW4uYWRtaW4udjEuR2V0V29ya3NwYWNlU3RhdHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * Describes the message docgen.admin.v1.GetWorkspaceStatsRequest.
@@ -26,39 +26,46 @@ export const GetWorkspaceStatsResponseSchema = /*@__PURE__*/
   messageDesc(file_docgen_admin_v1_stats, 1);
 
 /**
+ * Describes the message docgen.admin.v1.BatchInProgress.
+ * Use `create(BatchInProgressSchema)` to create a new message.
+ */
+export const BatchInProgressSchema = /*@__PURE__*/
+  messageDesc(file_docgen_admin_v1_stats, 2);
+
+/**
  * Describes the message docgen.admin.v1.StatsBucket.
  * Use `create(StatsBucketSchema)` to create a new message.
  */
 export const StatsBucketSchema = /*@__PURE__*/
-  messageDesc(file_docgen_admin_v1_stats, 2);
+  messageDesc(file_docgen_admin_v1_stats, 3);
 
 /**
  * Describes the message docgen.admin.v1.FailureCause.
  * Use `create(FailureCauseSchema)` to create a new message.
  */
 export const FailureCauseSchema = /*@__PURE__*/
-  messageDesc(file_docgen_admin_v1_stats, 3);
+  messageDesc(file_docgen_admin_v1_stats, 4);
 
 /**
  * Describes the message docgen.admin.v1.TemplateLatency.
  * Use `create(TemplateLatencySchema)` to create a new message.
  */
 export const TemplateLatencySchema = /*@__PURE__*/
-  messageDesc(file_docgen_admin_v1_stats, 4);
+  messageDesc(file_docgen_admin_v1_stats, 5);
 
 /**
  * Describes the message docgen.admin.v1.DeliveryOutcomes.
  * Use `create(DeliveryOutcomesSchema)` to create a new message.
  */
 export const DeliveryOutcomesSchema = /*@__PURE__*/
-  messageDesc(file_docgen_admin_v1_stats, 5);
+  messageDesc(file_docgen_admin_v1_stats, 6);
 
 /**
  * Describes the message docgen.admin.v1.QueueState.
  * Use `create(QueueStateSchema)` to create a new message.
  */
 export const QueueStateSchema = /*@__PURE__*/
-  messageDesc(file_docgen_admin_v1_stats, 6);
+  messageDesc(file_docgen_admin_v1_stats, 7);
 
 /**
  * Describes the enum docgen.admin.v1.StatsPeriod.
@@ -74,7 +81,8 @@ export const StatsPeriod = /*@__PURE__*/
 
 /**
  * A workspace at a glance (the portal's Overview): generations by final status over time,
- * failure causes, latency per template, webhook delivery outcomes and the current queue.
+ * failure causes, latency per template, webhook delivery outcomes, the current queue and the
+ * batches in progress.
  * Read from hourly counters written when generations and delivery attempts become final
  * (docs/architecture.md#workspace-statistics), never by scanning generations.
  *
