@@ -8,7 +8,15 @@ import type { Browser, ElementHandle, Page } from 'puppeteer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
 import { startApiStack, type ApiStack } from './api-stack.ts';
-import { checkScreen, click, fill, launchBrowser, openPage, waitForText, type WatchedPage } from './portal-stack.ts';
+import {
+  checkScreen,
+  click,
+  launchBrowser,
+  openPage,
+  setPasswordFromInvitation,
+  waitForText,
+  type WatchedPage,
+} from './portal-stack.ts';
 
 let stack: ApiStack;
 let browser: Browser;
@@ -92,11 +100,7 @@ describe('issue #31 in the portal', () => {
     const shown = await owner.page.$eval('aria/Email', (el) => (el as HTMLInputElement).value);
     expect(shown).toBe(OWNER.email);
     await checkScreen(owner, 'invitation-email');
-    await fill(owner.page, 'Your name', OWNER.name);
-    await fill(owner.page, 'New password', OWNER.password);
-    await fill(owner.page, 'Repeat password', OWNER.password);
-    await click(owner.page, 'Set password', 'button');
-    await owner.page.waitForSelector('aria/Templates[role="heading"]', { timeout: 20_000 });
+    await setPasswordFromInvitation(owner.page, { password: OWNER.password, name: OWNER.name });
   });
 
   it('the audit log says "published version 1 of Invoice" with the person and a link, and filters narrow it', async () => {

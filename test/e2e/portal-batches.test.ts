@@ -9,10 +9,10 @@ import { pollUntil } from '../harness/poll-until.ts';
 import { publishedTemplate, request } from './api-stack.ts';
 import {
   checkScreen,
-  click,
   fill,
   launchBrowser,
   openPage,
+  setPasswordFromInvitation,
   startPortalStack,
   waitForText,
   type PortalStack,
@@ -32,11 +32,7 @@ beforeAll(async () => {
   owner = await openPage(browser, stack.origin);
   const { page } = owner;
   await page.goto(stack.origin + (await stack.invite(workspaceId, 'bea.batches@example.com', MemberRole.OWNER)));
-  await fill(page, 'Your name', 'Bea Batches');
-  await fill(page, 'New password', 'correct horse battery staple');
-  await fill(page, 'Repeat password', 'correct horse battery staple');
-  await click(page, 'Set password', 'button');
-  await page.waitForSelector('aria/Templates[role="heading"]');
+  await setPasswordFromInvitation(page, { password: 'correct horse battery staple', name: 'Bea Batches' });
 }, 180_000);
 
 afterAll(async () => {

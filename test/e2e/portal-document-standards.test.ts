@@ -19,6 +19,7 @@ import {
   fill,
   launchBrowser,
   openPage,
+  setPasswordFromInvitation,
   startPortalStack,
   waitForText,
   type PortalStack,
@@ -39,11 +40,7 @@ beforeAll(async () => {
   const { page } = owner;
   const invitation = await devOwnerInvitation(stack.api.app, seed.workspaceId);
   await page.goto(stack.origin + new URL(invitation.inviteUrl).pathname);
-  await fill(page, 'Your name', 'Dev owner');
-  await fill(page, 'New password', 'correct horse battery staple');
-  await fill(page, 'Repeat password', 'correct horse battery staple');
-  await click(page, 'Set password', 'button');
-  await page.waitForSelector('aria/Templates[role="heading"]');
+  await setPasswordFromInvitation(page, { password: 'correct horse battery staple', name: 'Dev owner' });
 }, 180_000);
 
 afterAll(async () => {

@@ -18,6 +18,7 @@ import {
   fill,
   launchBrowser,
   openPage,
+  setPasswordFromInvitation,
   regionText,
   startPortalStack,
   waitForText,
@@ -36,11 +37,7 @@ beforeAll(async () => {
   author = await openPage(browser, stack.origin);
   const { page } = author;
   await page.goto(stack.origin + (await stack.invite(workspaceId, 'ada.author@example.com', MemberRole.EDITOR)));
-  await fill(page, 'Your name', 'Ada Author');
-  await fill(page, 'New password', 'correct horse battery staple');
-  await fill(page, 'Repeat password', 'correct horse battery staple');
-  await click(page, 'Set password', 'button');
-  await page.waitForSelector('aria/Templates[role="heading"]');
+  await setPasswordFromInvitation(page, { password: 'correct horse battery staple', name: 'Ada Author' });
 }, 180_000);
 
 afterEach(async (ctx) => {

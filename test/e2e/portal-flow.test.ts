@@ -28,6 +28,7 @@ import {
   fill,
   launchBrowser,
   openPage,
+  setPasswordFromInvitation,
   regionText,
   startPortalStack,
   waitForText,
@@ -75,11 +76,7 @@ describe('portal, as a workspace owner', () => {
     await page.goto(stack.origin + invitePath);
     await page.waitForSelector('aria/Set password[role="button"]');
     await checkScreen(owner, 'invitation');
-    await fill(page, 'Your name', 'Olga Owner');
-    await fill(page, 'New password', OWNER.password);
-    await fill(page, 'Repeat password', OWNER.password);
-    await click(page, 'Set password', 'button');
-    await page.waitForSelector('aria/Templates[role="heading"]');
+    await setPasswordFromInvitation(page, { password: OWNER.password, name: 'Olga Owner' });
     expect(new URL(page.url()).pathname).toBe('/templates');
     await checkScreen(owner, 'templates-empty');
 
@@ -383,10 +380,7 @@ describe('portal, as a viewer', () => {
       const viewer = await openPage(context, stack.origin);
       const { page } = viewer;
       await page.goto(stack.origin + (await stack.invite(workspaceId, 'vera.viewer@example.com', MemberRole.VIEWER)));
-      await fill(page, 'New password', 'viewer password that is long');
-      await fill(page, 'Repeat password', 'viewer password that is long');
-      await click(page, 'Set password', 'button');
-      await page.waitForSelector('aria/Templates[role="heading"]');
+      await setPasswordFromInvitation(page, { password: 'viewer password that is long' });
       expect(await page.$('aria/New template[role="button"]')).toBeNull();
       await click(page, 'API keys', 'link');
       await waitForText(page, 'billing service');

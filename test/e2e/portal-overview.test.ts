@@ -33,9 +33,9 @@ import {
   SCREENSHOT_DIR,
   checkScreen,
   click,
-  fill,
   launchBrowser,
   openPage,
+  setPasswordFromInvitation,
   startPortalStack,
   waitForText,
   type PortalStack,
@@ -245,10 +245,7 @@ describe('portal overview, generations and detail', () => {
     const { page } = owner;
     const invitePath = await stack.invite(workspaceId, 'otto.owner@example.com', MemberRole.OWNER);
     await page.goto(stack.origin + invitePath);
-    await fill(page, 'New password', 'overview password that is long');
-    await fill(page, 'Repeat password', 'overview password that is long');
-    await click(page, 'Set password', 'button');
-    await page.waitForSelector('aria/Templates[role="heading"]');
+    await setPasswordFromInvitation(page, { password: 'overview password that is long' });
     await click(page, 'Overview', 'link');
     await page.waitForSelector('aria/Overview[role="heading"]');
     const chart = await page.waitForSelector('[role="img"][aria-label^="Generations per"]', { visible: true });

@@ -17,9 +17,9 @@ import { pollUntil } from '../harness/poll-until.ts';
 import {
   checkScreen,
   click,
-  fill,
   launchBrowser,
   openPage,
+  setPasswordFromInvitation,
   regionText,
   startPortalStack,
   type PortalStack,
@@ -49,11 +49,7 @@ describe('the sample invoice on a fresh docgen dev', () => {
     const { page } = author;
     const owner = await devOwnerInvitation(stack.api.app, seed.workspaceId);
     await page.goto(stack.origin + new URL(owner.inviteUrl).pathname);
-    await fill(page, 'Your name', 'Dev owner');
-    await fill(page, 'New password', 'correct horse battery staple');
-    await fill(page, 'Repeat password', 'correct horse battery staple');
-    await click(page, 'Set password', 'button');
-    await page.waitForSelector('aria/Templates[role="heading"]');
+    await setPasswordFromInvitation(page, { password: 'correct horse battery staple', name: 'Dev owner' });
 
     await click(page, 'Sample invoice', 'link');
     const count = () => page.$eval('[aria-label="Preview"]', (el) => Number(el.getAttribute('data-preview-count')));

@@ -146,6 +146,21 @@ export async function fill(page: Page, name: string, text: string): Promise<void
   await handle!.dispose();
 }
 
+/**
+ * On an invitation link's page: sets the password (and the name, when given) as the invited
+ * person would, and waits for the portal's first screen (Templates) signed in.
+ */
+export async function setPasswordFromInvitation(
+  page: Page,
+  person: { password: string; name?: string },
+): Promise<void> {
+  if (person.name !== undefined) await fill(page, 'Your name', person.name);
+  await fill(page, 'New password', person.password);
+  await fill(page, 'Repeat password', person.password);
+  await click(page, 'Set password', 'button');
+  await page.waitForSelector('aria/Templates[role="heading"]', { timeout: 20_000 });
+}
+
 /** The visible text of the region with this accessible name. */
 export async function regionText(page: Page, name: string): Promise<string> {
   const handle = await page.waitForSelector(`aria/${name}[role="region"]`, { timeout: 15_000 });

@@ -16,6 +16,7 @@ import {
   fill,
   launchBrowser,
   openPage,
+  setPasswordFromInvitation,
   regionText,
   startPortalStack,
   waitForText,
@@ -34,11 +35,7 @@ beforeAll(async () => {
   owner = await openPage(browser, stack.origin);
   const { page } = owner;
   await page.goto(stack.origin + (await stack.invite(workspaceId, 'olive.owner@example.com', MemberRole.OWNER)));
-  await fill(page, 'Your name', 'Olive Owner');
-  await fill(page, 'New password', 'correct horse battery staple');
-  await fill(page, 'Repeat password', 'correct horse battery staple');
-  await click(page, 'Set password', 'button');
-  await page.waitForSelector('aria/Templates[role="heading"]');
+  await setPasswordFromInvitation(page, { password: 'correct horse battery staple', name: 'Olive Owner' });
 }, 180_000);
 
 afterEach(async (ctx) => {
