@@ -1016,7 +1016,8 @@ export declare type AuditEvent = Message<"docgen.admin.v1.AuditEvent"> & {
 
   /**
    * What the event recorded to tell it in words (never a secret), e.g. `version`,
-   * `templateName`, `email`, `role`. Events recorded before docgen 0.9 have none.
+   * `templateName`, `email`, `role`. Older events have none: their words come from
+   * `detail` and the target's current name.
    *
    * @generated from field: map<string, string> facts = 12;
    */
