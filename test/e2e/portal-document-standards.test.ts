@@ -77,6 +77,8 @@ describe('document standards in the portal', () => {
     const { page } = owner;
     await click(page, 'Templates', 'link');
     await click(page, 'E-invoice (Factur-X EN 16931)', 'link');
+    // The sections are drawn again once the version has loaded: open one after that.
+    await waitForText(page, 'Preview up to date', 60_000);
     await click(page, 'Document standards');
     const checked = async (name: string) => {
       const handle = await page.waitForSelector(`aria/${name}[role="checkbox"]`);
