@@ -20,6 +20,7 @@ import {
 } from '../../sdk/typescript/src/index.ts';
 import { createGenerationClient, GenerationStatus, preferWait } from '../../sdk/typescript/src/connect.ts';
 import { uniqueRunDir } from '../harness/dependencies.ts';
+import { pollUntil } from '../harness/poll-until.ts';
 import { BATCHES_EXIST, MANY, REPO_ROOT, startSdkStack, unknownKey, type SdkStack } from './sdk-fixture.ts';
 
 const execFileAsync = promisify(execFile);
@@ -176,6 +177,18 @@ describe('TypeScript SDK: generations', () => {
     }
     // Filters go to the server; a Date becomes RFC 3339.
     const many = new DocgenClient({ baseUrl: sdk.fixture.baseUrl, apiKey: sdk.fixture.keys.many });
+    // The render role fails each of them (an unknown template) after its pull: wait for all.
+    const waitStarted = Date.now();
+    await pollUntil(
+      async () => {
+        let final = 0;
+        for await (const g of many.generations.list({ status: 'FAILED' })) if (g.id) final++;
+        return final;
+      },
+      (final) => final === MANY,
+      { timeoutMs: 60_000, intervalMs: 250, description: `${MANY} generations FAILED` },
+    );
+    console.log(`sdk: ${MANY} generations of an unknown template FAILED ${Date.now() - waitStarted} ms into the wait`);
     let failed = 0;
     for await (const g of many.generations.list({ status: 'FAILED', createdAfter: new Date(0) })) {
       expect(g.status).toBe('FAILED');
