@@ -578,7 +578,7 @@ export const INDEX_STEPS: readonly IndexStep[] = [
     },
   },
   {
-    // The Overview without scans (docs/architecture.md#statistics).
+    // The Overview without scans (docs/architecture.md#workspace-statistics).
     version: 9,
     name: 'overview-without-scans',
     create: {
