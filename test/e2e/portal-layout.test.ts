@@ -7,7 +7,7 @@
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, Dialog, HTTPRequest, Page } from 'puppeteer';
+import type { Browser, Dialog, ElementHandle, HTTPRequest, Page } from 'puppeteer';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
 import { GenerationStatus } from '../../src/gen/docgen/v1/generation_pb.js';
@@ -181,6 +181,46 @@ afterAll(async () => {
   await receiver?.close();
   await stack?.close();
 });
+
+/** Puts the cursor at the very end of a code editor (Ctrl+End). */
+async function cursorToEnd(page: Page, editor: ElementHandle): Promise<void> {
+  await editor.focus();
+  await page.keyboard.down('Control');
+  await page.keyboard.press('End');
+  await page.keyboard.up('Control');
+}
+
+/** The template body editor's text, line by line. */
+function bodyText(page: Page): Promise<string> {
+  return page.$eval('[aria-label="Template body"]', (el) =>
+    Array.from(el.querySelectorAll('.cm-line'))
+      .map((line) => line.textContent ?? '')
+      .join('\n'),
+  );
+}
+
+/**
+ * Holds every request to one admin RPC until `release()`: its answer then arrives after
+ * whatever the test does meanwhile. `stop()` ends the interception.
+ */
+async function holdRpc(page: Page, rpc: string): Promise<{ release: () => void; stop: () => Promise<void> }> {
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.setRequestInterception(true);
+  const hold = (req: HTTPRequest) => {
+    if (req.isInterceptResolutionHandled()) return;
+    if (req.url().endsWith(`/${rpc}`)) void held.then(() => req.continue());
+    else void req.continue();
+  };
+  page.on('request', hold);
+  return {
+    release: () => release(),
+    stop: async () => {
+      page.off('request', hold);
+      await page.setRequestInterception(false);
+    },
+  };
+}
 
 /** How far the page scrolls sideways (0: not at all), and the widest elements if it does. */
 function sidewaysScroll(page: Page): Promise<{ overflow: number; culprits: string[] }> {
@@ -396,25 +436,12 @@ describe('portal layout at 800 px and 1440 px', () => {
     await page.goto(`${stack.origin}/templates/${id}`);
     await waitForText(page, 'based on version 1');
     const body = await page.waitForSelector('aria/Template body', { visible: true });
-    const toEnd = async () => {
-      await body!.focus();
-      await page.keyboard.down('Control');
-      await page.keyboard.press('End');
-      await page.keyboard.up('Control');
-    };
+    const toEnd = () => cursorToEnd(page, body!);
     await toEnd();
     await page.keyboard.type('<p>saved</p>');
 
     // The save's request is held until more has been typed: its answer arrives after the keystrokes.
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => (release = resolve));
-    await page.setRequestInterception(true);
-    const hold = (req: HTTPRequest) => {
-      if (req.isInterceptResolutionHandled()) return;
-      if (req.url().endsWith('/CreateTemplateVersion')) void held.then(() => req.continue());
-      else void req.continue();
-    };
-    page.on('request', hold);
+    const { release, stop } = await holdRpc(page, 'CreateTemplateVersion');
     try {
       await click(page, 'Save version', 'button');
       await toEnd();
@@ -427,14 +454,9 @@ describe('portal layout at 800 px and 1440 px', () => {
       await page.keyboard.type('<p>and more</p>');
       await new Promise((resolve) => setTimeout(resolve, 1500));
     } finally {
-      page.off('request', hold);
-      await page.setRequestInterception(false);
+      await stop();
     }
-    const text = await page.$eval('[aria-label="Template body"]', (el) =>
-      Array.from(el.querySelectorAll('.cm-line'))
-        .map((line) => line.textContent ?? '')
-        .join('\n'),
-    );
+    const text = await bodyText(page);
     expect(text).toBe('<p>Dear reader</p><p>saved</p><p>typed after Save</p><p>and more</p>');
     const saved = await stack.api.admin.templates.getTemplateVersion({ templateId: id, version: 2 });
     expect(saved.version!.content!.body).toBe('<p>Dear reader</p><p>saved</p>');
@@ -447,13 +469,7 @@ describe('portal layout at 800 px and 1440 px', () => {
     await page.reload();
     await waitForText(page, 'were restored');
     await waitForText(page, 'based on version 2');
-    expect(
-      await page.$eval('[aria-label="Template body"]', (el) =>
-        Array.from(el.querySelectorAll('.cm-line'))
-          .map((line) => line.textContent ?? '')
-          .join('\n'),
-      ),
-    ).toBe('<p>Dear reader</p><p>saved</p><p>typed after Save</p><p>and more</p>');
+    expect(await bodyText(page)).toBe('<p>Dear reader</p><p>saved</p><p>typed after Save</p><p>and more</p>');
     await click(page, 'Discard changes', 'button');
   });
   it('carries keystrokes typed while a new template is being created to its page, as unsaved changes', async () => {
@@ -462,38 +478,20 @@ describe('portal layout at 800 px and 1440 px', () => {
     await page.goto(`${stack.origin}/templates/new`);
     await fill(page, 'Template name', 'Race memo');
     const body = await page.waitForSelector('aria/Template body', { visible: true });
-    const toEnd = async () => {
-      await body!.focus();
-      await page.keyboard.down('Control');
-      await page.keyboard.press('End');
-      await page.keyboard.up('Control');
-    };
+    const toEnd = () => cursorToEnd(page, body!);
     await toEnd();
     await page.keyboard.type('<p>first</p>');
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => (release = resolve));
-    await page.setRequestInterception(true);
-    const hold = (req: HTTPRequest) => {
-      if (req.isInterceptResolutionHandled()) return;
-      if (req.url().endsWith('/CreateTemplate')) void held.then(() => req.continue());
-      else void req.continue();
-    };
-    page.on('request', hold);
+    const { release, stop } = await holdRpc(page, 'CreateTemplate');
     let typed: string;
     try {
       await click(page, 'Save draft', 'button');
       await toEnd();
       await page.keyboard.type('<p>second</p>');
-      typed = await page.$eval('[aria-label="Template body"]', (el) =>
-        Array.from(el.querySelectorAll('.cm-line'))
-          .map((line) => line.textContent ?? '')
-          .join('\n'),
-      );
+      typed = await bodyText(page);
       release();
       await page.waitForFunction(() => /\/templates\/tpl_/.test(location.pathname), { timeout: 20_000 });
     } finally {
-      page.off('request', hold);
-      await page.setRequestInterception(false);
+      await stop();
     }
     await waitForText(page, 'Created the template as version 1.');
     await waitForText(page, 'were restored');
