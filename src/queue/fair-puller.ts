@@ -13,7 +13,22 @@
 //   This finds what no publish announced: jobs queued before the process started, jobs naked
 //   with a delay (retries), and jobs whose worker died (redelivered after ack_wait).
 // A pull is one `no_wait` request for one message on the lane's consumer: a job or "none"
-// at once, never a pull that waits on one lane while another has work.
+// at once, never a pull that waits on one lane while another has work. Except that a no_wait
+// pull that reaches the server while the lane's last job is being delivered to another pull
+// is answered only when a job comes or the pull expires (seen with nats-server 2.9): a slot
+// would wait there instead of rendering. So a process has at most as many pulls on their way
+// to a lane as it knows jobs there (the last delivery says how many are left, each publish
+// seen adds one; one when unknown), and each pull expires after PULL_EXPIRES_MS for the race
+// it cannot see, with another process's pull.
+//
+// Reserve slots: a process whose slots all hold a heavy workspace's jobs would make a light
+// workspace's next job wait until one of them ends (a render or more, and every step of the
+// job around it). So besides its `concurrency` slots a process keeps `reserveSlots` (1) that
+// pull only for workspaces holding no job in this process: a heavy workspace, which holds
+// jobs here the whole time it drains, never gets them, and a light workspace's job is pulled
+// the moment it is published. What it then waits for is a page (render-slots.ts gives it the
+// next one, ahead of the heavy workspace's jobs): at most one render. The reserve costs the
+// heavy workspace nothing: it renders on the same pages, which are the limit.
 //
 // The stream of releases before the lanes (`<p>.render.jobs`) is one more lane, drained
 // through its old consumer, so jobs queued before an upgrade still render.
@@ -47,8 +62,13 @@ export interface FairPullerOptions<T> {
   lanesSubject: string;
   /** The stream and durable consumer of releases before the lanes (drained, not written). */
   legacy: { stream: string; consumer: string };
-  /** Jobs handled at once in this process. */
+  /** Jobs handled at once in this process (reserve slots not counted). */
   concurrency: number;
+  /**
+   * Slots, besides `concurrency`, that pull only for workspaces holding no job in this process
+   * (the header says why). Default 1.
+   */
+  reserveSlots?: number;
   /** ack_wait of every lane consumer. */
   ackWaitMs: number;
   maxAckPending: number;
@@ -79,6 +99,9 @@ export interface FairPuller {
 
 const laneKeyString = (key: LaneKey) => `${key.tenant}.${key.lane}`;
 
+/** How long a pull that found the lane's jobs all taken may wait for one (module header). */
+const PULL_EXPIRES_MS = 250;
+
 export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
   const { nats, signal } = opts;
   const nc: NatsConnection = nats.connection;
@@ -98,13 +121,29 @@ export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
   });
   let listing = new Map<string, number>();
 
+  // Jobs each workspace holds in this process (the reserve slots pull for those holding none).
+  const held = new Map<string, number>();
+  const holdsNone = (tenant: string) => !held.has(tenant);
+  // Pulls on their way to each lane, and the jobs known to wait there (module header).
+  const pulling = new Map<string, number>();
+  const knownJobs = new Map<string, number>();
+  const pullable = (key: LaneKey) => {
+    const k = laneKeyString(key);
+    return (pulling.get(k) ?? 0) < Math.max(1, knownJobs.get(k) ?? 1);
+  };
+
   // Slots with nothing to do wait for a wake-up: a publish seen wakes one (it announces one
-  // job: waking every idle slot would send all but one on an empty look), a listing with work
+  // job: waking every idle slot would send all but one on an empty look), a regular slot if
+  // one is idle, else a reserve slot if the workspace holds no job here; a listing with work
   // or the stop wakes them all.
   const idle: (() => void)[] = [];
-  const wakeOne = () => idle.shift()?.();
+  const idleReserve: (() => void)[] = [];
+  const wakeFor = (tenant: string) => {
+    if (idle.length > 0) idle.shift()!();
+    else if (holdsNone(tenant)) idleReserve.shift()?.();
+  };
   const wakeAll = () => {
-    for (const resolve of idle.splice(0)) resolve();
+    for (const resolve of [...idle.splice(0), ...idleReserve.splice(0)]) resolve();
   };
 
   const notices: Subscription = nc.subscribe(opts.lanesSubject, {
@@ -112,8 +151,11 @@ export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
       if (err) return;
       const route = parseRenderLaneSubject(nats.prefix, msg.subject);
       if (!route) return;
-      scheduler.markReady({ tenant: route.workspaceId, lane: route.lane });
-      wakeOne();
+      const key = { tenant: route.workspaceId, lane: route.lane };
+      const k = laneKeyString(key);
+      if (knownJobs.has(k)) knownJobs.set(k, knownJobs.get(k)! + 1);
+      scheduler.markReady(key);
+      wakeFor(route.workspaceId);
     },
   });
 
@@ -140,6 +182,7 @@ export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
           scheduler.markListed(key, now);
         }
         scheduler.forgetExcept(new Set(counts.keys()), laneKeyString);
+        for (const k of knownJobs.keys()) if (!counts.has(k)) knownJobs.delete(k);
         listing = counts;
         lastReconcile = Date.now();
         await refreshWeights(counts);
@@ -204,7 +247,7 @@ export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
       try {
         reply = await nc.request(
           `$JS.API.CONSUMER.MSG.NEXT.${stream}.${consumer}`,
-          JSON.stringify({ batch: 1, no_wait: true }),
+          JSON.stringify({ batch: 1, no_wait: true, expires: PULL_EXPIRES_MS * 1_000_000 }),
           // A delivery names the job's subject, not the inbox: the shared (muxed) request
           // inbox could not route it, so each pull gets an inbox of its own.
           { timeout: 5_000, noMux: true },
@@ -224,29 +267,56 @@ export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
     }
   }
 
-  const slot = async (): Promise<void> => {
+  /** A pull came back: `left` jobs wait in the lane, by its answer. */
+  const pullDone = (k: string, left: number) => {
+    const n = pulling.get(k)! - 1;
+    if (n > 0) pulling.set(k, n);
+    else pulling.delete(k);
+    if (left > 0) knownJobs.set(k, left);
+    else knownJobs.delete(k);
+  };
+
+  /** A regular slot pulls in the round's order; a reserve slot only for workspaces holding none. */
+  const slot = async (reserve: boolean): Promise<void> => {
+    const waiting = reserve ? idleReserve : idle;
     let failures = 0;
     while (!signal.aborted) {
-      const key = scheduler.next();
+      const key = reserve ? scheduler.nextAmong(holdsNone, pullable) : scheduler.next(pullable);
       if (!key) {
         let resolve!: () => void;
         const woken = new Promise<void>((r) => (resolve = r));
-        idle.push(resolve);
+        waiting.push(resolve);
         try {
           if (Date.now() - lastReconcile >= reconcileMs) void reconcile();
           await Promise.race([woken, sleep(reconcileMs, signal)]);
         } finally {
-          const at = idle.indexOf(resolve);
-          if (at >= 0) idle.splice(at, 1);
+          const at = waiting.indexOf(resolve);
+          if (at >= 0) waiting.splice(at, 1);
         }
         continue;
       }
+      // The workspace holds the job from the pull on (a reserve slot does not pull for it
+      // meanwhile) until its handler ends, or the pull brings nothing.
+      held.set(key.tenant, (held.get(key.tenant) ?? 0) + 1);
+      const release = () => {
+        const left = held.get(key.tenant)! - 1;
+        if (left > 0) held.set(key.tenant, left);
+        else held.delete(key.tenant);
+      };
+      // A reserve pull is outside the round: nothing was charged, nothing is refunded.
+      const refund = () => {
+        release();
+        if (!reserve) scheduler.refund(key.tenant);
+      };
+      const k = laneKeyString(key);
+      pulling.set(k, (pulling.get(k) ?? 0) + 1);
       let msg: DeliveredMessage | null;
       try {
         msg = await pullOne(key);
         failures = 0;
       } catch (err) {
-        scheduler.refund(key.tenant);
+        pullDone(k, 0);
+        refund();
         scheduler.markEmpty(key, Date.now());
         if (!signal.aborted) reportError(err);
         failures++;
@@ -254,7 +324,8 @@ export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
         continue;
       }
       if (msg === null) {
-        scheduler.refund(key.tenant);
+        pullDone(k, 0);
+        refund();
         scheduler.markEmpty(key, Date.now());
         continue;
       }
@@ -265,17 +336,32 @@ export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
         } catch {
           // connection gone: redelivered after ack_wait
         }
+        release();
         break;
       }
+      pullDone(k, msg.info.pending);
       scheduler.markDelivered(key, msg.info.pending > 0, Date.now());
+      // Another slot may be idle because this pull was on its way to the only lane with work.
+      if (msg.info.pending > 0) wakeFor(key.tenant);
       opts.onDelivered?.(key.lane, msg);
-      await handle(msg);
+      try {
+        await handle(msg);
+      } finally {
+        release();
+      }
     }
   };
 
   if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1)
     throw new RangeError('startFairPuller: concurrency must be a whole number >= 1');
-  const slots = Promise.all([...Array.from({ length: opts.concurrency }, () => slot()), reconcileLoop]);
+  const reserveSlots = opts.reserveSlots ?? 1;
+  if (!Number.isInteger(reserveSlots) || reserveSlots < 0)
+    throw new RangeError('startFairPuller: reserveSlots must be a whole number >= 0');
+  const slots = Promise.all([
+    ...Array.from({ length: opts.concurrency }, () => slot(false)),
+    ...Array.from({ length: reserveSlots }, () => slot(true)),
+    reconcileLoop,
+  ]);
   signal.addEventListener('abort', () => wakeAll(), { once: true });
   // Stopping waits for the jobs being handled, not for a pull or a listing still on its way
   // (up to their request time-out after a NATS outage): a job such a pull brings back after the

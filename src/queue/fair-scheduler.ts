@@ -122,23 +122,51 @@ export class FairScheduler<L extends string = string> {
 
   /**
    * The lane to pull the next job from, charged one job to its tenant; undefined when no lane
-   * is ready. Give the charge back with refund() when the pull finds nothing.
+   * is ready. Give the charge back with refund() when the pull finds nothing. A ready lane
+   * that is not `pullable` (the puller has as many pulls on its way there as it knows jobs)
+   * is passed over without a charge.
    */
-  next(): LaneLook<L> | undefined {
-    // Each pass either serves or drops a tenant without ready lanes, or credits one that ran
-    // out: at most two looks per tenant.
+  next(pullable: (key: LaneKey<L>) => boolean = () => true): LaneLook<L> | undefined {
+    // Each pass either serves or drops a tenant without ready lanes, passes over one whose
+    // ready lanes may not be pulled now, or credits one that ran out: at most two looks per
+    // tenant.
     for (let looks = 0; this.round.length > 0 && looks <= 2 * this.round.length; looks++) {
       if (this.cursor >= this.round.length) this.cursor = 0;
       const state = this.round[this.cursor]!;
-      const lane = this.options.lanes.find((l) => state.lanes.get(l)?.ready);
-      if (lane === undefined) {
+      const ready = this.options.lanes.filter((l) => state.lanes.get(l)?.ready);
+      if (ready.length === 0) {
         this.leave(this.cursor);
+        continue;
+      }
+      const lane = ready.find((l) => pullable({ tenant: state.tenant, lane: l }));
+      if (lane === undefined) {
+        // Its jobs are being pulled already: its turn passes, its credit stays.
+        this.cursor++;
         continue;
       }
       if (state.credit < 1) state.credit += Math.max(1, Math.floor(this.options.weightOf(state.tenant)));
       state.credit -= 1;
       if (state.credit < 1) this.cursor++;
       return { tenant: state.tenant, lane, publishes: state.lanes.get(lane)!.publishes };
+    }
+    return undefined;
+  }
+
+  /**
+   * The lane of the first tenant in turn order that `accept`s and has a ready lane, charging
+   * nothing and leaving the round as it is: for the reserve slots (fair-puller.ts), which pull
+   * outside the round for tenants that hold no job in the process.
+   */
+  nextAmong(
+    accept: (tenant: string) => boolean,
+    pullable: (key: LaneKey<L>) => boolean = () => true,
+  ): LaneLook<L> | undefined {
+    const n = this.round.length;
+    for (let i = 0; i < n; i++) {
+      const state = this.round[(this.cursor + i) % n]!;
+      if (!accept(state.tenant)) continue;
+      const lane = this.options.lanes.find((l) => state.lanes.get(l)?.ready && pullable({ tenant: state.tenant, lane: l }));
+      if (lane !== undefined) return { tenant: state.tenant, lane, publishes: state.lanes.get(lane)!.publishes };
     }
     return undefined;
   }

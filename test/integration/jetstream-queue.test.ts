@@ -412,6 +412,7 @@ describe('fair puller (per-workspace lanes)', () => {
     stop: AbortController,
     handler: (job: JobContext<{ id: string }>) => Promise<void>,
     concurrency = 1,
+    reserveSlots?: number,
   ) {
     return startFairPuller<{ id: string }>({
       nats: queue,
@@ -424,6 +425,7 @@ describe('fair puller (per-workspace lanes)', () => {
       signal: stop.signal,
       stopTimeoutMs: 2_000,
       reconcileMs: 200,
+      ...(reserveSlots === undefined ? {} : { reserveSlots }),
       handler,
     });
   }
@@ -476,5 +478,62 @@ describe('fair puller (per-workspace lanes)', () => {
     // Every job once (A3 is parked), nothing left unacked but A3.
     expect(new Set(handled).size).toBe(handled.length);
     expect(handled.filter((id) => id.startsWith('A'))).toHaveLength(19);
+  });
+
+  it("takes a light workspace's job at once on the reserve slot while the heavy one holds every regular slot, and never gives the reserve to the heavy one", async () => {
+    const queue = await freshQueue();
+    await queue.ensureConsumer(queue.names.streams.render, 'render-legacy', { ackWaitMs: 2_000 });
+    const laneA = renderLaneSubject(queue.prefix, { workspaceId: wsA, lane: 'batch' });
+    const laneB = renderLaneSubject(queue.prefix, { workspaceId: wsB, lane: 'single' });
+    for (let i = 0; i < 6; i++) await queue.publish(laneA, { id: `A${i}` }, `A${i}`);
+
+    /** One run: A's jobs take 400 ms each on the one regular slot; B publishes once A is under way. */
+    const run = async (reserveSlots: number) => {
+      const stop = stopper();
+      let aInFlight = 0;
+      // A's jobs started after B's was handled, and how many of them found another of A's in flight.
+      let aStartsAfterB = 0;
+      let aOverlapsAfterB = 0;
+      const handledAt = new Map<string, number>();
+      const loop = puller(
+        queue,
+        stop,
+        async (job) => {
+          if (job.data.id.startsWith('A')) {
+            if (handledAt.has(`B-${reserveSlots}`)) {
+              aStartsAfterB++;
+              if (aInFlight > 0) aOverlapsAfterB++;
+            }
+            aInFlight++;
+            await sleep(400);
+            aInFlight--;
+          }
+          handledAt.set(job.data.id, Date.now());
+        },
+        1,
+        reserveSlots,
+      );
+      await pollUntil(() => handledAt.size, (n) => n >= 1, { timeoutMs: 10_000, description: "A's first job done" });
+      const publishedAt = Date.now();
+      await queue.publish(laneB, { id: `B-${reserveSlots}` }, `B-${reserveSlots}`);
+      await pollUntil(() => handledAt.has(`B-${reserveSlots}`), Boolean, {
+        timeoutMs: 10_000,
+        description: "B's job handled",
+      });
+      const bWaitedMs = handledAt.get(`B-${reserveSlots}`)! - publishedAt;
+      await pollUntil(() => aStartsAfterB, (n) => n >= 2, { timeoutMs: 10_000, description: "A's jobs after B's" });
+      stop.abort();
+      await loop.done;
+      return { bWaitedMs, aOverlapsAfterB };
+    };
+    // With a reserve slot B does not wait for A's job in the regular slot to end (400 ms)...
+    const withReserve = await run(1);
+    expect(withReserve.bWaitedMs).toBeLessThan(300);
+    // ...and A, which holds a job the whole time it drains, does not get the free reserve slot.
+    expect(withReserve.aOverlapsAfterB).toBe(0);
+    // Without one, B waits behind A's job (the regular slot alternates A and B).
+    for (let i = 6; i < 12; i++) await queue.publish(laneA, { id: `A${i}` }, `A${i}`);
+    const without = await run(0);
+    expect(without.bWaitedMs).toBeGreaterThanOrEqual(150);
   });
 });

@@ -56,6 +56,41 @@ describe('FairScheduler', () => {
     expect(next).toContain('B.single');
   });
 
+  it('passes over a workspace whose ready lanes may not be pulled now, keeping its credit and its place', () => {
+    const s = scheduler();
+    s.markReady({ tenant: 'A', lane: 'batch' });
+    s.markReady({ tenant: 'B', lane: 'single' });
+    s.markReady({ tenant: 'B', lane: 'batch' });
+    let bPullable = false;
+    const pullable = (key: { tenant: string; lane: string }) => key.tenant !== 'B' || bPullable;
+    const got: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const key = s.next(pullable);
+      got.push(key ? `${key.tenant}.${key.lane}` : '-');
+    }
+    // B's pulls are all on their way: A alone is served meanwhile...
+    expect(got).toEqual(['A.batch', 'A.batch', 'A.batch', 'A.batch']);
+    // ...and nothing at all when A's lane may not be pulled either.
+    expect(s.next(() => false)).toBeUndefined();
+    expect(s.readyTenants().sort()).toEqual(['A', 'B']);
+    // Then B takes its turns again, single generations first.
+    bPullable = true;
+    const next = [s.next(pullable), s.next(pullable)].map((k) => `${k!.tenant}.${k!.lane}`);
+    expect(next).toContain('B.single');
+    expect(next).toContain('A.batch');
+  });
+
+  it('gives the reserve a workspace it accepts, in turn order, without charging or moving the round', () => {
+    const s = scheduler();
+    s.markReady({ tenant: 'A', lane: 'batch' });
+    s.markReady({ tenant: 'B', lane: 'single' });
+    expect(s.nextAmong((t) => t === 'B')).toMatchObject({ tenant: 'B', lane: 'single' });
+    expect(s.nextAmong((t) => t === 'C')).toBeUndefined();
+    expect(s.nextAmong(() => true, (k) => k.tenant !== 'A')).toMatchObject({ tenant: 'B' });
+    // The round goes on as if the reserve had not looked: equal turns.
+    expect(picks(s, 4).sort()).toEqual(['A.batch', 'A.batch', 'B.single', 'B.single']);
+  });
+
   it('refunds a pull that found nothing and drops the lane until a publish', () => {
     const s = scheduler();
     s.markReady({ tenant: 'A', lane: 'single' });
