@@ -248,6 +248,8 @@ export interface ChildApi {
   proc: DocgenProcess;
   publicPort: number;
   adminPort: number | undefined;
+  /** The ops listener (/metrics, /readyz). */
+  opsPort: number;
   baseUrl: string;
 }
 
@@ -263,7 +265,8 @@ export async function spawnServe(
     const line = await proc.waitForLine((l) => l.json?.msg === 'docgen started', 60_000);
     const publicPort = Number(line.json!.publicPort ?? 0);
     const adminPort = line.json!.adminPort === undefined ? undefined : Number(line.json!.adminPort);
-    return { proc, publicPort, adminPort, baseUrl: `http://127.0.0.1:${publicPort}` };
+    const opsPort = Number(line.json!.opsPort ?? 0);
+    return { proc, publicPort, adminPort, opsPort, baseUrl: `http://127.0.0.1:${publicPort}` };
   } catch (err) {
     await proc.stop(2_000);
     throw err;

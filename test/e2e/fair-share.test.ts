@@ -14,10 +14,10 @@ import { availableParallelism, loadavg } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MongoClient, type Collection } from 'mongodb';
-import { parseId } from '../../src/domain/ids.ts';
+import { formatId, parseId } from '../../src/domain/ids.ts';
 import { COLLECTIONS, type GenerationDoc } from '../../src/store/documents.ts';
 import { pollUntil } from '../harness/poll-until.ts';
-import { adminClients, postJson, startApiStack, type ApiStack } from './api-stack.ts';
+import { adminClients, postJson, spawnServe, startApiStack, type ApiStack, type ChildApi } from './api-stack.ts';
 
 // FAIR_SHARE_SCALE (default 1) shrinks or grows every count, for a quick look on a slow machine.
 const SCALE = Number(process.env.FAIR_SHARE_SCALE ?? 1);
@@ -27,6 +27,8 @@ const SOLO = BACKLOG;
 const SPLIT_EACH = Math.round(150 * SCALE);
 
 let stack: ApiStack;
+/** The render role, a process of its own as in a deployment (roles scale independently). */
+let render: ChildApi;
 let mongo: MongoClient;
 let generations: Collection<GenerationDoc>;
 
@@ -177,6 +179,19 @@ function cpuStall(): () => number | null {
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
+/**
+ * p95 of the render process's own time for these generations (its "render completed" log:
+ * from the pull to the final state), in seconds: what of B's create→final is the render job,
+ * and not the API or the wait for a pull.
+ */
+function processP95(docs: GenerationDoc[]): number | null {
+  const ids = new Set(docs.map((d) => formatId('generation', d._id)));
+  const ms = render.proc.lines
+    .filter((l) => l.json?.msg === 'render completed' && ids.has(String(l.json.generationId)))
+    .map((l) => Number(l.json!.durationMs) / 1000);
+  return ms.length === 0 ? null : p95(ms);
+}
+
 beforeAll(async () => {
   stack = await startApiStack({
     ...(process.env.FAIR_SHARE_LOG
@@ -188,17 +203,19 @@ beforeAll(async () => {
         }
       : {}),
     env: {
-      DOCGEN_ROLES: 'api,render',
+      DOCGEN_ROLES: 'api',
       DOCGEN_RENDER_CONCURRENCY: '2',
       DOCGEN_RATE_LIMIT_PER_SECOND: '100000',
       DOCGEN_RATE_LIMIT_BURST: '100000',
     },
   });
+  render = await spawnServe(stack.deps, 'render');
   mongo = new MongoClient(stack.deps.env.DOCGEN_MONGODB_URL!);
   generations = mongo.db(stack.deps.env.DOCGEN_MONGODB_DATABASE).collection<GenerationDoc>(COLLECTIONS.generations);
 }, 120_000);
 
 afterAll(async () => {
+  await render?.proc.stop(10_000);
   await mongo?.close();
   await stack?.close();
 });
@@ -232,7 +249,7 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
   const stall = cpuStall();
   const aIds = await backlog(a, BACKLOG);
   // The operator's view of it: A named with its pending jobs and oldest wait (scraped over HTTP).
-  const scrape = await fetch(`http://127.0.0.1:${stack.app.opsPort}/metrics`).then((r) => r.text());
+  const scrape = await fetch(`http://127.0.0.1:${render.opsPort}/metrics`).then((r) => r.text());
   const pendingA = new RegExp(
     `^docgen_render_workspace_pending_jobs\\{[^}]*workspace="${a.workspaceId}"[^}]*\\} (\\d+)`,
     'm',
@@ -277,6 +294,9 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
     busyCount: busy.length,
     busySlowest: slowest(busy),
     busyPickupP95: p95(busy.map(pickupWait).filter((w): w is number => w !== null)),
+    // The render job's own time (pull to final state), busy and idle.
+    busyProcessP95: processP95(busy),
+    idleProcessP95: processP95([...before.idle, ...after.idle]),
     latencyRatio: round2(p95(busySeconds) / p95(idle)),
     soloRates: [before.solo.rate, after.solo.rate].map((r) => round2(r.count / r.seconds)),
     soloRate: round2(soloRate),
@@ -309,7 +329,7 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
   console.log(
     `fair-share: B's p95 ${report.busyP95} s is ${report.latencyRatio}× its idle p95 (target 3×); the fleet drained at ${report.fleetRatio} of A's solo rate (target 0.9)${overloaded ? `; machine overloaded (CPU stall ${round2(idleStall)} on the idle service)` : ''}`,
   );
-  const waits = await fetch(`http://127.0.0.1:${stack.app.opsPort}/metrics`).then((r) => r.text());
+  const waits = await fetch(`http://127.0.0.1:${render.opsPort}/metrics`).then((r) => r.text());
   expect(waits).toMatch(/^docgen_render_queue_wait_seconds_count\{[^}]*lane="single"[^}]*\} [1-9]/m);
   expect(report.bRenders).toBeGreaterThanOrEqual(10);
   // "A's drain throughput ≥ 90 % of its drain throughput without B": B's renders are work the

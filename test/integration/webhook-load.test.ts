@@ -129,9 +129,12 @@ describe('1,000 events, one slow endpoint', () => {
         clearInterval(sampler);
         const final = memoryOf(pid)!;
 
-        const latencies = healthy.requests
-          .map((q) => q.receivedAt - publishedAt.get(generationOf(q))!)
-          .sort((a, b) => a - b);
+        const latenciesOf = (r: HttpReceiver) =>
+          r.requests.map((q) => q.receivedAt - publishedAt.get(generationOf(q))!).sort((a, b) => a - b);
+        const latencies = latenciesOf(healthy);
+        // The slow endpoint's first attempts: it takes 32 a second at most (64 in parallel, 2 s
+        // each) of the 50 a second published, so its attempts queue behind one another.
+        const slowLatencies = latenciesOf(slow);
         const report = {
           events: EVENTS,
           eventsPerSecond: EVENTS_PER_SECOND,
@@ -144,6 +147,7 @@ describe('1,000 events, one slow endpoint', () => {
             p99: percentile(latencies, 99),
             max: latencies.at(-1),
           },
+          slowLatencyMs: { p50: percentile(slowLatencies, 50), p95: percentile(slowLatencies, 95) },
           webhooksProcessRssMb: {
             idle: Math.round(idle.rssKb / 1024),
             maxSampled: Math.round(maxRssKb / 1024),
@@ -165,8 +169,14 @@ describe('1,000 events, one slow endpoint', () => {
           expect(new Set(r.requests.map(generationOf))).toEqual(new Set(publishedAt.keys()));
           expect(r.requests.every((q) => verifies(q, secret))).toBe(true);
         }
-        // The slow endpoint does not hold the healthy one back.
-        expect(report.healthyLatencyMs.p95).toBeLessThan(2000);
+        // The slow endpoint does not hold the healthy one back: had the healthy endpoint's
+        // deliveries waited behind the slow one's (one queue), they would wait as long. What both
+        // share is the machine: the stand-in database runs in this test process, and with other
+        // test files on the 2 cores the healthy p95 went from under 1 s to 2.8 s (a CI run) and
+        // 19 s (next to the fair-share scenario), the slow one's with it. So the bound is the
+        // slow endpoint's own wait in the same run, when that is more than 4 s.
+        expect(report.healthyLatencyMs.p95).toBeLessThan(Math.max(2000, report.slowLatencyMs.p95 / 2));
+        expect(healthyDoneMs).toBeLessThan(totalMs);
         // The slow endpoint itself goes at ENDPOINT_CONCURRENCY in parallel: 1000 × 2 s / 64 ≈ 31 s.
         expect(totalMs).toBeLessThan(75_000);
         expect(final.peakKb / 1024).toBeLessThan(450);
