@@ -153,7 +153,7 @@ export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
       if (!route) return;
       const key = { tenant: route.workspaceId, lane: route.lane };
       const k = laneKeyString(key);
-      if (knownJobs.has(k)) knownJobs.set(k, knownJobs.get(k)! + 1);
+      knownJobs.set(k, (knownJobs.get(k) ?? 0) + 1);
       scheduler.markReady(key);
       wakeFor(route.workspaceId);
     },
@@ -327,6 +327,9 @@ export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
         pullDone(k, 0);
         refund();
         scheduler.markEmpty(key, Date.now());
+        // A publish seen while the pull was on its way keeps the lane ready; the slot it woke
+        // may have found the lane not pullable then (this pull) and gone back to sleep.
+        if (scheduler.isReady(key)) wakeFor(key.tenant);
         continue;
       }
       if (signal.aborted) {
@@ -342,7 +345,7 @@ export function startFairPuller<T>(opts: FairPullerOptions<T>): FairPuller {
       pullDone(k, msg.info.pending);
       scheduler.markDelivered(key, msg.info.pending > 0, Date.now());
       // Another slot may be idle because this pull was on its way to the only lane with work.
-      if (msg.info.pending > 0) wakeFor(key.tenant);
+      if (scheduler.isReady(key)) wakeFor(key.tenant);
       opts.onDelivered?.(key.lane, msg);
       try {
         await handle(msg);

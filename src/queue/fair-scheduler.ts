@@ -165,7 +165,9 @@ export class FairScheduler<L extends string = string> {
     for (let i = 0; i < n; i++) {
       const state = this.round[(this.cursor + i) % n]!;
       if (!accept(state.tenant)) continue;
-      const lane = this.options.lanes.find((l) => state.lanes.get(l)?.ready && pullable({ tenant: state.tenant, lane: l }));
+      const lane = this.options.lanes.find(
+        (l) => state.lanes.get(l)?.ready && pullable({ tenant: state.tenant, lane: l }),
+      );
       if (lane !== undefined) return { tenant: state.tenant, lane, publishes: state.lanes.get(lane)!.publishes };
     }
     return undefined;
@@ -175,6 +177,11 @@ export class FairScheduler<L extends string = string> {
   refund(tenant: string): void {
     const state = this.tenants.get(tenant);
     if (state?.inRound) state.credit += 1;
+  }
+
+  /** Whether the lane is believed to hold a deliverable job. */
+  isReady(key: LaneKey<L>): boolean {
+    return this.tenants.get(key.tenant)?.lanes.get(key.lane)?.ready ?? false;
   }
 
   /** Tenants with a ready lane, in turn order (for tests and diagnostics). */

@@ -9,6 +9,8 @@
 // (the preview pages stay free for previews), and start printing the moment one is free. Time
 // spent waiting is the render stage `page_wait`. On the 2-core machine the CPU is the limit
 // either way (about 9 % idle at 16 clients), so throughput there did not change measurably.
+// The fair puller's reserve slot (src/queue/fair-puller.ts) may hold one job more, of a
+// workspace holding no other job here.
 
 /** Jobs a render process holds for `pages` job pages: the pages plus half as many again. */
 export function renderJobsInFlight(pages: number): number {

@@ -5,6 +5,9 @@
 //   B's p95 create→final stays within 3× its p95 on the idle service and under 2 s, and the
 //   fleet drains at least 90 % as fast as A's backlog drains without B (same run, same machine).
 // - Two workspaces both backlogged each get 40–60 % of the renders while both have work.
+// The API role runs in this process, the render role as a process of its own with 2 pages, as
+// deployed (roles scale independently): the render role's event loop is not the API's, the
+// stand-in database's and the test's.
 // Times are the service's own (createdAt → updatedAt of the final row), read after the fact.
 // The machine is shared and drifts, so every baseline is measured on both sides of what it is
 // compared with (idle B, solo A, contended A, solo A, idle B), each A phase in a fresh
@@ -12,6 +15,7 @@
 // then weighs on the baseline as much as on the contended phase.
 import { availableParallelism, loadavg } from 'node:os';
 import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MongoClient, type Collection } from 'mongodb';
 import { formatId, parseId } from '../../src/domain/ids.ts';
@@ -92,18 +96,31 @@ async function rows(ids: string[]): Promise<GenerationDoc[]> {
   return generations.find({ _id: { $in: ids.map((id) => parseId('generation', id)!) } }).toArray();
 }
 
-/** Waits until none of them is PENDING or PROCESSING (a count once a second: cheap for the stand-in). */
-async function waitAllFinal(ids: string[], timeoutMs = 170_000): Promise<GenerationDoc[]> {
-  const filter = {
-    _id: { $in: ids.map((id) => parseId('generation', id)!) },
-    status: { $in: ['PENDING' as const, 'PROCESSING' as const] },
-  };
+/**
+ * Waits until none of them is PENDING or PROCESSING (a count once a second) and reads them,
+ * by workspace when they are all of the workspace's generations: the stand-in, in this process
+ * with the API, answers an `$in` of 500 ids by comparing every row with each, the event loop
+ * blocked meanwhile (up to 0.85 s at the end of the contended phase, seen as B's slowest).
+ */
+async function waitAllFinal(
+  ids: string[],
+  options: { timeoutMs?: number; allOf?: Tenant } = {},
+): Promise<GenerationDoc[]> {
+  const open = { status: { $in: ['PENDING' as const, 'PROCESSING' as const] } };
+  const workspaceId = options.allOf && parseId('workspace', options.allOf.workspaceId)!;
+  const filter = workspaceId
+    ? { workspaceId, ...open }
+    : { _id: { $in: ids.map((id) => parseId('generation', id)!) }, ...open };
+  const timeoutMs = options.timeoutMs ?? 170_000;
   await pollUntil(
     () => generations.countDocuments(filter),
     (open) => open === 0,
     { timeoutMs, intervalMs: 1_000, description: `${ids.length} generations final` },
   );
-  return rows(ids);
+  if (!workspaceId) return rows(ids);
+  const all = await generations.find({ workspaceId }).toArray();
+  expect(all).toHaveLength(ids.length);
+  return all;
 }
 
 /**
@@ -112,7 +129,7 @@ async function waitAllFinal(ids: string[], timeoutMs = 170_000): Promise<Generat
  */
 async function followOne(t: Tenant, n: number): Promise<GenerationDoc> {
   const id = await createOne(t, n, { Prefer: 'wait=20' });
-  const [doc] = await waitAllFinal([id], 60_000);
+  const [doc] = await waitAllFinal([id], { timeoutMs: 60_000 });
   expect(doc!.status, doc!.error ?? '').toBe('COMPLETED');
   return doc!;
 }
@@ -138,7 +155,9 @@ function pickupWait(doc: GenerationDoc): number | null {
  * uses the indexes), so without this every phase would run slower than the one before it.
  */
 async function forget(docs: GenerationDoc[]): Promise<void> {
-  await generations.deleteMany({ _id: { $in: docs.map((d) => d._id) } });
+  // By workspace (each phase's in a workspace of its own): an `$in` of 500 ids blocks (above).
+  const workspaces = new Map(docs.map((d) => [d.workspaceId.toHexString(), d.workspaceId]));
+  for (const workspaceId of workspaces.values()) await generations.deleteMany({ workspaceId });
 }
 
 function p95(values: number[]): number {
@@ -223,7 +242,8 @@ afterAll(async () => {
 it("a workspace's month-end backlog does not hold up another workspace's generations, nor drains slower", async () => {
   const b = await tenant('interactive');
   // Warm up Chromium and the template caches.
-  await forget(await waitAllFinal(await backlog(await tenant('warm-up'), 10)));
+  const warmUp = await tenant('warm-up');
+  await forget(await waitAllFinal(await backlog(warmUp, 10), { allOf: warmUp }));
   await followOne(b, -1);
 
   /**
@@ -232,7 +252,8 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
    */
   const baseline = async (name: string, from: number) => {
     const soloStall = cpuStall();
-    const docs = await waitAllFinal(await backlog(await tenant(name), SOLO));
+    const soloTenant = await tenant(name);
+    const docs = await waitAllFinal(await backlog(soloTenant, SOLO), { allOf: soloTenant });
     const solo = { rate: drain(docs), stall: soloStall() };
     const idleStall = cpuStall();
     const idle: GenerationDoc[] = [];
@@ -247,6 +268,9 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
   // backlog has drained.
   const a = await tenant('month-end');
   const stall = cpuStall();
+  // This process runs the API and the stand-in database: how long its event loop stalled.
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
   const aIds = await backlog(a, BACKLOG);
   // The operator's view of it: A named with its pending jobs and oldest wait (scraped over HTTP).
   const scrape = await fetch(`http://127.0.0.1:${render.opsPort}/metrics`).then((r) => r.text());
@@ -259,7 +283,7 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
     new RegExp(`^docgen_render_workspace_oldest_wait_seconds\\{[^}]*workspace="${a.workspaceId}"`, 'm'),
   );
   let drained = false;
-  const aDrained = waitAllFinal(aIds).finally(() => (drained = true));
+  const aDrained = waitAllFinal(aIds, { allOf: a }).finally(() => (drained = true));
   const following: Promise<GenerationDoc>[] = [];
   // (At most 4 minutes: a test that timed out leaves no loop behind.)
   const until = Date.now() + 240_000;
@@ -270,6 +294,7 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
   const busy = await Promise.all(following);
   const contended = await aDrained;
   const contendedStall = stall();
+  loopDelay.disable();
   const aOnly = drain(contended);
   const fleet = drain(contended, busy);
   await forget(contended);
@@ -307,11 +332,21 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
     fleetRatio: round2(fleet.count / fleet.seconds / soloRate),
     // idle, solo, contended, solo, idle
     cpuStall: stalls.map((x) => (x === null ? null : round2(x))),
+    apiLoopDelayMs: { p99: Math.round(loopDelay.percentile(99) / 1e6), max: Math.round(loopDelay.max / 1e6) },
     loadavg: loadavg().map(round2),
     cpus: availableParallelism(),
     overloaded,
   };
   console.log(`fair-share scenario: ${JSON.stringify(report)}`);
+  if (process.env.FAIR_SHARE_DETAIL) {
+    const ms = new Map(
+      render.proc.lines
+        .filter((l) => l.json?.msg === 'render completed')
+        .map((l) => [String(l.json!.generationId), Number(l.json!.durationMs)]),
+    );
+    for (const d of [...busy].sort((x, y) => took(y) - took(x)).slice(0, 5))
+      console.log('slow B', took(d), pickupWait(d), ms.get(formatId('generation', d._id)), JSON.stringify(d.history));
+  }
   expect(contended.every((d) => d.status === 'COMPLETED')).toBe(true);
   // The windows hold most of each backlog (drain, not create, is what is measured).
   expect(Math.min(before.solo.rate.count / SOLO, after.solo.rate.count / SOLO, aOnly.count / BACKLOG)).toBeGreaterThan(
@@ -323,9 +358,10 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
   // ...and are final within 2 s; on a machine measured overloaded (CPU stall on the idle
   // service, above) each render itself stretches by what other processes take, so there 4 s.
   expect(report.busyP95).toBeLessThan(overloaded ? 4 : 2);
-  // The issue's "within 3× of idle" is reported, not asserted: on this 2-core machine B's
-  // wait for a pull alone (0.6–0.9 s p95 in CI runs) is several times its idle p95
-  // (0.07–0.14 s), on a quiet machine too (issue #25 stays open on it).
+  // The issue's "within 3× of idle" is reported, not asserted: B's wait for a pull is now a few
+  // hundredths of a second (the reserve slot), but its render shares the 2 cores with two of
+  // A's, so the render job alone takes about 3× its idle time (busyProcessP95 against
+  // idleProcessP95 in the report): issue #25 stays open on it.
   console.log(
     `fair-share: B's p95 ${report.busyP95} s is ${report.latencyRatio}× its idle p95 (target 3×); the fleet drained at ${report.fleetRatio} of A's solo rate (target 0.9)${overloaded ? `; machine overloaded (CPU stall ${round2(idleStall)} on the idle service)` : ''}`,
   );
@@ -339,7 +375,8 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
   // without B. A's own share is in the report (ratio). On a machine measured overloaded
   // (above) the two solo phases alone differ by up to 2× (12.5 and 24.3 a second measured at
   // CPU stall 0.95), so only a loss no drift explains fails there: below 0.6. Elsewhere the
-  // runs so far gave 0.82–0.89 (the issue's 0.9 is reported above): below 0.75 fails.
+  // runs gave 0.82–0.89 while pulls could wait on B's lane (fair-puller.ts), 0.97–1.18 since
+  // on a quiet machine (the issue's 0.9 is reported above): below 0.75 fails.
   expect(report.fleetRatio).toBeGreaterThanOrEqual(overloaded ? 0.6 : 0.75);
 }, 420_000);
 
@@ -350,7 +387,7 @@ it('two backlogged workspaces each get 40–60 % of the renders while both have 
   // nearly all of C's before any of D's.
   const cIds = await backlog(c, SPLIT_EACH);
   const dIds = await backlog(d, SPLIT_EACH);
-  const [cDocs, dDocs] = await Promise.all([waitAllFinal(cIds), waitAllFinal(dIds)]);
+  const [cDocs, dDocs] = await Promise.all([waitAllFinal(cIds, { allOf: c }), waitAllFinal(dIds, { allOf: d })]);
   // While both have work: from D's first create to the first of the two to finish draining.
   const start = Math.max(
     Math.min(...cDocs.map((x) => x.createdAt.getTime())),

@@ -127,7 +127,11 @@ export async function startMongo(): Promise<TestMongo> {
       },
     };
   }
-  const mongo = await startEmbeddedMongo({ dataDir: uniqueRunDir('congodb') });
+  // In memory only: no test restarts the stand-in, and its snapshot (the whole database
+  // serialised without yielding, `docgen dev`'s persistence) blocks this process's event loop,
+  // and with it the API and the test, for up to a quarter of the time once collections are
+  // large: a 1.1 s render and a 0.65 s wait for a pull in the fair-share scenario were that.
+  const mongo = await startEmbeddedMongo({});
   return { url: mongo.url, database, kind: 'congodb', stop: () => mongo.stop() };
 }
 

@@ -513,7 +513,11 @@ describe('fair puller (per-workspace lanes)', () => {
         1,
         reserveSlots,
       );
-      await pollUntil(() => handledAt.size, (n) => n >= 1, { timeoutMs: 10_000, description: "A's first job done" });
+      await pollUntil(
+        () => handledAt.size,
+        (n) => n >= 1,
+        { timeoutMs: 10_000, description: "A's first job done" },
+      );
       const publishedAt = Date.now();
       await queue.publish(laneB, { id: `B-${reserveSlots}` }, `B-${reserveSlots}`);
       await pollUntil(() => handledAt.has(`B-${reserveSlots}`), Boolean, {
@@ -521,7 +525,11 @@ describe('fair puller (per-workspace lanes)', () => {
         description: "B's job handled",
       });
       const bWaitedMs = handledAt.get(`B-${reserveSlots}`)! - publishedAt;
-      await pollUntil(() => aStartsAfterB, (n) => n >= 2, { timeoutMs: 10_000, description: "A's jobs after B's" });
+      await pollUntil(
+        () => aStartsAfterB,
+        (n) => n >= 2,
+        { timeoutMs: 10_000, description: "A's jobs after B's" },
+      );
       stop.abort();
       await loop.done;
       return { bWaitedMs, aOverlapsAfterB };

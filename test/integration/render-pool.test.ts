@@ -143,6 +143,23 @@ describe('browser pool', () => {
     expect(await eventually(() => leftovers({ pgids: old }).length === 0)).toBe(true);
   });
 
+  it('launches the replacement a tenth of the renders ahead of a recycle, so that no render waits for a launch', async () => {
+    const { pool } = await startPool({ recycleAfterRenders: 20 });
+    const first = pool.stats().browserPid!;
+    for (let i = 0; i < 18; i++) await print(pool);
+    // At 18 of 20 renders the replacement is on its way, and the first browser still renders.
+    expect(await eventually(() => pool.stats().launches === 2)).toBe(true);
+    expect(pool.stats()).toMatchObject({ browserPid: first, recycledForRenders: 0 });
+    for (let i = 0; i < 2; i++) await print(pool);
+    expect(pool.stats().recycledForRenders).toBe(1);
+    // The next render runs on the replacement launched ahead: no third launch.
+    expect(await pdfText(await print(pool))).toContain('small document');
+    const stats = pool.stats();
+    expect(stats.browserPid).not.toBe(first);
+    expect(stats.launches).toBe(2);
+    expect(await eventually(() => leftovers({ pgids: [first] }).length === 0)).toBe(true);
+  });
+
   it('recycles the browser when its processes use more memory than allowed', async () => {
     // Any Chromium uses more than 64 MB: the limit is hit at the first measurement after a render
     // (a browser that has not rendered yet is never recycled for memory: that would only thrash).

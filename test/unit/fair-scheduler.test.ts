@@ -86,7 +86,12 @@ describe('FairScheduler', () => {
     s.markReady({ tenant: 'B', lane: 'single' });
     expect(s.nextAmong((t) => t === 'B')).toMatchObject({ tenant: 'B', lane: 'single' });
     expect(s.nextAmong((t) => t === 'C')).toBeUndefined();
-    expect(s.nextAmong(() => true, (k) => k.tenant !== 'A')).toMatchObject({ tenant: 'B' });
+    expect(
+      s.nextAmong(
+        () => true,
+        (k) => k.tenant !== 'A',
+      ),
+    ).toMatchObject({ tenant: 'B' });
     // The round goes on as if the reserve had not looked: equal turns.
     expect(picks(s, 4).sort()).toEqual(['A.batch', 'A.batch', 'B.single', 'B.single']);
   });

@@ -1,6 +1,7 @@
 // Owns the Chromium processes: launches them, hands out the current one, retires it after N
 // renders or above a memory limit (a replacement starts at once; the old one finishes its
-// in-flight renders and is then closed), replaces a crashed one, and makes sure that nothing
+// in-flight renders and is then closed; for the N renders the replacement is launched a little
+// ahead, so that no render waits for a launch), replaces a crashed one, and makes sure that nothing
 // of a closed or crashed browser survives (process group SIGKILL, profile directory removed).
 
 import { rm } from 'node:fs/promises';
@@ -134,6 +135,8 @@ export class BrowserHost {
   private readonly browsers = new Set<ManagedBrowser>();
   private current: ManagedBrowser | null = null;
   private launching: Promise<ManagedBrowser> | null = null;
+  /** The replacement launched ahead of a recycle for renders (renderDone), for acquire() to take. */
+  private standby: Promise<ManagedBrowser> | null = null;
   private consecutiveLaunchFailures = 0;
   private stopped = false;
   private memoryTimer: NodeJS.Timeout | undefined;
@@ -165,7 +168,9 @@ export class BrowserHost {
     if (this.stopped) return Promise.reject(new Error('browser pool is stopped'));
     if (this.current?.usable) return Promise.resolve(this.current);
     if (!this.launching) {
-      this.launching = this.launch()
+      const next = this.standby ?? this.launch();
+      this.standby = null;
+      this.launching = next
         .then((managed) => {
           if (this.stopped) {
             managed.retiring = true;
@@ -182,10 +187,31 @@ export class BrowserHost {
     return this.launching;
   }
 
-  /** Counts a finished render; recycles the browser after the configured number. */
+  /**
+   * Counts a finished render; recycles the browser after the configured number. A launch takes
+   * a good fraction of a second, which every render would wait for at the recycle (with the
+   * jobs waiting on them: a light workspace's next generation too), so the replacement is
+   * launched a tenth of the renders ahead (at most 100).
+   */
   renderDone(managed: ManagedBrowser): void {
     managed.renders += 1;
     this.counters.renders += 1;
+    const ahead = Math.min(100, Math.floor(this.options.recycleAfterRenders / 10));
+    if (
+      ahead > 0 &&
+      managed === this.current &&
+      managed.renders >= this.options.recycleAfterRenders - ahead &&
+      !this.standby &&
+      !this.launching &&
+      !this.stopped
+    ) {
+      const standby = this.launch();
+      this.standby = standby;
+      // A failed launch ahead leaves the recycle to launch as before.
+      standby.catch(() => {
+        if (this.standby === standby) this.standby = null;
+      });
+    }
     if (managed.renders >= this.options.recycleAfterRenders) this.retire(managed, 'renders');
   }
 
@@ -238,6 +264,9 @@ export class BrowserHost {
     this.stopped = true;
     clearInterval(this.memoryTimer);
     await this.launching?.catch(() => {});
+    // A replacement launched ahead is one of `browsers` once launched: closed below.
+    await this.standby?.catch(() => {});
+    this.standby = null;
     await Promise.all(
       [...this.browsers].map((b) => {
         b.retiring = true;
