@@ -224,6 +224,10 @@ beforeAll(async () => {
     env: {
       DOCGEN_ROLES: 'api',
       DOCGEN_RENDER_CONCURRENCY: '2',
+      // A browser recycle (every 1,000 renders) lands in whichever phase reaches it (here the
+      // contended one): new pages, cold renderers, the old browser closing. The phases are
+      // compared like with like without it; what a recycle costs is render-pool.test.ts's.
+      DOCGEN_BROWSER_RECYCLE_RENDERS: '100000',
       DOCGEN_RATE_LIMIT_PER_SECOND: '100000',
       DOCGEN_RATE_LIMIT_BURST: '100000',
     },
