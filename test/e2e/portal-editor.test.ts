@@ -6,13 +6,11 @@
 // work is neither lost on a reload nor left without asking, and save and publish messages show
 // at the top of the editor.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
 import { pollUntil } from '../harness/poll-until.ts';
 import {
-  SCREENSHOT_DIR,
   checkScreen,
   click,
   fill,
@@ -20,6 +18,7 @@ import {
   openPage,
   setPasswordFromInvitation,
   regionText,
+  screenshotOnFailure,
   startPortalStack,
   waitForText,
   type PortalStack,
@@ -40,16 +39,7 @@ beforeAll(async () => {
   await setPasswordFromInvitation(page, { password: 'correct horse battery staple', name: 'Ada Author' });
 }, 180_000);
 
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail' && author) {
-    await author.page
-      .screenshot({
-        path: join(SCREENSHOT_DIR, `failed-editor-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}.png`),
-      })
-      .catch(() => {});
-    console.log(`page problems: ${JSON.stringify(author.problems)}; url ${author.page.url()}`);
-  }
-});
+screenshotOnFailure('editor', () => author);
 
 afterAll(async () => {
   await browser?.close().catch(() => {});

@@ -8,7 +8,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Dialog, ElementHandle, HTTPRequest, Page } from 'puppeteer';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
 import { GenerationStatus } from '../../src/gen/docgen/v1/generation_pb.js';
 import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.ts';
@@ -22,6 +22,7 @@ import {
   fill,
   launchBrowser,
   openPage,
+  screenshotOnFailure,
   startPortalStack,
   waitForText,
   type PortalStack,
@@ -164,17 +165,7 @@ beforeAll(async () => {
   await owner.page.waitForSelector('aria/Overview[role="heading"]');
 }, 300_000);
 
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail' && owner) {
-    mkdirSync(SCREENSHOT_DIR, { recursive: true });
-    await owner.page
-      .screenshot({
-        path: join(SCREENSHOT_DIR, `failed-layout-${ctx.task.name.slice(0, 30).replace(/\W+/g, '-')}.png`),
-      })
-      .catch(() => {});
-    console.log(`page problems: ${JSON.stringify(owner.problems)}; url ${owner.page.url()}`);
-  }
-});
+screenshotOnFailure('layout', () => owner);
 
 afterAll(async () => {
   await browser?.close().catch(() => {});

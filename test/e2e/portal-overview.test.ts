@@ -17,7 +17,7 @@ import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import type { Browser } from 'puppeteer';
 import { ObjectId } from 'mongodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
 import { formatId, parseId } from '../../src/domain/ids.ts';
 import type { TemplateVersionContent } from '../../src/domain/template.ts';
@@ -36,6 +36,7 @@ import {
   launchBrowser,
   openPage,
   setPasswordFromInvitation,
+  screenshotOnFailure,
   startPortalStack,
   waitForText,
   type PortalStack,
@@ -211,16 +212,7 @@ beforeAll(async () => {
   owner = await openPage(browser, stack.origin);
 }, 300_000);
 
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail' && owner) {
-    await owner.page
-      .screenshot({
-        path: join(SCREENSHOT_DIR, `failed-overview-${ctx.task.name.slice(0, 30).replace(/\W+/g, '-')}.png`),
-      })
-      .catch(() => {});
-    console.log(`page problems: ${JSON.stringify(owner.problems)}; url ${owner.page.url()}`);
-  }
-});
+screenshotOnFailure('overview', () => owner);
 
 afterAll(async () => {
   await browser?.close().catch(() => {});

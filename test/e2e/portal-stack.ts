@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { createClient, type Client } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer';
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { UserService, MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
 import { WebhookEndpointService } from '../../src/gen/docgen/admin/v1/webhook_endpoint_pb.js';
 import { uniqueRunDir } from '../harness/dependencies.ts';
@@ -76,6 +76,22 @@ export interface WatchedPage {
   foreignRequests: string[];
   /** Console messages about the Content-Security-Policy, and uncaught page errors. */
   problems: string[];
+}
+
+/**
+ * After each test of the calling file: when it failed, a screenshot of the page `watched()`
+ * names, `test-output/screenshots/failed-<prefix>-<test>.png`, and the page's problems and URL
+ * on the console.
+ */
+export function screenshotOnFailure(prefix: string, watched: () => WatchedPage | undefined): void {
+  afterEach(async (ctx) => {
+    const w = watched();
+    if (ctx.task.result?.state !== 'fail' || !w) return;
+    mkdirSync(SCREENSHOT_DIR, { recursive: true });
+    const name = ctx.task.name.slice(0, 40).replace(/\W+/g, '-');
+    await w.page.screenshot({ path: join(SCREENSHOT_DIR, `failed-${prefix}-${name}.png`) }).catch(() => {});
+    console.log(`page problems: ${JSON.stringify(w.problems)}; url ${w.page.url()}`);
+  });
 }
 
 export async function openPage(context: Browser | BrowserContext, origin: string, width = 1280): Promise<WatchedPage> {

@@ -5,7 +5,7 @@
 // the list) and of a used one (archived, and the screen says why). axe-core on each screen.
 import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemberRole } from '../../src/gen/docgen/admin/v1/identity_pb.js';
 import { TemplateStatus } from '../../src/gen/docgen/admin/v1/template_pb.js';
 import { postJson, publishedTemplate } from './api-stack.ts';
@@ -18,6 +18,7 @@ import {
   openPage,
   setPasswordFromInvitation,
   regionText,
+  screenshotOnFailure,
   startPortalStack,
   waitForText,
   type PortalStack,
@@ -38,16 +39,7 @@ beforeAll(async () => {
   await setPasswordFromInvitation(page, { password: 'correct horse battery staple', name: 'Olive Owner' });
 }, 180_000);
 
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail' && owner) {
-    await owner.page
-      .screenshot({
-        path: join(SCREENSHOT_DIR, `failed-manage-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}.png`),
-      })
-      .catch(() => {});
-    console.log(`page problems: ${JSON.stringify(owner.problems)}; url ${owner.page.url()}`);
-  }
-});
+screenshotOnFailure('manage', () => owner);
 
 afterAll(async () => {
   await browser?.close().catch(() => {});
