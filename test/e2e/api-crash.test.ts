@@ -17,6 +17,7 @@ import {
   startDeps,
   type ChildApi,
   type Deps,
+  workspaceWithKey,
 } from './api-stack.ts';
 
 let deps: Deps;
@@ -41,14 +42,7 @@ it('a generation whose API process died between insert and publish still leaves 
   ]);
   children.push(healthy, faulty);
   const admin = adminClients(healthy.adminPort!, deps.adminToken);
-  const workspaceId = (await admin.workspaces.createWorkspace({ name: 'crash' })).workspace!.id;
-  const secret = (
-    await admin.apiKeys.createApiKey({
-      workspaceId,
-      name: 'crash',
-      scopes: ['generations:trigger', 'generations:read'],
-    })
-  ).secret;
+  const { workspaceId, secret } = await workspaceWithKey(admin, 'crash');
   const templateId = await publishedTemplate(admin, workspaceId, 'crash template');
 
   // The faulty process dies mid-request: the client sees the connection drop, no answer.

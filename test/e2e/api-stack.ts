@@ -148,6 +148,16 @@ export async function startApiStack(
   };
 }
 
+/** A new workspace and a live API key of it with every scope (the service's default rate). */
+export async function workspaceWithKey(
+  admin: AdminClients,
+  name: string,
+): Promise<{ workspaceId: string; secret: string }> {
+  const workspaceId = (await admin.workspaces.createWorkspace({ name })).workspace!.id;
+  const { secret } = await admin.apiKeys.createApiKey({ workspaceId, name, scopes: ALL_SCOPES });
+  return { workspaceId, secret };
+}
+
 /** A minimal published template whose only variable is `name`. */
 export async function publishedTemplate(admin: AdminClients, workspaceId: string, name = 'greeting'): Promise<string> {
   const res = await admin.templates.createTemplate({

@@ -14,6 +14,7 @@ import {
   startDeps,
   type ChildApi,
   type Deps,
+  workspaceWithKey,
 } from './api-stack.ts';
 
 // A short grace period (DOCGEN_BATCH_CREATION_GRACE_MS, 60 s by default) keeps the test quick.
@@ -40,14 +41,7 @@ it('a batch whose API process died after writing it is finished by the render ro
   const render = await spawnServe(deps, 'render', { DOCGEN_BATCH_CREATION_GRACE_MS: String(GRACE_MS) });
   children.push(render);
   const admin = adminClients(healthy.adminPort!, deps.adminToken);
-  const workspaceId = (await admin.workspaces.createWorkspace({ name: 'batch crash' })).workspace!.id;
-  const secret = (
-    await admin.apiKeys.createApiKey({
-      workspaceId,
-      name: 'crash',
-      scopes: ['generations:trigger', 'generations:read'],
-    })
-  ).secret;
+  const { workspaceId, secret } = await workspaceWithKey(admin, 'batch crash');
   const templateId = await publishedTemplate(admin, workspaceId, 'batch crash template');
   const body = JSON.stringify({
     items: Array.from({ length: 6 }, (_, i) => ({ templateId, variables: { name: `crash ${i}` } })),

@@ -24,6 +24,8 @@ import { pollUntil } from '../harness/poll-until.ts';
 import { adminClients, postJson, spawnServe, startApiStack, type ApiStack, type ChildApi } from './api-stack.ts';
 
 // FAIR_SHARE_SCALE (default 1) shrinks or grows every count, for a quick look on a slow machine.
+// FAIR_SHARE_DETAIL=1 prints B's five slowest generations: create→final, pick-up wait and the
+// render job's own time, in seconds.
 const SCALE = Number(process.env.FAIR_SHARE_SCALE ?? 1);
 const BACKLOG = Math.round(500 * SCALE);
 /** Each solo phase of A (one before, one after the contended phase: the baseline brackets it). */
@@ -199,16 +201,20 @@ function cpuStall(): () => number | null {
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
 /**
- * p95 of the render process's own time for these generations (its "render completed" log:
- * from the pull to the final state), in seconds: what of B's create→final is the render job,
- * and not the API or the wait for a pull.
+ * The render process's own time for a generation, in seconds (its "render completed" log:
+ * from the pull to the final state): what of B's create→final is the render job, and not the
+ * API or the wait for a pull. Undefined when the log has no such line.
  */
+function renderJobSeconds(doc: GenerationDoc): number | undefined {
+  const id = formatId('generation', doc._id);
+  const line = render.proc.lines.find((l) => l.json?.msg === 'render completed' && l.json.generationId === id);
+  return line ? Number(line.json!.durationMs) / 1000 : undefined;
+}
+
+/** p95 of renderJobSeconds over these generations. */
 function processP95(docs: GenerationDoc[]): number | null {
-  const ids = new Set(docs.map((d) => formatId('generation', d._id)));
-  const ms = render.proc.lines
-    .filter((l) => l.json?.msg === 'render completed' && ids.has(String(l.json.generationId)))
-    .map((l) => Number(l.json!.durationMs) / 1000);
-  return ms.length === 0 ? null : p95(ms);
+  const seconds = docs.map(renderJobSeconds).filter((x): x is number => x !== undefined);
+  return seconds.length === 0 ? null : p95(seconds);
 }
 
 beforeAll(async () => {
@@ -343,13 +349,8 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
   };
   console.log(`fair-share scenario: ${JSON.stringify(report)}`);
   if (process.env.FAIR_SHARE_DETAIL) {
-    const ms = new Map(
-      render.proc.lines
-        .filter((l) => l.json?.msg === 'render completed')
-        .map((l) => [String(l.json!.generationId), Number(l.json!.durationMs)]),
-    );
     for (const d of [...busy].sort((x, y) => took(y) - took(x)).slice(0, 5))
-      console.log('slow B', took(d), pickupWait(d), ms.get(formatId('generation', d._id)), JSON.stringify(d.history));
+      console.log('slow B', took(d), pickupWait(d), renderJobSeconds(d), JSON.stringify(d.history));
   }
   expect(contended.every((d) => d.status === 'COMPLETED')).toBe(true);
   // The windows hold most of each backlog (drain, not create, is what is measured).

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MongoClient } from 'mongodb';
 import { formatId } from '../../src/domain/ids.ts';
 import { pollUntil } from '../harness/poll-until.ts';
-import { adminClients, postJson, startDeps, type Deps } from './api-stack.ts';
+import { adminClients, postJson, startDeps, type Deps, workspaceWithKey } from './api-stack.ts';
 import {
   bucketKeys,
   generationsCollection,
@@ -48,14 +48,9 @@ beforeAll(async () => {
   api = await startRole(deps, 'api');
   processes.push(api);
   const admin = adminClients(api.adminPort!, deps.adminToken);
-  const workspaceId = (await admin.workspaces.createWorkspace({ name: 'graceful shutdown' })).workspace!.id;
-  secret = (
-    await admin.apiKeys.createApiKey({
-      workspaceId,
-      name: 'shutdown',
-      scopes: ['generations:trigger', 'generations:read'],
-    })
-  ).secret;
+  const created = await workspaceWithKey(admin, 'graceful shutdown');
+  const workspaceId = created.workspaceId;
+  secret = created.secret;
   templateId = await invoiceTemplate(admin, workspaceId);
 });
 

@@ -17,7 +17,15 @@ import { GenerationService } from '../../src/gen/docgen/v1/generation_pb.js';
 import { COLLECTIONS, type DeliveryDoc } from '../../src/store/documents.ts';
 import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.ts';
 import { pollUntil } from '../harness/poll-until.ts';
-import { adminClients, postJson, publishedTemplate, request, startDeps, type Deps } from './api-stack.ts';
+import {
+  adminClients,
+  postJson,
+  publishedTemplate,
+  request,
+  startDeps,
+  type Deps,
+  workspaceWithKey,
+} from './api-stack.ts';
 import { find, probe, scrapeMetrics, startRole, total, type RoleProcess, type Sample } from './ops-stack.ts';
 
 let deps: Deps;
@@ -51,14 +59,9 @@ beforeAll(async () => {
     startRole(deps, 'webhooks'),
   ]);
   const admin = adminClients(api.adminPort!, deps.adminToken);
-  const workspaceId = (await admin.workspaces.createWorkspace({ name: 'metrics' })).workspace!.id;
-  secret = (
-    await admin.apiKeys.createApiKey({
-      workspaceId,
-      name: 'metrics',
-      scopes: ['generations:trigger', 'generations:read'],
-    })
-  ).secret;
+  const created = await workspaceWithKey(admin, 'metrics');
+  const workspaceId = created.workspaceId;
+  secret = created.secret;
   templateId = await publishedTemplate(admin, workspaceId);
   const endpoints = createClient(WebhookEndpointService, adminTransport());
   await endpoints.createWebhookEndpoint({

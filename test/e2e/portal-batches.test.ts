@@ -12,7 +12,7 @@ import {
   fill,
   launchBrowser,
   openPage,
-  setPasswordFromInvitation,
+  acceptInvitation,
   startPortalStack,
   waitForText,
   type PortalStack,
@@ -30,9 +30,12 @@ beforeAll(async () => {
   workspaceId = await stack.api.workspace('batches portal');
   key = (await stack.api.key(workspaceId)).secret;
   owner = await openPage(browser, stack.origin);
-  const { page } = owner;
-  await page.goto(stack.origin + (await stack.invite(workspaceId, 'bea.batches@example.com', MemberRole.OWNER)));
-  await setPasswordFromInvitation(page, { password: 'correct horse battery staple', name: 'Bea Batches' });
+  await acceptInvitation(stack, owner.page, workspaceId, {
+    email: 'bea.batches@example.com',
+    role: MemberRole.OWNER,
+    password: 'correct horse battery staple',
+    name: 'Bea Batches',
+  });
 }, 180_000);
 
 afterAll(async () => {

@@ -16,7 +16,7 @@ import {
   fill,
   launchBrowser,
   openPage,
-  setPasswordFromInvitation,
+  acceptInvitation,
   regionText,
   screenshotOnFailure,
   startPortalStack,
@@ -34,9 +34,12 @@ beforeAll(async () => {
   [stack, browser] = await Promise.all([startPortalStack(), launchBrowser()]);
   workspaceId = await stack.api.workspace('Editor Works');
   author = await openPage(browser, stack.origin);
-  const { page } = author;
-  await page.goto(stack.origin + (await stack.invite(workspaceId, 'ada.author@example.com', MemberRole.EDITOR)));
-  await setPasswordFromInvitation(page, { password: 'correct horse battery staple', name: 'Ada Author' });
+  await acceptInvitation(stack, author.page, workspaceId, {
+    email: 'ada.author@example.com',
+    role: MemberRole.EDITOR,
+    password: 'correct horse battery staple',
+    name: 'Ada Author',
+  });
 }, 180_000);
 
 screenshotOnFailure('editor', () => author);

@@ -22,6 +22,7 @@ import { startHttpReceiver, type HttpReceiver } from '../harness/http-receiver.t
 import { pollUntil } from '../harness/poll-until.ts';
 import { request } from './api-stack.ts';
 import {
+  acceptInvitation,
   SCREENSHOT_DIR,
   checkScreen,
   click,
@@ -379,8 +380,11 @@ describe('portal, as a viewer', () => {
     try {
       const viewer = await openPage(context, stack.origin);
       const { page } = viewer;
-      await page.goto(stack.origin + (await stack.invite(workspaceId, 'vera.viewer@example.com', MemberRole.VIEWER)));
-      await setPasswordFromInvitation(page, { password: 'viewer password that is long' });
+      await acceptInvitation(stack, page, workspaceId, {
+        email: 'vera.viewer@example.com',
+        role: MemberRole.VIEWER,
+        password: 'viewer password that is long',
+      });
       expect(await page.$('aria/New template[role="button"]')).toBeNull();
       await click(page, 'API keys', 'link');
       await waitForText(page, 'billing service');

@@ -35,7 +35,7 @@ import {
   click,
   launchBrowser,
   openPage,
-  setPasswordFromInvitation,
+  acceptInvitation,
   screenshotOnFailure,
   startPortalStack,
   waitForText,
@@ -235,9 +235,11 @@ async function card(label: string): Promise<number> {
 describe('portal overview, generations and detail', () => {
   it('opens on the Overview, whose numbers match the API for the same period, with a chart and its table', async () => {
     const { page } = owner;
-    const invitePath = await stack.invite(workspaceId, 'otto.owner@example.com', MemberRole.OWNER);
-    await page.goto(stack.origin + invitePath);
-    await setPasswordFromInvitation(page, { password: 'overview password that is long' });
+    await acceptInvitation(stack, page, workspaceId, {
+      email: 'otto.owner@example.com',
+      role: MemberRole.OWNER,
+      password: 'overview password that is long',
+    });
     await click(page, 'Overview', 'link');
     await page.waitForSelector('aria/Overview[role="heading"]');
     const chart = await page.waitForSelector('[role="img"][aria-label^="Generations per"]', { visible: true });

@@ -177,6 +177,20 @@ export async function setPasswordFromInvitation(
   await page.waitForSelector('aria/Templates[role="heading"]', { timeout: 20_000 });
 }
 
+/**
+ * Invites `person` into the workspace with the role, opens the invitation on `page` and sets
+ * the password (and the name, when given): the page ends signed in on Templates.
+ */
+export async function acceptInvitation(
+  stack: PortalStack,
+  page: Page,
+  workspaceId: string,
+  person: { email: string; role: MemberRole; password: string; name?: string },
+): Promise<void> {
+  await page.goto(stack.origin + (await stack.invite(workspaceId, person.email, person.role)));
+  await setPasswordFromInvitation(page, person);
+}
+
 /** The visible text of the region with this accessible name. */
 export async function regionText(page: Page, name: string): Promise<string> {
   const handle = await page.waitForSelector(`aria/${name}[role="region"]`, { timeout: 15_000 });

@@ -16,7 +16,7 @@ import {
   fill,
   launchBrowser,
   openPage,
-  setPasswordFromInvitation,
+  acceptInvitation,
   regionText,
   screenshotOnFailure,
   startPortalStack,
@@ -34,9 +34,12 @@ beforeAll(async () => {
   [stack, browser] = await Promise.all([startPortalStack(), launchBrowser()]);
   workspaceId = await stack.api.workspace('Template Care');
   owner = await openPage(browser, stack.origin);
-  const { page } = owner;
-  await page.goto(stack.origin + (await stack.invite(workspaceId, 'olive.owner@example.com', MemberRole.OWNER)));
-  await setPasswordFromInvitation(page, { password: 'correct horse battery staple', name: 'Olive Owner' });
+  await acceptInvitation(stack, owner.page, workspaceId, {
+    email: 'olive.owner@example.com',
+    role: MemberRole.OWNER,
+    password: 'correct horse battery staple',
+    name: 'Olive Owner',
+  });
 }, 180_000);
 
 screenshotOnFailure('manage', () => owner);
