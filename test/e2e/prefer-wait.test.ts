@@ -33,9 +33,6 @@ beforeAll(async () => {
       DOCGEN_RENDER_CONCURRENCY: '2',
       // The slow template loops until the Liquid time-out: PROCESSING for about this long.
       DOCGEN_LIQUID_TIMEOUT_MS: '8000',
-      // ...and not stopped sooner by liquidjs's allocation count (each inner range counts;
-      // at the default 64 MB a fast machine reached it after about 4 s).
-      DOCGEN_LIQUID_MEMORY_MB: '1024',
       // Shorter than a wait: it bounds receiving a request, not answering it.
       DOCGEN_HTTP_REQUEST_TIMEOUT_MS: '3000',
     },

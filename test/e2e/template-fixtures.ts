@@ -4,6 +4,7 @@ import { DEFAULT_PDF_OPTIONS } from '../../src/domain/document-settings.ts';
 import type { TemplateVersionContent } from '../../src/domain/template.ts';
 import { formatId, parseId } from '../../src/domain/ids.ts';
 import type { App } from '../../src/app/build-app.ts';
+import { ENDLESS_LIQUID_LOOP } from '../harness/liquid-loops.ts';
 
 /** `<h1>Hello {{ name }}</h1>`: renders in well under a second. */
 export const GREETING: Partial<TemplateVersionContent> = {
@@ -13,10 +14,10 @@ export const GREETING: Partial<TemplateVersionContent> = {
 
 /**
  * Liquid that loops until the Liquid time-out (DOCGEN_LIQUID_TIMEOUT_MS) stops it: the
- * generation stays PROCESSING that long, then FAILS. Small ranges, so memory stays flat.
+ * generation stays PROCESSING that long, then FAILS, on however fast a machine.
  */
 export const SLOW: Partial<TemplateVersionContent> = {
-  body: '{% for a in (1..20000) %}{% for b in (1..20000) %}{% endfor %}{% endfor %}<p>never printed</p>',
+  body: `${ENDLESS_LIQUID_LOOP}<p>never printed</p>`,
 };
 
 export async function storeTemplate(

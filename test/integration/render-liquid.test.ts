@@ -4,6 +4,7 @@ import type { JsonObject } from '../../src/domain/template.ts';
 import { LiquidRenderer } from '../../src/render/liquid/liquid-renderer.ts';
 import type { LiquidRenderRequest } from '../../src/render/liquid/liquid-renderer.ts';
 import { RenderError } from '../../src/render/render-error.ts';
+import { ENDLESS_LIQUID_LOOP } from '../harness/liquid-loops.ts';
 
 const TIMEOUT_MS = 1_000;
 let liquid: LiquidRenderer;
@@ -176,9 +177,7 @@ describe('Liquid resource limits', () => {
     await hard.start();
     try {
       const started = Date.now();
-      const err = await failure(
-        hard.render(request('{% for i in (1..100000) %}{% for j in (1..100000) %}{% endfor %}{% endfor %}')),
-      );
+      const err = await failure(hard.render(request(ENDLESS_LIQUID_LOOP)));
       expect(Date.now() - started).toBeLessThan(800);
       expect(err).toMatchObject({ code: 'LIQUID_TIMEOUT', kind: 'permanent' });
       expect(err.message).toContain('300 ms');
@@ -227,7 +226,7 @@ describe('Liquid resource limits', () => {
 
   it('classifies a time-out caused by the caller deadline as transient', async () => {
     const err = await failure(
-      liquid.render(request('{% for i in (1..100000) %}{% for j in (1..100000) %}{% endfor %}{% endfor %}'), {
+      liquid.render(request(ENDLESS_LIQUID_LOOP), {
         deadline: Date.now() + 150,
       }),
     );
@@ -242,9 +241,7 @@ describe('Liquid resource limits', () => {
     await patient.start();
     try {
       let looping = true;
-      const slow = failure(
-        patient.render(request('{% for i in (1..100000) %}{% for j in (1..100000) %}{% endfor %}{% endfor %}')),
-      ).finally(() => (looping = false));
+      const slow = failure(patient.render(request(ENDLESS_LIQUID_LOOP))).finally(() => (looping = false));
       for (let i = 0; i < 5; i++) {
         const { html } = await patient.render(request('ok {{ n }}', { n: i }));
         expect(html).toContain(`ok ${i}`);
