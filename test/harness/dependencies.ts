@@ -10,9 +10,11 @@
 //                              NATS keep an embedded one: startNats({ control: true }))
 //   DOCGEN_TEST_S3_ENDPOINT    MinIO or another S3, with DOCGEN_TEST_S3_ACCESS_KEY,
 //                              DOCGEN_TEST_S3_SECRET_KEY and optionally DOCGEN_TEST_S3_REGION
+import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import { Client as MinioClient } from 'minio';
 import { MongoClient } from 'mongodb';
@@ -239,4 +241,42 @@ export function dependencyEnv(deps: { nats?: EmbeddedNats; mongo?: TestMongo; s3
     env.DOCGEN_S3_BUCKET = deps.s3.bucket;
   }
   return env;
+}
+
+/**
+ * startMongo() and startS3() in a process of their own (dependencies-process.ts), as a
+ * deployment has its database and object store elsewhere: their work does not wait behind this
+ * process's event loop, nor this process's behind theirs.
+ */
+export async function startMongoAndS3Process(): Promise<{ mongo: TestMongo; s3: TestS3 }> {
+  const script = fileURLToPath(new URL('./dependencies-process.ts', import.meta.url));
+  const child = spawn(process.execPath, [script], {
+    env: { ...process.env, [RUN_DIR_ENV]: runDir() },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const first = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (chunk: string) => {
+      text += chunk;
+      const end = text.indexOf('\n');
+      if (end >= 0) resolve(text.slice(0, end));
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`dependencies-process.ts exited (code ${code}) before it was ready`)),
+    );
+  });
+  const started = JSON.parse(first) as { mongo: Omit<TestMongo, 'stop'>; s3: Omit<TestS3, 'stop'> };
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(killer);
+    })();
+    return stopping;
+  };
+  return { mongo: { ...started.mongo, stop }, s3: { ...started.s3, stop } };
 }

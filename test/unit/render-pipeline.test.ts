@@ -7,7 +7,11 @@ import type { Principal } from '../../src/auth/api-key-authenticator.ts';
 import { parseId } from '../../src/domain/ids.ts';
 import { RenderError } from '../../src/render/render-error.ts';
 import type { RenderStage } from '../../src/render/render-stages.ts';
-import { RENDER_RETRY_DELAYS_MS, RenderPipeline } from '../../src/render/render-pipeline.ts';
+import {
+  RENDER_RETRY_DELAYS_MS,
+  RenderPipeline,
+  type RenderOutcomeListener,
+} from '../../src/render/render-pipeline.ts';
 import { startInProcessStack, type InProcessStack } from '../harness/in-process.ts';
 import { MemoryEventStream, MemoryPdfStore, RecordingJobControl, ScriptedRenderer } from '../harness/render-fakes.ts';
 
@@ -37,6 +41,7 @@ function pipeline(
   const events = options.events ?? new MemoryEventStream();
   const store = options.store ?? new MemoryPdfStore();
   const outcomes: string[] = [];
+  const reports: Array<Parameters<RenderOutcomeListener>[1]> = [];
   const stages: Array<[RenderStage, number]> = [];
   const worker = new RenderPipeline({
     generations: stack.repositories.generations,
@@ -46,10 +51,13 @@ function pipeline(
     events,
     maxAttempts: MAX_ATTEMPTS,
     leaseMs: options.leaseMs ?? 30_000,
-    onOutcome: (outcome) => outcomes.push(outcome),
+    onOutcome: (outcome, info) => {
+      outcomes.push(outcome);
+      reports.push(info);
+    },
     onStage: (stage, ms) => stages.push([stage, ms]),
   });
-  return { worker, events, store, outcomes, stages };
+  return { worker, events, store, outcomes, reports, stages };
 }
 
 async function newGeneration(ref = templateId, variables = { name: 'Ada' }): Promise<string> {
@@ -96,6 +104,24 @@ describe('render pipeline', () => {
     await run(worker, id);
     expect(stages.map(([stage]) => stage)).toEqual(['claim', 'queue_wait', 'template', 'upload', 'complete', 'event']);
     for (const [, ms] of stages) expect(ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it("tells each outcome that job's own stage times (the render log's stagesMs)", async () => {
+    // The renderer takes 60 ms: that job's report says where its time went.
+    const id = await newGeneration();
+    const { worker, reports } = pipeline(
+      new ScriptedRenderer(() => new Promise((resolve) => setTimeout(() => resolve({ pdf: PDF }), 60))),
+    );
+    await run(worker, id);
+    const [report] = reports;
+    expect(report).toMatchObject({ generationId: id });
+    expect(Object.keys(report!.stagesMs).sort()).toEqual(
+      ['claim', 'complete', 'event', 'queue_wait', 'template', 'upload'].sort(),
+    );
+    const outsideRenderer =
+      Object.values(report!.stagesMs).reduce((sum, ms) => sum + ms, 0) - report!.stagesMs.queue_wait!;
+    // The 60 ms of the renderer are in durationMs and in no stage the pipeline itself times.
+    expect(report!.durationMs).toBeGreaterThanOrEqual(outsideRenderer + 55);
   });
 
   it('writes the PDF without asking the database again while the lease is fresh, and confirms an older lease first', async () => {
