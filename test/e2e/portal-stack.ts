@@ -145,10 +145,34 @@ export async function checkScreen(watched: WatchedPage, name: string): Promise<v
   expect(watched.problems, `CSP violations or page errors on ${name}`).toEqual([]);
 }
 
-/** Clicks the element found by accessible name (and role), e.g. click(page, 'Sign in', 'button'). */
+/**
+ * Clicks the element found by accessible name (and role), e.g. click(page, 'Sign in', 'button'),
+ * as a person does: scrolled into view, once it stays where it is. Scrolling can move it: the
+ * template editor measures the lines it scrolls to (CodeMirror estimates the others), and the
+ * sections below it move by the difference; a click aimed before that lands on the one above.
+ */
 export async function click(page: Page, name: string, role?: string): Promise<void> {
   const selector = role ? `aria/${name}[role="${role}"]` : `aria/${name}`;
   const handle = await page.waitForSelector(selector, { visible: true, timeout: 15_000 });
+  await handle!.scrollIntoView();
+  await handle!.evaluate(
+    (el) =>
+      new Promise<void>((resolve) => {
+        // Still for three frames in a row (at most a second).
+        let last = '';
+        let still = 0;
+        const started = performance.now();
+        const look = () => {
+          const r = el.getBoundingClientRect();
+          const now = `${r.top},${r.left},${r.width},${r.height}`;
+          still = now === last ? still + 1 : 0;
+          last = now;
+          if (still >= 3 || performance.now() - started > 1_000) resolve();
+          else requestAnimationFrame(look);
+        };
+        requestAnimationFrame(look);
+      }),
+  );
   await handle!.click();
   await handle!.dispose();
 }
