@@ -242,19 +242,20 @@ export class RenderPipeline {
 
   /** Renders a claimed generation under a renewed lease; a failure is retried later or final. */
   private async renderClaimed(run: JobRun, doc: GenerationDoc): Promise<void> {
-    const onStage = run.observe;
     this.deps.onStart?.({ generationId: run.generationId, attempt: doc.attempts });
     // Retries wait out their back-off on purpose: only a first attempt's wait is queueing.
-    if (doc.attempts === 1) onStage?.('queue_wait', Math.max(0, Date.now() - doc.createdAt.getTime()));
+    if (doc.attempts === 1) run.observe('queue_wait', Math.max(0, Date.now() - doc.createdAt.getTime()));
     const heartbeat = this.keepLease(run);
     let templateVersion: number | undefined;
     try {
-      const { content, version, templateName } = await timeStage(onStage, 'template', () => this.publishedVersion(doc));
+      const { content, version, templateName } = await timeStage(run.observe, 'template', () =>
+        this.publishedVersion(doc),
+      );
       templateVersion = version;
       const { pdf } = await this.deps.renderer.render(content, doc.data, {
         workspaceId: formatId('workspace', doc.workspaceId),
         templateName,
-        onStage,
+        onStage: run.observe,
         test: doc.test === true,
       });
       await this.storeAndComplete(run, doc, pdf, version);
@@ -284,7 +285,6 @@ export class RenderPipeline {
 
   /** Uploads the PDF and turns the generation COMPLETED, if the lease is still this worker's. */
   private async storeAndComplete(run: JobRun, doc: GenerationDoc, pdf: Buffer, version: number): Promise<void> {
-    const onStage = run.observe;
     const key = outputKeyFor(doc);
     if (!(await this.leaseCoversUpload(run))) {
       // Taken over: the new owner renders and uploads it.
@@ -296,7 +296,7 @@ export class RenderPipeline {
       'object store put pdf',
       { kind: SpanKind.CLIENT, attributes: { 'docgen.object.key': key, 'docgen.object.bytes': pdf.length } },
       () =>
-        timeStage(onStage, 'upload', () =>
+        timeStage(run.observe, 'upload', () =>
           this.deps.store.putPdf(key, pdf, {
             downloadFilename: `${formatId('generation', doc._id)}.pdf`,
             metadata: { [TEMPLATE_VERSION_METADATA]: String(version) },
@@ -314,14 +314,13 @@ export class RenderPipeline {
    */
   private async finishCompleted(run: JobRun, key: string, version: number): Promise<void> {
     const { generations } = this.deps;
-    const onStage = run.observe;
-    const completed = await timeStage(onStage, 'complete', () =>
+    const completed = await timeStage(run.observe, 'complete', () =>
       retryTransient(() => generations.complete(run.id, this.workerId, key, version), {
         budgetMs: this.deps.completeRetryBudgetMs ?? COMPLETE_RETRY_BUDGET_MS,
       }),
     );
     if (completed) {
-      await timeStage(onStage, 'event', () => this.publishEvent(completed));
+      await timeStage(run.observe, 'event', () => this.publishEvent(completed));
       this.report(run, 'completed');
     } else {
       const current = await generations.get(run.id);

@@ -47,8 +47,11 @@ export async function startDeps(
   extraEnv: Record<string, string> = {},
   options: { natsControl?: boolean; storesInOwnProcess?: boolean } = {},
 ): Promise<Deps> {
-  const stores = async () =>
-    options.storesInOwnProcess ? startMongoAndS3Process() : { mongo: await startMongo(), s3: await startS3() };
+  const stores = async () => {
+    if (options.storesInOwnProcess) return startMongoAndS3Process();
+    const [mongo, s3] = await Promise.all([startMongo(), startS3()]);
+    return { mongo, s3 };
+  };
   const [nats, { mongo, s3 }] = await Promise.all([startNats({ control: options.natsControl }), stores()]);
   const adminToken = testAdminToken();
   const env: Record<string, string> = {

@@ -70,7 +70,7 @@ async function createOne(t: Tenant, n: number, headers: Record<string, string> =
   );
   // A client that is told to slow down does (the backlog is created as fast as the API takes it).
   for (let tries = 0; answer.status === 429 && tries < 50; tries++) {
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     answer = await postJson(
       stack.baseUrl,
       t.secret,
@@ -145,8 +145,7 @@ const took = (doc: GenerationDoc) => (doc.updatedAt.getTime() - doc.createdAt.ge
 /** Where the time of the slowest went: waiting for a pull (create→picked up) and the rest. */
 function slowest(docs: GenerationDoc[]): { seconds: number; waited: number | null } {
   const doc = docs.reduce((x, y) => (took(y) > took(x) ? y : x));
-  const picked = doc.history?.find((h) => h.event === 'picked_up');
-  return { seconds: took(doc), waited: picked ? (picked.at.getTime() - doc.createdAt.getTime()) / 1000 : null };
+  return { seconds: took(doc), waited: pickupWait(doc) };
 }
 
 /** create→picked up seconds (the wait for a pull), when the history has it. */
