@@ -9,8 +9,9 @@
 // render role writes as each becomes final, src/store/stats-repository.ts), and the delivery
 // counter rows of one endpoint. Then it times WorkspaceStatsService.get, the whole server side
 // of the RPC, for each period (BENCH_CALLS calls each, default 40), and each query it makes on
-// its own (where the time goes). As a baseline measured in the same run: one get-by-id on the
-// generations collection (what GET /v1/generations/{id} costs on the stand-in at this size).
+// its own (where the time goes). As baselines measured in the same run: one get-by-id on the
+// generations collection (what GET /v1/generations/{id} costs on the stand-in, which reads by
+// _id without a scan) and one query by another field (a scan of the collection at this size).
 import { MongoClient, ObjectId } from 'mongodb';
 import { startEmbeddedMongo } from '../src/dev/embedded-mongo.ts';
 import { bucketField, latencyBucket } from '../src/domain/latency-histogram.ts';
@@ -170,6 +171,9 @@ try {
   };
   const anyId = (await generationRows.findOne({}, { projection: { _id: 1 } }))!._id;
   await time('baseline: one get-by-id on generations', () => generationRows.findOne({ _id: anyId }));
+  await time('baseline: one query by another field (a scan of generations)', () =>
+    generationRows.findOne({ outputKey: 'no such key' }),
+  );
   const wsId = formatId('workspace', workspace._id);
   for (const period of ['24h', '7d', '30d'] as StatsPeriod[]) {
     await time(`GetWorkspaceStats ${period}`, () => service.get(wsId, period));

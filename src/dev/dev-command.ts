@@ -77,7 +77,7 @@ export async function runDev(argv: string[]): Promise<number> {
       dataDir: path.join(dataDir, 'mongo'),
       onLargeCollection: ({ collection, documents }) =>
         logger.warn(
-          'the embedded MongoDB stand-in answers every query by scanning its collection, and this one has grown past the size where each query takes 20 ms or more; ' +
+          'the embedded MongoDB stand-in answers every query that is not by _id by scanning its collection, and this one has grown past the size where each such query takes 5 to 20 ms or more; ' +
             'docgen dev is for development: for real data run docgen on a real MongoDB (one machine: deploy/compose/compose.yaml, see docs/deploy.md)',
           { collection, documents },
         ),

@@ -10,12 +10,17 @@
 // after each write and on stop. A crash (SIGKILL) can lose the writes of the last
 // `flushDelayMs` (more with much data, see markDirty); a clean stop loses nothing.
 // CongoDB scans a whole collection for every query and update (no index use), which is fine
-// for development data and not for production: a get-by-id takes 1-2 ms at 30 rows and 10-35
-// ms at 10,000 (`npm run bench:stand-in`). Past LARGE_COLLECTION_DOCUMENTS rows a collection
-// is reported (onLargeCollection), so `docgen dev` can say so in its log.
+// for development data and not for production: a query takes 1-2 ms at 30 rows and 7-35 ms
+// at 10,000, the more the more it compares ids (`npm run bench:stand-in`). Past
+// LARGE_COLLECTION_DOCUMENTS rows a collection is reported (onLargeCollection), so `docgen
+// dev` can say so in its log. A command whose filter names its documents by _id is the
+// exception (byIdScopeOf below): it reads only those, as MongoDB does on its _id index. Most
+// of a render's database calls are of that kind (about 25 a generation), and with full scans
+// the stand-in took more CPU than Chromium while a 1,000-job backlog drained.
 //
 // What CongoDB does not do (see test/integration/congodb-capabilities.test.ts for the list the
 // data layer may rely on): unique secondary indexes, TTL indexes, transactions, change streams.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServer, type Server, type Socket } from 'node:net';
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -36,8 +41,8 @@ type StoredIndex = IndexSpec & { name: string };
 
 const SNAPSHOT_FILE = 'congodb.ejson';
 /**
- * Where a get-by-id on the stand-in passes about 20 ms (it grows linearly with the rows of
- * the collection); reported again at every doubling.
+ * Where a query that is not by _id passes 5 to 20 ms on the stand-in (it grows linearly with
+ * the rows of the collection); reported again at every doubling.
  */
 export const LARGE_COLLECTION_DOCUMENTS = 5_000;
 
@@ -56,6 +61,17 @@ interface Snapshot {
   format: string;
   databases: Record<string, Record<string, { indexes: StoredIndex[]; documents: Document[] }>>;
 }
+
+/** The documents a command reads, when its filter names them by _id (byIdScopeOf). */
+interface ByIdScope {
+  database: string;
+  collection: string;
+  /** In _id order, without repeats. */
+  ids: congoPlugins.bson.ObjectId[];
+}
+
+/** The scope of the command being served: async context, so commands never see another's. */
+const byIdScope = new AsyncLocalStorage<ByIdScope | undefined>();
 
 /** CongoDB's in-memory storage, snapshotted to one file after writes. */
 class SnapshottingStorage extends MemoryStorageAdapter {
@@ -90,6 +106,25 @@ class SnapshottingStorage extends MemoryStorageAdapter {
     while (next <= documents) next *= 2;
     this.nextReportAt.set(key, next);
     this.onLargeCollection({ database: dbName, collection: collName, documents });
+  }
+
+  /**
+   * CongoDB's handlers read the whole collection and filter it. For a command whose filter
+   * names its documents by _id, the collection is only those documents (each found in the
+   * collection's map): the handler's filter, sort and update then run on them as before, so the
+   * answer is the same, without a scan.
+   */
+  override async findAll(dbName: string, collName: string): Promise<IStoredDocument[]> {
+    const scope = byIdScope.getStore();
+    if (scope === undefined || scope.database !== dbName || scope.collection !== collName) {
+      return super.findAll(dbName, collName);
+    }
+    const found: IStoredDocument[] = [];
+    for (const id of scope.ids) {
+      const doc = await this.findById(dbName, collName, id);
+      if (doc !== null) found.push(doc);
+    }
+    return found;
   }
 
   override async initialize(): Promise<void> {
@@ -146,7 +181,8 @@ class SnapshottingStorage extends MemoryStorageAdapter {
       for (const collName of await this.listCollections(dbName)) {
         collections[collName] = {
           indexes: (await this.getIndexes(dbName, collName)) as StoredIndex[],
-          documents: await this.findAll(dbName, collName),
+          // The whole collection, whatever command's write scheduled this snapshot.
+          documents: await super.findAll(dbName, collName),
         };
       }
       snapshot.databases[dbName] = collections;
@@ -284,7 +320,7 @@ export interface EmbeddedMongoOptions {
   flushDelayMs?: number;
   /**
    * Called when a collection reaches LARGE_COLLECTION_DOCUMENTS rows (and again at each
-   * doubling): from there on every query on it takes about 20 ms or more.
+   * doubling): from there on every query on it that is not by _id takes 5 to 20 ms or more.
    */
   onLargeCollection?: (info: LargeCollection) => void;
 }
@@ -375,7 +411,7 @@ function serveConnection(socket: Socket, router: CommandRouter): void {
         if (parsed === null) break;
         buffered = buffered.subarray(parsed.bytesConsumed);
         const { command } = parsed;
-        const response = await router.route(command);
+        const response = await byIdScope.run(byIdScopeOf(command), () => router.route(command));
         if (socket.destroyed) return;
         socket.write(
           command.opCode === OP_QUERY
@@ -396,4 +432,64 @@ function serveConnection(socket: Socket, router: CommandRouter): void {
     // While a command runs, the loop in pump() picks up what arrives.
     void pump();
   });
+}
+
+type ParsedCommand = Parameters<CommandRouter['route']>[0];
+
+/**
+ * The documents a command can touch, when every filter it carries names them by _id (an
+ * ObjectId, `{$eq: id}` or `{$in: [ids]}`; the filter's other conditions are ANDed with it):
+ * find, count, findAndModify, and update and delete with all their statements. Anything else,
+ * aggregate included, scans as CongoDB does.
+ */
+function byIdScopeOf(parsed: ParsedCommand): ByIdScope | undefined {
+  const { commandName, command, database } = parsed;
+  const collection = command[commandName] as unknown;
+  if (typeof collection !== 'string') return undefined;
+  const statements = (field: 'updates' | 'deletes'): unknown[] => {
+    const listed = parsed.documentSequences?.get(field) ?? (command[field] as unknown);
+    return Array.isArray(listed) ? listed.map((s: { q?: unknown; filter?: unknown }) => s?.q ?? s?.filter) : [];
+  };
+  let filters: unknown[];
+  switch (commandName) {
+    case 'find':
+      filters = [command.filter];
+      break;
+    case 'count':
+    case 'findAndModify':
+      filters = [command.query];
+      break;
+    case 'update':
+      filters = statements('updates');
+      break;
+    case 'delete':
+      filters = statements('deletes');
+      break;
+    default:
+      return undefined;
+  }
+  if (filters.length === 0) return undefined;
+  const ids = new Map<string, congoPlugins.bson.ObjectId>();
+  for (const filter of filters) {
+    const named = idsNamedBy(filter);
+    if (named === undefined) return undefined;
+    for (const id of named) ids.set(id.toHexString(), id);
+  }
+  // In _id order, as MongoDB walks its _id index for an $in.
+  const ordered = [...ids.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, id]) => id);
+  return { database, collection, ids: ordered };
+}
+
+const isObjectId = (value: unknown): value is congoPlugins.bson.ObjectId =>
+  typeof value === 'object' && value !== null && (value as { _bsontype?: unknown })._bsontype === 'ObjectId';
+
+function idsNamedBy(filter: unknown): congoPlugins.bson.ObjectId[] | undefined {
+  if (typeof filter !== 'object' || filter === null) return undefined;
+  const id = (filter as Document)._id;
+  if (isObjectId(id)) return [id];
+  if (typeof id !== 'object' || id === null || Object.keys(id).length !== 1) return undefined;
+  const { $eq, $in } = id as { $eq?: unknown; $in?: unknown };
+  if (isObjectId($eq)) return [$eq];
+  if (Array.isArray($in) && $in.every(isObjectId)) return $in;
+  return undefined;
 }
