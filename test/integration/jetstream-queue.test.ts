@@ -278,7 +278,7 @@ describe('consumeJobs', () => {
     let running = 0;
     let maxRunning = 0;
     let done = 0;
-    let maxAckPending = 0;
+    let maxHeld = 0;
     const stop = stopper();
     const loop = queue.consumeJobs({
       stream: queue.names.streams.render,
@@ -288,8 +288,11 @@ describe('consumeJobs', () => {
       handler: async () => {
         running++;
         maxRunning = Math.max(maxRunning, running);
+        // Jobs the server has delivered that the handlers have not finished. (Not the server's
+        // num_ack_pending: it applies an ack and serves the next pull on separate paths, so it
+        // can still count a job whose ack is on its way, seen once in CI as 4 of 3.)
         const info = await queue.jsm.consumers.info(queue.names.streams.render, 'render');
-        maxAckPending = Math.max(maxAckPending, info.num_ack_pending);
+        maxHeld = Math.max(maxHeld, info.delivered.consumer_seq - done);
         await sleep(100);
         running--;
         done++;
@@ -301,7 +304,7 @@ describe('consumeJobs', () => {
       { timeoutMs: 20_000 },
     );
     expect(maxRunning).toBe(concurrency);
-    expect(maxAckPending).toBeLessThanOrEqual(concurrency);
+    expect(maxHeld).toBeLessThanOrEqual(concurrency);
     stop.abort();
     await loop;
   });
