@@ -15,7 +15,7 @@
 // LARGE_COLLECTION_DOCUMENTS rows a collection is reported (onLargeCollection), so `docgen
 // dev` can say so in its log. A command whose filter names its documents by _id is the
 // exception (byIdScopeOf below): it reads only those, as MongoDB does on its _id index. Most
-// of a render's database calls are of that kind (about 25 a generation), and with full scans
+// of a generation's database calls are of that kind (about 27, create to final), and with full scans
 // the stand-in took more CPU than Chromium while a 1,000-job backlog drained.
 //
 // What CongoDB does not do (see test/integration/congodb-capabilities.test.ts for the list the
