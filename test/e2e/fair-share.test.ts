@@ -205,17 +205,11 @@ function clip(w: Window, drainFrom: number, drainTo: number, aDocs: GenerationDo
  * window with B is compared with the mean rate of the windows without B just before and just
  * after it (A, B, A), so a drift of the drain's rate (it rises by a quarter or more from start
  * to end) weighs on both sides alike; a window with B that lacks a neighbour of half a second
- * or more within the drain is left out. Returns, over the windows compared: their seconds, A's
- * and B's renders in them, and A's renders expected from its rate without B.
+ * or more within the drain is left out. `clipped[i]` is `windows[i]` clipped to the drain.
+ * Returns, over the windows compared: their seconds, A's and B's renders in them, and A's
+ * renders expected from its rate without B.
  */
-function compare(
-  windows: Window[],
-  drainFrom: number,
-  drainTo: number,
-  aDocs: GenerationDoc[],
-  bDocs: GenerationDoc[],
-): Clipped & { expectedA: number; compared: number } {
-  const clipped = windows.map((w) => clip(w, drainFrom, drainTo, aDocs, bDocs));
+function compare(windows: Window[], clipped: Clipped[]): Clipped & { expectedA: number; compared: number } {
   const total = { seconds: 0, a: 0, b: 0, expectedA: 0, compared: 0 };
   windows.forEach((w, i) => {
     const [before, inB, after] = [clipped[i - 1], clipped[i]!, clipped[i + 1]];
@@ -396,9 +390,10 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
   // The windows, clipped to A's drain: from its last create to its last final state.
   const drainFrom = Math.max(...contended.map((d) => d.createdAt.getTime()));
   const drainTo = Math.max(...contended.map((d) => d.updatedAt.getTime()));
-  const compared = compare(windows, drainFrom, drainTo, contended, busy);
+  const clipped = windows.map((w) => clip(w, drainFrom, drainTo, contended, busy));
+  const compared = compare(windows, clipped);
   const withoutBRate = compared.expectedA / compared.seconds;
-  const covered = windows.reduce((sum, w) => sum + clip(w, drainFrom, drainTo, [], []).seconds, 0);
+  const covered = clipped.reduce((sum, c) => sum + c.seconds, 0);
 
   const idle = [...before.idle, ...after.idle].map(took);
   const busySeconds = busy.map(took);
@@ -442,13 +437,10 @@ it("a workspace's month-end backlog does not hold up another workspace's generat
   };
   console.log(`fair-share scenario: ${JSON.stringify(report)}`);
   if (process.env.FAIR_SHARE_DETAIL) {
-    const rates = windows.map((w) => {
-      const c = clip(w, drainFrom, drainTo, contended, busy);
-      return `${w.withB ? 'B' : '-'}${c.seconds === 0 ? '' : round2(c.a / c.seconds)}`;
-    });
+    const rates = clipped.map(
+      (c, i) => `${windows[i]!.withB ? 'B' : '-'}${c.seconds === 0 ? '' : round2(c.a / c.seconds)}`,
+    );
     console.log(`A's renders a second per window (B: with B): ${rates.join(' ')}`);
-  }
-  if (process.env.FAIR_SHARE_DETAIL) {
     for (const d of [...busy].sort((x, y) => took(y) - took(x)).slice(0, 5))
       console.log('slow B', took(d), pickupWait(d), renderJobSeconds(d), JSON.stringify(renderLog(d)?.stagesMs));
   }
